@@ -1,0 +1,20 @@
+import { z } from 'zod';
+
+/** Variables every service shares; each service extends this in its own `src/config.ts`. */
+export const commonEnv = {
+  /** `production` hides nothing but turns on stricter defaults elsewhere. */
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** pino level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** How long stop() may drain in-flight work before connections are closed regardless. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+};
+
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+/** Comma-separated list, trimmed, empty items dropped. */
+export const csv = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));

@@ -1,0 +1,4 @@
+export * from './error-codes';
+export * from './app-error';
+export * from './problem';
+export * from './grpc';

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+export const DELIVERY_LABELS = [
+  'Accepted',
+  'Duplicate',
+  'Rejected (auth)',
+  'Rejected (invalid JSON)',
+  'Rejected (too large)',
+] as const;
+export type DeliveryLabel = (typeof DELIVERY_LABELS)[number];
+
+/**
+ * What the ingress publishes for every delivery it answers. Accepted ones carry the raw body (base64, exactly the
+ * bytes received); rejected and duplicate ones carry metadata only, so the orchestrator can keep one log.
+ */
+export const deliveryMessageSchema = z.object({
+  version: z.literal(1),
+  webhookUid: z.string().min(1),
+  deliveryId: z.string().min(1),
+  label: z.enum(DELIVERY_LABELS),
+  /** Where the delivery identity came from: configured header, provider header, X-Service-Delivery-Id, body hash. */
+  identitySource: z.enum(['configured_header', 'provider_header', 'service_header', 'body_hash', 'none']),
+  receivedAt: z.string().datetime(),
+  sizeBytes: z.number().int().nonnegative(),
+  bodyBase64: z.string().optional(),
+  reason: z.string().optional(),
+});
+
+export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;
+
+export function encodeDeliveryMessage(message: DeliveryMessage): Buffer {
+  return Buffer.from(JSON.stringify(deliveryMessageSchema.parse(message)));
+}
+
+/** Returns undefined for a message that is not ours (poison messages are skipped and logged, never crash the consumer). */
+export function decodeDeliveryMessage(value: Buffer | null): DeliveryMessage | undefined {
+  if (!value) return undefined;
+  try {
+    const parsed = deliveryMessageSchema.safeParse(JSON.parse(value.toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,3 @@
+export * from './topics';
+export * from './delivery-message';
+export * from './kafka-client';

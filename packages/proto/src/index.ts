@@ -1,0 +1,12 @@
+export * from './load-protos';
+export * from './orchestrator-client';
+export * from './typed-call';
+export type { Caller, Caller__Output } from './gen/conveyor/orchestrator/v1/Caller';
+export type { AuthServiceHandlers } from './gen/conveyor/orchestrator/v1/AuthService';
+export type { HealthServiceHandlers } from './gen/conveyor/orchestrator/v1/HealthService';
+export type { RunServiceHandlers } from './gen/conveyor/orchestrator/v1/RunService';
+export type { Run } from './gen/conveyor/orchestrator/v1/Run';
+export type { Run__Output } from './gen/conveyor/orchestrator/v1/Run';
+export type { ListRunsRequest__Output } from './gen/conveyor/orchestrator/v1/ListRunsRequest';
+export type { ListRunsRequest } from './gen/conveyor/orchestrator/v1/ListRunsRequest';
+export type { ListRunsResponse } from './gen/conveyor/orchestrator/v1/ListRunsResponse';

@@ -1,0 +1,55 @@
+import type { Logger } from '@conveyor/logger';
+
+export interface Service {
+  start(): Promise<void>;
+  /** Idempotent: readiness off, intake stopped, in-flight work drained, connections closed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a service and wires SIGTERM/SIGINT to a single graceful stop with a forced-exit deadline,
+ * so a stuck drain can never keep a pod (or `npm start`) hanging.
+ */
+export async function runService(service: Service, logger: Logger, shutdownTimeoutMs: number): Promise<void> {
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error({ shutdownTimeoutMs }, 'graceful shutdown timed out; exiting');
+      process.exit(1);
+    }, shutdownTimeoutMs + 2000);
+    force.unref();
+    service
+      .stop()
+      .then(() => {
+        logger.info('stopped');
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, 'error during shutdown');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  try {
+    await service.start();
+  } catch (err) {
+    logger.fatal({ err }, 'failed to start');
+    await service.stop().catch(() => undefined);
+    process.exit(1);
+  }
+}
+
+/** Runs each cleanup step in its own try/catch so one failure never skips the others. */
+export async function closeAll(logger: Logger, steps: Array<[string, () => Promise<unknown> | unknown]>): Promise<void> {
+  for (const [name, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      logger.warn({ err, step: name }, 'cleanup step failed');
+    }
+  }
+}

@@ -1,0 +1,9 @@
+export { DATABASE_URL, REDIS_URL, KAFKA_BROKERS, infraEnv, type InfraEnv } from './infra-env';
+export { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, DEFAULT_KAFKA_BROKERS } from './infra-env';
+export {
+  createTestDatabase,
+  templateDatabaseName,
+  type CreateTestDatabaseOptions,
+  type TestDatabase,
+} from './test-database';
+export { uniqueName } from './unique-name';

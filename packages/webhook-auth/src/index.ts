@@ -1,0 +1,18 @@
+export { SIGNATURE_SCHEMES, isSignatureScheme, type SignatureScheme } from './signature-scheme';
+export type { VerifyResult, WebhookHeaders } from './types';
+export { verifySignature, type VerifySignatureInput } from './verify-signature';
+export { providerDeliveryId } from './provider-delivery-id';
+export { secretsEqual } from './hmac';
+export { generateStandardWebhooksSecret, generateWebhookSecret, isUrlSafeSecret } from './secrets';
+export {
+  signGithub,
+  signLinear,
+  signShopify,
+  signSlack,
+  signStandardWebhooks,
+  signStripe,
+  signWebhook,
+  type SignedHeaders,
+  type SignInput,
+  type TimestampedSignInput,
+} from './sign';

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Local infrastructure for Conveyor on machines without a Docker engine: real PostgreSQL, Redis and a
+# single-node Apache Kafka (KRaft) broker, all on 127.0.0.1, data under $CONVEYOR_DATA_DIR.
+#
+#   scripts/infra.sh up       install what is missing, start what is not running (idempotent)
+#   scripts/infra.sh status   one line per server; exit status 1 if any is down
+#   scripts/infra.sh down     stop the servers this script started (servers it merely reused are left alone)
+#   scripts/infra.sh env      print the export lines for DATABASE_URL, REDIS_URL and KAFKA_BROKERS
+#
+# Settings (environment): PGPORT=5432 REDIS_PORT=6379 KAFKA_PORT=9092 KAFKA_CONTROLLER_PORT=9093
+# CONVEYOR_DATA_DIR=<repo>/.conveyor. A server that already answers on its port is reused, not replaced.
+# Progress goes to stderr prefixed with [infra]; stdout carries only `status` and `env` output.
+set -euo pipefail
+
+INFRA_SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$INFRA_SCRIPT_DIR/.." && pwd)"
+
+PGPORT="${PGPORT:-5432}"
+REDIS_PORT="${REDIS_PORT:-6379}"
+KAFKA_PORT="${KAFKA_PORT:-9092}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
+CONVEYOR_DATA_DIR="${CONVEYOR_DATA_DIR:-$REPO_ROOT/.conveyor}"
+
+# shellcheck source=infra/common.sh
+source "$INFRA_SCRIPT_DIR/infra/common.sh"
+# shellcheck source=infra/postgres.sh
+source "$INFRA_SCRIPT_DIR/infra/postgres.sh"
+# shellcheck source=infra/redis.sh
+source "$INFRA_SCRIPT_DIR/infra/redis.sh"
+# shellcheck source=infra/kafka.sh
+source "$INFRA_SCRIPT_DIR/infra/kafka.sh"
+
+usage() {
+  sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+}
+
+cmd_up() {
+  local started=$SECONDS
+  take_lock
+  postgres_up
+  redis_up
+  kafka_up
+  log "all servers up in $((SECONDS - started))s; run: eval \"\$(scripts/infra.sh env)\""
+}
+
+cmd_status() {
+  local rc=0
+  postgres_status || rc=1
+  redis_status || rc=1
+  kafka_status || rc=1
+  return "$rc"
+}
+
+cmd_down() {
+  take_lock
+  kafka_down
+  redis_down
+  postgres_down
+}
+
+cmd_env() {
+  cat <<EOF
+export DATABASE_URL=postgresql://conveyor:conveyor@127.0.0.1:$PGPORT/conveyor
+export REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+export KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT
+EOF
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  status) cmd_status ;;
+  down) cmd_down ;;
+  env) cmd_env ;;
+  -h | --help | help) usage ;;
+  *)
+    usage
+    exit 2
+    ;;
+esac

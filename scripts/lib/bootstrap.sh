@@ -1,0 +1,28 @@
+# Shared by start.sh and test.sh: everything a fresh clone needs before anything runs.
+# Sourced, not executed; expects ROOT to be set.
+
+log() { printf '\033[1;34m[conveyor]\033[0m %s\n' "$*" >&2; }
+
+ensure_node_modules() {
+  # Reinstall when package-lock.json changed since the last install (npm writes node_modules/.package-lock.json).
+  if [ ! -d "$ROOT/node_modules" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
+    log "installing npm dependencies (first run takes a minute or two)…"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+ensure_infra() {
+  log "starting PostgreSQL, Redis and Kafka (first run installs packages and downloads Kafka)…"
+  bash "$ROOT/scripts/infra.sh" up
+  eval "$(bash "$ROOT/scripts/infra.sh" env)"
+}
+
+build_all() {
+  log "building all workspaces…"
+  (cd "$ROOT" && npx turbo run build --output-logs=errors-only)
+}
+
+run_migrations() {
+  log "applying database migrations…"
+  node "$ROOT/packages/db/dist/migrate-cli.js"
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `npm start`: the whole platform on this machine — infrastructure, migrations, every service, a dev API key.
+# Ctrl-C stops every process this script started (and the infrastructure servers, if it started them).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/scripts/lib/bootstrap.sh"
+
+GATEWAY_PORT="${PORT:-8080}"
+INGRESS_PORT="${INGRESS_PORT:-8090}"
+ORCH_HTTP_PORT="${ORCHESTRATOR_HTTP_PORT:-8081}"
+RUNNER_HTTP_PORT="${RUNNER_HTTP_PORT:-8082}"
+LOG_DIR="$ROOT/.conveyor/logs"
+
+pids=()
+infra_started_here=0
+
+cleanup() {
+  trap - INT TERM EXIT
+  log "stopping services…"
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ "$infra_started_here" = 1 ]; then
+    log "stopping infrastructure started by this session…"
+    bash "$ROOT/scripts/infra.sh" down || true
+  fi
+  log "stopped."
+}
+trap cleanup INT TERM EXIT
+
+ensure_node_modules
+if ! bash "$ROOT/scripts/infra.sh" status >/dev/null 2>&1; then infra_started_here=1; fi
+ensure_infra
+build_all
+run_migrations
+
+mkdir -p "$LOG_DIR"
+start_service() { # name, entry, env...
+  local name=$1 entry=$2
+  shift 2
+  log "starting $name (logs: .conveyor/logs/$name.log)"
+  env "$@" node "$ROOT/$entry" > >(tee "$LOG_DIR/$name.log" | sed -u "s/^/[$name] /" >&2) 2>&1 &
+  pids+=($!)
+}
+
+wait_ready() { # name, url
+  local name=$1 url=$2
+  for _ in $(seq 1 120); do
+    if curl -fsS "$url" >/dev/null 2>&1; then log "$name ready"; return 0; fi
+    sleep 0.5
+  done
+  log "$name did not become ready at $url; see .conveyor/logs/$name.log"
+  return 1
+}
+
+start_service orchestrator services/orchestrator/dist/main.js HTTP_PORT="$ORCH_HTTP_PORT"
+wait_ready orchestrator "http://127.0.0.1:$ORCH_HTTP_PORT/readyz"
+start_service gateway services/gateway/dist/main.js PORT="$GATEWAY_PORT"
+start_service ingress services/ingress/dist/main.js PORT="$INGRESS_PORT"
+if [ -f "$ROOT/services/runner/dist/main.js" ]; then
+  start_service runner services/runner/dist/main.js HTTP_PORT="$RUNNER_HTTP_PORT"
+  wait_ready runner "http://127.0.0.1:$RUNNER_HTTP_PORT/readyz"
+fi
+wait_ready gateway "http://127.0.0.1:$GATEWAY_PORT/readyz"
+wait_ready ingress "http://127.0.0.1:$INGRESS_PORT/readyz"
+
+seed_json="$(node "$ROOT/services/orchestrator/dist/cli/main.js" seed-dev)"
+api_key="$(node -e 'console.log(JSON.parse(process.argv[1]).apiKey)' "$seed_json")"
+
+cat >&2 <<MSG
+
+  Conveyor is running.
+    REST API     http://127.0.0.1:$GATEWAY_PORT/v1
+    Webhooks     http://127.0.0.1:$INGRESS_PORT/webhooks/w/{webhook_uid}
+    Dev API key  $api_key   (shown once; team "Dev Team", user dev@conveyor.local, admin)
+
+  Try it:
+    curl -H "Authorization: Bearer $api_key" http://127.0.0.1:$GATEWAY_PORT/v1/agent/runs
+
+  Press Ctrl-C to stop everything.
+
+MSG
+
+# Stop everything as soon as any service exits on its own.
+wait -n "${pids[@]}" || true
+log "a service exited; shutting down the rest"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `npm test`: provisions everything the tests need (dependencies, PostgreSQL, Redis, Kafka), builds, runs every
+# workspace's tests (unit and integration) and prints one summary line.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/scripts/lib/bootstrap.sh"
+
+ensure_node_modules
+ensure_infra
+log "integration tests run against these real servers:"
+bash "$ROOT/scripts/infra.sh" status >&2
+build_all
+
+log "checking that generated gRPC types match protos/…"
+(cd "$ROOT" && npm run --silent check-generated -w @conveyor/proto)
+
+log "typechecking…"
+(cd "$ROOT" && npx turbo run typecheck --output-logs=errors-only)
+
+log "running tests…"
+find "$ROOT/packages" "$ROOT/services" "$ROOT/tests" -maxdepth 2 -name '.jest-results.json' -delete
+status=0
+(cd "$ROOT" && npx turbo run test --concurrency=1 -- --json --outputFile=.jest-results.json) || status=$?
+
+node "$ROOT/scripts/lib/summarize-jest.js" "$ROOT" || status=1
+exit "$status"

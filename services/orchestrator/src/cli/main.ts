@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { createPrismaClient, migrate, type PrismaClient } from '@conveyor/db';
+import { createTeam, createUser, createUserApiKey, revokeApiKey } from '../auth/team-admin';
+import { seedDev } from './seed-dev';
+
+const databaseUrl = (): string => process.env.DATABASE_URL ?? 'postgresql://conveyor:conveyor@127.0.0.1:5432/conveyor';
+const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
+
+async function withDb<T>(fn: (db: PrismaClient) => Promise<T>): Promise<void> {
+  const db = createPrismaClient(databaseUrl());
+  try {
+    print(await fn(db));
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+const program = new Command('conveyor').description('Conveyor administration: teams, users, API keys, migrations');
+
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .action(async () => print(await migrate(databaseUrl(), { log: (msg, fields) => console.error(JSON.stringify({ msg, ...fields })) })));
+
+const team = program.command('team').description('manage teams');
+team
+  .command('create')
+  .requiredOption('--name <name>', 'team name')
+  .action((opts: { name: string }) => withDb((db) => createTeam(db, opts.name)));
+
+const user = program.command('user').description('manage users');
+user
+  .command('create')
+  .requiredOption('--team <teamId>', 'team ID')
+  .requiredOption('--email <email>', 'email address')
+  .option('--name <displayName>', 'display name')
+  .addOption(new Option('--role <role>', 'team role; ADMIN may manage factories, webhooks and secrets').choices(['ADMIN', 'MEMBER']).default('MEMBER'))
+  .action((opts: { team: string; email: string; name?: string; role: 'ADMIN' | 'MEMBER' }) =>
+    withDb((db) => createUser(db, { teamId: opts.team, email: opts.email, displayName: opts.name, role: opts.role })),
+  );
+
+const key = program.command('key').description('manage API keys (the key is printed once and never stored)');
+key
+  .command('create')
+  .requiredOption('--user <userId>', 'user the key acts as')
+  .option('--name <name>', 'label shown in listings', 'cli')
+  .action((opts: { user: string; name: string }) => withDb((db) => createUserApiKey(db, { userId: opts.user, name: opts.name })));
+key
+  .command('revoke')
+  .requiredOption('--id <keyId>', 'key ID')
+  .action((opts: { id: string }) => withDb(async (db) => ({ id: (await revokeApiKey(db, opts.id)).id, revoked: true })));
+
+program
+  .command('seed-dev')
+  .description('create the dev team and admin user if missing, and a new API key for them')
+  .action(() => withDb((db) => seedDev(db)));
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

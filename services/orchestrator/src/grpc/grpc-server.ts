@@ -1,0 +1,34 @@
+import * as grpc from '@grpc/grpc-js';
+import { loadOrchestratorProto, type AuthServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers } from '@conveyor/proto';
+
+export interface OrchestratorHandlers {
+  auth: AuthServiceHandlers;
+  runs: RunServiceHandlers;
+  health: HealthServiceHandlers;
+}
+
+export async function startGrpcServer(handlers: OrchestratorHandlers, host: string, port: number): Promise<{ server: grpc.Server; port: number }> {
+  const proto = loadOrchestratorProto();
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
+  server.addService(proto.AuthService.service, handlers.auth);
+  server.addService(proto.RunService.service, handlers.runs);
+  server.addService(proto.HealthService.service, handlers.health);
+  const boundPort = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  return { server, port: boundPort };
+}
+
+/** Lets in-flight calls finish, but never longer than the deadline. */
+export function stopGrpcServer(server: grpc.Server, deadlineMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, deadlineMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
