@@ -21,13 +21,13 @@ KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
 CONVEYOR_DATA_DIR="${CONVEYOR_DATA_DIR:-$REPO_ROOT/.conveyor}"
 
-# shellcheck source=infra/common.sh
+# shellcheck source=SCRIPTDIR/infra/common.sh
 source "$INFRA_SCRIPT_DIR/infra/common.sh"
-# shellcheck source=infra/postgres.sh
+# shellcheck source=SCRIPTDIR/infra/postgres.sh
 source "$INFRA_SCRIPT_DIR/infra/postgres.sh"
-# shellcheck source=infra/redis.sh
+# shellcheck source=SCRIPTDIR/infra/redis.sh
 source "$INFRA_SCRIPT_DIR/infra/redis.sh"
-# shellcheck source=infra/kafka.sh
+# shellcheck source=SCRIPTDIR/infra/kafka.sh
 source "$INFRA_SCRIPT_DIR/infra/kafka.sh"
 
 usage() {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by the per-server files; sourced by scripts/infra.sh.
 
 log() { printf '[infra] %s\n' "$*" >&2; }
@@ -10,6 +11,9 @@ die() {
 is_root() { [[ $(id -u) -eq 0 ]]; }
 
 # Serialises `up`/`down`: two test runners calling `up` at once must not both initdb or start a broker.
+# The lock lives as long as fd 9 is open, and children inherit it: every command that may leave a
+# long-lived process behind (apt-get starting a service, pg_ctl, redis-server, java) runs with 9>&-,
+# otherwise the servers would hold the lock forever and the next `up` or `down` would hang.
 take_lock() {
   mkdir -p "$CONVEYOR_DATA_DIR"
   exec 9>"$CONVEYOR_DATA_DIR/.infra.lock"
@@ -27,13 +31,20 @@ apt_install() {
     command -v sudo >/dev/null || die "need root (or sudo) to apt-get install $*"
     sudo=(sudo)
   fi
+  local apt_log="$CONVEYOR_DATA_DIR/apt.log"
+  mkdir -p "$CONVEYOR_DATA_DIR"
   if [[ $APT_UPDATED -eq 0 ]]; then
     log "apt-get update (once per run)..."
-    "${sudo[@]}" apt-get update -qq >&2 || die "apt-get update failed"
+    "${sudo[@]}" apt-get update >>"$apt_log" 2>&1 9>&- || apt_failed "apt-get update" "$apt_log"
     APT_UPDATED=1
   fi
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 \
-    || die "apt-get install $* failed"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" \
+    >>"$apt_log" 2>&1 9>&- || apt_failed "apt-get install $*" "$apt_log"
+}
+
+apt_failed() {
+  tail -n 20 "$2" >&2
+  die "$1 failed (full output: $2)"
 }
 
 # port_open PORT: something accepts TCP connections on 127.0.0.1:PORT. The subshell contains the failed
@@ -49,7 +60,7 @@ pid_running() {
   [[ -f $1 ]] || return 1
   read -r pid <"$1" || true # first line: postgres' postmaster.pid has more lines after the pid
   [[ $pid =~ ^[0-9]+$ ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2"
+  tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF -- "$2"
 }
 
 # stop_pid NAME PIDFILE PATTERN GRACE_SECONDS: SIGTERM, wait up to GRACE_SECONDS, then SIGKILL.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Kafka: reuse a broker on 127.0.0.1:$KAFKA_PORT, or run the official Apache Kafka jars (resolved by Maven
 # from deploy/kafka/pom.xml) as a single-node KRaft broker+controller on the machine's Java.
 # Sourced by scripts/infra.sh.
@@ -65,7 +66,7 @@ kafka_resolve_libs() {
     log "kafka: installing maven via apt-get (first run only)..."
     apt_install maven
   fi
-  log "kafka: resolving Kafka jars with Maven (first run downloads ~90 MB into ~/.m2; log: $KAFKA_DIR/maven.log)..."
+  log "kafka: resolving Kafka jars with Maven (first run downloads ~70 MB into ~/.m2; log: $KAFKA_DIR/maven.log)..."
   mkdir -p "$KAFKA_DIR"
   tmp="$KAFKA_DIR/libs.tmp"
   rm -rf "$tmp"
@@ -141,7 +142,7 @@ kafka_start() {
   # and $! is the JVM itself.
   (cd "$KAFKA_DIR" && exec setsid java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
-    -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_PROPS" </dev/null >"$KAFKA_LOG" 2>&1) &
+    -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_PROPS" </dev/null >"$KAFKA_LOG" 2>&1 9>&-) &
   echo $! >"$KAFKA_PIDFILE"
 }
 
@@ -151,16 +152,23 @@ kafka_wait_ready() {
   local started=$SECONDS
   until port_open "$KAFKA_PORT" && grep -qF 'Kafka Server started' "$KAFKA_LOG" 2>/dev/null; do
     if ! kafka_owned_running; then
-      tail -n 30 "$KAFKA_LOG" >&2 || true
+      kafka_log_excerpt
       die "kafka: the broker exited during startup (log: $KAFKA_LOG)"
     fi
     if ((SECONDS - started >= KAFKA_START_TIMEOUT)); then
-      tail -n 30 "$KAFKA_LOG" >&2 || true
+      kafka_log_excerpt
       die "kafka: not ready after ${KAFKA_START_TIMEOUT}s (log: $KAFKA_LOG)"
     fi
     sleep 1
   done
   log "kafka: ready on 127.0.0.1:$KAFKA_PORT"
+}
+
+# The broker's errors and their root causes ("Caused by: ... Address already in use") rather than the
+# middle of a long stack trace; the plain tail when there is no such line.
+kafka_log_excerpt() {
+  grep -E '^\[[^]]*\] (ERROR|FATAL) |^Caused by: ' "$KAFKA_LOG" 2>/dev/null | tail -n 12 >&2 \
+    || tail -n 30 "$KAFKA_LOG" >&2 || true
 }
 
 kafka_status() {

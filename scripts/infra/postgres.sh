@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # PostgreSQL: reuse a server answering on 127.0.0.1:$PGPORT, or run our own cluster from the Debian binaries.
 # Sourced by scripts/infra.sh.
 
@@ -40,6 +41,9 @@ pg_ready() {
 }
 
 pg_owned_running() { pid_running "$PG_PIDFILE" "$PG_DATA"; }
+
+# Every psql below runs quietly: no psqlrc, no password prompt, no NOTICEs ("extension already exists").
+export PGOPTIONS="-c client_min_messages=warning"
 
 # psql as the application role over TCP, i.e. exactly what DATABASE_URL does.
 pg_psql_conveyor() {
@@ -120,7 +124,7 @@ pg_start() {
   # setsid: the server gets its own session, so signals to the caller's process group (Ctrl-C, a CI step
   # ending) do not take it down; -w makes setsid wait for pg_ctl, which itself waits for readiness.
   if ! pg_as_owner setsid -w "$bin/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -c port=$PGPORT -c unix_socket_directories=''" start >/dev/null; then
+    -o "-c listen_addresses=127.0.0.1 -c port=$PGPORT -c unix_socket_directories=''" start >/dev/null 9>&-; then
     tail -n 20 "$PG_LOG" >&2 || true
     die "postgres: failed to start (log: $PG_LOG)"
   fi

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Redis: reuse a server answering PING on 127.0.0.1:$REDIS_PORT, or start our own from the Debian package.
 # Sourced by scripts/infra.sh.
 
@@ -49,7 +50,7 @@ redis_up() {
   # session, detached from the caller.
   redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --daemonize yes \
     --dir "$REDIS_DIR" --pidfile "$REDIS_PIDFILE" --logfile "$REDIS_LOG" \
-    --save '' --appendonly no
+    --save '' --appendonly no 9>&-
   local waited=0
   until redis_ping; do
     if ((waited >= 40)); then

@@ -1,14 +1,23 @@
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType as AuthProto } from './gen/auth';
 import type { ProtoGrpcType as HealthProto } from './gen/health';
+import type { ProtoGrpcType as RunnerProto } from './gen/runner';
 import type { ProtoGrpcType as RunsProto } from './gen/runs';
 
 /** protos/ at the repo root is the one source of truth; images copy it to the same relative place. */
 export const PROTO_DIR = process.env.CONVEYOR_PROTO_DIR ?? path.resolve(__dirname, '../../../protos');
 
-const PROTO_FILES = ['auth.proto', 'health.proto', 'runs.proto'].map((f) => `conveyor/orchestrator/v1/${f}`);
+/** Every file of the package, so a new service needs no loader change. */
+function protoFiles(): string[] {
+  const dir = path.join(PROTO_DIR, 'conveyor/orchestrator/v1');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.proto'))
+    .sort()
+    .map((f) => `conveyor/orchestrator/v1/${f}`);
+}
 
 /** One options object shared by every loader, matching the flags the types were generated with. */
 export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
@@ -20,14 +29,16 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
   includeDirs: [PROTO_DIR],
 };
 
-export type OrchestratorProto = (AuthProto & HealthProto & RunsProto)['conveyor']['orchestrator']['v1'];
+// One entry per proto file: the generated ProtoGrpcType of each.
+type AllProtos = AuthProto & HealthProto & RunsProto & RunnerProto;
+export type OrchestratorProto = AllProtos['conveyor']['orchestrator']['v1'];
 
 let cached: OrchestratorProto | undefined;
 
 export function loadOrchestratorProto(): OrchestratorProto {
   if (!cached) {
-    const definition = protoLoader.loadSync(PROTO_FILES, PROTO_LOADER_OPTIONS);
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as AuthProto & HealthProto & RunsProto;
+    const definition = protoLoader.loadSync(protoFiles(), PROTO_LOADER_OPTIONS);
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as AllProtos;
     cached = loaded.conveyor.orchestrator.v1;
   }
   return cached;

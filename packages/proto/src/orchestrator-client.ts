@@ -1,18 +1,19 @@
 import * as grpc from '@grpc/grpc-js';
 import type { AuthServiceClient } from './gen/conveyor/orchestrator/v1/AuthService';
 import type { HealthServiceClient } from './gen/conveyor/orchestrator/v1/HealthService';
+import type { RunnerServiceClient } from './gen/conveyor/orchestrator/v1/RunnerService';
 import type { RunServiceClient } from './gen/conveyor/orchestrator/v1/RunService';
-import { loadOrchestratorProto } from './load-protos';
+import { loadOrchestratorProto, type OrchestratorProto } from './load-protos';
 
 /**
  * Transparent retries on UNAVAILABLE come from grpc-js's own retry support (gRFC A6) via the service config,
- * so every method retries the same way without hand-written loops. Only UNAVAILABLE: the request never reached
- * a handler, so retrying cannot apply a write twice.
+ * so every method of every service retries the same way without hand-written loops. Only UNAVAILABLE: the
+ * request never reached a handler, so retrying cannot apply a write twice.
  */
 const SERVICE_CONFIG = {
   methodConfig: [
     {
-      name: [{ service: 'conveyor.orchestrator.v1.AuthService' }, { service: 'conveyor.orchestrator.v1.RunService' }, { service: 'conveyor.orchestrator.v1.HealthService' }],
+      name: [{}],
       retryPolicy: {
         maxAttempts: 4,
         initialBackoff: '0.1s',
@@ -24,31 +25,36 @@ const SERVICE_CONFIG = {
   ],
 };
 
+/** Client property name → generated service constructor name; one line per service. */
+const SERVICES = {
+  auth: 'AuthService',
+  runs: 'RunService',
+  health: 'HealthService',
+  runner: 'RunnerService',
+} as const satisfies Record<string, keyof OrchestratorProto>;
+
 export interface OrchestratorClients {
   auth: AuthServiceClient;
   runs: RunServiceClient;
   health: HealthServiceClient;
+  runner: RunnerServiceClient;
   close(): void;
 }
 
 export function createOrchestratorClients(address: string): OrchestratorClients {
   const proto = loadOrchestratorProto();
   const credentials = grpc.credentials.createInsecure();
-  const options: grpc.ChannelOptions = {
+  // One channel shared by every stub.
+  const channel = new grpc.Channel(address, credentials, {
     'grpc.service_config': JSON.stringify(SERVICE_CONFIG),
     'grpc.enable_retries': 1,
     'grpc.keepalive_time_ms': 30_000,
-  };
-  // One channel shared by all stubs.
-  const auth = new proto.AuthService(address, credentials, options);
-  const channelOverride = auth.getChannel();
-  const shared = { ...options, channelOverride } as grpc.ChannelOptions;
-  const runs = new proto.RunService(address, credentials, shared);
-  const health = new proto.HealthService(address, credentials, shared);
-  return {
-    auth,
-    runs,
-    health,
-    close: () => auth.close(),
-  };
+  });
+  const stubs = Object.fromEntries(
+    Object.entries(SERVICES).map(([key, name]) => {
+      const Ctor = proto[name] as unknown as grpc.ServiceClientConstructor;
+      return [key, new Ctor(address, credentials, { channelOverride: channel })];
+    }),
+  ) as unknown as Omit<OrchestratorClients, 'close'>;
+  return { ...stubs, close: () => channel.close() };
 }

@@ -1,9 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadOrchestratorProto, type AuthServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers } from '@conveyor/proto';
+import { loadOrchestratorProto, type AuthServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers } from '@conveyor/proto';
 
 export interface OrchestratorHandlers {
   auth: AuthServiceHandlers;
-  runs: RunServiceHandlers;
+  runs: Partial<RunServiceHandlers>; // transitional: tightened once every RPC is implemented
+  runner: Partial<RunnerServiceHandlers>; // transitional
   health: HealthServiceHandlers;
 }
 
@@ -11,8 +12,9 @@ export async function startGrpcServer(handlers: OrchestratorHandlers, host: stri
   const proto = loadOrchestratorProto();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
   server.addService(proto.AuthService.service, handlers.auth);
-  server.addService(proto.RunService.service, handlers.runs);
+  server.addService(proto.RunService.service, handlers.runs as grpc.UntypedServiceImplementation);
   server.addService(proto.HealthService.service, handlers.health);
+  server.addService(proto.RunnerService.service, handlers.runner as grpc.UntypedServiceImplementation);
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });

@@ -1,10 +1,8 @@
-import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type { Caller__Output } from '@conveyor/proto';
 import type { Readiness } from '@conveyor/runtime';
 import { authenticateApiKey } from '../auth/auth-service';
-import { listRuns } from '../runs/list-runs';
+import { runQueryHandlers } from '../runs/run-query-handlers';
 import type { OrchestratorHandlers } from './grpc-server';
 import { unary } from './unary-handler';
 
@@ -14,12 +12,6 @@ export interface HandlerDeps {
   logger: Logger;
 }
 
-/** Every request acting for someone must carry the caller the gateway authenticated. */
-export function requireCaller(caller: Caller__Output | null): Caller__Output {
-  if (!caller?.team_id) throw new AppError('authentication_required', 'Missing caller');
-  return caller;
-}
-
 /** Maps each RPC to its domain function; the domain functions know nothing about gRPC. */
 export function orchestratorHandlers({ db, readiness, logger }: HandlerDeps): OrchestratorHandlers {
   return {
@@ -27,8 +19,9 @@ export function orchestratorHandlers({ db, readiness, logger }: HandlerDeps): Or
       Authenticate: unary(logger, 'Authenticate', async (req) => ({ caller: await authenticateApiKey(db, req.api_key) })),
     },
     runs: {
-      ListRuns: unary(logger, 'ListRuns', async (req) => listRuns(db, requireCaller(req.caller), req)),
+      ...runQueryHandlers({ db, logger }),
     },
+    runner: {},
     health: {
       Check: unary(logger, 'HealthCheck', async () => {
         const report = await readiness.report();

@@ -3,10 +3,75 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { CancelRunResponse as _conveyor_orchestrator_v1_CancelRunResponse, CancelRunResponse__Output as _conveyor_orchestrator_v1_CancelRunResponse__Output } from '../../../conveyor/orchestrator/v1/CancelRunResponse';
+import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResponse, ConversationResponse__Output as _conveyor_orchestrator_v1_ConversationResponse__Output } from '../../../conveyor/orchestrator/v1/ConversationResponse';
+import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from '../../../conveyor/orchestrator/v1/CreateRunRequest';
+import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from '../../../conveyor/orchestrator/v1/CreateRunResponse';
+import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from '../../../conveyor/orchestrator/v1/GetConversationRequest';
+import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from '../../../conveyor/orchestrator/v1/GetRunRequest';
 import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, ListRunsRequest__Output as _conveyor_orchestrator_v1_ListRunsRequest__Output } from '../../../conveyor/orchestrator/v1/ListRunsRequest';
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from '../../../conveyor/orchestrator/v1/ListRunsResponse';
+import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from '../../../conveyor/orchestrator/v1/Run';
+import type { SubmitFollowupRequest as _conveyor_orchestrator_v1_SubmitFollowupRequest, SubmitFollowupRequest__Output as _conveyor_orchestrator_v1_SubmitFollowupRequest__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupRequest';
+import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowupResponse, SubmitFollowupResponse__Output as _conveyor_orchestrator_v1_SubmitFollowupResponse__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupResponse';
+import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from '../../../conveyor/orchestrator/v1/TimelineResponse';
+import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from '../../../conveyor/orchestrator/v1/TranscriptResponse';
 
 export interface RunServiceClient extends grpc.Client {
+  CancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  CancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  CancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  CancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  
+  CreateRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  CreateRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  CreateRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  CreateRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  createRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  createRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  createRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  createRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  GetConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  GetConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  GetConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  getConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  getConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  getConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  getConversation(argument: _conveyor_orchestrator_v1_GetConversationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ConversationResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  GetRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  GetRun(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  GetRun(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  
+  GetTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  GetTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  GetTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  GetTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  getTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  getTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  getTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  getTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
+  
+  GetTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  GetTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  GetTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  GetTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  getTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  getTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  getTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  getTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
+  
   ListRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   ListRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   ListRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
@@ -16,13 +81,43 @@ export interface RunServiceClient extends grpc.Client {
   listRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   listRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   
+  SubmitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  SubmitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  SubmitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  SubmitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  submitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  submitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  submitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  submitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface RunServiceHandlers extends grpc.UntypedServiceImplementation {
+  CancelRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_CancelRunResponse>;
+  
+  CreateRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateRunRequest__Output, _conveyor_orchestrator_v1_CreateRunResponse>;
+  
+  GetConversation: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_ConversationResponse>;
+  
+  GetRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_Run>;
+  
+  GetTimeline: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_TimelineResponse>;
+  
+  GetTranscript: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_TranscriptResponse>;
+  
   ListRuns: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListRunsRequest__Output, _conveyor_orchestrator_v1_ListRunsResponse>;
+  
+  SubmitFollowup: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SubmitFollowupRequest__Output, _conveyor_orchestrator_v1_SubmitFollowupResponse>;
   
 }
 
 export interface RunServiceDefinition extends grpc.ServiceDefinition {
+  CancelRun: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_CancelRunResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_CancelRunResponse__Output>
+  CreateRun: MethodDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunRequest__Output, _conveyor_orchestrator_v1_CreateRunResponse__Output>
+  GetConversation: MethodDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_ConversationResponse__Output>
+  GetRun: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_Run__Output>
+  GetTimeline: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_TimelineResponse__Output>
+  GetTranscript: MethodDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_TranscriptResponse__Output>
   ListRuns: MethodDefinition<_conveyor_orchestrator_v1_ListRunsRequest, _conveyor_orchestrator_v1_ListRunsResponse, _conveyor_orchestrator_v1_ListRunsRequest__Output, _conveyor_orchestrator_v1_ListRunsResponse__Output>
+  SubmitFollowup: MethodDefinition<_conveyor_orchestrator_v1_SubmitFollowupRequest, _conveyor_orchestrator_v1_SubmitFollowupResponse, _conveyor_orchestrator_v1_SubmitFollowupRequest__Output, _conveyor_orchestrator_v1_SubmitFollowupResponse__Output>
 }

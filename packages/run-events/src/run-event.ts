@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const;
+export type RunStateName = (typeof RUN_STATES)[number];
+export const TERMINAL_STATES: ReadonlySet<RunStateName> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED']);
+
+const text = z.string().max(1_000_000);
+
+/**
+ * Everything that happens in a run, as stored in RunEvent (kind + data). Runners emit the harness-side kinds;
+ * the orchestrator itself records state changes and follow-up routing. Timeline, conversation and transcript
+ * are all views over this one log.
+ */
+export const runEventSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('state_changed'),
+    from: z.enum(RUN_STATES).nullable(),
+    to: z.enum(RUN_STATES),
+    message: z.string().optional(),
+    error_code: z.string().optional(),
+  }),
+  z.object({
+    kind: z.literal('setup_step'),
+    step: z.enum(['workspace', 'repositories', 'setup_commands', 'attachments', 'harness_start']),
+    status: z.enum(['started', 'succeeded', 'failed']),
+    detail: z.string().optional(),
+  }),
+  z.object({ kind: z.literal('user_message'), text, source: z.enum(['prompt', 'followup']) }),
+  z.object({ kind: z.literal('agent_message'), text }),
+  z.object({ kind: z.literal('tool_call'), call_id: z.string(), name: z.string(), input: z.unknown() }),
+  z.object({ kind: z.literal('tool_result'), call_id: z.string(), output: z.unknown(), is_error: z.boolean().optional() }),
+  z.object({
+    kind: z.literal('artifact'),
+    artifact_type: z.enum(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE']),
+    data: z.record(z.unknown()),
+  }),
+  z.object({
+    kind: z.literal('usage'),
+    input_tokens: z.number().int().nonnegative().optional(),
+    output_tokens: z.number().int().nonnegative().optional(),
+    cost_usd: z.number().nonnegative().optional(),
+  }),
+  z.object({ kind: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), text }),
+  z.object({
+    kind: z.literal('followup_received'),
+    followup_id: z.string(),
+    routed_to: z.enum(['queued_input', 'live_harness', 'new_execution', 'debug_session']),
+  }),
+]);
+
+export type RunEvent = z.infer<typeof runEventSchema>;
+export type RunEventKind = RunEvent['kind'];
+
+/** Kinds that belong on the timeline (lifecycle and setup) rather than in the conversation. */
+export const TIMELINE_KINDS: ReadonlySet<RunEventKind> = new Set(['state_changed', 'setup_step', 'followup_received']);
