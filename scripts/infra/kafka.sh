@@ -139,9 +139,11 @@ kafka_start() {
   [[ -f $KAFKA_LOG ]] && mv "$KAFKA_LOG" "$KAFKA_LOG.1"
   # setsid: its own session, so neither a terminal hangup nor a signal to the caller's process group stops
   # the broker. A background child of a script is never a process-group leader, so setsid does not fork
-  # and $! is the JVM itself.
+  # and $! is the JVM itself. One log4j2 context for the whole JVM (BasicContextSelector): with the
+  # default selector a context created during shutdown prints "Unable to register Log4j shutdown hook".
   (cd "$KAFKA_DIR" && exec setsid java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
+    -Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector \
     -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_PROPS" </dev/null >"$KAFKA_LOG" 2>&1 9>&-) &
   echo $! >"$KAFKA_PIDFILE"
 }

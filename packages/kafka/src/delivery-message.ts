@@ -24,6 +24,8 @@ export const deliveryMessageSchema = z.object({
   sizeBytes: z.number().int().nonnegative(),
   bodyBase64: z.string().optional(),
   reason: z.string().optional(),
+  /** The sender as the ingress saw it (client IP, proxies trusted per TRUST_PROXY), for the delivery log. */
+  sender: z.string().optional(),
 });
 
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;

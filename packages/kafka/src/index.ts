@@ -1,3 +1,4 @@
 export * from './topics';
 export * from './delivery-message';
 export * from './kafka-client';
+export * from './webhook-config-version';

@@ -1,14 +1,28 @@
-import { Kafka, logLevel, type Producer, type Consumer, type ITopicConfig, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, type Producer, type Consumer, type ITopicConfig, type LogEntry, type RetryOptions, type ISocketFactory } from 'kafkajs';
 
 export type KafkaLog = (level: 'error' | 'warn' | 'info' | 'debug', message: string, fields: Record<string, unknown>) => void;
 
 /** kafkajs logs through our structured logger instead of its own console format. */
-export function createKafka(options: { clientId: string; brokers: string[]; log?: KafkaLog; connectionTimeoutMs?: number }): Kafka {
+export function createKafka(options: {
+  clientId: string;
+  brokers: string[];
+  log?: KafkaLog;
+  connectionTimeoutMs?: number;
+  /** How long a request may wait for its response (kafkajs default 30 s). */
+  requestTimeoutMs?: number;
+  /** Client-level retries (connecting, metadata); kafkajs default 5 retries up to 30 s apart. */
+  retry?: RetryOptions;
+  /** Replaces kafkajs's TCP socket creation (tests simulate broker outages with it). */
+  socketFactory?: ISocketFactory;
+}): Kafka {
   const log = options.log;
   return new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
     connectionTimeout: options.connectionTimeoutMs ?? 3000,
+    ...(options.requestTimeoutMs !== undefined && { requestTimeout: options.requestTimeoutMs }),
+    ...(options.retry && { retry: options.retry }),
+    ...(options.socketFactory && { socketFactory: options.socketFactory }),
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       if (!log) return;
@@ -23,8 +37,8 @@ export function createKafka(options: { clientId: string; brokers: string[]; log?
  * Idempotent producer: acks from all in-sync replicas and broker-side de-duplication of retried sends,
  * which is what lets the ingress answer 202 only once a delivery is durably in the log.
  */
-export function createIdempotentProducer(kafka: Kafka): Producer {
-  return kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry: { retries: 5 } });
+export function createIdempotentProducer(kafka: Kafka, retry: RetryOptions = { retries: 5 }): Producer {
+  return kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, retry });
 }
 
 export function createConsumer(kafka: Kafka, groupId: string): Consumer {

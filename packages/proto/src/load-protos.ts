@@ -3,9 +3,11 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType as AuthProto } from './gen/auth';
+import type { ProtoGrpcType as BlobsProto } from './gen/blobs';
 import type { ProtoGrpcType as HealthProto } from './gen/health';
 import type { ProtoGrpcType as RunnerProto } from './gen/runner';
 import type { ProtoGrpcType as RunsProto } from './gen/runs';
+import type { ProtoGrpcType as WebhooksProto } from './gen/webhooks';
 
 /** protos/ at the repo root is the one source of truth; images copy it to the same relative place. */
 export const PROTO_DIR = process.env.CONVEYOR_PROTO_DIR ?? path.resolve(__dirname, '../../../protos');
@@ -30,7 +32,7 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 };
 
 // One entry per proto file: the generated ProtoGrpcType of each.
-type AllProtos = AuthProto & HealthProto & RunsProto & RunnerProto;
+type AllProtos = AuthProto & HealthProto & RunsProto & RunnerProto & BlobsProto & WebhooksProto;
 export type OrchestratorProto = AllProtos['conveyor']['orchestrator']['v1'];
 
 let cached: OrchestratorProto | undefined;

@@ -1,8 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
 import type { AuthServiceClient } from './gen/conveyor/orchestrator/v1/AuthService';
+import type { BlobServiceClient } from './gen/conveyor/orchestrator/v1/BlobService';
 import type { HealthServiceClient } from './gen/conveyor/orchestrator/v1/HealthService';
 import type { RunnerServiceClient } from './gen/conveyor/orchestrator/v1/RunnerService';
 import type { RunServiceClient } from './gen/conveyor/orchestrator/v1/RunService';
+import type { FactoryServiceClient } from './gen/conveyor/orchestrator/v1/FactoryService';
+import type { WebhookIngressServiceClient } from './gen/conveyor/orchestrator/v1/WebhookIngressService';
 import { loadOrchestratorProto, type OrchestratorProto } from './load-protos';
 
 /**
@@ -31,6 +34,9 @@ const SERVICES = {
   runs: 'RunService',
   health: 'HealthService',
   runner: 'RunnerService',
+  blobs: 'BlobService',
+  factories: 'FactoryService',
+  webhookIngress: 'WebhookIngressService',
 } as const satisfies Record<string, keyof OrchestratorProto>;
 
 export interface OrchestratorClients {
@@ -38,6 +44,9 @@ export interface OrchestratorClients {
   runs: RunServiceClient;
   health: HealthServiceClient;
   runner: RunnerServiceClient;
+  blobs: BlobServiceClient;
+  factories: FactoryServiceClient;
+  webhookIngress: WebhookIngressServiceClient;
   close(): void;
 }
 
@@ -49,6 +58,8 @@ export function createOrchestratorClients(address: string): OrchestratorClients 
     'grpc.service_config': JSON.stringify(SERVICE_CONFIG),
     'grpc.enable_retries': 1,
     'grpc.keepalive_time_ms': 30_000,
+    // Blobs (raw transcripts) and whole conversations come back in one unary response; grpc-js defaults to 4 MB.
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
   });
   const stubs = Object.fromEntries(
     Object.entries(SERVICES).map(([key, name]) => {

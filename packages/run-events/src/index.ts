@@ -1,1 +1,4 @@
 export * from './run-event';
+export * from './run-job';
+export * from './run-enums';
+export * from './run-list-params';

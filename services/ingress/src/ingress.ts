@@ -4,12 +4,16 @@ import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import { createKafka, ensureTopics } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
+import { createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
 import type { IngressConfig } from './config';
 import { DeliveryPublisher } from './delivery-publisher';
 
 export class Ingress implements Service {
   readonly readiness = new Readiness();
+  readonly metrics = createMetricsRegistry('ingress');
+  /** `conveyor_webhook_deliveries_total{label}`: count every delivery outcome here (see docs/metrics.md). */
+  readonly webhookDeliveries = createWebhookDeliveriesCounter(this.metrics);
   port = 0;
   private server: Server | undefined;
   private redis: Redis | undefined;
@@ -45,8 +49,10 @@ export class Ingress implements Service {
 
     const app = express();
     app.disable('x-powered-by');
+    app.use(httpMetrics(this.metrics));
     app.use(requestContext(logger));
     app.use(healthRoutes(this.readiness));
+    app.use(metricsRouter(this.metrics));
     app.use(notFoundHandler);
     app.use(errorHandler());
     ({ server: this.server, port: this.port } = await listen(app, config.PORT, config.HOST));

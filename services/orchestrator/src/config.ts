@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { commonEnv, csv, loadConfig, port } from '@conveyor/config';
+import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
 import { DEFAULT_DELIVERIES_TOPIC, DEFAULT_ORCHESTRATOR_CONSUMER_GROUP } from '@conveyor/kafka';
+
+/** Development and tests only: production refuses to start without its own secret. */
+export const DEV_BLOB_SIGNING_SECRET = 'conveyor-dev-blob-signing-secret-not-for-production';
 
 const schema = z.object({
   ...commonEnv,
@@ -13,6 +17,14 @@ const schema = z.object({
   /** Topic the ingress publishes deliveries to, and the consumer group reading it. */
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   DELIVERIES_CONSUMER_GROUP: z.string().min(1).default(DEFAULT_ORCHESTRATOR_CONSUMER_GROUP),
+  /** BullMQ queue runs wait in (runners consume the same name). */
+  RUN_QUEUE: z.string().min(1).default(DEFAULT_RUN_QUEUE),
+  /** Harness for runs asking for the built-in one: `demo` (deterministic) or `command:<type>`. */
+  DEFAULT_HARNESS: z.string().min(1).default('demo'),
+  /** A runner silent for this long has lost its run (see LostRunnerSweeper). */
+  RUNNER_LOST_AFTER_MS: z.coerce.number().int().positive().default(30_000),
+  /** Minutes a run that failed during environment setup keeps its session for a debug agent; 0 disables. */
+  FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).max(60).default(10),
   /** gRPC listen address for the gateway and runners. */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: port(50051),
@@ -24,7 +36,30 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
-});
+  /** HMAC-SHA256 key of signed download links (`GET /v1/blobs/{token}`); required when NODE_ENV=production. */
+  BLOB_SIGNING_SECRET: z.string().min(32).optional(),
+  /** The REST API's public base URL (ending in /v1): the prefix of signed download links. */
+  PUBLIC_API_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
+  /** Lifetime of signed download links (transcripts), in seconds. */
+  BLOB_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(900),
+  /** `{webhook_base_url}`: the ingress's public base URL, the prefix of every webhook URL shown to users. */
+  WEBHOOK_BASE_URL: z.string().url().default('http://127.0.0.1:8090'),
+  /** AES-256-GCM key (32 bytes, base64) encrypting team secrets and webhook credentials; required when NODE_ENV=production. */
+  CONVEYOR_SECRETS_KEY: z.string().optional(),
+  /** Earlier secrets keys (comma-separated base64), still accepted for decryption during a key rotation. */
+  CONVEYOR_SECRETS_PREVIOUS_KEYS: csv(''),
+  /** How often the delivery log is pruned (entries older than 7 days beyond each webhook's 50 most recent). */
+  DELIVERY_RETENTION_INTERVAL_MS: z.coerce.number().int().positive().default(60 * 60 * 1000),
+})
+  .superRefine((c, ctx) => {
+    if (c.NODE_ENV === 'production' && !c.BLOB_SIGNING_SECRET) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['BLOB_SIGNING_SECRET'], message: 'required in production (32+ random characters)' });
+    }
+    if (c.NODE_ENV === 'production' && !c.CONVEYOR_SECRETS_KEY) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['CONVEYOR_SECRETS_KEY'], message: 'required in production (32 random bytes, base64: openssl rand -base64 32)' });
+    }
+  })
+  .transform((c) => ({ ...c, BLOB_SIGNING_SECRET: c.BLOB_SIGNING_SECRET ?? DEV_BLOB_SIGNING_SECRET }));
 
 export type OrchestratorConfig = z.infer<typeof schema>;
 

@@ -1,33 +1,47 @@
 import type { Server as GrpcServer } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import express from 'express';
+import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createKafka, ensureTopics } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
+import { createKafkaConsumerLagGauge, createMetricsRegistry, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { OrchestratorConfig } from './config';
+import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
 import { DeliveryConsumer, type DeliveryHandler } from './deliveries/delivery-consumer';
 import { startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
+import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
+import { OutboxRelay } from './runs/outbox-relay';
+import { RunQueue } from './runs/run-queue';
+import { WebhookModule } from './webhooks/webhook-module';
 
 export class Orchestrator implements Service {
   readonly readiness = new Readiness();
+  /** The service's Prometheus registry, served at `/metrics` on the HTTP port (see docs/metrics.md). */
+  readonly metrics = createMetricsRegistry('orchestrator');
   grpcPort = 0;
   httpPort = 0;
   private db: PrismaClient | undefined;
+  private redis: Redis | undefined;
+  private runQueue: RunQueue | undefined;
+  private outbox: OutboxRelay | undefined;
+  private sweeper: LostRunnerSweeper | undefined;
   private kafkaAdmin: Admin | undefined;
   private grpcServer: GrpcServer | undefined;
   private httpServer: HttpServer | undefined;
   private consumer: DeliveryConsumer | undefined;
+  private lagMonitor: ConsumerLagMonitor | undefined;
+  private webhooks: WebhookModule | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
     private readonly config: OrchestratorConfig,
     private readonly logger: Logger,
-    private readonly onDelivery: DeliveryHandler = async (message) => {
-      logger.info({ deliveryId: message.deliveryId, webhookUid: message.webhookUid, label: message.label }, 'delivery received');
-    },
+    /** Replaces the webhook delivery processor (tests of the consumer alone). */
+    private readonly onDelivery?: DeliveryHandler,
   ) {}
 
   async start(): Promise<void> {
@@ -39,10 +53,32 @@ export class Orchestrator implements Service {
     });
 
     const http = express();
+    http.use(httpMetrics(this.metrics));
     http.use(healthRoutes(this.readiness));
+    http.use(metricsRouter(this.metrics));
     ({ server: this.httpServer, port: this.httpPort } = await listen(http, config.HTTP_PORT, config.HTTP_HOST));
 
-    const handlers = orchestratorHandlers({ db, readiness: this.readiness, logger });
+    // BullMQ needs maxRetriesPerRequest: null so blocking commands survive reconnects.
+    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.redis = redis;
+    redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+    this.readiness.add('redis', async () => {
+      await redis.ping();
+    });
+    const runQueue = new RunQueue(redis, config.RUN_QUEUE);
+    this.runQueue = runQueue;
+    const outbox = new OutboxRelay(db, runQueue, logger.child({ component: 'outbox' }));
+    this.outbox = outbox;
+    const kickOutbox = () => void outbox.kick();
+    outbox.start();
+    this.sweeper = new LostRunnerSweeper({ db, kickOutbox, logger: logger.child({ component: 'lost-runner-sweeper' }) }, config.RUNNER_LOST_AFTER_MS);
+    this.sweeper.start();
+
+    const webhooks = new WebhookModule({ config, db, redis, logger, kickOutbox });
+    this.webhooks = webhooks;
+    webhooks.start();
+
+    const handlers = { ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, kickOutbox }), ...webhooks.grpcHandlers() };
     ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, config.GRPC_HOST, config.GRPC_PORT));
 
     if (config.CONSUME_DELIVERIES) await this.startConsumer();
@@ -66,10 +102,17 @@ export class Orchestrator implements Service {
     this.consumer = new DeliveryConsumer(kafka, {
       topic: config.DELIVERIES_TOPIC,
       groupId: config.DELIVERIES_CONSUMER_GROUP,
-      handler: this.onDelivery,
+      handler: this.onDelivery ?? this.webhooks!.processor.handle,
       logger: logger.child({ component: 'delivery-consumer' }),
     });
     await this.consumer.start();
+    this.lagMonitor = new ConsumerLagMonitor(admin, {
+      topic: config.DELIVERIES_TOPIC,
+      groupId: config.DELIVERIES_CONSUMER_GROUP,
+      gauge: createKafkaConsumerLagGauge(this.metrics),
+      logger: logger.child({ component: 'consumer-lag' }),
+    });
+    this.lagMonitor.start();
   }
 
   stop(): Promise<void> {
@@ -83,8 +126,14 @@ export class Orchestrator implements Service {
     await closeAll(this.logger, [
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],
+      ['consumer lag monitor', () => this.lagMonitor?.stop()],
+      ['webhook delivery retention', () => this.webhooks?.stop()],
       ['kafka admin', () => this.kafkaAdmin?.disconnect()],
       ['http server', () => this.httpServer && closeServer(this.httpServer)],
+      ['lost-runner sweeper', () => this.sweeper?.stop()],
+      ['outbox relay', () => this.outbox?.stop()],
+      ['run queue', () => this.runQueue?.close()],
+      ['redis', () => this.redis?.quit()],
       ['database', () => this.db?.$disconnect()],
     ]);
   }

@@ -60,6 +60,28 @@ describe('foundation: three services over real sockets', () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(/limit/);
   });
 
+  it('serves Prometheus metrics with the documented names on every service', async () => {
+    await get('/agent/runs', platform.apiKey);
+    const scrape = async (base: string) => {
+      const res = await fetch(`${base}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      return res.text();
+    };
+    const gateway = await scrape(platform.apiUrl.replace('/v1', ''));
+    expect(gateway).toMatch(/^http_requests_total\{method="GET",route="\/v1\/agent\/runs",status="200",service="gateway"\} \d+$/m);
+    const ingress = await scrape(platform.ingressUrl);
+    expect(ingress).toContain('conveyor_webhook_deliveries_total{label="Rejected (invalid JSON)",service="ingress"}');
+    const orchestrator = await scrape(platform.orchestratorHttpUrl);
+    expect(orchestrator).toContain('# TYPE conveyor_kafka_consumer_lag gauge');
+    for (const [service, text] of Object.entries({ gateway, ingress, orchestrator })) {
+      for (const name of ['http_requests_total', 'http_request_errors_total', 'http_request_duration_seconds', 'process_cpu_user_seconds_total']) {
+        expect(text).toContain(`# TYPE ${name} `);
+      }
+      expect(text).toContain(`service="${service}"`);
+    }
+  });
+
   it('exposes health and readiness on every service', async () => {
     for (const base of [platform.apiUrl.replace('/v1', ''), platform.ingressUrl]) {
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

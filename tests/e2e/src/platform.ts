@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, KAFKA_BROKERS, REDIS_URL, uniqueName } from '@conveyor/testing';
 
@@ -8,6 +9,8 @@ const ROOT = path.resolve(__dirname, '../../..');
 export interface RunningPlatform {
   apiUrl: string;
   ingressUrl: string;
+  /** The orchestrator's HTTP port: /healthz, /readyz, /metrics. */
+  orchestratorHttpUrl: string;
   databaseUrl: string;
   env: NodeJS.ProcessEnv;
   /** An admin key of a freshly seeded team. */
@@ -57,9 +60,9 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
  * Starts the built services as separate processes, as in production, against a fresh database and a
  * per-test Kafka topic and consumer group, then seeds a team with an admin key.
  */
-export async function startPlatform(): Promise<RunningPlatform> {
+export async function startPlatform(options: { env?: NodeJS.ProcessEnv } = {}): Promise<RunningPlatform> {
   const db = await createTestDatabase();
-  const [grpcPort, orchHttp, gatewayPort, ingressPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [grpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const suffix = uniqueName('e2e');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -68,6 +71,10 @@ export async function startPlatform(): Promise<RunningPlatform> {
     KAFKA_BROKERS: KAFKA_BROKERS.join(','),
     DELIVERIES_TOPIC: `deliveries-${suffix}`,
     DELIVERIES_CONSUMER_GROUP: `orchestrator-${suffix}`,
+    RUN_QUEUE: `runs-${suffix}`,
+    WORKSPACE_ROOT: path.join(os.tmpdir(), `conveyor-e2e-${suffix}`),
+    RUNNER_LOST_AFTER_MS: '5000',
+    ...options.env,
     LOG_LEVEL: 'warn',
     SHUTDOWN_TIMEOUT_MS: '5000',
   };
@@ -103,10 +110,13 @@ export async function startPlatform(): Promise<RunningPlatform> {
     const ingress = start('ingress', 'services/ingress/dist/main.js', { PORT: String(ingressPort), ORCHESTRATOR_ADDR: orchestratorAddr });
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, gateway, 'gateway', logs);
     await waitReady(`http://127.0.0.1:${ingressPort}/readyz`, ingress, 'ingress', logs);
+    const runner = start('runner', 'services/runner/dist/main.js', { HTTP_PORT: String(runnerHttp), ORCHESTRATOR_ADDR: orchestratorAddr });
+    await waitReady(`http://127.0.0.1:${runnerHttp}/readyz`, runner, 'runner', logs);
     const seeded = JSON.parse(await runCli(['seed-dev'], env)) as { apiKey: string };
     return {
       apiUrl: `http://127.0.0.1:${gatewayPort}/v1`,
       ingressUrl: `http://127.0.0.1:${ingressPort}`,
+      orchestratorHttpUrl: `http://127.0.0.1:${orchHttp}`,
       databaseUrl: db.url,
       env,
       apiKey: seeded.apiKey,

@@ -2,7 +2,7 @@ import type { Consumer, Kafka } from 'kafkajs';
 import { createConsumer, decodeDeliveryMessage, type DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 
-export type DeliveryHandler = (message: DeliveryMessage, position: { partition: number; offset: string }) => Promise<void>;
+export type DeliveryHandler = (message: DeliveryMessage, position: { topic: string; partition: number; offset: string }) => Promise<void>;
 
 /**
  * The orchestrator's consumer group on the deliveries topic. Offsets are committed only after the handler
@@ -20,13 +20,18 @@ export class DeliveryConsumer {
     const { topic, groupId, handler, logger } = this.options;
     const consumer = createConsumer(this.kafka, groupId);
     this.consumer = consumer;
+    // kafkajs restarts the consumer itself after retriable failures (a broker restart); say so when it gives up.
+    consumer.on(consumer.events.CRASH, (event) => {
+      const { error, restart } = event.payload;
+      logger.error({ err: error.message, restart }, restart ? 'delivery consumer crashed; restarting' : 'delivery consumer crashed and stopped');
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
       autoCommit: true,
-      eachMessage: async ({ partition, message }) => {
+      eachMessage: async ({ topic: messageTopic, partition, message }) => {
         const decoded = decodeDeliveryMessage(message.value);
-        const position = { partition, offset: message.offset };
+        const position = { topic: messageTopic, partition, offset: message.offset };
         if (!decoded) {
           logger.warn({ ...position }, 'skipping undecodable delivery message');
           return;

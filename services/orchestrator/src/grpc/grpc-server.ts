@@ -1,11 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadOrchestratorProto, type AuthServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers } from '@conveyor/proto';
+import { loadOrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type WebhookIngressServiceHandlers } from '@conveyor/proto';
 
 export interface OrchestratorHandlers {
   auth: AuthServiceHandlers;
   runs: Partial<RunServiceHandlers>; // transitional: tightened once every RPC is implemented
   runner: Partial<RunnerServiceHandlers>; // transitional
   health: HealthServiceHandlers;
+  blobs: BlobServiceHandlers;
+  factories: FactoryServiceHandlers;
+  webhookIngress: WebhookIngressServiceHandlers;
 }
 
 export async function startGrpcServer(handlers: OrchestratorHandlers, host: string, port: number): Promise<{ server: grpc.Server; port: number }> {
@@ -14,6 +17,9 @@ export async function startGrpcServer(handlers: OrchestratorHandlers, host: stri
   server.addService(proto.AuthService.service, handlers.auth);
   server.addService(proto.RunService.service, handlers.runs as grpc.UntypedServiceImplementation);
   server.addService(proto.HealthService.service, handlers.health);
+  server.addService(proto.BlobService.service, handlers.blobs);
+  server.addService(proto.FactoryService.service, handlers.factories);
+  server.addService(proto.WebhookIngressService.service, handlers.webhookIngress);
   server.addService(proto.RunnerService.service, handlers.runner as grpc.UntypedServiceImplementation);
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));

@@ -1,8 +1,15 @@
+import { createBlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { Readiness } from '@conveyor/runtime';
 import { authenticateApiKey } from '../auth/auth-service';
+import { blobHandlers } from '../blobs/blob-handlers';
+import type { OrchestratorConfig } from '../config';
+import { runnerHandlers } from '../runner/runner-handlers';
+import { runLifecycleHandlers } from '../runs/run-lifecycle-handlers';
 import { runQueryHandlers } from '../runs/run-query-handlers';
+import type { RunQueue } from '../runs/run-queue';
+import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from '../runs/transcript';
 import type { OrchestratorHandlers } from './grpc-server';
 import { unary } from './unary-handler';
 
@@ -10,18 +17,33 @@ export interface HandlerDeps {
   db: PrismaClient;
   readiness: Readiness;
   logger: Logger;
+  config: OrchestratorConfig;
+  runQueue: RunQueue;
+  kickOutbox: () => void;
 }
 
 /** Maps each RPC to its domain function; the domain functions know nothing about gRPC. */
-export function orchestratorHandlers({ db, readiness, logger }: HandlerDeps): OrchestratorHandlers {
+export function orchestratorHandlers({ db, readiness, logger, config, runQueue, kickOutbox }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress'> {
+  const blobs = createBlobStore(db);
+  const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
   return {
     auth: {
       Authenticate: unary(logger, 'Authenticate', async (req) => ({ caller: await authenticateApiKey(db, req.api_key) })),
     },
     runs: {
-      ...runQueryHandlers({ db, logger }),
+      ...runQueryHandlers({ db, logger, blobs, links }),
+      ...runLifecycleHandlers({ db, logger, queue: runQueue, kickOutbox, defaultHarness: config.DEFAULT_HARNESS }),
     },
-    runner: {},
+    runner: runnerHandlers({
+      db,
+      logger,
+      debugWindowMinutes: config.FAILURE_SESSION_RETENTION_MINUTES,
+      saveTranscript: async (runId, execution, transcript) => {
+        await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
+        logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');
+      },
+    }),
+    blobs: blobHandlers({ blobs, secret: config.BLOB_SIGNING_SECRET, logger }),
     health: {
       Check: unary(logger, 'HealthCheck', async () => {
         const report = await readiness.report();

@@ -1,43 +1,72 @@
-import { AppError } from '@conveyor/errors';
-import type { Prisma, PrismaClient } from '@conveyor/db';
+import { AppError, notFound } from '@conveyor/errors';
+import type { PrismaClient } from '@conveyor/db';
 import type { Caller__Output, ListRunsRequest__Output, ListRunsResponse } from '@conveyor/proto';
-import { decodeRunCursor, encodeRunCursor } from './run-cursor';
+import { isUuid } from './run-access';
+import { encodeRunCursor, type RunCursor } from './run-cursor';
+import { parseRunListRequest, type RunListQuery } from './run-list-filters';
+import { pageQuery } from './run-list-sql';
 import { runToProto } from './run-to-proto';
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
+export { DEFAULT_RUN_LIST_LIMIT as DEFAULT_LIMIT, MAX_RUN_LIST_LIMIT as MAX_LIMIT } from '@conveyor/run-events';
 
-const SORT_COLUMNS = { updated_at: 'updatedAt', created_at: 'createdAt' } as const;
-type SortBy = keyof typeof SORT_COLUMNS;
-
-/** Keyset pagination on (sort column, id): pages stay stable while new runs are being created. */
+/**
+ * Keyset pagination on (sort value, id): a page boundary is a position in the index, not an offset, so pages
+ * stay stable while runs are being created. Every filter is served by an index (see bench/ and docs/runs.md).
+ */
 export async function listRuns(db: PrismaClient, caller: Caller__Output, request: ListRunsRequest__Output): Promise<ListRunsResponse> {
-  const sortBy = (request.sort_by || 'updated_at') as SortBy;
-  if (!(sortBy in SORT_COLUMNS)) throw new AppError('invalid_request', `sort_by must be one of ${Object.keys(SORT_COLUMNS).join(', ')}`);
-  const sortOrder = (request.sort_order || 'desc') as 'asc' | 'desc';
-  if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new AppError('invalid_request', 'sort_order must be asc or desc');
-  const limit = request.limit || DEFAULT_LIMIT;
-  if (limit < 1 || limit > MAX_LIMIT) throw new AppError('invalid_request', `limit must be between 1 and ${MAX_LIMIT}`);
+  const query = parseRunListRequest(request);
+  await checkReferences(db, caller, query);
+  const ids = await pageIds(db, caller.team_id, query);
 
-  const column = SORT_COLUMNS[sortBy];
-  const where: Prisma.RunWhereInput[] = [{ teamId: caller.team_id }];
-  if (request.cursor) {
-    const cursor = decodeRunCursor(request.cursor, { sortBy, sortOrder });
-    const value = new Date(cursor.value ?? 0);
-    const cmp = sortOrder === 'desc' ? 'lt' : 'gt';
-    where.push({ OR: [{ [column]: { [cmp]: value } }, { [column]: value, id: { [cmp]: cursor.id } }] });
-  }
-  const rows = await db.run.findMany({
-    where: { AND: where },
-    orderBy: [{ [column]: sortOrder }, { id: sortOrder }],
-    take: limit + 1,
-  });
-  const page = rows.slice(0, limit);
+  const rows = await db.run.findMany({ where: { id: { in: ids } }, include: { artifacts: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } });
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  // A run deleted between the two queries simply drops out of the page.
+  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined);
+  const page = ordered.slice(0, query.limit);
   const last = page[page.length - 1];
-  const hasNext = rows.length > limit && last !== undefined;
+  const hasNext = ids.length > query.limit && last !== undefined;
   return {
-    runs: page.map(runToProto),
+    runs: page.map((row) => runToProto(row, row.artifacts)),
     has_next_page: hasNext,
-    next_cursor: hasNext ? encodeRunCursor({ sortBy, sortOrder, value: last[column].toISOString(), id: last.id }) : '',
+    next_cursor: hasNext ? encodeRunCursor(cursorAfter(query, last)) : '',
   };
+}
+
+/** Rules that need the database: the ancestor must be visible to the caller, metadata filtering enabled for the team. */
+async function checkReferences(db: PrismaClient, caller: Caller__Output, query: RunListQuery): Promise<void> {
+  const { ancestorRunId, metadata } = query.filters;
+  if (ancestorRunId) {
+    // Same answer for a malformed ID, a missing run and another team's run: existence never leaks.
+    const ancestor = isUuid(ancestorRunId) ? await db.run.findFirst({ where: { id: ancestorRunId, teamId: caller.team_id }, select: { id: true } }) : null;
+    if (!ancestor) throw notFound('ancestor_run_id: Run');
+  }
+  if (metadata) {
+    const team = await db.team.findUnique({ where: { id: caller.team_id }, select: { metadataFilteringEnabled: true } });
+    if (!team?.metadataFilteringEnabled) {
+      throw new AppError('feature_not_available', 'metadata filtering is not enabled for this team', { details: { parameter: 'metadata' } });
+    }
+  }
+}
+
+/** limit + 1 IDs in order; the agent sort reads runs with a skill first, then (if the page is not full) those without. */
+async function pageIds(db: PrismaClient, teamId: string, query: RunListQuery): Promise<string[]> {
+  const base = { teamId, filters: query.filters, sortBy: query.sortBy, sortOrder: query.sortOrder, cursor: query.cursor };
+  const take = query.limit + 1;
+  const run = async (sql: ReturnType<typeof pageQuery>) => (await db.$queryRaw<{ id: string }[]>(sql)).map((r) => r.id);
+  if (query.sortBy !== 'agent') return run(pageQuery({ ...base, take }));
+  const ids = query.cursor?.value === null ? [] : await run(pageQuery({ ...base, take, section: 'skill' }));
+  if (ids.length >= take) return ids;
+  return ids.concat(await run(pageQuery({ ...base, take: take - ids.length, section: 'none' })));
+}
+
+function cursorAfter(query: RunListQuery, last: { id: string; updatedAt: Date; createdAt: Date; title: string; skillSpec: string | null }): RunCursor {
+  const value =
+    query.sortBy === 'updated_at'
+      ? last.updatedAt.toISOString()
+      : query.sortBy === 'created_at'
+        ? last.createdAt.toISOString()
+        : query.sortBy === 'title'
+          ? last.title
+          : last.skillSpec;
+  return { sortBy: query.sortBy, sortOrder: query.sortOrder, value, id: last.id };
 }

@@ -1,13 +1,29 @@
+import type { BlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
 import { requireCaller } from '../grpc/require-caller';
 import { unary } from '../grpc/unary-handler';
+import { getConversation } from './conversation';
 import { listRuns } from './list-runs';
+import { getTimeline } from './run-timeline';
+import { getTranscript, type LinkSigner } from './transcript';
+
+export interface RunQueryDeps {
+  db: PrismaClient;
+  logger: Logger;
+  blobs: BlobStore;
+  links: LinkSigner;
+}
 
 /** Read-side RPCs of runs: listing and inspection. */
-export function runQueryHandlers({ db, logger }: { db: PrismaClient; logger: Logger }): Pick<RunServiceHandlers, 'ListRuns'> {
+export function runQueryHandlers({ db, logger, blobs, links }: RunQueryDeps): Pick<RunServiceHandlers, 'ListRuns' | 'GetTimeline' | 'GetConversation' | 'GetTranscript'> {
   return {
     ListRuns: unary(logger, 'ListRuns', async (req) => listRuns(db, requireCaller(req.caller), req)),
+    GetTimeline: unary(logger, 'GetTimeline', async (req) => getTimeline(db, requireCaller(req.caller), req.run_id)),
+    GetConversation: unary(logger, 'GetConversation', async (req) => ({
+      conversation_json: JSON.stringify(await getConversation(db, requireCaller(req.caller), req)),
+    })),
+    GetTranscript: unary(logger, 'GetTranscript', async (req) => getTranscript(db, blobs, links, requireCaller(req.caller), req)),
   };
 }

@@ -1,12 +1,10 @@
-import type { Run as RunRow } from '@conveyor/db';
+import type { Artifact as ArtifactRow, Run as RunRow } from '@conveyor/db';
 import type { Run } from '@conveyor/proto';
+import { isCancellableType } from './cancel-run';
 
 const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 
-/** Run types the platform cannot stop from here (contract §2.10). */
-const NON_CANCELLABLE_SOURCES = new Set(['GITHUB_ACTION', 'LOCAL']);
-
-export function runToProto(row: RunRow): Run {
+export function runToProto(row: RunRow, artifacts: ArtifactRow[] = []): Run {
   return {
     run_id: row.id,
     team_id: row.teamId,
@@ -39,8 +37,13 @@ export function runToProto(row: RunRow): Run {
           session_debug_until: iso(row.sessionDebugUntil),
         }
       : undefined,
-    artifacts: [],
+    artifacts: artifacts.map((a) => ({
+      artifact_uid: a.id,
+      artifact_type: a.type,
+      created_at: iso(a.createdAt),
+      data_json: JSON.stringify(a.data ?? {}),
+    })),
     is_sandbox_running: row.state === 'INPROGRESS' || row.state === 'CLAIMED',
-    is_run_type_cancellable: !NON_CANCELLABLE_SOURCES.has(row.source) && row.executionLocation !== 'LOCAL',
+    is_run_type_cancellable: isCancellableType(row),
   };
 }

@@ -26,6 +26,8 @@ export interface ListRunsRequest {
   'metadata'?: ({[key: string]: string});
   'artifact_type'?: (string);
   'q'?: (string);
+  'automation_id'?: (string);
+  'factory_uid'?: (string);
   '_environment_id'?: "environment_id";
 }
 
@@ -52,5 +54,7 @@ export interface ListRunsRequest__Output {
   'metadata': ({[key: string]: string});
   'artifact_type': (string);
   'q': (string);
+  'automation_id': (string);
+  'factory_uid': (string);
   '_environment_id'?: "environment_id";
 }

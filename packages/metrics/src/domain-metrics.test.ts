@@ -1,0 +1,42 @@
+import {
+  countWebhookDelivery,
+  createKafkaConsumerLagGauge,
+  createRunJobDurationHistogram,
+  createRunQueueDepthGauge,
+  createWebhookDeliveriesCounter,
+  WEBHOOK_DELIVERY_LABELS,
+} from './domain-metrics';
+import { createMetricsRegistry } from './metrics-registry';
+
+describe('domain metrics', () => {
+  it('exposes every webhook delivery label from the start and counts them', async () => {
+    const registry = createMetricsRegistry('ingress', { defaultMetrics: false });
+    const counter = createWebhookDeliveriesCounter(registry);
+    countWebhookDelivery(counter, 'Rejected (invalid JSON)');
+    const text = await registry.metrics();
+    for (const label of WEBHOOK_DELIVERY_LABELS) {
+      const value = label === 'Rejected (invalid JSON)' ? 1 : 0;
+      expect(text).toContain(`conveyor_webhook_deliveries_total{label="${label}",service="ingress"} ${value}`);
+    }
+  });
+
+  it('returns the already registered metric instead of failing on a second registration', () => {
+    const registry = createMetricsRegistry('orchestrator', { defaultMetrics: false });
+    expect(createKafkaConsumerLagGauge(registry)).toBe(createKafkaConsumerLagGauge(registry));
+    expect(createRunJobDurationHistogram(registry)).toBe(createRunJobDurationHistogram(registry));
+    expect(createWebhookDeliveriesCounter(registry)).toBe(createWebhookDeliveriesCounter(registry));
+  });
+
+  it('reads the queue depth at scrape time when given a collector', async () => {
+    const registry = createMetricsRegistry('orchestrator', { defaultMetrics: false });
+    createRunQueueDepthGauge(registry, async () => ({ waiting: 3, active: 1 }));
+    const text = await registry.metrics();
+    expect(text).toContain('conveyor_run_queue_depth{state="waiting",service="orchestrator"} 3');
+    expect(text).toContain('conveyor_run_queue_depth{state="active",service="orchestrator"} 1');
+    expect(text).toContain('conveyor_run_queue_depth{state="delayed",service="orchestrator"} 0');
+  });
+
+  it('adds the default process metrics unless told not to', async () => {
+    expect(await createMetricsRegistry('gateway').metrics()).toContain('process_cpu_user_seconds_total{service="gateway"}');
+  });
+});

@@ -1,0 +1,98 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { getOrCreate } from './get-or-create';
+
+// Names of the domain metrics; docs/metrics.md documents each one. Every factory is idempotent per registry.
+
+export const RUN_QUEUE_DEPTH = 'conveyor_run_queue_depth';
+export const RUN_JOB_DURATION_SECONDS = 'conveyor_run_job_duration_seconds';
+export const KAFKA_CONSUMER_LAG = 'conveyor_kafka_consumer_lag';
+export const WEBHOOK_DELIVERIES_TOTAL = 'conveyor_webhook_deliveries_total';
+
+export const RUN_QUEUE_STATES = ['waiting', 'active', 'delayed'] as const;
+export type RunQueueState = (typeof RUN_QUEUE_STATES)[number];
+
+/** The delivery log's labels, exactly as the API shows them; one series each, present from the start at 0. */
+export const WEBHOOK_DELIVERY_LABELS = [
+  'Accepted',
+  'Duplicate',
+  'Rejected (auth)',
+  'Rejected (invalid JSON)',
+  'Rejected (too large)',
+] as const;
+export type WebhookDeliveryLabel = (typeof WEBHOOK_DELIVERY_LABELS)[number];
+
+/**
+ * `conveyor_run_queue_depth{state}`: jobs in the BullMQ run queue by state. Pass `collect` to read the counts
+ * at scrape time (e.g. `() => queue.getJobCounts('waiting', 'active', 'delayed')`), or call `.set()` yourself.
+ */
+export function createRunQueueDepthGauge(
+  registry: Registry,
+  collect?: () => Promise<Partial<Record<RunQueueState, number>>>,
+): Gauge<'state'> {
+  return getOrCreate(registry, RUN_QUEUE_DEPTH, () => {
+    const gauge = new Gauge<'state'>({
+      name: RUN_QUEUE_DEPTH,
+      help: 'Jobs in the run queue by state (waiting, active, delayed)',
+      labelNames: ['state'],
+      registers: [registry],
+      ...(collect && {
+        async collect(this: Gauge<'state'>) {
+          const counts = await collect();
+          for (const state of RUN_QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+        },
+      }),
+    });
+    for (const state of RUN_QUEUE_STATES) gauge.set({ state }, 0);
+    return gauge;
+  });
+}
+
+/** `conveyor_run_job_duration_seconds{outcome}`: wall time of one run job, by outcome (succeeded, failed, error, cancelled). */
+export function createRunJobDurationHistogram(registry: Registry): Histogram<'outcome'> {
+  return getOrCreate(
+    registry,
+    RUN_JOB_DURATION_SECONDS,
+    () =>
+      new Histogram<'outcome'>({
+        name: RUN_JOB_DURATION_SECONDS,
+        help: 'Run job wall time in seconds, by outcome',
+        labelNames: ['outcome'],
+        buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
+        registers: [registry],
+      }),
+  );
+}
+
+/** `conveyor_kafka_consumer_lag{topic,partition}`: log-end offset minus the group's committed offset. */
+export function createKafkaConsumerLagGauge(registry: Registry): Gauge<'topic' | 'partition'> {
+  return getOrCreate(
+    registry,
+    KAFKA_CONSUMER_LAG,
+    () =>
+      new Gauge<'topic' | 'partition'>({
+        name: KAFKA_CONSUMER_LAG,
+        help: "Messages not yet consumed by this service's consumer group, by topic and partition",
+        labelNames: ['topic', 'partition'],
+        registers: [registry],
+      }),
+  );
+}
+
+/** `conveyor_webhook_deliveries_total{label}`: deliveries seen at the edge, by delivery-log label. */
+export function createWebhookDeliveriesCounter(registry: Registry): Counter<'label'> {
+  return getOrCreate(registry, WEBHOOK_DELIVERIES_TOTAL, () => {
+    const counter = new Counter<'label'>({
+      name: WEBHOOK_DELIVERIES_TOTAL,
+      help: 'Webhook deliveries by delivery-log label',
+      labelNames: ['label'],
+      registers: [registry],
+    });
+    for (const label of WEBHOOK_DELIVERY_LABELS) counter.inc({ label }, 0);
+    return counter;
+  });
+}
+
+/** Typed increment, so a misspelt label fails to compile instead of creating a new series. */
+export function countWebhookDelivery(counter: Counter<'label'>, label: WebhookDeliveryLabel): void {
+  counter.inc({ label });
+}

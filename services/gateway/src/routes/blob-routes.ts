@@ -1,0 +1,21 @@
+import { Router } from 'express';
+import type { OrchestratorApi } from '../orchestrator-api';
+
+/**
+ * GET /v1/blobs/{token}: the target of signed download links (transcripts). No API key: the token is the
+ * credential, and the orchestrator, which signed it, verifies it. Invalid or expired → 403 not_authorized;
+ * a valid link to a blob deleted since → 404 resource_not_found (both in the problem+json shape).
+ */
+export function blobRoutes(api: OrchestratorApi): Router {
+  const router = Router();
+
+  router.get('/blobs/:token', async (req, res) => {
+    const blob = await api.call('blobs', 'ReadBlob', { token: String(req.params.token) }, req.id);
+    const secondsLeft = Math.max(0, Math.floor((Date.parse(blob.expires_at) - Date.now()) / 1000));
+    res.set('Cache-Control', `private, max-age=${secondsLeft}`);
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.type(blob.content_type || 'application/octet-stream').send(Buffer.from(blob.data));
+  });
+
+  return router;
+}

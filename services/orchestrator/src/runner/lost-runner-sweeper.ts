@@ -1,0 +1,86 @@
+import type { PrismaClient } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import { ENQUEUE_RUN } from '../runs/outbox-relay';
+import { transitionRun } from '../runs/run-state-machine';
+
+export const MAX_CLAIM_ATTEMPTS = 3;
+
+/**
+ * Runs whose runner stopped heartbeating are never left INPROGRESS: before the harness started (CLAIMED, PENDING)
+ * the run is queued again as a new execution, up to MAX_CLAIM_ATTEMPTS; after that, or once the harness was
+ * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`.
+ */
+export class LostRunnerSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<number> | undefined;
+
+  constructor(
+    private readonly deps: { db: PrismaClient; kickOutbox: () => void; logger: Logger },
+    private readonly lostAfterMs: number,
+    private readonly intervalMs = 5000,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sweep(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  sweep(now = new Date()): Promise<number> {
+    this.sweeping ??= this.sweepOnce(now).finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(now: Date): Promise<number> {
+    const { db, logger } = this.deps;
+    const cutoff = new Date(now.getTime() - this.lostAfterMs);
+    const stale = await db.run.findMany({
+      where: {
+        OR: [
+          { state: { in: ['CLAIMED', 'PENDING', 'INPROGRESS'] }, lastHeartbeatAt: { lt: cutoff } },
+          { debugExecution: { not: null }, runnerId: { not: null }, lastHeartbeatAt: { lt: cutoff } },
+        ],
+      },
+      take: 100,
+    });
+    let handled = 0;
+    for (const run of stale) {
+      try {
+        const requeued = await db.$transaction(async (tx) => {
+          if (run.debugExecution !== null && run.state === 'FAILED') {
+            await tx.run.updateMany({ where: { id: run.id, runnerId: run.runnerId }, data: { debugExecution: null, runnerId: null } });
+            return false;
+          }
+          if (run.state !== 'INPROGRESS' && run.claimAttempts < MAX_CLAIM_ATTEMPTS) {
+            const execution = run.execution + 1;
+            const moved = await transitionRun(tx, run, run.state, 'QUEUED', {
+              now,
+              message: 'The runner stopped responding before the agent started; queued again',
+              extra: { execution, runnerId: null, lastHeartbeatAt: null },
+            });
+            if (moved) await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } } });
+            return moved;
+          }
+          await transitionRun(tx, run, run.state, 'ERROR', {
+            now,
+            message: 'The runner executing this run stopped responding',
+            errorCode: 'resource_unavailable',
+            retryable: true,
+            extra: { runnerId: null },
+          });
+          return false;
+        });
+        handled++;
+        logger.warn({ runId: run.id, runnerId: run.runnerId, requeued }, 'runner lost');
+      } catch (err) {
+        logger.warn({ err, runId: run.id }, 'lost-runner sweep failed for run');
+      }
+    }
+    if (handled > 0) this.deps.kickOutbox();
+    return handled;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.sweeping;
+  }
+}

@@ -1,0 +1,78 @@
+import { AppError } from '@conveyor/errors';
+import { newUuid, type Prisma, type PrismaClient, type Run } from '@conveyor/db';
+import type { RunnerControl } from '@conveyor/proto';
+import { runEventSchema, type RunEvent } from '@conveyor/run-events';
+import { transitionRun } from '../runs/run-state-machine';
+import { takeRunnerControl } from './runner-control';
+
+/** Only the runner holding the current execution may write; a stale or foreign runner is told to stop. */
+export async function lockRunForRunner(tx: Prisma.TransactionClient, runId: string, execution: number, runnerId: string): Promise<Run> {
+  await tx.$queryRaw`SELECT 1 FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
+  const run = await tx.run.findUnique({ where: { id: runId } });
+  if (!run || run.runnerId !== runnerId || run.execution !== execution) {
+    throw new AppError('conflict', 'This runner no longer holds the run');
+  }
+  return run;
+}
+
+function parseEvents(raw: string[]): RunEvent[] {
+  return raw.map((json, i) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(json);
+    } catch {
+      throw new AppError('invalid_request', `event ${i} is not JSON`);
+    }
+    const parsed = runEventSchema.safeParse(value);
+    if (!parsed.success) throw new AppError('invalid_request', `event ${i} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
+    return parsed.data;
+  });
+}
+
+/**
+ * Appends what the harness did. A runner may only move its run forward through setup (PENDING) and start
+ * (INPROGRESS); terminal states arrive through CompleteRun. Debug executions never change the run's state.
+ */
+export async function reportEvents(
+  db: PrismaClient,
+  req: { run_id: string; execution: number; runner_id: string; events_json: string[] },
+  now = new Date(),
+): Promise<RunnerControl> {
+  const events = parseEvents(req.events_json);
+  return db.$transaction(async (tx) => {
+    const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
+    const debug = run.debugExecution === req.execution;
+    let state = run.state;
+    for (const event of events) {
+      if (event.kind === 'state_changed') {
+        if (debug || (event.to !== 'PENDING' && event.to !== 'INPROGRESS') || state === event.to) continue;
+        if (state === 'CANCELLED') continue;
+        const moved = await transitionRun(tx, run, state, event.to, { now });
+        if (moved) state = event.to;
+        continue;
+      }
+      await tx.runEvent.create({ data: { runId: run.id, execution: req.execution, kind: event.kind, data: event as Prisma.InputJsonValue, createdAt: now } });
+      if (event.kind === 'artifact') {
+        const url = event.artifact_type === 'EXTERNAL_REFERENCE' && typeof event.data.url === 'string' ? event.data.url : null;
+        await tx.artifact.create({
+          data: { id: newUuid(), runId: run.id, type: event.artifact_type, data: event.data as Prisma.InputJsonValue, canonicalUrl: url, createdAt: now },
+        });
+      }
+    }
+    await tx.run.update({ where: { id: run.id }, data: { lastHeartbeatAt: now, ...(debug ? {} : { updatedAt: now }) } });
+    return takeRunnerControl(tx, { ...run, state }, req.execution);
+  });
+}
+
+export async function heartbeat(db: PrismaClient, req: { run_id: string; execution: number; runner_id: string }, now = new Date()): Promise<RunnerControl> {
+  return db.$transaction(async (tx) => {
+    const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id).catch((err: unknown) => {
+      if (err instanceof AppError) return undefined;
+      throw err;
+    });
+    // A runner that lost its run (cancelled and re-executed, or swept as lost) must stop.
+    if (!run) return { cancel_requested: true, followups: [] };
+    await tx.run.update({ where: { id: run.id }, data: { lastHeartbeatAt: now } });
+    return takeRunnerControl(tx, run, req.execution);
+  });
+}

@@ -1,0 +1,32 @@
+import type { PrismaClient } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import type { RunnerServiceHandlers } from '@conveyor/proto';
+import { unary } from '../grpc/unary-handler';
+import { claimRun } from './claim-run';
+import { completeRun, type TranscriptSink } from './complete-run';
+import { heartbeat, reportEvents } from './report-events';
+
+export interface RunnerHandlerDeps {
+  db: PrismaClient;
+  logger: Logger;
+  saveTranscript: TranscriptSink;
+  debugWindowMinutes: number;
+}
+
+export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
+  const { db, logger } = deps;
+  return {
+    ClaimRun: unary(logger, 'ClaimRun', async (req) => {
+      const assignment = await claimRun(db, req);
+      logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, debug: assignment.debug_session }, 'run claimed');
+      return assignment;
+    }),
+    ReportEvents: unary(logger, 'ReportEvents', (req) => reportEvents(db, req)),
+    Heartbeat: unary(logger, 'Heartbeat', (req) => heartbeat(db, req)),
+    CompleteRun: unary(logger, 'CompleteRun', async (req) => {
+      const control = await completeRun(deps, req);
+      logger.info({ runId: req.run_id, execution: req.execution, state: req.state, errorCode: req.error_code || undefined }, 'run execution completed');
+      return control;
+    }),
+  };
+}

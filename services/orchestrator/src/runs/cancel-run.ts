@@ -1,0 +1,34 @@
+import { AppError } from '@conveyor/errors';
+import type { PrismaClient, Run } from '@conveyor/db';
+import type { Caller__Output } from '@conveyor/proto';
+import { findRunForCaller } from './run-access';
+import type { RunQueue } from './run-queue';
+import { isTerminal, transitionRun } from './run-state-machine';
+
+/** Run types the platform cannot stop from here (contract §2.10). */
+export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation' | 'workerHost'>): boolean {
+  return run.source !== 'GITHUB_ACTION' && run.source !== 'LOCAL' && run.executionLocation !== 'LOCAL' && !run.workerHost;
+}
+
+/**
+ * QUEUED, CLAIMED and INPROGRESS runs move to CANCELLED at once; a running harness learns it on the runner's next
+ * heartbeat (about a second) and is stopped. PENDING answers 409 (retryable: setup is moving the run on),
+ * ended runs 400, unsupported types 422.
+ */
+export async function cancelRun(deps: { db: PrismaClient; queue: RunQueue }, caller: Caller__Output, runId: string): Promise<{ run_id: string }> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const run = await findRunForCaller(deps.db, caller, runId);
+    if (!isCancellableType(run)) {
+      throw new AppError('operation_not_supported', 'Runs executed by self-hosted workers, locally or by GitHub Actions cannot be cancelled here');
+    }
+    if (run.state === 'PENDING') throw new AppError('conflict', 'The run is being prepared and cannot be cancelled right now; retry shortly');
+    if (isTerminal(run.state)) throw new AppError('invalid_request', `The run has already ended (${run.state}) and cannot be cancelled`);
+    const moved = await deps.db.$transaction((tx) => transitionRun(tx, run, run.state, 'CANCELLED', { message: 'Cancelled by user' }));
+    if (moved) {
+      if (run.state === 'QUEUED') await deps.queue.remove({ runId: run.id, execution: run.execution });
+      return { run_id: run.id };
+    }
+    // Lost a race with a claim or completion: decide again on the fresh state.
+  }
+  throw new AppError('conflict', 'The run changed state while cancelling; retry');
+}

@@ -1,0 +1,64 @@
+import type { PrismaClient } from '@conveyor/db';
+import { AppError } from '@conveyor/errors';
+import type { Logger } from '@conveyor/logger';
+import type { RunServiceHandlers } from '@conveyor/proto';
+import { requireCaller } from '../grpc/require-caller';
+import { unary } from '../grpc/unary-handler';
+import { cancelRun } from './cancel-run';
+import { createRun } from './create-run';
+import { findRunForCaller } from './run-access';
+import type { RunQueue } from './run-queue';
+import { runToProto } from './run-to-proto';
+import { submitFollowup } from './submit-followup';
+
+export interface RunLifecycleDeps {
+  db: PrismaClient;
+  queue: RunQueue;
+  kickOutbox: () => void;
+  defaultHarness: string;
+  logger: Logger;
+}
+
+function parseConfig(json: string): Record<string, unknown> {
+  if (!json) return {};
+  const parsed: unknown = JSON.parse(json);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AppError('invalid_request', 'config must be an object');
+  return parsed as Record<string, unknown>;
+}
+
+/** Write-side RPCs of runs: create, read one, cancel, follow up. */
+export function runLifecycleHandlers(deps: RunLifecycleDeps): Pick<RunServiceHandlers, 'CreateRun' | 'GetRun' | 'CancelRun' | 'SubmitFollowup'> {
+  const { db, logger } = deps;
+  return {
+    CreateRun: unary(logger, 'CreateRun', async (req) => {
+      const caller = requireCaller(req.caller);
+      const created = await createRun(deps, caller, {
+        prompt: req.prompt,
+        title: req.title || undefined,
+        skill: req.skill || undefined,
+        config: parseConfig(req.config_json),
+        mode: req.mode || undefined,
+        metadata: req.metadata,
+        attachments: req.attachments.map((a) => ({ fileName: a.file_name, mimeType: a.mime_type, data: Buffer.from(a.data) })),
+        parentRunId: req.parent_run_id || undefined,
+        agentIdentityUid: req.agent_identity_uid || undefined,
+        source: req.source || 'API',
+      });
+      logger.info({ runId: created.runId, teamId: caller.team_id }, 'run created');
+      return { run_id: created.runId, state: created.state, at_capacity: false };
+    }),
+    GetRun: unary(logger, 'GetRun', async (req) => {
+      const run = await findRunForCaller(db, requireCaller(req.caller), req.run_id);
+      const artifacts = await db.artifact.findMany({ where: { runId: run.id }, orderBy: { createdAt: 'asc' } });
+      return runToProto(run, artifacts);
+    }),
+    CancelRun: unary(logger, 'CancelRun', async (req) => {
+      const result = await cancelRun(deps, requireCaller(req.caller), req.run_id);
+      logger.info({ runId: result.run_id }, 'run cancelled');
+      return result;
+    }),
+    SubmitFollowup: unary(logger, 'SubmitFollowup', async (req) =>
+      submitFollowup(deps, requireCaller(req.caller), { runId: req.run_id, message: req.message, mode: req.mode }),
+    ),
+  };
+}

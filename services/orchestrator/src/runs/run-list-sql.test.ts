@@ -1,0 +1,37 @@
+import { likePattern, pageQuery } from './run-list-sql';
+
+describe('ListRuns SQL', () => {
+  it('escapes LIKE wildcards in the search text', () => {
+    expect(likePattern('100%_done\\x')).toBe('%100\\%\\_done\\\\x%');
+  });
+
+  it('binds every user value as a parameter', () => {
+    const evil = `x'); DROP TABLE "Run"; --`;
+    const sql = pageQuery({
+      teamId: evil,
+      filters: { configName: evil, q: evil, metadata: { [evil]: evil }, states: ['QUEUED'], environmentId: null, ancestorRunId: evil, artifactType: evil },
+      sortBy: 'title',
+      sortOrder: 'asc',
+      cursor: { sortBy: 'title', sortOrder: 'asc', value: evil, id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' },
+      take: 21,
+    });
+    expect(sql.text).not.toContain('DROP');
+    expect(sql.values).toContain(evil);
+    expect(sql.values).toContain(21);
+    expect(sql.text).toMatch(/ORDER BY r."title" ASC, r."id" ASC LIMIT \$\d+$/);
+  });
+
+  it('reads the agent sort in two sections: with a skill (by spec), then without (by ID)', () => {
+    const args = { teamId: 't', filters: {}, sortBy: 'agent' as const, sortOrder: 'desc' as const, take: 5 };
+    const skill = pageQuery({ ...args, section: 'skill' });
+    expect(skill.text).toContain('r."skillSpec" IS NOT NULL');
+    expect(skill.text).toMatch(/ORDER BY r."skillSpec" DESC, r."id" DESC/);
+    const none = pageQuery({ ...args, section: 'none', cursor: { sortBy: 'agent', sortOrder: 'desc', value: null, id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' } });
+    expect(none.text).toContain('r."skillSpec" IS NULL');
+    expect(none.text).toMatch(/r."id" < CAST\(\$\d+ AS uuid\)/);
+    expect(none.text).toMatch(/ORDER BY r."id" DESC/);
+    // A cursor still in the skill section does not restrict the section without a skill.
+    const fresh = pageQuery({ ...args, section: 'none', cursor: { sortBy: 'agent', sortOrder: 'desc', value: 'a', id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' } });
+    expect(fresh.text).not.toContain('CAST(');
+  });
+});

@@ -1,0 +1,28 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { runJobId, type RunJob } from '@conveyor/run-events';
+
+/** The producer side of the run queue. Job IDs are per execution, so repeated enqueues are no-ops. */
+export class RunQueue {
+  readonly queue: Queue<RunJob>;
+
+  constructor(connection: Redis, name: string) {
+    this.queue = new Queue<RunJob>(name, {
+      connection,
+      defaultJobOptions: { removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 24 * 3600 }, attempts: 1 },
+    });
+  }
+
+  async enqueue(job: RunJob): Promise<void> {
+    await this.queue.add('run', job, { jobId: runJobId(job) });
+  }
+
+  /** Best effort: a cancelled run's job may already be taken, in which case the claim fails instead. */
+  async remove(job: RunJob): Promise<void> {
+    await this.queue.remove(runJobId(job)).catch(() => 0);
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,73 @@
+import { AppError } from '@conveyor/errors';
+import type { Prisma, RunState } from '@conveyor/db';
+import { TERMINAL_STATES, type RunEvent } from '@conveyor/run-events';
+
+/**
+ * Allowed moves. QUEUED → CLAIMED (a runner took the job) → PENDING (environment being prepared) → INPROGRESS
+ * (harness running) → a terminal state. Ended runs go back to QUEUED only through a follow-up (new execution);
+ * a runner lost before the harness started puts the run back to QUEUED.
+ */
+const TRANSITIONS: Record<RunState, readonly RunState[]> = {
+  QUEUED: ['CLAIMED', 'CANCELLED', 'ERROR'],
+  CLAIMED: ['PENDING', 'INPROGRESS', 'QUEUED', 'FAILED', 'ERROR', 'CANCELLED'],
+  PENDING: ['INPROGRESS', 'QUEUED', 'FAILED', 'ERROR', 'CANCELLED'],
+  INPROGRESS: ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'],
+  SUCCEEDED: ['QUEUED'],
+  FAILED: ['QUEUED'],
+  ERROR: ['QUEUED'],
+  BLOCKED: ['QUEUED'],
+  CANCELLED: ['QUEUED'],
+};
+
+export const canTransition = (from: RunState, to: RunState): boolean => TRANSITIONS[from].includes(to);
+export const isTerminal = (state: RunState): boolean => TERMINAL_STATES.has(state);
+
+export interface TransitionOptions {
+  message?: string;
+  errorCode?: string;
+  retryable?: boolean;
+  now?: Date;
+  extra?: Prisma.RunUpdateManyMutationInput;
+}
+
+/**
+ * Moves a run from `from` to `to` only if it is still in `from` (compare-and-set, so concurrent cancels, claims and
+ * completions cannot both win), stamping times and recording the state change in the run's event log.
+ * Returns false when another writer got there first.
+ */
+export async function transitionRun(
+  tx: Prisma.TransactionClient,
+  run: { id: string; execution: number },
+  from: RunState,
+  to: RunState,
+  options: TransitionOptions = {},
+): Promise<boolean> {
+  if (!canTransition(from, to)) {
+    throw new AppError('conflict', `A run cannot move from ${from} to ${to}`);
+  }
+  const now = options.now ?? new Date();
+  const terminal = isTerminal(to);
+  const result = await tx.run.updateMany({
+    where: { id: run.id, state: from, execution: run.execution },
+    data: {
+      state: to,
+      updatedAt: now,
+      ...(to === 'INPROGRESS' ? { startedAt: now } : {}),
+      ...(terminal ? { endedAt: now } : {}),
+      ...(options.message !== undefined || terminal
+        ? { statusMessage: options.message ?? null, errorCode: options.errorCode ?? null, retryable: options.retryable ?? null }
+        : {}),
+      ...options.extra,
+    },
+  });
+  if (result.count === 0) return false;
+  const event: RunEvent = {
+    kind: 'state_changed',
+    from,
+    to,
+    ...(options.message ? { message: options.message } : {}),
+    ...(options.errorCode ? { error_code: options.errorCode } : {}),
+  };
+  await tx.runEvent.create({ data: { runId: run.id, execution: run.execution, kind: event.kind, data: event, createdAt: now } });
+  return true;
+}

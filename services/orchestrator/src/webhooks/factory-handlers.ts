@@ -1,0 +1,226 @@
+import { AppError } from '@conveyor/errors';
+import type { PrismaClient, WebhookDelivery } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import type { Automation, Delivery, Factory, FactoryServiceHandlers, Secret, Webhook, WebhookIngressServiceHandlers, WebhookWithSecret } from '@conveyor/proto';
+import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation, type AutomationView } from '../automations/automations';
+import { applyDefinitions } from '../definitions/apply-definitions';
+import { createFactory, deleteFactory, getFactory, listFactories, type FactoryView } from '../factories/factories';
+import { requireCaller } from '../grpc/require-caller';
+import { unary } from '../grpc/unary-handler';
+import type { SecretCipher } from '../secrets/secret-cipher';
+import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue, type SecretView } from '../secrets/team-secrets';
+import { getDelivery, listDeliveries, testFilter } from './delivery-log';
+import type { WebhookVersions } from './webhook-versions';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  resolveWebhookForIngress,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+  type WebhookView,
+  type WebhookWithSecretView,
+} from './webhooks';
+
+export interface FactoryHandlerDeps {
+  db: PrismaClient;
+  cipher: SecretCipher;
+  versions: WebhookVersions;
+  webhookBaseUrl: string;
+  logger: Logger;
+}
+
+const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
+
+function parseJsonField(value: string, field: string): unknown {
+  if (!value) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw new AppError('invalid_request', `${field} is not valid JSON`);
+  }
+}
+
+export const toFactoryProto = (f: FactoryView): Factory => ({
+  factory_id: f.id,
+  name: f.name,
+  webhook_count: f.webhookCount,
+  automation_count: f.automationCount,
+  created_at: iso(f.createdAt),
+  updated_at: iso(f.updatedAt),
+});
+
+export const toWebhookProto = ({ row, url, secretStatus, managedBy }: WebhookView): Webhook => ({
+  webhook_uid: row.id,
+  factory_id: row.factoryId,
+  name: row.name,
+  auth_mode: row.authMode,
+  signature_scheme: row.signatureScheme ?? '',
+  secret_name: row.secretName,
+  delivery_id_header: row.deliveryIdHeader ?? '',
+  enabled: row.enabled,
+  url,
+  secret_status: secretStatus,
+  managed_by: managedBy,
+  created_at: iso(row.createdAt),
+  updated_at: iso(row.updatedAt),
+});
+
+const toWebhookWithSecret = (v: WebhookWithSecretView): WebhookWithSecret => ({
+  webhook: toWebhookProto(v.webhook),
+  secret: v.secret ?? '',
+  ingress_url: v.ingressUrl,
+});
+
+export const toDeliveryProto = (d: WebhookDelivery, withPayload = false): Delivery => ({
+  id: d.id,
+  delivery_id: d.deliveryId,
+  label: d.label,
+  size_bytes: d.sizeBytes,
+  received_at: iso(d.receivedAt),
+  identity_source: d.identitySource,
+  reason: d.reason ?? '',
+  run_ids: d.runIds,
+  has_payload: d.payload !== null && d.payload !== undefined,
+  ...(withPayload && d.payload ? { payload: Buffer.from(d.payload) } : {}),
+  outcome_json: d.outcome === null || d.outcome === undefined ? '' : JSON.stringify(d.outcome),
+  processed_at: iso(d.processedAt),
+});
+
+export const toAutomationProto = ({ row, managedBy }: AutomationView): Automation => ({
+  automation_id: row.id,
+  factory_id: row.factoryId,
+  name: row.name,
+  prompt: row.prompt,
+  agent_config_json: JSON.stringify(row.agentConfig ?? {}),
+  enabled: row.enabled,
+  trigger_json: JSON.stringify(row.trigger),
+  managed_by: managedBy,
+  created_at: iso(row.createdAt),
+  updated_at: iso(row.updatedAt),
+});
+
+const toSecretProto = (s: SecretView): Secret => ({ name: s.name, created_at: iso(s.createdAt), updated_at: iso(s.updatedAt), used_by_webhooks: s.usedByWebhooks });
+
+/** FactoryService: each RPC is one domain function; the domain knows nothing about gRPC. */
+export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandlers {
+  const { db, logger } = deps;
+  return {
+    CreateFactory: unary(logger, 'CreateFactory', async (req) => toFactoryProto(await createFactory(db, requireCaller(req.caller), { name: req.name }))),
+    ListFactories: unary(logger, 'ListFactories', async (req) => ({ factories: (await listFactories(db, requireCaller(req.caller))).map(toFactoryProto) })),
+    GetFactory: unary(logger, 'GetFactory', async (req) => toFactoryProto(await getFactory(db, requireCaller(req.caller), req.factory_id))),
+    DeleteFactory: unary(logger, 'DeleteFactory', async (req) => {
+      await deleteFactory(db, requireCaller(req.caller), req.factory_id);
+      return {};
+    }),
+    ApplyDefinitions: unary(logger, 'ApplyDefinitions', async (req) => {
+      const result = await applyDefinitions(deps, requireCaller(req.caller), req.factory_id, req.files);
+      const toProto = (d: { name: string; id: string; action: string; url?: string }) => ({ name: d.name, id: d.id, action: d.action, url: d.url ?? '' });
+      return { webhooks: result.webhooks.map(toProto), automations: result.automations.map(toProto) };
+    }),
+
+    CreateWebhook: unary(logger, 'CreateWebhook', async (req) =>
+      toWebhookWithSecret(
+        await createWebhook(deps, requireCaller(req.caller), req.factory_id, {
+          name: req.name,
+          authMode: req.auth_mode,
+          signatureScheme: req.signature_scheme,
+          providerSecret: req.provider_secret,
+          secretName: req.secret_name,
+          deliveryIdHeader: req.delivery_id_header,
+        }),
+      ),
+    ),
+    ListWebhooks: unary(logger, 'ListWebhooks', async (req) => ({ webhooks: (await listWebhooks(deps, requireCaller(req.caller), req.factory_id)).map(toWebhookProto) })),
+    GetWebhook: unary(logger, 'GetWebhook', async (req) => toWebhookProto(await getWebhook(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid))),
+    SetWebhookEnabled: unary(logger, 'SetWebhookEnabled', async (req) =>
+      toWebhookProto(await setWebhookEnabled(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.enabled)),
+    ),
+    DeleteWebhook: unary(logger, 'DeleteWebhook', async (req) => {
+      await deleteWebhook(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid);
+      return {};
+    }),
+    RotateWebhookSecret: unary(logger, 'RotateWebhookSecret', async (req) =>
+      toWebhookWithSecret(await rotateWebhookSecret(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.provider_secret)),
+    ),
+    ListDeliveries: unary(logger, 'ListDeliveries', async (req) => {
+      const page = await listDeliveries(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, { limit: req.limit, cursor: req.cursor });
+      return { deliveries: page.deliveries.map((d) => toDeliveryProto(d)), next_cursor: page.nextCursor ?? '' };
+    }),
+    GetDelivery: unary(logger, 'GetDelivery', async (req) => toDeliveryProto(await getDelivery(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.delivery_id), true)),
+    TestFilter: unary(logger, 'TestFilter', async (req) => {
+      const result = await testFilter(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, {
+        deliveryId: req.delivery_id,
+        ...(req.automation_id && { automationId: req.automation_id }),
+        ...(req.filter_json && { filter: parseJsonField(req.filter_json, 'filter') }),
+      });
+      return {
+        would_trigger: result.wouldTrigger,
+        webhook_check_passed: result.webhookCheck.passed,
+        webhook_check_detail: result.webhookCheck.detail,
+        payload_check_passed: result.payloadCheck.passed,
+        payload_mismatches: result.payloadCheck.mismatches,
+        payload_check_error: result.payloadCheck.error ?? '',
+        payload_check_detail: result.payloadCheck.detail,
+      };
+    }),
+
+    CreateAutomation: unary(logger, 'CreateAutomation', async (req) =>
+      toAutomationProto(
+        await createAutomation(db, requireCaller(req.caller), req.factory_id, {
+          name: req.name,
+          prompt: req.prompt,
+          agentConfig: parseJsonField(req.agent_config_json, 'agent_config'),
+          ...(req.enabled !== undefined && { enabled: req.enabled }),
+          trigger: parseJsonField(req.trigger_json, 'trigger'),
+        }),
+      ),
+    ),
+    ListAutomations: unary(logger, 'ListAutomations', async (req) => ({ automations: (await listAutomations(db, requireCaller(req.caller), req.factory_id)).map(toAutomationProto) })),
+    GetAutomation: unary(logger, 'GetAutomation', async (req) => toAutomationProto(await getAutomation(db, requireCaller(req.caller), req.factory_id, req.automation_id))),
+    UpdateAutomation: unary(logger, 'UpdateAutomation', async (req) =>
+      toAutomationProto(
+        await updateAutomation(db, requireCaller(req.caller), req.factory_id, req.automation_id, {
+          ...(req.name !== undefined && { name: req.name }),
+          ...(req.prompt !== undefined && { prompt: req.prompt }),
+          ...(req.agent_config_json !== undefined && { agentConfig: parseJsonField(req.agent_config_json, 'agent_config') ?? null }),
+          ...(req.enabled !== undefined && { enabled: req.enabled }),
+          ...(req.trigger_json !== undefined && { trigger: parseJsonField(req.trigger_json, 'trigger') ?? null }),
+        }),
+      ),
+    ),
+    DeleteAutomation: unary(logger, 'DeleteAutomation', async (req) => {
+      await deleteAutomation(db, requireCaller(req.caller), req.factory_id, req.automation_id);
+      return {};
+    }),
+
+    CreateSecret: unary(logger, 'CreateSecret', async (req) => toSecretProto(await createSecret(deps, requireCaller(req.caller), { name: req.name, value: req.value }))),
+    SetSecretValue: unary(logger, 'SetSecretValue', async (req) => toSecretProto(await setSecretValue(deps, requireCaller(req.caller), { name: req.name, value: req.value }))),
+    ListSecrets: unary(logger, 'ListSecrets', async (req) => ({ secrets: (await listSecrets(db, requireCaller(req.caller))).map(toSecretProto) })),
+    GetSecret: unary(logger, 'GetSecret', async (req) => toSecretProto(await getSecret(db, requireCaller(req.caller), req.name))),
+    DeleteSecret: unary(logger, 'DeleteSecret', async (req) => {
+      await deleteSecret(db, requireCaller(req.caller), req.name);
+      return {};
+    }),
+  };
+}
+
+/** WebhookIngressService: the ingress's configuration lookups (no caller: an internal, trusted link). */
+export function webhookIngressHandlers(deps: Pick<FactoryHandlerDeps, 'db' | 'cipher' | 'logger'>): WebhookIngressServiceHandlers {
+  return {
+    ResolveWebhook: unary(deps.logger, 'ResolveWebhook', async (req) => {
+      const resolved = await resolveWebhookForIngress(deps, req.webhook_uid);
+      return {
+        found: resolved.found,
+        enabled: resolved.enabled,
+        auth_mode: resolved.authMode,
+        signature_scheme: resolved.signatureScheme,
+        secret: resolved.secret,
+        awaiting_secret: resolved.awaitingSecret,
+        delivery_id_header: resolved.deliveryIdHeader,
+        team_id: resolved.teamId,
+      };
+    }),
+  };
+}

@@ -1,0 +1,53 @@
+import type { PrismaClient } from '@conveyor/db';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@conveyor/logger';
+import type { OrchestratorConfig } from '../config';
+import { DeliveryProcessor, type StartRun } from '../deliveries/delivery-processor';
+import { DeliveryRetention } from '../deliveries/delivery-retention';
+import type { OrchestratorHandlers } from '../grpc/grpc-server';
+import { createRun } from '../runs/create-run';
+import { SecretCipher } from '../secrets/secret-cipher';
+import { factoryHandlers, webhookIngressHandlers } from './factory-handlers';
+import { WebhookVersions } from './webhook-versions';
+
+export interface WebhookModuleDeps {
+  config: Pick<OrchestratorConfig, 'WEBHOOK_BASE_URL' | 'CONVEYOR_SECRETS_KEY' | 'CONVEYOR_SECRETS_PREVIOUS_KEYS' | 'NODE_ENV' | 'DEFAULT_HARNESS' | 'DELIVERY_RETENTION_INTERVAL_MS'>;
+  db: PrismaClient;
+  redis: Redis;
+  logger: Logger;
+  kickOutbox: () => void;
+}
+
+/**
+ * Factories, webhooks, automations, secrets and the delivery log, wired for the orchestrator: the gRPC handlers,
+ * the Kafka delivery handler (which starts runs through createRun) and the delivery-log retention job.
+ */
+export class WebhookModule {
+  readonly cipher: SecretCipher;
+  readonly versions: WebhookVersions;
+  readonly processor: DeliveryProcessor;
+  private readonly retention: DeliveryRetention;
+
+  constructor(private readonly deps: WebhookModuleDeps) {
+    const { config, db, redis, logger, kickOutbox } = deps;
+    this.cipher = SecretCipher.fromEnv(config);
+    this.versions = new WebhookVersions(redis);
+    const startRun: StartRun = (caller, input) => createRun({ db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS }, caller, input);
+    this.processor = new DeliveryProcessor({ db, logger: logger.child({ component: 'delivery-processor' }), startRun });
+    this.retention = new DeliveryRetention(db, logger.child({ component: 'delivery-retention' }), config.DELIVERY_RETENTION_INTERVAL_MS);
+  }
+
+  grpcHandlers(): Pick<OrchestratorHandlers, 'factories' | 'webhookIngress'> {
+    const { db, logger, config } = this.deps;
+    const deps = { db, cipher: this.cipher, versions: this.versions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
+    return { factories: factoryHandlers(deps), webhookIngress: webhookIngressHandlers(deps) };
+  }
+
+  start(): void {
+    this.retention.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.retention.stop();
+  }
+}

@@ -1,0 +1,304 @@
+import { AppError } from '@conveyor/errors';
+import { newId, type Prisma, type PrismaClient, type Webhook } from '@conveyor/db';
+import type { Caller__Output } from '@conveyor/proto';
+import { generateStandardWebhooksSecret, generateWebhookSecret } from '@conveyor/webhook-auth';
+import { loadFactory } from '../factories/factories';
+import { requireFactoryManager } from '../factories/permissions';
+import { webhookSecretContext, type SecretCipher } from '../secrets/secret-cipher';
+import { readTeamSecretValue, validateSecretName, validateSecretValue, writeTeamSecret } from '../secrets/team-secrets';
+import type { WebhookVersions } from './webhook-versions';
+import {
+  credentialProblem,
+  DEFINITION_NAME,
+  DEFINITION_NAME_RULE,
+  defaultSecretName,
+  generatesSecret,
+  ingressUrl,
+  isAuthMode,
+  isSignatureScheme,
+  isValidHeaderName,
+  MAX_WEBHOOKS_PER_FACTORY,
+  SIGNATURE_SCHEMES,
+  type AuthMode,
+} from './webhook-rules';
+
+export interface WebhookDeps {
+  db: PrismaClient;
+  cipher: SecretCipher;
+  versions: WebhookVersions;
+  /** `{webhook_base_url}` of the ingress, for the URLs shown to users. */
+  webhookBaseUrl: string;
+}
+
+type Tx = Prisma.TransactionClient;
+
+export interface WebhookView {
+  row: Webhook;
+  url: string;
+  secretStatus: 'active' | 'awaiting_provider_secret';
+  managedBy: 'api' | 'definition';
+}
+
+export interface WebhookWithSecretView {
+  webhook: WebhookView;
+  /** Only when the platform generated it: shown once. */
+  secret?: string;
+  /** The URL for the sender; contains the secret in url_token mode when the secret is shown. */
+  ingressUrl: string;
+}
+
+export interface CreateWebhookInput {
+  name: string;
+  authMode?: string;
+  signatureScheme?: string;
+  providerSecret?: string;
+  secretName?: string;
+  deliveryIdHeader?: string;
+}
+
+const notFound = () => new AppError('resource_not_found', 'Webhook not found');
+
+export function viewWebhook(webhookBaseUrl: string, row: Webhook): WebhookView {
+  return {
+    row,
+    url: ingressUrl(webhookBaseUrl, row.id, row.authMode),
+    secretStatus: row.secretCiphertext ? 'active' : 'awaiting_provider_secret',
+    managedBy: row.definitionName ? 'definition' : 'api',
+  };
+}
+
+/** The configuration fields every path (API, definitions) validates the same way. */
+export function validateWebhookConfig(input: { name: string; authMode?: string; signatureScheme?: string; deliveryIdHeader?: string }): {
+  name: string;
+  authMode: AuthMode;
+  signatureScheme: string | null;
+  deliveryIdHeader: string | null;
+} {
+  const name = input.name.trim();
+  if (!DEFINITION_NAME.test(name)) throw new AppError('invalid_request', `name must be ${DEFINITION_NAME_RULE}`);
+  const authMode = input.authMode || 'token';
+  if (!isAuthMode(authMode)) throw new AppError('invalid_request', 'auth_mode must be one of token, url_token, signature');
+  const scheme = input.signatureScheme || '';
+  if (authMode === 'signature') {
+    if (!isSignatureScheme(scheme)) throw new AppError('invalid_request', `signature_scheme must be one of ${SIGNATURE_SCHEMES.join(', ')} in signature mode`);
+  } else if (scheme) {
+    throw new AppError('invalid_request', 'signature_scheme applies to auth_mode signature only');
+  }
+  const header = input.deliveryIdHeader?.trim() ?? '';
+  if (header && !isValidHeaderName(header)) throw new AppError('invalid_request', 'delivery_id_header must be an HTTP header name (at most 100 characters)');
+  return { name, authMode, signatureScheme: authMode === 'signature' ? scheme : null, deliveryIdHeader: header ? header.toLowerCase() : null };
+}
+
+/** Locks the factory row so concurrent creations cannot exceed the per-factory limit between count and insert. */
+export async function lockFactoryForWebhooks(tx: Tx, teamId: string, factoryId: string): Promise<void> {
+  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM "Factory" WHERE id = ${factoryId} AND "teamId" = ${teamId} FOR UPDATE`;
+  if (locked.length === 0) throw new AppError('resource_not_found', 'Factory not found');
+}
+
+export async function assertWebhookCapacity(tx: Tx, factoryId: string, adding = 1): Promise<void> {
+  const count = await tx.webhook.count({ where: { factoryId } });
+  if (count + adding > MAX_WEBHOOKS_PER_FACTORY) {
+    throw new AppError('conflict', `A factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; this one has ${count}. Delete one first.`);
+  }
+}
+
+/** The credential snapshot columns for `secret` (null = awaiting the provider's secret). */
+export function credentialColumns(cipher: SecretCipher, uid: string, secret: string | undefined): { secretCiphertext: Uint8Array<ArrayBuffer> | null; secretKeyId: string | null } {
+  if (secret === undefined) return { secretCiphertext: null, secretKeyId: null };
+  const { ciphertext, keyId } = cipher.encrypt(secret, webhookSecretContext(uid));
+  return { secretCiphertext: new Uint8Array(ciphertext), secretKeyId: keyId };
+}
+
+async function uniqueDefaultSecretName(tx: Tx, teamId: string, webhookName: string): Promise<string> {
+  const base = defaultSecretName(webhookName);
+  for (let i = 1; ; i++) {
+    const candidate = i === 1 ? base : `${base}_${i}`;
+    if (!(await tx.teamSecret.findUnique({ where: { teamId_name: { teamId, name: candidate } }, select: { id: true } }))) return candidate;
+  }
+}
+
+export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, factoryId: string, input: CreateWebhookInput): Promise<WebhookWithSecretView> {
+  requireFactoryManager(caller, 'Creating a webhook');
+  const config = validateWebhookConfig(input);
+  const providerSecret = input.providerSecret ?? '';
+  if (providerSecret && config.authMode !== 'signature') {
+    throw new AppError('invalid_request', 'provider_secret applies to auth_mode signature only; token and url_token secrets are generated');
+  }
+  if (providerSecret) validateSecretValue(providerSecret, 'provider_secret');
+  const requestedSecretName = input.secretName?.trim() ?? '';
+  if (requestedSecretName) validateSecretName(requestedSecretName, 'secret_name');
+  await loadFactory(deps.db, caller, factoryId);
+
+  const uid = newId('wh');
+  const result = await deps.db.$transaction(async (tx) => {
+    await lockFactoryForWebhooks(tx, caller.team_id, factoryId);
+    await assertWebhookCapacity(tx, factoryId);
+    if (await tx.webhook.findUnique({ where: { factoryId_name: { factoryId, name: config.name } }, select: { id: true } })) {
+      throw new AppError('conflict', `A webhook named "${config.name}" already exists in this factory`);
+    }
+    const secretName = requestedSecretName || (await uniqueDefaultSecretName(tx, caller.team_id, config.name));
+    const existing = await readTeamSecretValue(tx, deps.cipher, caller.team_id, secretName);
+
+    let credential: string | undefined;
+    let shown: string | undefined;
+    if (existing !== undefined) {
+      // Reuse: the existing secret's value is never shown.
+      if (providerSecret) {
+        throw new AppError('conflict', `Team secret "${secretName}" already exists: omit provider_secret to reuse it, or choose another secret_name`);
+      }
+      const problem = credentialProblem(config.authMode, config.signatureScheme, existing);
+      if (problem) throw new AppError('invalid_request', `Team secret "${secretName}" ${problem}`);
+      credential = existing;
+    } else if (providerSecret) {
+      const problem = credentialProblem(config.authMode, config.signatureScheme, providerSecret);
+      if (problem) throw new AppError('invalid_request', `provider_secret ${problem}`);
+      credential = providerSecret;
+    } else if (generatesSecret(config.authMode, config.signatureScheme)) {
+      credential = shown = config.authMode === 'signature' ? generateStandardWebhooksSecret() : generateWebhookSecret();
+    }
+    // else: a provider that issues its secret after seeing the URL; deliveries are refused until the second step.
+    if (credential !== undefined && existing === undefined) {
+      await writeTeamSecret(tx, deps.cipher, { teamId: caller.team_id, name: secretName, value: credential, createdById: caller.principal_id });
+    }
+    const row = await tx.webhook.create({
+      data: {
+        id: uid,
+        teamId: caller.team_id,
+        factoryId,
+        name: config.name,
+        authMode: config.authMode,
+        signatureScheme: config.signatureScheme,
+        secretName,
+        deliveryIdHeader: config.deliveryIdHeader,
+        enabled: true,
+        createdById: caller.principal_id,
+        ...credentialColumns(deps.cipher, uid, credential),
+      },
+    });
+    return { row, shown };
+  });
+  await deps.versions.bump(uid);
+  return withSecret(deps.webhookBaseUrl, result.row, result.shown);
+}
+
+function withSecret(webhookBaseUrl: string, row: Webhook, shown: string | undefined): WebhookWithSecretView {
+  return {
+    webhook: viewWebhook(webhookBaseUrl, row),
+    ...(shown !== undefined && { secret: shown }),
+    ingressUrl: ingressUrl(webhookBaseUrl, row.id, row.authMode, shown),
+  };
+}
+
+/** A webhook of the caller's team in the given factory; anything else is reported as missing. */
+export async function loadWebhook(db: PrismaClient | Tx, caller: Caller__Output, factoryId: string, uid: string): Promise<Webhook> {
+  const row = uid && factoryId ? await db.webhook.findFirst({ where: { id: uid, factoryId, teamId: caller.team_id } }) : null;
+  if (!row) {
+    // Distinguish a missing factory from a missing webhook only for the caller's own team.
+    if (factoryId && !(await db.factory.findFirst({ where: { id: factoryId, teamId: caller.team_id }, select: { id: true } }))) {
+      throw new AppError('resource_not_found', 'Factory not found');
+    }
+    throw notFound();
+  }
+  return row;
+}
+
+export async function listWebhooks(deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>, caller: Caller__Output, factoryId: string): Promise<WebhookView[]> {
+  await loadFactory(deps.db, caller, factoryId);
+  const rows = await deps.db.webhook.findMany({ where: { factoryId, teamId: caller.team_id }, orderBy: [{ name: 'asc' }] });
+  return rows.map((row) => viewWebhook(deps.webhookBaseUrl, row));
+}
+
+export async function getWebhook(deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>, caller: Caller__Output, factoryId: string, uid: string): Promise<WebhookView> {
+  return viewWebhook(deps.webhookBaseUrl, await loadWebhook(deps.db, caller, factoryId, uid));
+}
+
+/**
+ * Disabling makes senders get 404 at once. Enabling re-reads the team secret the webhook names (that is how a new
+ * managed-secret value takes effect), so a webhook that awaited its provider secret becomes active once the secret
+ * exists; a value that no longer suits the mode (a url_token secret that is not URL-safe) refuses the enable.
+ */
+export async function setWebhookEnabled(deps: WebhookDeps, caller: Caller__Output, factoryId: string, uid: string, enabled: boolean): Promise<WebhookView> {
+  requireFactoryManager(caller, enabled ? 'Enabling a webhook' : 'Disabling a webhook');
+  const row = await deps.db.$transaction(async (tx) => {
+    const current = await loadWebhook(tx, caller, factoryId, uid);
+    let credential: ReturnType<typeof credentialColumns> | undefined;
+    if (enabled) {
+      const value = await readTeamSecretValue(tx, deps.cipher, current.teamId, current.secretName);
+      if (value !== undefined) {
+        const problem = credentialProblem(current.authMode as AuthMode, current.signatureScheme, value);
+        if (problem) throw new AppError('invalid_request', `Cannot enable: team secret "${current.secretName}" ${problem}`);
+        credential = credentialColumns(deps.cipher, current.id, value);
+      }
+    }
+    return tx.webhook.update({ where: { id: current.id }, data: { enabled, ...credential } });
+  });
+  await deps.versions.bump(uid);
+  return viewWebhook(deps.webhookBaseUrl, row);
+}
+
+/** Senders get 404 at once; automations selecting the webhook stay but stop firing; its delivery log goes with it. */
+export async function deleteWebhook(deps: WebhookDeps, caller: Caller__Output, factoryId: string, uid: string): Promise<void> {
+  requireFactoryManager(caller, 'Deleting a webhook');
+  const row = await loadWebhook(deps.db, caller, factoryId, uid);
+  await deps.db.webhook.delete({ where: { id: row.id } });
+  await deps.versions.bump(uid);
+}
+
+/**
+ * Token and url_token: a new generated secret. Signature: the provider's new signing secret when given (this is
+ * also the second step of a webhook created without one), else a generated Standard Webhooks secret. The new value
+ * goes to the webhook's team secret too, and the old one stops working with the next request.
+ */
+export async function rotateWebhookSecret(deps: WebhookDeps, caller: Caller__Output, factoryId: string, uid: string, providerSecret = ''): Promise<WebhookWithSecretView> {
+  requireFactoryManager(caller, 'Rotating a webhook secret');
+  const result = await deps.db.$transaction(async (tx) => {
+    const current = await loadWebhook(tx, caller, factoryId, uid);
+    const authMode = current.authMode as AuthMode;
+    let credential: string;
+    let shown: string | undefined;
+    if (providerSecret) {
+      if (authMode !== 'signature') throw new AppError('invalid_request', 'provider_secret applies to signature webhooks only; token and url_token secrets are generated');
+      validateSecretValue(providerSecret, 'provider_secret');
+      const problem = credentialProblem(authMode, current.signatureScheme, providerSecret);
+      if (problem) throw new AppError('invalid_request', `provider_secret ${problem}`);
+      credential = providerSecret;
+    } else if (generatesSecret(authMode, current.signatureScheme)) {
+      credential = shown = authMode === 'signature' ? generateStandardWebhooksSecret() : generateWebhookSecret();
+    } else {
+      throw new AppError('invalid_request', `A ${current.signatureScheme} webhook's secret is issued by the provider: send it as provider_secret`);
+    }
+    await writeTeamSecret(tx, deps.cipher, { teamId: current.teamId, name: current.secretName, value: credential, createdById: caller.principal_id });
+    const row = await tx.webhook.update({ where: { id: current.id }, data: credentialColumns(deps.cipher, current.id, credential) });
+    return { row, shown };
+  });
+  await deps.versions.bump(uid);
+  return withSecret(deps.webhookBaseUrl, result.row, result.shown);
+}
+
+export interface ResolvedWebhook {
+  found: boolean;
+  enabled: boolean;
+  authMode: string;
+  signatureScheme: string;
+  secret: string;
+  awaitingSecret: boolean;
+  deliveryIdHeader: string;
+  teamId: string;
+}
+
+/** The ingress's view of a webhook, with the credential decrypted (see WebhookIngressService in webhooks.proto). */
+export async function resolveWebhookForIngress(deps: Pick<WebhookDeps, 'db' | 'cipher'>, uid: string): Promise<ResolvedWebhook> {
+  const row = uid ? await deps.db.webhook.findUnique({ where: { id: uid } }) : null;
+  if (!row) return { found: false, enabled: false, authMode: '', signatureScheme: '', secret: '', awaitingSecret: false, deliveryIdHeader: '', teamId: '' };
+  const secret = row.secretCiphertext && row.secretKeyId ? deps.cipher.decrypt(row.secretCiphertext, row.secretKeyId, webhookSecretContext(row.id)) : '';
+  return {
+    found: true,
+    enabled: row.enabled,
+    authMode: row.authMode,
+    signatureScheme: row.signatureScheme ?? '',
+    secret,
+    awaitingSecret: !row.secretCiphertext,
+    deliveryIdHeader: row.deliveryIdHeader ?? '',
+    teamId: row.teamId,
+  };
+}

@@ -1,0 +1,63 @@
+import type { RunEvent } from '@conveyor/run-events';
+import type { RunnerControl__Output } from '@conveyor/proto';
+import type { OrchestratorLink } from './orchestrator-link';
+
+/**
+ * Batches a run's events to the orchestrator (a flush every `intervalMs`, or on demand), keeps the raw
+ * transcript, and hands the control answers (cancel, follow-ups) to `onControl`.
+ */
+export class EventReporter {
+  private buffer: RunEvent[] = [];
+  private readonly transcript: string[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly link: OrchestratorLink,
+    private readonly target: { runId: string; execution: number; runnerId: string },
+    private readonly onControl: (control: RunnerControl__Output) => void,
+    private readonly onError: (err: unknown) => void,
+    intervalMs = 200,
+  ) {
+    this.timer = setInterval(() => void this.flush(), intervalMs);
+    this.timer.unref();
+  }
+
+  emit(event: RunEvent): void {
+    this.buffer.push(event);
+    this.transcript.push(JSON.stringify({ at: new Date().toISOString(), execution: this.target.execution, ...event }));
+  }
+
+  /** Serialized so events keep their order across flushes. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.buffer.length === 0) return;
+      const batch = this.buffer;
+      this.buffer = [];
+      try {
+        const control = await this.link.call('ReportEvents', {
+          run_id: this.target.runId,
+          execution: this.target.execution,
+          runner_id: this.target.runnerId,
+          events_json: batch.map((e) => JSON.stringify(e)),
+        });
+        this.onControl(control);
+      } catch (err) {
+        // Keep the events for the next attempt, unless the run was taken from us (onError decides).
+        this.buffer = [...batch, ...this.buffer];
+        this.onError(err);
+      }
+    });
+    return this.flushing;
+  }
+
+  transcriptBytes(): Buffer {
+    return Buffer.from(this.transcript.map((line) => `${line}\n`).join(''));
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+}

@@ -1,0 +1,150 @@
+import { AppError } from '@conveyor/errors';
+import type { Logger } from '@conveyor/logger';
+import type { RunAssignment__Output, RunnerControl__Output } from '@conveyor/proto';
+import type { RunJob } from '@conveyor/run-events';
+import { environmentSchema, setUpEnvironment } from './environment-setup';
+import { EventReporter } from './event-reporter';
+import { FollowupInbox } from './harness/followup-inbox';
+import { SetupFailure, type HarnessInput, type HarnessOutcome } from './harness/harness';
+import { harnessFor } from './harness/harness-registry';
+import type { OrchestratorLink } from './orchestrator-link';
+import { prepareWorkspace } from './workspace';
+
+export interface ExecutorOptions {
+  runnerId: string;
+  workspaceRoot: string;
+  heartbeatIntervalMs: number;
+  harnessCommands: Record<string, string>;
+}
+
+type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean };
+
+/**
+ * One execution of one run: claim it, prepare the workspace and environment (PENDING), run the harness
+ * (INPROGRESS) while heartbeating for cancellation and follow-ups, and report the outcome with the transcript.
+ */
+export class RunExecutor {
+  constructor(
+    private readonly link: OrchestratorLink,
+    private readonly options: ExecutorOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  async execute(job: RunJob, stopSignal: AbortSignal): Promise<'completed' | 'skipped'> {
+    const log = this.logger.child({ runId: job.runId, execution: job.execution });
+    let assignment: RunAssignment__Output;
+    try {
+      assignment = await this.link.call('ClaimRun', { run_id: job.runId, execution: job.execution, runner_id: this.options.runnerId });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'conflict') {
+        log.info({ reason: err.message }, 'run not claimable; skipping job');
+        return 'skipped';
+      }
+      throw err;
+    }
+    log.info({ harness: assignment.harness, debug: assignment.debug_session }, 'run claimed');
+
+    const abort = new AbortController();
+    const onStop = () => abort.abort();
+    stopSignal.addEventListener('abort', onStop, { once: true });
+    const inbox = new FollowupInbox();
+    const target = { runId: job.runId, execution: job.execution, runnerId: this.options.runnerId };
+    const rpcTarget = { run_id: job.runId, execution: job.execution, runner_id: this.options.runnerId };
+    const onControl = (control: RunnerControl__Output) => {
+      if (control.cancel_requested && !abort.signal.aborted) {
+        log.info('cancellation requested; stopping harness');
+        abort.abort();
+      }
+      for (const f of control.followups) inbox.push(f.message);
+    };
+    const onLinkError = (err: unknown) => {
+      // The orchestrator says we no longer hold the run (cancelled and re-executed, or swept as lost): stop.
+      if (err instanceof AppError && err.code === 'conflict') abort.abort();
+      else log.warn({ err }, 'orchestrator call failed; will retry');
+    };
+    const reporter = new EventReporter(this.link, target, onControl, onLinkError);
+    const heartbeat = setInterval(() => {
+      this.link.call('Heartbeat', rpcTarget, 5000).then(onControl, onLinkError);
+    }, this.options.heartbeatIntervalMs);
+
+    let completion: Completion;
+    try {
+      completion = await this.drive(assignment, reporter, inbox, abort.signal);
+    } catch (err) {
+      log.error({ err }, 'harness crashed');
+      completion = { state: 'ERROR', message: 'The agent harness crashed', errorCode: 'internal_error' };
+    } finally {
+      clearInterval(heartbeat);
+      stopSignal.removeEventListener('abort', onStop);
+    }
+    await reporter.close();
+    if (stopSignal.aborted) {
+      completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
+    } else if (abort.signal.aborted) {
+      completion = { state: 'CANCELLED', message: 'Cancelled' };
+    }
+    await this.link
+      .call('CompleteRun', {
+        ...rpcTarget,
+        state: completion.state,
+        message: completion.message,
+        error_code: completion.errorCode ?? '',
+        setup_failed: completion.setupFailed ?? false,
+        transcript: reporter.transcriptBytes(),
+      })
+      .catch((err: unknown) => log.warn({ err }, 'could not report completion'));
+    log.info({ state: completion.state }, 'run execution finished');
+    return 'completed';
+  }
+
+  private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal): Promise<Completion> {
+    const debug = assignment.debug_session;
+    const harness = harnessFor(assignment.harness, this.options.harnessCommands);
+    if (!debug) reporter.emit({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' });
+    const step = (name: 'workspace' | 'repositories' | 'setup_commands' | 'attachments' | 'harness_start', status: 'started' | 'succeeded' | 'failed', detail?: string) =>
+      reporter.emit({ kind: 'setup_step', step: name, status, ...(detail ? { detail } : {}) });
+
+    let input: HarnessInput;
+    let current: Parameters<typeof step>[0] = 'workspace';
+    try {
+      step('workspace', 'started');
+      const workspaceDir = await prepareWorkspace(this.options.workspaceRoot, assignment.run_id, assignment.attachments.map((a) => ({ file_name: a.file_name, data: Buffer.from(a.data) })));
+      step('workspace', 'succeeded', `${assignment.attachments.length} attachment(s)`);
+      input = {
+        runId: assignment.run_id,
+        execution: assignment.execution,
+        prompt: assignment.prompt,
+        followups: assignment.followups,
+        config: JSON.parse(assignment.config_json || '{}') as Record<string, unknown>,
+        mode: assignment.mode,
+        debugSession: debug,
+        workspaceDir,
+      };
+      if (!debug) {
+        const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
+        if (environment.repositories.length + environment.setup_commands.length > 0) {
+          current = 'setup_commands';
+          step('setup_commands', 'started');
+          await setUpEnvironment(environment, workspaceDir, signal, (detail) => reporter.emit({ kind: 'log', level: 'info', text: detail }));
+          step('setup_commands', 'succeeded');
+        }
+      }
+      current = 'harness_start';
+      step('harness_start', 'started', assignment.harness);
+      await harness.prepare(input);
+      step('harness_start', 'succeeded');
+    } catch (err) {
+      if (!(err instanceof SetupFailure)) throw err;
+      step(current, 'failed', err.message);
+      return { state: 'FAILED', message: err.message, errorCode: 'environment_setup_failed', setupFailed: true };
+    }
+
+    if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
+    await reporter.flush();
+    const outcome = await harness.run(input, { emit: (e) => reporter.emit(e), inbox, signal });
+    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled' };
+    return outcome.state === 'SUCCEEDED'
+      ? { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed' }
+      : { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode };
+  }
+}

@@ -1,0 +1,83 @@
+import type { Server } from 'node:http';
+import express from 'express';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from '@conveyor/logger';
+import { runJobSchema, type RunJob } from '@conveyor/run-events';
+import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
+import type { RunnerConfig } from './config';
+import { OrchestratorLink } from './orchestrator-link';
+import { RunExecutor } from './run-executor';
+
+/**
+ * A runner process: a BullMQ worker taking run jobs with bounded concurrency. On stop it takes no new jobs, lets
+ * in-flight runs finish until the shutdown deadline, then aborts them (they end in ERROR, retryable).
+ */
+export class Runner implements Service {
+  readonly readiness = new Readiness();
+  httpPort = 0;
+  private worker: Worker<RunJob> | undefined;
+  private redis: Redis | undefined;
+  private link: OrchestratorLink | undefined;
+  private server: Server | undefined;
+  private readonly stopAll = new AbortController();
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    private readonly config: RunnerConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const { config, logger } = this;
+    const link = new OrchestratorLink(config.ORCHESTRATOR_ADDR);
+    this.link = link;
+    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.redis = redis;
+    redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+    this.readiness
+      .add('redis', async () => {
+        await redis.ping();
+      })
+      .add('orchestrator', async () => {
+        if (!(await link.healthy())) throw new Error('orchestrator not ready');
+      });
+
+    const executor = new RunExecutor(
+      link,
+      {
+        runnerId: config.RUNNER_ID,
+        workspaceRoot: config.WORKSPACE_ROOT,
+        heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
+        harnessCommands: config.HARNESS_COMMANDS,
+      },
+      logger,
+    );
+    this.worker = new Worker<RunJob>(
+      config.RUN_QUEUE,
+      async (job) => executor.execute(runJobSchema.parse(job.data), this.stopAll.signal),
+      { connection: redis, concurrency: config.RUNNER_CONCURRENCY, autorun: true },
+    );
+    this.worker.on('failed', (job, err) => logger.error({ err, jobId: job?.id }, 'run job failed'));
+
+    const app = express();
+    app.use(healthRoutes(this.readiness));
+    ({ server: this.server, port: this.httpPort } = await listen(app, config.HTTP_PORT, config.HTTP_HOST));
+    logger.info({ runnerId: config.RUNNER_ID, concurrency: config.RUNNER_CONCURRENCY, queue: config.RUN_QUEUE }, 'runner started');
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.readiness.markStopping();
+      const drainDeadline = setTimeout(() => this.stopAll.abort(), Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000));
+      await closeAll(this.logger, [
+        ['worker', () => this.worker?.close()],
+        ['http server', () => this.server && closeServer(this.server)],
+        ['orchestrator link', () => this.link?.close()],
+        ['redis', () => this.redis?.quit()],
+      ]);
+      clearTimeout(drainDeadline);
+    })();
+    return this.stopped;
+  }
+}
