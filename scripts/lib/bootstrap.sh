@@ -7,7 +7,8 @@ ensure_node_modules() {
   # Reinstall when package-lock.json changed since the last install (npm writes node_modules/.package-lock.json).
   if [ ! -d "$ROOT/node_modules" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
     log "installing npm dependencies (first run takes a minute or two)…"
-    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error)
+    # `npm install` rather than `npm ci`: it tolerates optional platform packages missing from the lock file.
+    (cd "$ROOT" && npm install --no-audit --no-fund --loglevel=error)
   fi
 }
 

@@ -16,6 +16,8 @@ export interface RunningPlatform {
   /** An admin key of a freshly seeded team. */
   apiKey: string;
   logs: () => string;
+  /** Sends a signal to one of the service processes (e.g. SIGKILL the runner to test recovery). */
+  kill(service: 'orchestrator' | 'gateway' | 'ingress' | 'runner', signal?: NodeJS.Signals): void;
   stop(): Promise<void>;
 }
 
@@ -80,11 +82,13 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv } = {}): 
   };
   let output = '';
   const children: ChildProcess[] = [];
+  const byName = new Map<string, ChildProcess>();
   const start = (name: string, entry: string, extra: NodeJS.ProcessEnv): ChildProcess => {
     const child = spawn(process.execPath, [path.join(ROOT, entry)], { env: { ...env, ...extra } });
     child.stdout?.on('data', (d: Buffer) => (output += `[${name}] ${d.toString()}`));
     child.stderr?.on('data', (d: Buffer) => (output += `[${name}] ${d.toString()}`));
     children.push(child);
+    byName.set(name, child);
     return child;
   };
   const logs = () => output;
@@ -103,7 +107,12 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv } = {}): 
   };
 
   try {
-    const orchestrator = start('orchestrator', 'services/orchestrator/dist/main.js', { GRPC_PORT: String(grpcPort), HTTP_PORT: String(orchHttp) });
+    const orchestrator = start('orchestrator', 'services/orchestrator/dist/main.js', {
+      GRPC_PORT: String(grpcPort),
+      HTTP_PORT: String(orchHttp),
+      // Signed download links point at this gateway.
+      PUBLIC_API_BASE_URL: `http://127.0.0.1:${gatewayPort}/v1`,
+    });
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
     const gateway = start('gateway', 'services/gateway/dist/main.js', { PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr });
@@ -121,6 +130,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv } = {}): 
       env,
       apiKey: seeded.apiKey,
       logs,
+      kill: (service, signal = 'SIGTERM') => byName.get(service)?.kill(signal),
       stop,
     };
   } catch (err) {

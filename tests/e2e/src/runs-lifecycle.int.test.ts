@@ -1,7 +1,6 @@
 import OzAPI from 'oz-agent-sdk';
 import { startPlatform, type RunningPlatform } from './platform';
-
-type Json = Record<string, unknown>;
+import { apiCall, waitForRunState } from './run-waits';
 
 describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
   let platform: RunningPlatform;
@@ -16,26 +15,8 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     await platform?.stop();
   });
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${platform.apiUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${platform.apiKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-
-  async function waitForState(runId: string, states: string[], timeoutMs = 30_000): Promise<Json> {
-    const deadline = Date.now() + timeoutMs;
-    let last: Json = {};
-    while (Date.now() < deadline) {
-      last = (await api('GET', `/agent/runs/${runId}`)).body;
-      if (states.includes(last.state as string)) return last;
-      await new Promise((r) => setTimeout(r, 150));
-    }
-    throw new Error(`run ${runId} stayed ${String(last.state)}, wanted ${states.join('|')}\n${platform.logs().slice(-4000)}`);
-  }
+  const api = (method: string, path: string, body?: unknown) => apiCall(platform, method, path, body);
+  const waitForState = (runId: string, states: string[], timeoutMs?: number) => waitForRunState(platform, runId, states, timeoutMs);
 
   it('runs a prompt to SUCCEEDED through the official SDK', async () => {
     const png = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');

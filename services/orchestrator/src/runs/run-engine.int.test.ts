@@ -1,0 +1,204 @@
+import { Redis } from 'ioredis';
+import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import { createLogger } from '@conveyor/logger';
+import type { Caller__Output } from '@conveyor/proto';
+import { runJobId } from '@conveyor/run-events';
+import { createTestDatabase, REDIS_URL, uniqueName, type TestDatabase } from '@conveyor/testing';
+import { createTeam, createUser } from '../auth/team-admin';
+import { claimRun } from '../runner/claim-run';
+import { completeRun } from '../runner/complete-run';
+import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
+import { heartbeat, reportEvents } from '../runner/report-events';
+import { cancelRun } from './cancel-run';
+import { createRun } from './create-run';
+import { OutboxRelay } from './outbox-relay';
+import { RunQueue } from './run-queue';
+import { submitFollowup } from './submit-followup';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+
+describe('run engine over real PostgreSQL and Redis', () => {
+  let database: TestDatabase;
+  let db: PrismaClient;
+  let redis: Redis;
+  let queue: RunQueue;
+  let outbox: OutboxRelay;
+  let caller: Caller__Output;
+  const queueName = uniqueName('runs');
+  const saved: string[] = [];
+  const kick = () => void outbox.kick();
+  const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger });
+  const complete = (req: Parameters<typeof completeRun>[1]) =>
+    completeRun({ db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId) }, req);
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createPrismaClient(database.url);
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    queue = new RunQueue(redis, queueName);
+    outbox = new OutboxRelay(db, queue, logger);
+    const team = await createTeam(db, 'Engine');
+    const user = await createUser(db, { teamId: team.id, email: `${uniqueName('u')}@x.dev` });
+    caller = { team_id: team.id, principal_type: 'USER', principal_id: user.id, role: 'MEMBER', api_key_id: '', run_id: '', display_name: '', email: '' };
+  });
+
+  afterAll(async () => {
+    await queue.queue.obliterate({ force: true });
+    await queue.close();
+    await redis.quit();
+    await db.$disconnect();
+    await database.drop();
+  });
+
+  const jobExists = async (runId: string, execution: number) => Boolean(await queue.queue.getJob(runJobId({ runId, execution })));
+
+  it('commits the run with its outbox entry and relays it to exactly one job', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'hello' });
+    await outbox.kick();
+    expect(await jobExists(runId, 1)).toBe(true);
+    const entry = await db.outboxEntry.findFirst({ where: { payload: { equals: { runId, execution: 1 } } } });
+    expect(entry?.processedAt).toBeTruthy();
+    // Relaying again (a crash after enqueue but before marking) adds no second job.
+    await queue.enqueue({ runId, execution: 1 });
+    expect(await queue.queue.getJobCountByTypes('waiting')).toBeGreaterThanOrEqual(1);
+    const jobs = await queue.queue.getJobs(['waiting']);
+    expect(jobs.filter((j) => j.data.runId === runId)).toHaveLength(1);
+  });
+
+  it('recovers an outbox entry left behind when enqueueing failed', async () => {
+    const broken = new RunQueue(new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null }), queueName);
+    const brokenRelay = new OutboxRelay(db, broken, logger);
+    const { runId } = await createRun({ ...deps(), kickOutbox: () => void brokenRelay.kick() }, caller, { prompt: 'survives' });
+    await brokenRelay.kick();
+    expect(await jobExists(runId, 1)).toBe(false);
+    const row = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(row.state).toBe('QUEUED');
+    // The healthy relay's periodic sweep picks the entry up.
+    await outbox.kick();
+    expect(await jobExists(runId, 1)).toBe(true);
+    await broken.queue.close().catch(() => undefined);
+  });
+
+  it('lets exactly one runner claim an execution and rejects stale runners', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'claim me' });
+    const results = await Promise.allSettled([
+      claimRun(db, { run_id: runId, execution: 1, runner_id: 'a' }),
+      claimRun(db, { run_id: runId, execution: 1, runner_id: 'b' }),
+    ]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const winner = (await db.run.findUniqueOrThrow({ where: { id: runId } })).runnerId!;
+    const loser = winner === 'a' ? 'b' : 'a';
+    await expect(reportEvents(db, { run_id: runId, execution: 1, runner_id: loser, events_json: [] })).rejects.toMatchObject({ code: 'conflict' });
+    expect(await heartbeat(db, { run_id: runId, execution: 1, runner_id: loser })).toEqual({ cancel_requested: true, followups: [] });
+
+    const control = await reportEvents(db, {
+      run_id: runId,
+      execution: 1,
+      runner_id: winner,
+      events_json: [
+        JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' }),
+        JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' }),
+        JSON.stringify({ kind: 'agent_message', text: 'hi' }),
+        JSON.stringify({ kind: 'artifact', artifact_type: 'EXTERNAL_REFERENCE', data: { reference_type: 'linear_issue', url: 'https://linear.app/x/issue/X-1' } }),
+      ],
+    });
+    expect(control.cancel_requested).toBe(false);
+    const run = await db.run.findUniqueOrThrow({ where: { id: runId }, include: { artifacts: true } });
+    expect(run.state).toBe('INPROGRESS');
+    expect(run.startedAt).toBeTruthy();
+    expect(run.artifacts[0]).toMatchObject({ type: 'EXTERNAL_REFERENCE', canonicalUrl: 'https://linear.app/x/issue/X-1' });
+    await expect(reportEvents(db, { run_id: runId, execution: 1, runner_id: winner, events_json: ['{"kind":"bogus"}'] })).rejects.toMatchObject({ code: 'invalid_request' });
+
+    await complete({ run_id: runId, execution: 1, runner_id: winner, state: 'SUCCEEDED', message: '', error_code: '', setup_failed: false, transcript: Buffer.from('{"kind":"agent_message"}\n') });
+    const done = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(done).toMatchObject({ state: 'SUCCEEDED', runnerId: null, statusMessage: 'Run completed' });
+    expect(done.endedAt).toBeTruthy();
+    expect(saved).toContain(runId);
+    const states = (await db.runEvent.findMany({ where: { runId, kind: 'state_changed' }, orderBy: { id: 'asc' } })).map((e) => (e.data as { to: string }).to);
+    expect(states).toEqual(['QUEUED', 'CLAIMED', 'PENDING', 'INPROGRESS', 'SUCCEEDED']);
+  });
+
+  it('cancels per state: queued at once (job removed), running via the next heartbeat, PENDING conflicts, ended rejected', async () => {
+    const queued = await createRun(deps(), caller, { prompt: 'q' });
+    await outbox.kick();
+    await cancelRun(deps(), caller, queued.runId);
+    expect(await jobExists(queued.runId, 1)).toBe(false);
+    await expect(claimRun(db, { run_id: queued.runId, execution: 1, runner_id: 'r' })).rejects.toMatchObject({ code: 'conflict' });
+
+    const running = await createRun(deps(), caller, { prompt: 'r' });
+    await claimRun(db, { run_id: running.runId, execution: 1, runner_id: 'r' });
+    await reportEvents(db, { run_id: running.runId, execution: 1, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' })] });
+    await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({ code: 'conflict', httpStatus: 409 });
+    await reportEvents(db, { run_id: running.runId, execution: 1, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })] });
+    await cancelRun(deps(), caller, running.runId);
+    expect((await heartbeat(db, { run_id: running.runId, execution: 1, runner_id: 'r' })).cancel_requested).toBe(true);
+    // The runner's late completion does not overwrite CANCELLED.
+    await complete({ run_id: running.runId, execution: 1, runner_id: 'r', state: 'ERROR', message: 'cancelled', error_code: '', setup_failed: false, transcript: Buffer.alloc(0) });
+    expect((await db.run.findUniqueOrThrow({ where: { id: running.runId } })).state).toBe('CANCELLED');
+    await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+
+    const selfHosted = await createRun(deps(), caller, { prompt: 's', config: { worker_host: 'my-box' } });
+    await expect(cancelRun(deps(), caller, selfHosted.runId)).rejects.toMatchObject({ code: 'operation_not_supported', httpStatus: 422 });
+    const otherTeam = { ...caller, team_id: 'team_other' };
+    await expect(cancelRun(deps(), otherTeam, selfHosted.runId)).rejects.toMatchObject({ code: 'resource_not_found' });
+  });
+
+  it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    expect((await submitFollowup(deps(), caller, { runId, message: 'before start' })).routed_to).toBe('queued_input');
+    const assignment = await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
+    expect(assignment.followups).toEqual(['before start']);
+    expect((await submitFollowup(deps(), caller, { runId, message: 'while running' })).routed_to).toBe('live_harness');
+    expect((await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups?.map((f) => f.message)).toEqual(['while running']);
+    expect((await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups).toEqual([]);
+    await complete({ run_id: runId, execution: 1, runner_id: 'r', state: 'SUCCEEDED', message: '', error_code: '', setup_failed: false, transcript: Buffer.alloc(0) });
+
+    const next = await submitFollowup(deps(), caller, { runId, message: 'after the end' });
+    expect(next).toMatchObject({ routed_to: 'new_execution', state: 'QUEUED' });
+    await outbox.kick();
+    expect(await jobExists(runId, 2)).toBe(true);
+    const second = await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r2' });
+    expect(second).toMatchObject({ execution: 2, followups: ['after the end'], debug_session: false });
+    await expect(submitFollowup(deps(), caller, { runId, message: '  ' })).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  it('gives a setup failure a debug session that never changes the run state', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'd' });
+    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
+    await complete({ run_id: runId, execution: 1, runner_id: 'r', state: 'FAILED', message: 'npm install failed', error_code: '', setup_failed: true, transcript: Buffer.alloc(0) });
+    const failed = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(failed).toMatchObject({ state: 'FAILED', errorCode: 'environment_setup_failed', statusMessage: 'npm install failed' });
+    expect(failed.sessionDebugUntil!.getTime()).toBeGreaterThan(Date.now());
+
+    expect((await submitFollowup(deps(), caller, { runId, message: 'look at the log' })).routed_to).toBe('debug_session');
+    const debug = await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r' });
+    expect(debug).toMatchObject({ debug_session: true, followups: ['look at the log'] });
+    await reportEvents(db, { run_id: runId, execution: 2, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'INPROGRESS' })] });
+    await complete({ run_id: runId, execution: 2, runner_id: 'r', state: 'SUCCEEDED', message: 'answered', error_code: '', setup_failed: false, transcript: Buffer.alloc(0) });
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ state: 'FAILED', errorCode: 'environment_setup_failed', statusMessage: 'npm install failed', debugExecution: null });
+
+    // Outside the window a follow-up is an ordinary continuation.
+    await db.run.update({ where: { id: runId }, data: { sessionDebugUntil: new Date(Date.now() - 1000) } });
+    expect((await submitFollowup(deps(), caller, { runId, message: 'try again' })).routed_to).toBe('new_execution');
+  });
+
+  it('requeues a run whose runner vanished before starting, and errors one lost mid-run', async () => {
+    const sweeper = new LostRunnerSweeper({ db, kickOutbox: kick, logger }, 30_000);
+    const early = await createRun(deps(), caller, { prompt: 'early' });
+    await claimRun(db, { run_id: early.runId, execution: 1, runner_id: 'gone' });
+    const late = await createRun(deps(), caller, { prompt: 'late' });
+    await claimRun(db, { run_id: late.runId, execution: 1, runner_id: 'gone' });
+    await reportEvents(db, { run_id: late.runId, execution: 1, runner_id: 'gone', events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })] });
+
+    expect(await sweeper.sweep(new Date(Date.now() + 10_000))).toBe(0);
+    // Other tests leave claimed runs behind too; these two are the ones checked below.
+    expect(await sweeper.sweep(new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(2);
+    const requeued = await db.run.findUniqueOrThrow({ where: { id: early.runId } });
+    expect(requeued).toMatchObject({ state: 'QUEUED', execution: 2, runnerId: null });
+    await outbox.kick();
+    expect(await jobExists(early.runId, 2)).toBe(true);
+    expect(await db.run.findUniqueOrThrow({ where: { id: late.runId } })).toMatchObject({ state: 'ERROR', errorCode: 'resource_unavailable', retryable: true });
+    await sweeper.stop();
+  });
+});
+

@@ -1,0 +1,101 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { RunEvent } from '@conveyor/run-events';
+import { CommandHarness } from './command-harness';
+import { FollowupInbox } from './followup-inbox';
+import { SetupFailure, type HarnessInput } from './harness';
+
+// A tiny agent CLI speaking the JSON-lines protocol, run as a real child process.
+const AGENT = `
+const rl = require('node:readline').createInterface({ input: process.stdin });
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+rl.on('line', (line) => {
+  const msg = JSON.parse(line);
+  if (msg.type === 'start') {
+    out({ kind: 'agent_message', text: 'working on: ' + msg.prompt });
+    out({ kind: 'tool_call', call_id: 'c1', name: 'bash', input: { cmd: 'pwd' } });
+    out({ kind: 'tool_result', call_id: 'c1', output: process.cwd() });
+    console.log('plain text line');
+    console.error('a warning');
+    if (msg.prompt.includes('wait')) return;
+    out({ kind: 'result', state: msg.prompt.includes('fail') ? 'FAILED' : 'SUCCEEDED', message: 'finished' });
+    process.exit(0);
+  }
+  if (msg.type === 'followup') {
+    out({ kind: 'agent_message', text: 'follow-up: ' + msg.message });
+    out({ kind: 'result', state: 'SUCCEEDED', message: 'after follow-up' });
+    process.exit(0);
+  }
+  if (msg.type === 'cancel') process.exit(0);
+});
+`;
+
+describe('CommandHarness (real child process)', () => {
+  let dir: string;
+  let command: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'command-harness-'));
+    const script = path.join(dir, 'agent.js');
+    await writeFile(script, AGENT);
+    command = `"${process.execPath}" "${script}"`;
+  });
+
+  const input = (prompt: string): HarnessInput => ({
+    runId: 'r1',
+    execution: 1,
+    prompt,
+    followups: [],
+    config: {},
+    mode: 'normal',
+    debugSession: false,
+    workspaceDir: dir,
+  });
+
+  async function run(prompt: string, drive?: (inbox: FollowupInbox, abort: AbortController) => void) {
+    const events: RunEvent[] = [];
+    const inbox = new FollowupInbox();
+    const abort = new AbortController();
+    const harness = new CommandHarness('claude', command);
+    await harness.prepare();
+    const pending = harness.run(input(prompt), { emit: (e) => events.push(e), inbox, signal: abort.signal });
+    drive?.(inbox, abort);
+    return { outcome: await pending, events };
+  }
+
+  it('streams events, logs stray output and reports the result', async () => {
+    const { outcome, events } = await run('fix it');
+    expect(outcome).toEqual({ state: 'SUCCEEDED', message: 'finished' });
+    expect(events).toEqual(
+      expect.arrayContaining([
+        { kind: 'agent_message', text: 'working on: fix it' },
+        { kind: 'tool_call', call_id: 'c1', name: 'bash', input: { cmd: 'pwd' } },
+        { kind: 'tool_result', call_id: 'c1', output: dir },
+        { kind: 'log', level: 'info', text: 'plain text line' },
+        { kind: 'log', level: 'warn', text: 'a warning' },
+      ]),
+    );
+  });
+
+  it('reports failure results with their message', async () => {
+    expect((await run('please fail')).outcome).toEqual({ state: 'FAILED', message: 'finished', errorCode: undefined });
+  });
+
+  it('delivers live follow-ups over stdin', async () => {
+    const { outcome, events } = await run('wait for me', (inbox) => setTimeout(() => inbox.push('go on'), 200));
+    expect(outcome).toEqual({ state: 'SUCCEEDED', message: 'after follow-up' });
+    expect(events).toContainEqual({ kind: 'agent_message', text: 'follow-up: go on' });
+  });
+
+  it('stops the agent on cancel', async () => {
+    const started = Date.now();
+    const { outcome } = await run('wait forever', (_inbox, abort) => setTimeout(() => abort.abort(), 200));
+    expect(outcome.state).toBe('ERROR');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('fails setup when no command is configured for the harness type', async () => {
+    await expect(new CommandHarness('gemini', undefined).prepare()).rejects.toBeInstanceOf(SetupFailure);
+  });
+});
