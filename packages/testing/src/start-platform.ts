@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { KAFKA_BROKERS, REDIS_URL } from './infra-env';
+import { createTestDatabase } from './test-database';
+import { uniqueName } from './unique-name';
+
+// packages/testing/{src,dist} → the repo root, where the built services live.
+const ROOT = path.resolve(__dirname, '../../..');
+
+export interface RunningPlatform {
+  apiUrl: string;
+  ingressUrl: string;
+  /** The orchestrator's HTTP port: /healthz, /readyz, /metrics. */
+  orchestratorHttpUrl: string;
+  databaseUrl: string;
+  env: NodeJS.ProcessEnv;
+  /** An admin key of a freshly seeded team. */
+  apiKey: string;
+  logs: () => string;
+  /** Sends a signal to one of the service processes (e.g. SIGKILL the runner to test recovery). */
+  kill(service: 'orchestrator' | 'gateway' | 'ingress' | 'runner', signal?: NodeJS.Signals): void;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(url: string, child: ChildProcess, name: string, logs: () => string): Promise<void> {
+  const deadline = Date.now() + 45_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${logs()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} not ready at ${url}:\n${logs()}`);
+}
+
+function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'services/orchestrator/dist/cli/main.js'), ...args], { env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`conveyor ${args.join(' ')} failed: ${err}`))));
+  });
+}
+
+/**
+ * Starts the built services as separate processes, as in production, against a fresh database and a
+ * per-test Kafka topic and consumer group, then seeds a team with an admin key.
+ */
+export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunner?: boolean } = {}): Promise<RunningPlatform> {
+  const db = await createTestDatabase();
+  const [grpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const suffix = uniqueName('e2e');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL: REDIS_URL,
+    KAFKA_BROKERS: KAFKA_BROKERS.join(','),
+    DELIVERIES_TOPIC: `deliveries-${suffix}`,
+    DELIVERIES_CONSUMER_GROUP: `orchestrator-${suffix}`,
+    RUN_QUEUE: `runs-${suffix}`,
+    WORKSPACE_ROOT: path.join(os.tmpdir(), `conveyor-e2e-${suffix}`),
+    RUNNER_LOST_AFTER_MS: '5000',
+    ...options.env,
+    LOG_LEVEL: 'warn',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+  };
+  let output = '';
+  const children: ChildProcess[] = [];
+  const byName = new Map<string, ChildProcess>();
+  const start = (name: string, entry: string, extra: NodeJS.ProcessEnv): ChildProcess => {
+    const child = spawn(process.execPath, [path.join(ROOT, entry)], { env: { ...env, ...extra } });
+    child.stdout?.on('data', (d: Buffer) => (output += `[${name}] ${d.toString()}`));
+    child.stderr?.on('data', (d: Buffer) => (output += `[${name}] ${d.toString()}`));
+    children.push(child);
+    byName.set(name, child);
+    return child;
+  };
+  const logs = () => output;
+  const stop = async () => {
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    await db.drop();
+  };
+
+  try {
+    const orchestrator = start('orchestrator', 'services/orchestrator/dist/main.js', {
+      GRPC_PORT: String(grpcPort),
+      HTTP_PORT: String(orchHttp),
+      // Signed download links point at this gateway.
+      PUBLIC_API_BASE_URL: `http://127.0.0.1:${gatewayPort}/v1`,
+    });
+    await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
+    const orchestratorAddr = `127.0.0.1:${grpcPort}`;
+    const gateway = start('gateway', 'services/gateway/dist/main.js', { PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr });
+    const ingress = start('ingress', 'services/ingress/dist/main.js', { PORT: String(ingressPort), ORCHESTRATOR_ADDR: orchestratorAddr });
+    await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, gateway, 'gateway', logs);
+    await waitReady(`http://127.0.0.1:${ingressPort}/readyz`, ingress, 'ingress', logs);
+    if (options.withRunner !== false) {
+      const runner = start('runner', 'services/runner/dist/main.js', { HTTP_PORT: String(runnerHttp), ORCHESTRATOR_ADDR: orchestratorAddr });
+      await waitReady(`http://127.0.0.1:${runnerHttp}/readyz`, runner, 'runner', logs);
+    }
+    const seeded = JSON.parse(await runCli(['seed-dev'], env)) as { apiKey: string };
+    return {
+      apiUrl: `http://127.0.0.1:${gatewayPort}/v1`,
+      ingressUrl: `http://127.0.0.1:${ingressPort}`,
+      orchestratorHttpUrl: `http://127.0.0.1:${orchHttp}`,
+      databaseUrl: db.url,
+      env,
+      apiKey: seeded.apiKey,
+      logs,
+      kill: (service, signal = 'SIGTERM') => byName.get(service)?.kill(signal),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export { runCli };
