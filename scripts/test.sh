@@ -20,7 +20,7 @@ log "typechecking…"
 log "running tests…"
 find "$ROOT/packages" "$ROOT/services" "$ROOT/tests" -maxdepth 2 -name '.jest-results.json' -delete
 status=0
-(cd "$ROOT" && npx turbo run test --concurrency=1 -- --json --outputFile=.jest-results.json) || status=$?
+(cd "$ROOT" && npx turbo run test --concurrency=1 --continue -- --json --outputFile=.jest-results.json) || status=$?
 
 node "$ROOT/scripts/lib/summarize-jest.js" "$ROOT" || status=1
 exit "$status"
