@@ -38,7 +38,8 @@ start_service() { # name, entry, env...
   local name=$1 entry=$2
   shift 2
   log "starting $name (logs: .conveyor/logs/$name.log)"
-  env "$@" node "$ROOT/$entry" > >(tee "$LOG_DIR/$name.log" | sed -u "s/^/[$name] /" >&2) 2>&1 &
+  # The log pipeline ignores Ctrl-C so it keeps draining while the service shuts down (a dead pipe would stall it).
+  env "$@" node "$ROOT/$entry" > >(trap '' INT TERM; tee "$LOG_DIR/$name.log" | sed -u "s/^/[$name] /" >&2) 2>&1 &
   pids+=($!)
 }
 

@@ -12,23 +12,31 @@ export interface Service {
  */
 export async function runService(service: Service, logger: Logger, shutdownTimeoutMs: number): Promise<void> {
   let stopping = false;
+  // Logging must never stop a shutdown: when the log pipe is gone (its reader died with the terminal), writes throw.
+  const log = (write: () => void): void => {
+    try {
+      write();
+    } catch {
+      // nowhere left to report to
+    }
+  };
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
-      logger.error({ shutdownTimeoutMs }, 'graceful shutdown timed out; exiting');
+      log(() => logger.error({ shutdownTimeoutMs }, 'graceful shutdown timed out; exiting'));
       process.exit(1);
     }, shutdownTimeoutMs + 2000);
     force.unref();
+    log(() => logger.info({ signal }, 'shutting down'));
     service
       .stop()
       .then(() => {
-        logger.info('stopped');
+        log(() => logger.info('stopped'));
         process.exit(0);
       })
       .catch((err: unknown) => {
-        logger.error({ err }, 'error during shutdown');
+        log(() => logger.error({ err }, 'error during shutdown'));
         process.exit(1);
       });
   };
