@@ -19,7 +19,12 @@ export interface BlobStore {
 
 /** Keys are bounded, printable and free of `..` segments, whatever the implementation. */
 export function assertValidBlobKey(key: string): void {
-  if (key.length === 0 || key.length > 512 || !/^[A-Za-z0-9._\-/]+$/.test(key) || key.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+  if (
+    key.length === 0 ||
+    key.length > 512 ||
+    !/^[A-Za-z0-9._\-/]+$/.test(key) ||
+    key.split('/').some((s) => s === '' || s === '.' || s === '..')
+  ) {
     throw new RangeError(`invalid blob key: ${JSON.stringify(key)}`);
   }
 }

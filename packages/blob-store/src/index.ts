@@ -5,6 +5,7 @@ import { PostgresBlobStore } from './postgres-blob-store';
 export * from './blob-store';
 export * from './postgres-blob-store';
 export * from './signed-url';
+export * from './s3-blob-store';
 
 /** The platform's blob store; PostgreSQL until another backend is configured. */
 export function createBlobStore(db: PrismaClient): BlobStore {

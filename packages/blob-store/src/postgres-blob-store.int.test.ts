@@ -25,7 +25,10 @@ describe('PostgresBlobStore over real PostgreSQL', () => {
     expect(row.size).toBe(bytes.byteLength);
 
     await store.put('transcripts/r1/1.jsonl', Buffer.from('v2'), 'text/plain');
-    expect(await store.get('transcripts/r1/1.jsonl')).toEqual({ bytes: Buffer.from('v2'), contentType: 'text/plain' });
+    expect(await store.get('transcripts/r1/1.jsonl')).toEqual({
+      bytes: Buffer.from('v2'),
+      contentType: 'text/plain',
+    });
 
     await store.delete('transcripts/r1/1.jsonl');
     await store.delete('transcripts/r1/1.jsonl');

@@ -20,7 +20,10 @@ export class PostgresBlobStore implements BlobStore {
 
   async get(key: string): Promise<StoredObject | undefined> {
     assertValidBlobKey(key);
-    const row = await this.db.storedBlob.findUnique({ where: { key }, select: { bytes: true, contentType: true } });
+    const row = await this.db.storedBlob.findUnique({
+      where: { key },
+      select: { bytes: true, contentType: true },
+    });
     return row ? { bytes: Buffer.from(row.bytes), contentType: row.contentType } : undefined;
   }
 

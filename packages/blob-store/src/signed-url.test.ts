@@ -17,24 +17,52 @@ describe('signed blob links', () => {
     const token = signBlobToken(key, expiresAt, secret);
     expect(verifyBlobToken(token, secret, new Date(expiresAt.getTime() - 1)).ok).toBe(true);
     expect(verifyBlobToken(token, secret, expiresAt)).toEqual({ ok: false, reason: 'expired' });
-    expect(verifyBlobToken(token, secret, new Date('2027-01-01T00:00:00Z'))).toEqual({ ok: false, reason: 'expired' });
+    expect(verifyBlobToken(token, secret, new Date('2027-01-01T00:00:00Z'))).toEqual({
+      ok: false,
+      reason: 'expired',
+    });
   });
 
   it('refuses tampered keys, expiries and signatures, and another secret', () => {
     const token = signBlobToken(key, expiresAt, secret);
     const [k, exp, sig] = token.split('.') as [string, string, string];
     const otherKey = Buffer.from('transcripts/other/1.jsonl').toString('base64url');
-    expect(verifyBlobToken(`${otherKey}.${exp}.${sig}`, secret, now)).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(verifyBlobToken(`${k}.${Number(exp) + 3600}.${sig}`, secret, now)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyBlobToken(`${otherKey}.${exp}.${sig}`, secret, now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    expect(verifyBlobToken(`${k}.${Number(exp) + 3600}.${sig}`, secret, now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
     const flipped = (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1);
-    expect(verifyBlobToken(`${k}.${exp}.${flipped}`, secret, now)).toEqual({ ok: false, reason: 'bad_signature' });
-    expect(verifyBlobToken(`${k}.${exp}.${sig.slice(0, -2)}`, secret, now)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyBlobToken(`${k}.${exp}.${flipped}`, secret, now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    expect(verifyBlobToken(`${k}.${exp}.${sig.slice(0, -2)}`, secret, now)).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
     expect(verifyBlobToken(token, 'another-secret', now)).toEqual({ ok: false, reason: 'bad_signature' });
   });
 
   it('refuses malformed tokens without throwing', () => {
-    for (const bad of ['', 'abc', 'a.b', 'a.b.c.d', '!!.1.abc', 'YQ.notanumber.abc', 'YQ.1.', 'YQ.-1.abc', 'YR.1.abc']) {
-      expect(verifyBlobToken(bad, secret, now)).toEqual({ ok: false, reason: expect.stringMatching(/malformed|bad_signature/) });
+    for (const bad of [
+      '',
+      'abc',
+      'a.b',
+      'a.b.c.d',
+      '!!.1.abc',
+      'YQ.notanumber.abc',
+      'YQ.1.',
+      'YQ.-1.abc',
+      'YR.1.abc',
+    ]) {
+      expect(verifyBlobToken(bad, secret, now)).toEqual({
+        ok: false,
+        reason: expect.stringMatching(/malformed|bad_signature/),
+      });
     }
     expect(verifyBlobToken('a.b', secret, now)).toEqual({ ok: false, reason: 'malformed' });
   });

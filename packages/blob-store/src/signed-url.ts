@@ -30,14 +30,17 @@ export function verifyBlobToken(token: string, secret: string, now: Date): BlobT
   const parts = token.split('.');
   if (parts.length !== 3) return { ok: false, reason: 'malformed' };
   const [encodedKey, expText, sigText] = parts as [string, string, string];
-  if (!B64URL.test(encodedKey) || !/^\d{1,12}$/.test(expText) || !B64URL.test(sigText)) return { ok: false, reason: 'malformed' };
+  if (!B64URL.test(encodedKey) || !/^\d{1,12}$/.test(expText) || !B64URL.test(sigText))
+    return { ok: false, reason: 'malformed' };
   const key = Buffer.from(encodedKey, 'base64url').toString('utf8');
   // Reject non-canonical encodings so one link has exactly one spelling.
-  if (Buffer.from(key, 'utf8').toString('base64url') !== encodedKey) return { ok: false, reason: 'malformed' };
+  if (Buffer.from(key, 'utf8').toString('base64url') !== encodedKey)
+    return { ok: false, reason: 'malformed' };
   const exp = Number(expText);
   const expected = signature(key, exp, secret);
   const given = Buffer.from(sigText, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'bad_signature' };
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return { ok: false, reason: 'bad_signature' };
   if (now.getTime() >= exp * 1000) return { ok: false, reason: 'expired' };
   return { ok: true, key, expiresAt: new Date(exp * 1000) };
 }

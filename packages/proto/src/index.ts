@@ -41,3 +41,30 @@ export type * from './gen/conveyor/orchestrator/v1/TestFilterResponse';
 export type * from './gen/conveyor/orchestrator/v1/AppliedDefinition';
 export type * from './gen/conveyor/orchestrator/v1/ApplyDefinitionsResponse';
 export type * from './gen/conveyor/orchestrator/v1/ResolveWebhookResponse';
+// Scheduled agents (schedules.proto).
+export type * from './gen/conveyor/orchestrator/v1/ScheduleService';
+export type * from './gen/conveyor/orchestrator/v1/Schedule';
+export type * from './gen/conveyor/orchestrator/v1/ScheduleRunSummary';
+export type * from './gen/conveyor/orchestrator/v1/CreateScheduleRequest';
+export type * from './gen/conveyor/orchestrator/v1/UpdateScheduleRequest';
+// Environments, skills, models (catalog.proto) and agent identities (identities.proto).
+export type * from './gen/conveyor/orchestrator/v1/CatalogService';
+export type * from './gen/conveyor/orchestrator/v1/Environment';
+export type * from './gen/conveyor/orchestrator/v1/EnvironmentGuest';
+export type * from './gen/conveyor/orchestrator/v1/Model';
+export type * from './gen/conveyor/orchestrator/v1/AgentIdentityService';
+export type * from './gen/conveyor/orchestrator/v1/AgentIdentity';
+export type * from './gen/conveyor/orchestrator/v1/AgentIdentityKey';
+// Artifacts, external references and judge scores (artifacts.proto); self-hosted workers (workers.proto).
+export type * from './gen/conveyor/orchestrator/v1/ArtifactService';
+export type * from './gen/conveyor/orchestrator/v1/ArtifactView';
+export type * from './gen/conveyor/orchestrator/v1/ArtifactDownload';
+export type * from './gen/conveyor/orchestrator/v1/SubmitScoresResponse';
+export type * from './gen/conveyor/orchestrator/v1/VerdictResult';
+export type * from './gen/conveyor/orchestrator/v1/WorkerService';
+export type * from './gen/conveyor/orchestrator/v1/WorkerUpstream';
+export type * from './gen/conveyor/orchestrator/v1/WorkerDownstream';
+export type * from './gen/conveyor/orchestrator/v1/ConnectedWorker';
+export type * from './gen/conveyor/orchestrator/v1/ListConnectedWorkersResponse';
+export type * from './gen/conveyor/orchestrator/v1/ReportArtifactRequest';
+export type * from './gen/conveyor/orchestrator/v1/AgentIdentityKeyWithSecret';

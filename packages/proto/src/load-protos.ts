@@ -7,7 +7,12 @@ import type { ProtoGrpcType as BlobsProto } from './gen/blobs';
 import type { ProtoGrpcType as HealthProto } from './gen/health';
 import type { ProtoGrpcType as RunnerProto } from './gen/runner';
 import type { ProtoGrpcType as RunsProto } from './gen/runs';
+import type { ProtoGrpcType as SchedulesProto } from './gen/schedules';
 import type { ProtoGrpcType as WebhooksProto } from './gen/webhooks';
+import type { ProtoGrpcType as CatalogProto } from './gen/catalog';
+import type { ProtoGrpcType as IdentitiesProto } from './gen/identities';
+import type { ProtoGrpcType as ArtifactsProto } from './gen/artifacts';
+import type { ProtoGrpcType as WorkersProto } from './gen/workers';
 
 /** protos/ at the repo root is the one source of truth; images copy it to the same relative place. */
 export const PROTO_DIR = process.env.CONVEYOR_PROTO_DIR ?? path.resolve(__dirname, '../../../protos');
@@ -32,7 +37,7 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 };
 
 // One entry per proto file: the generated ProtoGrpcType of each.
-type AllProtos = AuthProto & HealthProto & RunsProto & RunnerProto & BlobsProto & WebhooksProto;
+type AllProtos = AuthProto & HealthProto & RunsProto & RunnerProto & BlobsProto & WebhooksProto & SchedulesProto & CatalogProto & IdentitiesProto & ArtifactsProto & WorkersProto;
 export type OrchestratorProto = AllProtos['conveyor']['orchestrator']['v1'];
 
 let cached: OrchestratorProto | undefined;

@@ -4,8 +4,13 @@ import type { BlobServiceClient } from './gen/conveyor/orchestrator/v1/BlobServi
 import type { HealthServiceClient } from './gen/conveyor/orchestrator/v1/HealthService';
 import type { RunnerServiceClient } from './gen/conveyor/orchestrator/v1/RunnerService';
 import type { RunServiceClient } from './gen/conveyor/orchestrator/v1/RunService';
+import type { ScheduleServiceClient } from './gen/conveyor/orchestrator/v1/ScheduleService';
 import type { FactoryServiceClient } from './gen/conveyor/orchestrator/v1/FactoryService';
 import type { WebhookIngressServiceClient } from './gen/conveyor/orchestrator/v1/WebhookIngressService';
+import type { CatalogServiceClient } from './gen/conveyor/orchestrator/v1/CatalogService';
+import type { AgentIdentityServiceClient } from './gen/conveyor/orchestrator/v1/AgentIdentityService';
+import type { ArtifactServiceClient } from './gen/conveyor/orchestrator/v1/ArtifactService';
+import type { WorkerServiceClient } from './gen/conveyor/orchestrator/v1/WorkerService';
 import { loadOrchestratorProto, type OrchestratorProto } from './load-protos';
 
 /**
@@ -37,6 +42,11 @@ const SERVICES = {
   blobs: 'BlobService',
   factories: 'FactoryService',
   webhookIngress: 'WebhookIngressService',
+  schedules: 'ScheduleService',
+  catalog: 'CatalogService',
+  identities: 'AgentIdentityService',
+  artifacts: 'ArtifactService',
+  workers: 'WorkerService',
 } as const satisfies Record<string, keyof OrchestratorProto>;
 
 export interface OrchestratorClients {
@@ -47,6 +57,11 @@ export interface OrchestratorClients {
   blobs: BlobServiceClient;
   factories: FactoryServiceClient;
   webhookIngress: WebhookIngressServiceClient;
+  schedules: ScheduleServiceClient;
+  catalog: CatalogServiceClient;
+  identities: AgentIdentityServiceClient;
+  artifacts: ArtifactServiceClient;
+  workers: WorkerServiceClient;
   close(): void;
 }
 

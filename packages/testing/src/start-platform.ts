@@ -14,6 +14,8 @@ export interface RunningPlatform {
   ingressUrl: string;
   /** The orchestrator's HTTP port: /healthz, /readyz, /metrics. */
   orchestratorHttpUrl: string;
+  /** The orchestrator's gRPC address (host:port), where runners and self-hosted workers connect. */
+  orchestratorGrpcAddr: string;
   databaseUrl: string;
   env: NodeJS.ProcessEnv;
   /** An admin key of a freshly seeded team. */
@@ -77,6 +79,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
     DELIVERIES_TOPIC: `deliveries-${suffix}`,
     DELIVERIES_CONSUMER_GROUP: `orchestrator-${suffix}`,
     RUN_QUEUE: `runs-${suffix}`,
+    SCHEDULE_QUEUE: `schedule-ticks-${suffix}`,
     WORKSPACE_ROOT: path.join(os.tmpdir(), `conveyor-e2e-${suffix}`),
     RUNNER_LOST_AFTER_MS: '5000',
     ...options.env,
@@ -115,6 +118,8 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       HTTP_PORT: String(orchHttp),
       // Signed download links point at this gateway.
       PUBLIC_API_BASE_URL: `http://127.0.0.1:${gatewayPort}/v1`,
+      // Webhook URLs shown by the management API point at this ingress.
+      WEBHOOK_BASE_URL: `http://127.0.0.1:${ingressPort}`,
     });
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
@@ -131,6 +136,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       apiUrl: `http://127.0.0.1:${gatewayPort}/v1`,
       ingressUrl: `http://127.0.0.1:${ingressPort}`,
       orchestratorHttpUrl: `http://127.0.0.1:${orchHttp}`,
+      orchestratorGrpcAddr: `127.0.0.1:${grpcPort}`,
       databaseUrl: db.url,
       env,
       apiKey: seeded.apiKey,

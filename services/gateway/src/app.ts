@@ -5,10 +5,22 @@ import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readi
 import type { GatewayConfig } from './config';
 import { identify, requireAuth } from './middleware/authenticate';
 import type { OrchestratorApi } from './orchestrator-api';
+import { artifactRoutes } from './routes/artifact-routes';
 import { blobRoutes } from './routes/blob-routes';
+import { harnessSupportRoutes } from './routes/harness-support-routes';
+import { runScoringRoutes } from './routes/run-scoring-routes';
+import { workerRoutes } from './routes/worker-routes';
 import { runInspectionRoutes } from './routes/run-inspection-routes';
 import { runLifecycleRoutes } from './routes/run-lifecycle-routes';
 import { runListRoutes } from './routes/run-list-routes';
+import { scheduleRoutes } from './routes/schedule-routes';
+import { webhookAutomationRoutes } from './routes/webhook-automation-routes';
+import { webhookFactoryRoutes } from './routes/webhook-factory-routes';
+import { webhookRoutes } from './routes/webhook-routes';
+import { webhookSecretRoutes } from './routes/webhook-secret-routes';
+import { catalogRoutes } from './routes/catalog-routes';
+import { environmentRoutes } from './routes/environment-routes';
+import { identityRoutes } from './routes/identity-routes';
 
 /** The public REST API: health at the root, everything else under /v1 behind API-key auth. */
 export function buildApp(deps: { config: GatewayConfig; logger: Logger; api: OrchestratorApi; readiness: Readiness; metrics?: Registry }): Express {
@@ -27,10 +39,23 @@ export function buildApp(deps: { config: GatewayConfig; logger: Logger; api: Orc
   // Signed download links carry their own credential; they are served before API-key auth.
   v1.use(blobRoutes(deps.api));
   v1.use(identify(deps.api));
+  // Public artifacts are readable without a key (private ones check the caller identified above).
+  v1.use(artifactRoutes(deps.api));
   v1.use(requireAuth);
+  v1.use(harnessSupportRoutes(deps.api));
+  v1.use(runScoringRoutes(deps.api));
+  v1.use(workerRoutes(deps.api));
   v1.use(runListRoutes(deps.api));
   v1.use(runInspectionRoutes(deps.api));
   v1.use(runLifecycleRoutes(deps.api));
+  v1.use(scheduleRoutes(deps.api));
+  v1.use(webhookFactoryRoutes(deps.api));
+  v1.use(webhookRoutes(deps.api));
+  v1.use(webhookAutomationRoutes(deps.api));
+  v1.use(webhookSecretRoutes(deps.api));
+  v1.use(catalogRoutes(deps.api));
+  v1.use(environmentRoutes(deps.api));
+  v1.use(identityRoutes(deps.api));
   app.use('/v1', v1);
   app.use('/api/v1', v1);
 

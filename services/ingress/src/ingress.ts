@@ -1,13 +1,27 @@
 import type { Server } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
-import type { Admin } from 'kafkajs';
+import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
 import { createKafka, ensureTopics } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
-import { createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
+import { countWebhookDelivery, createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
+import { createOrchestratorClients, type OrchestratorClients } from '@conveyor/proto';
 import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
-import type { IngressConfig } from './config';
+import { trustProxySetting, type IngressConfig } from './config';
+import { DedupeStore } from './dedupe-store';
 import { DeliveryPublisher } from './delivery-publisher';
+import { orchestratorWebhookLookup } from './orchestrator-lookup';
+import { RateLimits } from './rate-limits';
+import { webhookEndpoint } from './webhook-endpoint';
+import { WebhookResolver } from './webhook-resolver';
+
+export interface IngressDeps {
+  /** Replaces kafkajs's sockets (tests cut the connection to the broker with it). */
+  kafkaSocketFactory?: ISocketFactory;
+}
+
+/** How long to wait between attempts to reach Kafka when it was down at start. */
+const KAFKA_SETUP_RETRY_MS = 2000;
 
 export class Ingress implements Service {
   readonly readiness = new Readiness();
@@ -19,16 +33,21 @@ export class Ingress implements Service {
   private redis: Redis | undefined;
   private publisher: DeliveryPublisher | undefined;
   private admin: Admin | undefined;
+  private adminConnected = false;
+  private orchestrator: OrchestratorClients | undefined;
+  private kafkaRetry: NodeJS.Timeout | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
     private readonly config: IngressConfig,
     private readonly logger: Logger,
+    private readonly deps: IngressDeps = {},
   ) {}
 
   async start(): Promise<void> {
     const { config, logger } = this;
-    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    // Auto-pipelining sends the commands one request issues together (version, budgets) in one write.
+    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
     this.redis = redis;
     redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
     await redis.connect();
@@ -36,36 +55,80 @@ export class Ingress implements Service {
       await redis.ping();
     });
 
-    const kafka = createKafka({ clientId: 'conveyor-ingress', brokers: config.KAFKA_BROKERS, log: (level, msg, fields) => logger[level](fields, msg) });
-    await ensureTopics(kafka, [{ topic: config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 }]);
-    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC);
-    await this.publisher.connect();
-    const admin = kafka.admin();
-    this.admin = admin;
-    await admin.connect();
-    this.readiness.add('kafka', async () => {
-      await admin.describeCluster();
+    // Short timeouts and few retries: a delivery must learn within PUBLISH_TIMEOUT_MS that Kafka is unavailable.
+    const kafka = createKafka({
+      clientId: 'conveyor-ingress',
+      brokers: config.KAFKA_BROKERS,
+      log: (level, msg, fields) => logger[level](fields, msg),
+      connectionTimeoutMs: 1000,
+      requestTimeoutMs: 3000,
+      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+      ...(this.deps.kafkaSocketFactory && { socketFactory: this.deps.kafkaSocketFactory }),
     });
+    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC, logger.child({ component: 'delivery-publisher' }), 2000);
+    this.admin = kafka.admin();
+    this.readiness.add('kafka', async () => {
+      if (!this.adminConnected) throw new Error('not connected to Kafka');
+      await this.admin!.describeCluster();
+    });
+    await this.setUpKafka(kafka);
+
+    this.orchestrator = createOrchestratorClients(config.ORCHESTRATOR_ADDR);
+    const resolver = new WebhookResolver(redis, orchestratorWebhookLookup(this.orchestrator, config.ORCHESTRATOR_DEADLINE_MS));
 
     const app = express();
     app.disable('x-powered-by');
+    app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
     app.use(httpMetrics(this.metrics));
     app.use(requestContext(logger));
     app.use(healthRoutes(this.readiness));
     app.use(metricsRouter(this.metrics));
+    app.use(
+      webhookEndpoint({
+        resolver,
+        limits: new RateLimits(redis, { deliveriesPerMinute: config.DELIVERY_RATE_PER_MINUTE, failedAuthPerMinute: config.FAILED_AUTH_PER_MINUTE }),
+        dedupe: new DedupeStore(redis, config.DEDUPE_TTL_SECONDS),
+        publisher: this.publisher,
+        logger: logger.child({ component: 'webhook-endpoint' }),
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+        unavailableRetryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
+        onOutcome: (label) => countWebhookDelivery(this.webhookDeliveries, label),
+      }),
+    );
     app.use(notFoundHandler);
     app.use(errorHandler());
     ({ server: this.server, port: this.port } = await listen(app, config.PORT, config.HOST));
     logger.info({ port: this.port }, 'ingress started');
   }
 
+  /**
+   * Creates the topic and connects. When Kafka is down at start the ingress still starts (deliveries get 503 with
+   * Retry-After, readiness reports Kafka) and keeps trying in the background.
+   */
+  private async setUpKafka(kafka: Kafka): Promise<void> {
+    try {
+      await ensureTopics(kafka, [{ topic: this.config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 }]);
+      await this.admin!.connect();
+      this.adminConnected = true;
+      await this.publisher!.connect();
+    } catch (err) {
+      this.logger.warn({ err: err instanceof Error ? err.message : err }, 'Kafka unavailable; deliveries get 503 until it is back');
+      if (this.stopped) return;
+      this.kafkaRetry = setTimeout(() => void this.setUpKafka(kafka), KAFKA_SETUP_RETRY_MS);
+      this.kafkaRetry.unref();
+    }
+  }
+
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
+      if (this.kafkaRetry) clearTimeout(this.kafkaRetry);
       await closeAll(this.logger, [
         ['http server', () => this.server && closeServer(this.server)],
         ['kafka producer', () => this.publisher?.disconnect()],
         ['kafka admin', () => this.admin?.disconnect()],
+        ['orchestrator client', () => this.orchestrator?.close()],
         ['redis', () => this.redis?.quit()],
       ]);
     })();

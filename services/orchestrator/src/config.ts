@@ -19,6 +19,10 @@ const schema = z.object({
   DELIVERIES_CONSUMER_GROUP: z.string().min(1).default(DEFAULT_ORCHESTRATOR_CONSUMER_GROUP),
   /** BullMQ queue runs wait in (runners consume the same name). */
   RUN_QUEUE: z.string().min(1).default(DEFAULT_RUN_QUEUE),
+  /** BullMQ queue of schedule ticks: one job scheduler per enabled schedule, keyed by the schedule ID. */
+  SCHEDULE_QUEUE: z.string().min(1).default('schedule-ticks'),
+  /** How often job schedulers are re-synced with the schedule rows (heals a crash between a commit and Redis). */
+  SCHEDULE_RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
   /** Harness for runs asking for the built-in one: `demo` (deterministic) or `command:<type>`. */
   DEFAULT_HARNESS: z.string().min(1).default('demo'),
   /** A runner silent for this long has lost its run (see LostRunnerSweeper). */
@@ -40,6 +44,23 @@ const schema = z.object({
   BLOB_SIGNING_SECRET: z.string().min(32).optional(),
   /** The REST API's public base URL (ending in /v1): the prefix of signed download links. */
   PUBLIC_API_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
+  /** Where downloadable bytes live: `postgres` (default, the Blob table) or `s3` (an S3-compatible object store). */
+  BLOB_STORE: z.enum(['postgres', 's3']).default('postgres'),
+  /** BLOB_STORE=s3: bucket (required), region, endpoint of an S3-compatible server, path-style addressing, key prefix. Credentials come from the AWS default chain (AWS_ACCESS_KEY_ID, ...). */
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_FORCE_PATH_STYLE: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  S3_PREFIX: z.string().default(''),
+  /** Self-hosted workers (docs/workers.md): heartbeat interval they are told to keep, in milliseconds. */
+  WORKER_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(200).max(60_000).default(5000),
+  /** A worker silent this long disappears from the connected list and gets no runs (3 missed heartbeats by default). */
+  WORKER_STALE_AFTER_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  /** How often each replica looks for queued runs routed to its connected workers. */
+  WORKER_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   /** Lifetime of signed download links (transcripts), in seconds. */
   BLOB_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(900),
   /** `{webhook_base_url}`: the ingress's public base URL, the prefix of every webhook URL shown to users. */
@@ -50,10 +71,26 @@ const schema = z.object({
   CONVEYOR_SECRETS_PREVIOUS_KEYS: csv(''),
   /** How often the delivery log is pruned (entries older than 7 days beyond each webhook's 50 most recent). */
   DELIVERY_RETENTION_INTERVAL_MS: z.coerce.number().int().positive().default(60 * 60 * 1000),
+  /** Model catalog as JSON (`{default_model_id?, models: [...]}`, see docs/catalog.md); empty = the built-in catalog. */
+  MODELS_CONFIG: z.string().default(''),
+  /** Path of a file holding the model catalog JSON; used when MODELS_CONFIG is empty. */
+  MODELS_CONFIG_FILE: z.string().default(''),
+  /** Where an environment's `github_repos` {owner, repo} are cloned from: `<GIT_BASE_URL>/<owner>/<repo>.git`. */
+  GIT_BASE_URL: z.string().min(1).default('https://github.com'),
+  /** Allow file:// and local-path repository URLs in environments (tests, single-machine installs); off by default. */
+  GIT_ALLOW_LOCAL_URLS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  /** How long discovered skills are served from the cache before the repository's head commit is checked again. */
+  SKILL_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5 * 60 * 1000),
 })
   .superRefine((c, ctx) => {
     if (c.NODE_ENV === 'production' && !c.BLOB_SIGNING_SECRET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['BLOB_SIGNING_SECRET'], message: 'required in production (32+ random characters)' });
+    }
+    if (c.BLOB_STORE === 's3' && !c.S3_BUCKET) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['S3_BUCKET'], message: 'required when BLOB_STORE=s3' });
     }
     if (c.NODE_ENV === 'production' && !c.CONVEYOR_SECRETS_KEY) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['CONVEYOR_SECRETS_KEY'], message: 'required in production (32 random bytes, base64: openssl rand -base64 32)' });

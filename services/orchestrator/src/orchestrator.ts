@@ -16,7 +16,10 @@ import { orchestratorHandlers } from './grpc/orchestrator-handlers';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { OutboxRelay } from './runs/outbox-relay';
 import { RunQueue } from './runs/run-queue';
+import { ScheduleModule } from './schedules/schedule-module';
+import { CatalogModule } from './catalog/catalog-module';
 import { WebhookModule } from './webhooks/webhook-module';
+import { WorkerHub } from './workers/worker-hub';
 
 export class Orchestrator implements Service {
   readonly readiness = new Readiness();
@@ -35,6 +38,8 @@ export class Orchestrator implements Service {
   private consumer: DeliveryConsumer | undefined;
   private lagMonitor: ConsumerLagMonitor | undefined;
   private webhooks: WebhookModule | undefined;
+  private schedules: ScheduleModule | undefined;
+  private workerHub: WorkerHub | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -74,11 +79,31 @@ export class Orchestrator implements Service {
     this.sweeper = new LostRunnerSweeper({ db, kickOutbox, logger: logger.child({ component: 'lost-runner-sweeper' }) }, config.RUNNER_LOST_AFTER_MS);
     this.sweeper.start();
 
+    // Parses the model catalog: a bad MODELS_CONFIG fails the start, not the first run.
+    const catalog = new CatalogModule({ config, db, logger });
     const webhooks = new WebhookModule({ config, db, redis, logger, kickOutbox });
     this.webhooks = webhooks;
     webhooks.start();
+    const schedules = new ScheduleModule({ config, db, redis, logger, kickOutbox });
+    this.schedules = schedules;
+    await schedules.start();
 
-    const handlers = { ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, kickOutbox }), ...webhooks.grpcHandlers() };
+    const workerHub = new WorkerHub(db, logger.child({ component: 'worker-hub' }), {
+      heartbeatIntervalMs: config.WORKER_HEARTBEAT_INTERVAL_MS,
+      staleAfterMs: config.WORKER_STALE_AFTER_MS,
+      dispatchIntervalMs: config.WORKER_DISPATCH_INTERVAL_MS,
+      apiBaseUrl: config.PUBLIC_API_BASE_URL,
+    });
+    this.workerHub = workerHub;
+    workerHub.start();
+
+    const handlers = {
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, kickOutbox, runCatalog: catalog.runCatalog }),
+      ...webhooks.grpcHandlers(),
+      ...schedules.grpcHandlers(),
+      ...workerHub.grpcHandlers(),
+      ...catalog.grpcHandlers(),
+    };
     ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, config.GRPC_HOST, config.GRPC_PORT));
 
     if (config.CONSUME_DELIVERIES) await this.startConsumer();
@@ -124,10 +149,13 @@ export class Orchestrator implements Service {
     this.readiness.markStopping();
     const deadline = this.config.SHUTDOWN_TIMEOUT_MS;
     await closeAll(this.logger, [
+      // Worker streams are ended first: a graceful gRPC shutdown would otherwise wait for them until its deadline.
+      ['self-hosted workers', () => this.workerHub?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],
       ['consumer lag monitor', () => this.lagMonitor?.stop()],
       ['webhook delivery retention', () => this.webhooks?.stop()],
+      ['schedule ticks', () => this.schedules?.stop()],
       ['kafka admin', () => this.kafkaAdmin?.disconnect()],
       ['http server', () => this.httpServer && closeServer(this.httpServer)],
       ['lost-runner sweeper', () => this.sweeper?.stop()],

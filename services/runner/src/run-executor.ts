@@ -30,11 +30,12 @@ export class RunExecutor {
     private readonly logger: Logger,
   ) {}
 
-  async execute(job: RunJob, stopSignal: AbortSignal): Promise<'completed' | 'skipped'> {
+  /** `claimed`: an assignment already claimed for this runner (self-hosted workers get theirs over their stream). */
+  async execute(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<'completed' | 'skipped'> {
     const log = this.logger.child({ runId: job.runId, execution: job.execution });
     let assignment: RunAssignment__Output;
     try {
-      assignment = await this.link.call('ClaimRun', { run_id: job.runId, execution: job.execution, runner_id: this.options.runnerId });
+      assignment = claimed ?? await this.link.call('ClaimRun', { run_id: job.runId, execution: job.execution, runner_id: this.options.runnerId });
     } catch (err) {
       if (err instanceof AppError && err.code === 'conflict') {
         log.info({ reason: err.message }, 'run not claimable; skipping job');
@@ -119,6 +120,9 @@ export class RunExecutor {
         mode: assignment.mode,
         debugSession: debug,
         workspaceDir,
+        runApiKey: assignment.run_api_key,
+        apiBaseUrl: assignment.api_base_url,
+        skillInstructions: assignment.skill_instructions,
       };
       if (!debug) {
         const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));

@@ -24,20 +24,36 @@ export function runInspectionRoutes(api: OrchestratorApi): Router {
     });
   });
 
-  const conversation = async (req: Request, res: Response, ref: { run_id?: string; conversation_id?: string }) => {
+  const conversation = async (
+    req: Request,
+    res: Response,
+    ref: { run_id?: string; conversation_id?: string },
+  ) => {
     const result = await api.call('runs', 'GetConversation', { caller: callerOf(req), ...ref }, req.id);
     res.type('application/json').send(result.conversation_json);
   };
-  router.get('/agent/runs/:runId/conversation', (req, res) => conversation(req, res, { run_id: String(req.params.runId) }));
-  router.get('/agent/conversations/:conversationId', (req, res) => conversation(req, res, { conversation_id: String(req.params.conversationId) }));
+  router.get('/agent/runs/:runId/conversation', (req, res) =>
+    conversation(req, res, { run_id: String(req.params.runId) }),
+  );
+  router.get('/agent/conversations/:conversationId', (req, res) =>
+    conversation(req, res, { conversation_id: String(req.params.conversationId) }),
+  );
 
-  const transcript = async (req: Request, res: Response, ref: { run_id?: string; conversation_id?: string }) => {
+  const transcript = async (
+    req: Request,
+    res: Response,
+    ref: { run_id?: string; conversation_id?: string },
+  ) => {
     const result = await api.call('runs', 'GetTranscript', { caller: callerOf(req), ...ref }, req.id);
     res.set('Cache-Control', 'no-store');
     res.redirect(302, result.url);
   };
-  router.get('/agent/runs/:runId/transcript', (req, res) => transcript(req, res, { run_id: String(req.params.runId) }));
-  router.get('/agent/conversations/:conversationId/transcript', (req, res) => transcript(req, res, { conversation_id: String(req.params.conversationId) }));
+  router.get('/agent/runs/:runId/transcript', (req, res) =>
+    transcript(req, res, { run_id: String(req.params.runId) }),
+  );
+  router.get('/agent/conversations/:conversationId/transcript', (req, res) =>
+    transcript(req, res, { conversation_id: String(req.params.conversationId) }),
+  );
 
   return router;
 }

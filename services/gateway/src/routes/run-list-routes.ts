@@ -13,7 +13,10 @@ export function runListRoutes(api: OrchestratorApi): Router {
     const result = await api.call('runs', 'ListRuns', { caller: callerOf(req), ...request }, req.id);
     res.json({
       runs: result.runs.map(toRunItem),
-      page_info: { has_next_page: result.has_next_page, ...(result.next_cursor ? { next_cursor: result.next_cursor } : {}) },
+      page_info: {
+        has_next_page: result.has_next_page,
+        ...(result.next_cursor ? { next_cursor: result.next_cursor } : {}),
+      },
     });
   });
 

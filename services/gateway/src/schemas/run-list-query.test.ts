@@ -17,9 +17,28 @@ const fail = (search: string): string => {
 describe('GET /agent/runs query', () => {
   it('maps an empty query to defaults the orchestrator fills in', () => {
     expect(parse('')).toEqual({
-      limit: 0, cursor: '', sort_by: '', sort_order: '', states: [], name: '', model_id: '', creator: '', executor: '', source: '',
-      execution_location: '', created_after: '', created_before: '', updated_after: '', skill_spec: '', schedule_id: '',
-      ancestor_run_id: '', metadata: {}, artifact_type: '', q: '', automation_id: '', factory_uid: '',
+      limit: 0,
+      cursor: '',
+      sort_by: '',
+      sort_order: '',
+      states: [],
+      name: '',
+      model_id: '',
+      creator: '',
+      executor: '',
+      source: '',
+      execution_location: '',
+      created_after: '',
+      created_before: '',
+      updated_after: '',
+      skill_spec: '',
+      schedule_id: '',
+      ancestor_run_id: '',
+      metadata: {},
+      artifact_type: '',
+      q: '',
+      automation_id: '',
+      factory_uid: '',
     });
   });
 
@@ -31,16 +50,38 @@ describe('GET /agent/runs query', () => {
         '&ancestor_run_id=r&metadata%5Bticket_id%5D=VIS-238&metadata%5Bteam%5D=&artifact_type=PLAN&q=%20deploy%20&automation_id=au&cursor=abc',
     );
     expect(request).toEqual({
-      limit: 50, cursor: 'abc', sort_by: 'agent', sort_order: 'asc', states: ['QUEUED', 'INPROGRESS'], name: 'nightly', model_id: 'm',
-      creator: 'u', executor: 'a', source: 'API', execution_location: 'REMOTE', created_after: '2019-12-27T18:11:19.117Z',
-      created_before: '2020-01-01T00:00:00+01:00', updated_after: '2019-12-27T18:11:19Z', environment_id: 'empty-environment',
-      skill_spec: 'acme/api:SKILL.md', schedule_id: 's', ancestor_run_id: 'r', metadata: { ticket_id: 'VIS-238', team: '' },
-      artifact_type: 'PLAN', q: 'deploy', automation_id: 'au', factory_uid: '',
+      limit: 50,
+      cursor: 'abc',
+      sort_by: 'agent',
+      sort_order: 'asc',
+      states: ['QUEUED', 'INPROGRESS'],
+      name: 'nightly',
+      model_id: 'm',
+      creator: 'u',
+      executor: 'a',
+      source: 'API',
+      execution_location: 'REMOTE',
+      created_after: '2019-12-27T18:11:19.117Z',
+      created_before: '2020-01-01T00:00:00+01:00',
+      updated_after: '2019-12-27T18:11:19Z',
+      environment_id: 'empty-environment',
+      skill_spec: 'acme/api:SKILL.md',
+      schedule_id: 's',
+      ancestor_run_id: 'r',
+      metadata: { ticket_id: 'VIS-238', team: '' },
+      artifact_type: 'PLAN',
+      q: 'deploy',
+      automation_id: 'au',
+      factory_uid: '',
     });
   });
 
   it('treats empty values (the SDK sends null as k=) as absent and ignores unknown parameters', () => {
-    expect(parse('limit=&state=&environment_id=&q=&whatever=1')).toMatchObject({ limit: 0, states: [], q: '' });
+    expect(parse('limit=&state=&environment_id=&q=&whatever=1')).toMatchObject({
+      limit: 0,
+      states: [],
+      q: '',
+    });
     expect(parse('environment_id=').environment_id).toBeUndefined();
   });
 
@@ -67,9 +108,14 @@ describe('GET /agent/runs query', () => {
     ['metadata=x', /^metadata: /],
     ['metadata%5Ba%20b%5D=1', /^metadata\[a b\]: /],
     ['metadata%5Bk%5D=1&metadata%5Bk%5D=2', /^metadata\[k\]: must be given once$/],
-    ['metadata[a]=1&metadata[b]=2&metadata[c]=3&metadata[d]=4&metadata[e]=5&metadata[f]=6', /^metadata: at most 5 pairs$/],
+    [
+      'metadata[a]=1&metadata[b]=2&metadata[c]=3&metadata[d]=4&metadata[e]=5&metadata[f]=6',
+      /^metadata: at most 5 pairs$/,
+    ],
     [`q=${'x'.repeat(201)}`, /^q: /],
     ['name=a&name=b', /^name: must be given once$/],
+    ['q=ab', /^q: needs at least one word of 3 or more characters$/],
+    ['q=a+b+c+d+e+f+g+h+i', /^q: must be at most 8 words$/],
   ])('rejects %s', (search, message) => {
     expect(fail(search)).toMatch(message);
   });

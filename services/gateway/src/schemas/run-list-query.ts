@@ -11,20 +11,30 @@ import {
   MAX_METADATA_FILTERS,
   MAX_RUN_LIST_LIMIT,
   MAX_SEARCH_LENGTH,
+  MAX_SEARCH_TERMS,
   normalizeRfc3339,
   RUN_SORT_FIELDS,
   RUN_SOURCES,
   RUN_STATES,
+  searchTerms,
   SORT_ORDERS,
 } from '@conveyor/run-events';
 import { parseQuery } from '../validation';
 
 const once = z.string({ invalid_type_error: 'must be given once' });
 const oneOf = <T extends string>(values: readonly [T, ...T[]]) =>
-  z.enum(values, { errorMap: (issue) => ({ message: issue.code === 'invalid_type' ? 'must be given once' : `must be one of ${values.join(', ')}` }) });
+  z.enum(values, {
+    errorMap: (issue) => ({
+      message: issue.code === 'invalid_type' ? 'must be given once' : `must be one of ${values.join(', ')}`,
+    }),
+  });
 const timestamp = once.transform((value, ctx) => {
   const normalized = normalizeRfc3339(value);
-  if (!normalized) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be an RFC 3339 timestamp such as 2019-12-27T18:11:19.117Z' });
+  if (!normalized)
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: 'must be an RFC 3339 timestamp such as 2019-12-27T18:11:19.117Z',
+    });
   return normalized ?? z.NEVER;
 });
 
@@ -34,7 +44,13 @@ const listQuery = z
     limit: once
       .regex(/^\d+$/, 'must be a positive integer')
       .transform(Number)
-      .pipe(z.number().int().min(1, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`).max(MAX_RUN_LIST_LIMIT, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`))
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(1, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`)
+          .max(MAX_RUN_LIST_LIMIT, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`),
+      )
       .optional(),
     cursor: once.optional(),
     sort_by: oneOf(RUN_SORT_FIELDS).optional(),
@@ -53,21 +69,37 @@ const listQuery = z
     created_after: timestamp.optional(),
     created_before: timestamp.optional(),
     updated_after: timestamp.optional(),
-    environment_id: once.refine((v) => v === EMPTY_ENVIRONMENT || isEnvironmentId(v), `must be 22 letters and digits, or ${EMPTY_ENVIRONMENT}`).optional(),
+    environment_id: once
+      .refine(
+        (v) => v === EMPTY_ENVIRONMENT || isEnvironmentId(v),
+        `must be 22 letters and digits, or ${EMPTY_ENVIRONMENT}`,
+      )
+      .optional(),
     skill_spec: once.optional(),
     skill: once.optional(),
     schedule_id: once.optional(),
     ancestor_run_id: once.optional(),
     artifact_type: oneOf(ARTIFACT_TYPES).optional(),
-    q: once.max(MAX_SEARCH_LENGTH, `must be at most ${MAX_SEARCH_LENGTH} characters`).optional(),
+    q: once
+      .max(MAX_SEARCH_LENGTH, `must be at most ${MAX_SEARCH_LENGTH} characters`)
+      .refine((q) => searchTerms(q).length <= MAX_SEARCH_TERMS, `must be at most ${MAX_SEARCH_TERMS} words`)
+      .refine(
+        (q) => q.trim() === '' || searchTerms(q).some((t) => [...t].length >= 3),
+        'needs at least one word of 3 or more characters',
+      )
+      .optional(),
     automation_id: once.refine(isMetadataValue, 'must be at most 256 bytes without NUL').optional(),
     factory_uid: once.optional(),
   })
-  .refine((q) => !q.skill || !q.skill_spec || q.skill === q.skill_spec, { message: 'skill is an alias of skill_spec; give one, or the same value', path: ['skill'] });
+  .refine((q) => !q.skill || !q.skill_spec || q.skill === q.skill_spec, {
+    message: 'skill is an alias of skill_spec; give one, or the same value',
+    path: ['skill'],
+  });
 
 const METADATA_PARAM = /^metadata\[(.*)\]$/;
 
-const invalid = (parameter: string, message: string) => new AppError('invalid_request', `${parameter}: ${message}`, { details: { parameter } });
+const invalid = (parameter: string, message: string) =>
+  new AppError('invalid_request', `${parameter}: ${message}`, { details: { parameter } });
 
 /**
  * `metadata[<key>]=<value>` pairs. express 5 parses query strings with Node's `querystring` ("simple"), so a
@@ -81,11 +113,13 @@ export function metadataFilters(query: Record<string, unknown>): Record<string, 
     if (!match) continue;
     const key = match[1]!;
     if (typeof value !== 'string') throw invalid(param, 'must be given once');
-    if (!isMetadataKey(key)) throw invalid(param, 'keys are 1-64 characters of letters, digits, ".", "_" and "-"');
+    if (!isMetadataKey(key))
+      throw invalid(param, 'keys are 1-64 characters of letters, digits, ".", "_" and "-"');
     if (!isMetadataValue(value)) throw invalid(param, 'values are at most 256 bytes without NUL');
     pairs[key] = value;
   }
-  if (Object.keys(pairs).length > MAX_METADATA_FILTERS) throw invalid('metadata', `at most ${MAX_METADATA_FILTERS} pairs`);
+  if (Object.keys(pairs).length > MAX_METADATA_FILTERS)
+    throw invalid('metadata', `at most ${MAX_METADATA_FILTERS} pairs`);
   return pairs;
 }
 
@@ -94,7 +128,9 @@ export function metadataFilters(query: Record<string, unknown>): Record<string, 
  * unknown parameters are ignored. Every rejection is a 400 invalid_request naming the parameter.
  */
 export function parseRunListQuery(raw: Record<string, unknown>): Omit<ListRunsRequest, 'caller'> {
-  const query = Object.fromEntries(Object.entries(raw).filter(([k, v]) => v !== '' && !METADATA_PARAM.test(k)));
+  const query = Object.fromEntries(
+    Object.entries(raw).filter(([k, v]) => v !== '' && !METADATA_PARAM.test(k)),
+  );
   const q = parseQuery(listQuery, query);
   const metadata = metadataFilters(raw);
   return {

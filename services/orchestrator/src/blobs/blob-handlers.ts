@@ -4,7 +4,15 @@ import type { BlobServiceHandlers } from '@conveyor/proto';
 import { unary } from '../grpc/unary-handler';
 import { readBlob } from './read-blob';
 
-export function blobHandlers({ blobs, secret, logger }: { blobs: BlobStore; secret: string; logger: Logger }): BlobServiceHandlers {
+export function blobHandlers({
+  blobs,
+  secret,
+  logger,
+}: {
+  blobs: BlobStore;
+  secret: string;
+  logger: Logger;
+}): BlobServiceHandlers {
   return {
     ReadBlob: unary(logger, 'ReadBlob', async (req) => readBlob(blobs, secret, req.token)),
   };

@@ -6,9 +6,17 @@ import type { ReadBlobResponse } from '@conveyor/proto';
  * The bytes behind a signed link. The token is the credential: a malformed, tampered or expired link answers
  * 403 not_authorized (details.reason says which); a valid link to a blob deleted since answers 404.
  */
-export async function readBlob(blobs: BlobStore, secret: string, token: string, now: Date = new Date()): Promise<ReadBlobResponse> {
+export async function readBlob(
+  blobs: BlobStore,
+  secret: string,
+  token: string,
+  now: Date = new Date(),
+): Promise<ReadBlobResponse> {
   const check = verifyBlobToken(token, secret, now);
-  if (!check.ok) throw new AppError('not_authorized', 'The download link is invalid or has expired', { details: { reason: check.reason } });
+  if (!check.ok)
+    throw new AppError('not_authorized', 'The download link is invalid or has expired', {
+      details: { reason: check.reason },
+    });
   const blob = await blobs.get(check.key);
   if (!blob) throw notFound('Blob');
   return { data: blob.bytes, content_type: blob.contentType, expires_at: check.expiresAt.toISOString() };

@@ -3,6 +3,9 @@ import { Command, Option } from 'commander';
 import { createPrismaClient, migrate, type PrismaClient } from '@conveyor/db';
 import { createTeam, createUser, createUserApiKey, revokeApiKey } from '../auth/team-admin';
 import { seedDev } from './seed-dev';
+import { setAgentIdentityLimit } from '../identities/team-identity-limit';
+import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
+import { registerApplyCommand } from './apply-command';
 
 const databaseUrl = (): string => process.env.DATABASE_URL ?? 'postgresql://conveyor:conveyor@127.0.0.1:5432/conveyor';
 const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
@@ -28,6 +31,12 @@ team
   .command('create')
   .requiredOption('--name <name>', 'team name')
   .action((opts: { name: string }) => withDb((db) => createTeam(db, opts.name)));
+team
+  .command('set-identity-limit')
+  .description("how many agent identities the team's plan allows (the oldest ones are available)")
+  .requiredOption('--team <teamId>', 'team ID')
+  .requiredOption('--limit <n>', 'non-negative integer')
+  .action((opts: { team: string; limit: string }) => withDb((db) => setAgentIdentityLimit(db, opts.team, Number(opts.limit))));
 
 const user = program.command('user').description('manage users');
 user
@@ -55,6 +64,10 @@ program
   .command('seed-dev')
   .description('create the dev team and admin user if missing, and a new API key for them')
   .action(() => withDb((db) => seedDev(db)));
+
+registerWorkerAndJudgeCommands(program, withDb);
+
+registerApplyCommand(program, databaseUrl);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);

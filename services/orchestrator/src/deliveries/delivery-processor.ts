@@ -69,7 +69,16 @@ export class DeliveryProcessor {
     }
     const entry = await this.record(webhook, message, position);
     if (entry.label !== 'Accepted' || entry.processedAt) return;
-    await this.startRuns(webhook, entry, log);
+    // The entry's row lock serialises two consumers handed the same message around a rebalance: the second waits,
+    // then finds it processed. Runs are created in their own transactions while the lock is held.
+    await db.$transaction(
+      async (tx) => {
+        const locked = await tx.$queryRaw<Array<{ processedAt: Date | null }>>`SELECT "processedAt" FROM "WebhookDelivery" WHERE id = ${entry.id}::uuid FOR UPDATE`;
+        if (!locked[0] || locked[0].processedAt) return;
+        await this.startRuns(webhook, entry, log, tx);
+      },
+      { timeout: 120_000, maxWait: 120_000 },
+    );
   };
 
   private async record(webhook: Webhook, message: DeliveryMessage, position: DeliveryPosition): Promise<WebhookDelivery> {
@@ -112,7 +121,7 @@ export class DeliveryProcessor {
     return db.webhookDelivery.findUniqueOrThrow({ where: { sourcePosition } });
   }
 
-  private async startRuns(webhook: Webhook, entry: WebhookDelivery, log: Logger): Promise<void> {
+  private async startRuns(webhook: Webhook, entry: WebhookDelivery, log: Logger, tx: Prisma.TransactionClient): Promise<void> {
     const { db } = this.deps;
     const body = Buffer.from(entry.payload ?? new Uint8Array());
     let payload: unknown;
@@ -120,7 +129,7 @@ export class DeliveryProcessor {
       payload = JSON.parse(body.toString('utf8'));
     } catch {
       // The ingress only accepts valid JSON; a payload that is not is a bug upstream: record it and start nothing.
-      await this.finish(entry, [], [], log);
+      await this.finish(tx, entry, [], [], log);
       log.error('accepted delivery without a JSON payload');
       return;
     }
@@ -136,7 +145,7 @@ export class DeliveryProcessor {
       outcomes.push(outcome);
       if (outcome.run_id) runIds.push(outcome.run_id);
     }
-    await this.finish(entry, outcomes, runIds, log);
+    await this.finish(tx, entry, outcomes, runIds, log);
   }
 
   private async evaluate(automation: Automation, webhook: Webhook, entry: WebhookDelivery, payload: unknown, body: Buffer, log: Logger): Promise<AutomationOutcome> {
@@ -188,8 +197,8 @@ export class DeliveryProcessor {
     }
   }
 
-  private async finish(entry: WebhookDelivery, outcomes: AutomationOutcome[], runIds: string[], log: Logger): Promise<void> {
-    await this.deps.db.webhookDelivery.updateMany({
+  private async finish(tx: Prisma.TransactionClient, entry: WebhookDelivery, outcomes: AutomationOutcome[], runIds: string[], log: Logger): Promise<void> {
+    await tx.webhookDelivery.updateMany({
       where: { id: entry.id },
       data: { processedAt: new Date(), outcome: outcomes as unknown as Prisma.InputJsonValue, runIds },
     });

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadOrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type WebhookIngressServiceHandlers } from '@conveyor/proto';
+import { loadOrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type ScheduleServiceHandlers, type WebhookIngressServiceHandlers, type ArtifactServiceHandlers, type WorkerServiceHandlers, type CatalogServiceHandlers, type AgentIdentityServiceHandlers } from '@conveyor/proto';
 
 export interface OrchestratorHandlers {
   auth: AuthServiceHandlers;
@@ -9,6 +9,11 @@ export interface OrchestratorHandlers {
   blobs: BlobServiceHandlers;
   factories: FactoryServiceHandlers;
   webhookIngress: WebhookIngressServiceHandlers;
+  schedules: ScheduleServiceHandlers;
+  catalog: CatalogServiceHandlers;
+  identities: AgentIdentityServiceHandlers;
+  artifacts: ArtifactServiceHandlers;
+  workers: WorkerServiceHandlers;
 }
 
 export async function startGrpcServer(handlers: OrchestratorHandlers, host: string, port: number): Promise<{ server: grpc.Server; port: number }> {
@@ -20,6 +25,11 @@ export async function startGrpcServer(handlers: OrchestratorHandlers, host: stri
   server.addService(proto.BlobService.service, handlers.blobs);
   server.addService(proto.FactoryService.service, handlers.factories);
   server.addService(proto.WebhookIngressService.service, handlers.webhookIngress);
+  server.addService(proto.ScheduleService.service, handlers.schedules);
+  server.addService(proto.CatalogService.service, handlers.catalog);
+  server.addService(proto.AgentIdentityService.service, handlers.identities);
+  server.addService(proto.ArtifactService.service, handlers.artifacts);
+  server.addService(proto.WorkerService.service, handlers.workers);
   server.addService(proto.RunnerService.service, handlers.runner as grpc.UntypedServiceImplementation);
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));

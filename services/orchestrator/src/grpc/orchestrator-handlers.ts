@@ -1,12 +1,14 @@
-import { createBlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { Readiness } from '@conveyor/runtime';
 import { authenticateApiKey } from '../auth/auth-service';
+import { artifactHandlers } from '../artifacts/artifact-handlers';
+import { artifactLinkSigner, configuredBlobStore } from '../blobs/configured-blob-store';
 import { blobHandlers } from '../blobs/blob-handlers';
 import type { OrchestratorConfig } from '../config';
 import { runnerHandlers } from '../runner/runner-handlers';
 import { runLifecycleHandlers } from '../runs/run-lifecycle-handlers';
+import type { RunCatalog } from '../runs/resolve-run-catalog';
 import { runQueryHandlers } from '../runs/run-query-handlers';
 import type { RunQueue } from '../runs/run-queue';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from '../runs/transcript';
@@ -20,11 +22,13 @@ export interface HandlerDeps {
   config: OrchestratorConfig;
   runQueue: RunQueue;
   kickOutbox: () => void;
+  /** Model, environment, skill and identity resolution for runs created through the API. */
+  runCatalog?: RunCatalog;
 }
 
 /** Maps each RPC to its domain function; the domain functions know nothing about gRPC. */
-export function orchestratorHandlers({ db, readiness, logger, config, runQueue, kickOutbox }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress'> {
-  const blobs = createBlobStore(db);
+export function orchestratorHandlers({ db, readiness, logger, config, runQueue, kickOutbox, runCatalog }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
+  const blobs = configuredBlobStore(db, config);
   const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
   return {
     auth: {
@@ -32,18 +36,20 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
     },
     runs: {
       ...runQueryHandlers({ db, logger, blobs, links }),
-      ...runLifecycleHandlers({ db, logger, queue: runQueue, kickOutbox, defaultHarness: config.DEFAULT_HARNESS }),
+      ...runLifecycleHandlers({ db, logger, queue: runQueue, kickOutbox, defaultHarness: config.DEFAULT_HARNESS, catalog: runCatalog }),
     },
     runner: runnerHandlers({
       db,
       logger,
       debugWindowMinutes: config.FAILURE_SESSION_RETENTION_MINUTES,
+      apiBaseUrl: config.PUBLIC_API_BASE_URL,
       saveTranscript: async (runId, execution, transcript) => {
         await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
         logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');
       },
     }),
     blobs: blobHandlers({ blobs, secret: config.BLOB_SIGNING_SECRET, logger }),
+    artifacts: artifactHandlers({ db, blobs, sign: artifactLinkSigner(blobs, config), ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
     health: {
       Check: unary(logger, 'HealthCheck', async () => {
         const report = await readiness.report();

@@ -1,6 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import type { ClaimRunRequest__Output, RunAssignment } from '@conveyor/proto';
+import { mintRunApiKey } from '../auth/run-api-key';
 import { transitionRun } from '../runs/run-state-machine';
 import { takeRunnerControl } from './runner-control';
 
@@ -38,11 +39,12 @@ export async function claimRun(db: PrismaClient, req: ClaimRunRequest__Output, n
       harness: run.harness,
       mode: run.mode,
       attachments: run.attachments.map((a) => ({ file_name: a.fileName, mime_type: a.mimeType, data: Buffer.from(a.data) })),
-      run_api_key: '',
+      run_api_key: await mintRunApiKey(tx, run, now),
       team_id: run.teamId,
       debug_session: debug,
-      environment_json: '{}',
-      skill_instructions: '',
+      // Resolved at creation (runs/resolve-run-catalog.ts), so later edits of the environment or skill don't change a queued run.
+      environment_json: JSON.stringify(run.environmentSpec ?? {}),
+      skill_instructions: run.skillInstructions ?? '',
     };
   });
 }

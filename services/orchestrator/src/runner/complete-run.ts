@@ -1,6 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient, RunState } from '@conveyor/db';
 import type { CompleteRunRequest__Output, RunnerControl } from '@conveyor/proto';
+import { revokeRunApiKeys } from '../auth/run-api-key';
 import { isTerminal, transitionRun } from '../runs/run-state-machine';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
 import { lockRunForRunner } from './report-events';
@@ -22,6 +23,8 @@ export async function completeRun(
   const outcome = req.state as RunState;
   await deps.db.$transaction(async (tx) => {
     const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
+    // The execution is over: its run-scoped key stops working now rather than at its expiry.
+    await revokeRunApiKeys(tx, run.id, now);
     if (run.debugExecution === req.execution) {
       await tx.run.update({ where: { id: run.id }, data: { debugExecution: null, runnerId: null } });
       return;

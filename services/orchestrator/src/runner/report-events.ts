@@ -1,7 +1,8 @@
 import { AppError } from '@conveyor/errors';
-import { newUuid, type Prisma, type PrismaClient, type Run } from '@conveyor/db';
+import type { Prisma, PrismaClient, Run } from '@conveyor/db';
 import type { RunnerControl } from '@conveyor/proto';
 import { runEventSchema, type RunEvent } from '@conveyor/run-events';
+import { recordArtifact } from '../artifacts/record-artifact';
 import { transitionRun } from '../runs/run-state-machine';
 import { takeRunnerControl } from './runner-control';
 
@@ -53,10 +54,7 @@ export async function reportEvents(
       }
       await tx.runEvent.create({ data: { runId: run.id, execution: req.execution, kind: event.kind, data: event as Prisma.InputJsonValue, createdAt: now } });
       if (event.kind === 'artifact') {
-        const url = event.artifact_type === 'EXTERNAL_REFERENCE' && typeof event.data.url === 'string' ? event.data.url : null;
-        await tx.artifact.create({
-          data: { id: newUuid(), runId: run.id, type: event.artifact_type, data: event.data as Prisma.InputJsonValue, canonicalUrl: url, createdAt: now },
-        });
+        await recordArtifact(tx, { runId: run.id, type: event.artifact_type, data: event.data, now });
       }
     }
     await tx.run.update({ where: { id: run.id }, data: { lastHeartbeatAt: now, ...(debug ? {} : { updatedAt: now }) } });

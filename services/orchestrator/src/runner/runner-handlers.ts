@@ -1,7 +1,9 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { RunnerServiceHandlers } from '@conveyor/proto';
+import { AppError } from '@conveyor/errors';
 import { unary } from '../grpc/unary-handler';
+import { isSelfHostedRun } from '../workers/self-hosted-routing';
 import { claimRun } from './claim-run';
 import { completeRun, type TranscriptSink } from './complete-run';
 import { heartbeat, reportEvents } from './report-events';
@@ -11,13 +13,17 @@ export interface RunnerHandlerDeps {
   logger: Logger;
   saveTranscript: TranscriptSink;
   debugWindowMinutes: number;
+  /** Public REST API base URL handed to harnesses with their run-scoped key. */
+  apiBaseUrl?: string;
 }
 
 export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
   const { db, logger } = deps;
   return {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
-      const assignment = await claimRun(db, req);
+      // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
+      if (await isSelfHostedRun(db, req.run_id)) throw new AppError('conflict', 'Run is not claimable: routed to a self-hosted worker');
+      const assignment = { ...(await claimRun(db, req)), api_base_url: deps.apiBaseUrl ?? '' };
       logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, debug: assignment.debug_session }, 'run claimed');
       return assignment;
     }),

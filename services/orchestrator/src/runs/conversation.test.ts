@@ -2,9 +2,20 @@ import { MAX_STEP_CHARS, normalizeConversation, type StoredEvent } from './conve
 
 const t0 = Date.parse('2026-11-22T10:00:00.000Z');
 let n = 0;
-function ev(kind: string, data: Record<string, unknown>, opts: { runId?: string; execution?: number } = {}): StoredEvent {
+function ev(
+  kind: string,
+  data: Record<string, unknown>,
+  opts: { runId?: string; execution?: number } = {},
+): StoredEvent {
   n += 1;
-  return { id: BigInt(n), runId: opts.runId ?? 'run-1', execution: opts.execution ?? 1, kind, data: { kind, ...data }, createdAt: new Date(t0 + n * 1000) };
+  return {
+    id: BigInt(n),
+    runId: opts.runId ?? 'run-1',
+    execution: opts.execution ?? 1,
+    kind,
+    data: { kind, ...data },
+    createdAt: new Date(t0 + n * 1000),
+  };
 }
 
 describe('normalizeConversation', () => {
@@ -50,7 +61,12 @@ describe('normalizeConversation', () => {
           execution: 1,
           created_at: '2026-11-22T10:00:04.000Z',
           steps: [
-            { id: '4', type: 'text', created_at: '2026-11-22T10:00:04.000Z', text: 'Looking at the failure.' },
+            {
+              id: '4',
+              type: 'text',
+              created_at: '2026-11-22T10:00:04.000Z',
+              text: 'Looking at the failure.',
+            },
             {
               id: '5',
               type: 'tool_call',
@@ -73,7 +89,13 @@ describe('normalizeConversation', () => {
               output: 'export {}',
               completed_at: '2026-11-22T10:00:07.000Z',
             },
-            { id: '11', type: 'event', created_at: '2026-11-22T10:00:11.000Z', kind: 'log', data: { level: 'warn', text: 'flaky test' } },
+            {
+              id: '11',
+              type: 'event',
+              created_at: '2026-11-22T10:00:11.000Z',
+              kind: 'log',
+              data: { level: 'warn', text: 'flaky test' },
+            },
             {
               id: '12',
               type: 'event',
@@ -101,25 +123,44 @@ describe('normalizeConversation', () => {
     ];
     const conversation = normalizeConversation('conv-1', ['run-1', 'run-2'], events.reverse());
     expect(conversation.run_id).toBe('run-2');
-    expect(conversation.messages.map((m) => [m.role, m.run_id, m.execution, m.source, m.steps.map((s) => s.type)])).toEqual([
+    expect(
+      conversation.messages.map((m) => [m.role, m.run_id, m.execution, m.source, m.steps.map((s) => s.type)]),
+    ).toEqual([
       ['user', 'run-1', 1, 'prompt', ['text']],
       ['agent', 'run-1', 1, undefined, ['text']],
       ['user', 'run-1', 2, 'followup', ['text']],
       ['agent', 'run-1', 2, undefined, ['tool_call', 'text']],
       ['agent', 'run-2', 1, undefined, ['tool_call', 'text']],
     ]);
-    expect(conversation.messages[3]!.steps[0]).toMatchObject({ call_id: 'c1', status: 'pending', name: 'bash' });
-    expect(conversation.messages[4]!.steps[0]).toMatchObject({ call_id: 'c1', status: 'completed', name: null, input: null, output: 'from run 2' });
+    expect(conversation.messages[3]!.steps[0]).toMatchObject({
+      call_id: 'c1',
+      status: 'pending',
+      name: 'bash',
+    });
+    expect(conversation.messages[4]!.steps[0]).toMatchObject({
+      call_id: 'c1',
+      status: 'completed',
+      name: null,
+      input: null,
+      output: 'from run 2',
+    });
   });
 
   it('cuts oversized texts and tool payloads and says so', () => {
     const big = 'x'.repeat(MAX_STEP_CHARS + 10);
-    const conversation = normalizeConversation('c', ['run-1'], [
-      ev('agent_message', { text: big }),
-      ev('tool_call', { call_id: 'c1', name: 'write', input: { content: big } }),
-      ev('tool_result', { call_id: 'c1', output: big }),
-    ]);
-    const [text, call] = conversation.messages[0]!.steps as unknown as [{ text: string; truncated?: boolean }, { input: unknown; output: unknown; truncated?: boolean }];
+    const conversation = normalizeConversation(
+      'c',
+      ['run-1'],
+      [
+        ev('agent_message', { text: big }),
+        ev('tool_call', { call_id: 'c1', name: 'write', input: { content: big } }),
+        ev('tool_result', { call_id: 'c1', output: big }),
+      ],
+    );
+    const [text, call] = conversation.messages[0]!.steps as unknown as [
+      { text: string; truncated?: boolean },
+      { input: unknown; output: unknown; truncated?: boolean },
+    ];
     expect(text.text).toHaveLength(MAX_STEP_CHARS);
     expect(text.truncated).toBe(true);
     expect(typeof call.input).toBe('string');
@@ -129,6 +170,8 @@ describe('normalizeConversation', () => {
   });
 
   it('is empty for a run with no conversation events yet', () => {
-    expect(normalizeConversation('c', ['r'], [ev('state_changed', { from: null, to: 'QUEUED' })]).messages).toEqual([]);
+    expect(
+      normalizeConversation('c', ['r'], [ev('state_changed', { from: null, to: 'QUEUED' })]).messages,
+    ).toEqual([]);
   });
 });

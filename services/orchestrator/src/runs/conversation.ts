@@ -85,22 +85,43 @@ function clipJson(value: unknown): { value: unknown; truncated: boolean } {
   return { value: json.slice(0, MAX_STEP_CHARS), truncated: true };
 }
 
-const asRecord = (data: unknown): Record<string, unknown> => (data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {});
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const asRecord = (data: unknown): Record<string, unknown> =>
+  data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
 /**
  * Pure: events (any order of runs, sorted here by ID, which is insertion order) → messages. Kinds that belong
  * to the timeline (state changes, setup steps, follow-up routing), usage and debug logs are left out.
  */
-export function normalizeConversation(conversationId: string, runIds: string[], events: StoredEvent[]): Conversation {
-  const sorted = [...events].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
+export function normalizeConversation(
+  conversationId: string,
+  runIds: string[],
+  events: StoredEvent[],
+): Conversation {
+  const sorted = [...events].sort((a, b) =>
+    BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0,
+  );
   const messages: ConversationMessage[] = [];
   const calls = new Map<string, ToolCallStep>();
   let current: ConversationMessage | undefined;
 
   const agentMessage = (e: StoredEvent, at: string): ConversationMessage => {
-    if (current && current.role === 'agent' && current.run_id === e.runId && current.execution === e.execution) return current;
-    current = { id: String(e.id), role: 'agent', run_id: e.runId, execution: e.execution, created_at: at, steps: [] };
+    if (
+      current &&
+      current.role === 'agent' &&
+      current.run_id === e.runId &&
+      current.execution === e.execution
+    )
+      return current;
+    current = {
+      id: String(e.id),
+      role: 'agent',
+      run_id: e.runId,
+      execution: e.execution,
+      created_at: at,
+      steps: [],
+    };
     messages.push(current);
     return current;
   };
@@ -129,7 +150,15 @@ export function normalizeConversation(conversationId: string, runIds: string[], 
         break;
       case 'tool_call': {
         const input = clipJson(data.input);
-        const step: ToolCallStep = { id, type: 'tool_call', created_at: at, call_id: str(data.call_id), name: str(data.name), input: input.value, status: 'pending' };
+        const step: ToolCallStep = {
+          id,
+          type: 'tool_call',
+          created_at: at,
+          call_id: str(data.call_id),
+          name: str(data.name),
+          input: input.value,
+          status: 'pending',
+        };
         if (input.truncated) step.truncated = true;
         calls.set(callKey(step.call_id), step);
         agentMessage(e, at).steps.push(step);
@@ -140,7 +169,15 @@ export function normalizeConversation(conversationId: string, runIds: string[], 
         let step = calls.get(callKey(callId));
         if (!step || step.status !== 'pending') {
           // A result without its call (or a second result): shown on its own rather than dropped.
-          step = { id, type: 'tool_call', created_at: at, call_id: callId, name: null, input: null, status: 'pending' };
+          step = {
+            id,
+            type: 'tool_call',
+            created_at: at,
+            call_id: callId,
+            name: null,
+            input: null,
+            status: 'pending',
+          };
           agentMessage(e, at).steps.push(step);
         }
         const output = clipJson(data.output);
@@ -151,31 +188,60 @@ export function normalizeConversation(conversationId: string, runIds: string[], 
         break;
       }
       case 'artifact':
-        agentMessage(e, at).steps.push({ id, type: 'event', created_at: at, kind: 'artifact', data: { artifact_type: data.artifact_type, data: asRecord(data.data) } });
+        agentMessage(e, at).steps.push({
+          id,
+          type: 'event',
+          created_at: at,
+          kind: 'artifact',
+          data: { artifact_type: data.artifact_type, data: asRecord(data.data) },
+        });
         break;
       case 'log':
         if (data.level !== 'debug') {
-          agentMessage(e, at).steps.push({ id, type: 'event', created_at: at, kind: 'log', data: { level: data.level, ...clipText(str(data.text)) } });
+          agentMessage(e, at).steps.push({
+            id,
+            type: 'event',
+            created_at: at,
+            kind: 'log',
+            data: { level: data.level, ...clipText(str(data.text)) },
+          });
         }
         break;
       default:
         break; // timeline kinds and usage
     }
   }
-  return { conversation_id: conversationId, run_id: runIds[runIds.length - 1] ?? '', run_ids: runIds, messages };
+  return {
+    conversation_id: conversationId,
+    run_id: runIds[runIds.length - 1] ?? '',
+    run_ids: runIds,
+    messages,
+  };
 }
 
 /** Every run of the caller's team in a conversation, oldest first; 404 alike for missing and foreign ones. */
-export async function conversationRuns(db: PrismaClient, caller: Caller__Output, request: GetConversationRequest__Output): Promise<{ conversationId: string; runs: Run[] }> {
+export async function conversationRuns(
+  db: PrismaClient,
+  caller: Caller__Output,
+  request: GetConversationRequest__Output,
+): Promise<{ conversationId: string; runs: Run[] }> {
   if (request.run_id) {
-    const run = isUuid(request.run_id) ? await db.run.findFirst({ where: { id: request.run_id, teamId: caller.team_id } }) : null;
+    const run = isUuid(request.run_id)
+      ? await db.run.findFirst({ where: { id: request.run_id, teamId: caller.team_id } })
+      : null;
     if (!run) throw notFound('Run');
-    const runs = await db.run.findMany({ where: { conversationId: run.conversationId, teamId: caller.team_id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    const runs = await db.run.findMany({
+      where: { conversationId: run.conversationId, teamId: caller.team_id },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
     return { conversationId: run.conversationId, runs };
   }
   const conversationId = request.conversation_id;
   const runs = isUuid(conversationId)
-    ? await db.run.findMany({ where: { conversationId, teamId: caller.team_id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] })
+    ? await db.run.findMany({
+        where: { conversationId, teamId: caller.team_id },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      })
     : [];
   if (runs.length === 0) throw notFound('Conversation');
   return { conversationId, runs };
@@ -183,7 +249,11 @@ export async function conversationRuns(db: PrismaClient, caller: Caller__Output,
 
 const CONVERSATION_KINDS = ['user_message', 'agent_message', 'tool_call', 'tool_result', 'artifact', 'log'];
 
-export async function getConversation(db: PrismaClient, caller: Caller__Output, request: GetConversationRequest__Output): Promise<Conversation> {
+export async function getConversation(
+  db: PrismaClient,
+  caller: Caller__Output,
+  request: GetConversationRequest__Output,
+): Promise<Conversation> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);
   const runIds = runs.map((r) => r.id);
   const events = await db.runEvent.findMany({

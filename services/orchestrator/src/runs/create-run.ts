@@ -3,6 +3,7 @@ import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@co
 import type { Caller__Output } from '@conveyor/proto';
 import type { RunEvent } from '@conveyor/run-events';
 import { ENQUEUE_RUN } from './outbox-relay';
+import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 
 export const MAX_ORCHESTRATION_DEPTH = 10;
 
@@ -28,6 +29,8 @@ export interface CreateRunDeps {
   kickOutbox: () => void;
   /** The harness used when the config asks for the built-in one. */
   defaultHarness: string;
+  /** Model, environment, skill and identity checks and defaults (resolve-run-catalog.ts); absent = none applied. */
+  catalog?: RunCatalog;
 }
 
 /** The built-in harness type and the ones a runner executes through its configured command harness. */
@@ -55,9 +58,16 @@ export function skillName(spec: string): string {
  * Creates a run: the row, its first events, attachments and the outbox entry that enqueues it commit in one
  * transaction, so there is never a queued job without its row nor a QUEUED row that nothing will pick up.
  */
-export async function createRun(deps: CreateRunDeps, caller: Caller__Output, input: CreateRunInput): Promise<{ runId: string; state: string }> {
-  const config: Record<string, unknown> = { ...(input.config ?? {}) };
-  const skill = input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
+export async function createRun(
+  deps: CreateRunDeps,
+  caller: Caller__Output,
+  input: CreateRunInput,
+  /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
+  inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,
+): Promise<{ runId: string; state: string }> {
+  const resolved = deps.catalog ? await resolveRunCatalog(deps.catalog, caller, input) : undefined;
+  const config: Record<string, unknown> = { ...(resolved?.config ?? input.config ?? {}) };
+  const skill = resolved?.skill ?? input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
   if (!input.prompt.trim() && !skill) throw new AppError('invalid_request', 'prompt is required unless a skill is given');
   if (skill) {
     config.skill_spec = skill;
@@ -101,6 +111,8 @@ export async function createRun(deps: CreateRunDeps, caller: Caller__Output, inp
         modelId: typeof config.model_id === 'string' ? config.model_id : null,
         environmentId: typeof config.environment_id === 'string' ? config.environment_id : null,
         skillSpec: skill ?? null,
+        skillInstructions: resolved?.skillInstructions ?? null,
+        environmentSpec: resolved?.environmentSpec,
         harness: harnessFor(config, deps.defaultHarness),
         workerHost: typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null,
         config: config as Prisma.InputJsonValue,
@@ -129,6 +141,7 @@ export async function createRun(deps: CreateRunDeps, caller: Caller__Output, inp
         data: input.attachments.map((a) => ({ id: newUuid(), runId, fileName: a.fileName, mimeType: a.mimeType, data: new Uint8Array(a.data) })),
       });
     }
+    if (inTransaction) await inTransaction(tx, runId);
     await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId, execution: 1 } } });
   });
   deps.kickOutbox();

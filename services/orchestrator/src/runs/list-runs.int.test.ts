@@ -26,7 +26,16 @@ const BASE = Date.parse('2026-01-01T00:00:00.000Z');
 async function newTeam(opts: { metadataFilteringEnabled?: boolean } = {}): Promise<Caller__Output> {
   const id = `team_${newUuid().slice(0, 8)}`;
   await db.team.create({ data: { id, name: id, ...opts } });
-  return { team_id: id, principal_type: 'USER', principal_id: 'user_1', role: 'ADMIN', api_key_id: '', run_id: '', display_name: '', email: '' };
+  return {
+    team_id: id,
+    principal_type: 'USER',
+    principal_id: 'user_1',
+    role: 'ADMIN',
+    api_key_id: '',
+    run_id: '',
+    display_name: '',
+    email: '',
+  };
 }
 
 async function insertRun(caller: Caller__Output, data: Partial<Prisma.RunUncheckedCreateInput> = {}) {
@@ -78,12 +87,17 @@ function request(overrides: Partial<ListRunsRequest__Output> = {}): ListRunsRequ
   };
 }
 
-const list = (caller: Caller__Output, overrides: Partial<ListRunsRequest__Output> = {}) => listRuns(db, caller, request(overrides));
+const list = (caller: Caller__Output, overrides: Partial<ListRunsRequest__Output> = {}) =>
+  listRuns(db, caller, request(overrides));
 const ids = (res: ListRunsResponse): string[] => (res.runs ?? []).map((r) => r.run_id ?? '');
 type RunRow = Awaited<ReturnType<typeof insertRun>>;
 
 /** Follows next_cursor to the end, as the SDK does, re-sending the same query. */
-async function listAll(caller: Caller__Output, overrides: Partial<ListRunsRequest__Output>, between?: () => Promise<unknown>): Promise<string[]> {
+async function listAll(
+  caller: Caller__Output,
+  overrides: Partial<ListRunsRequest__Output>,
+  between?: () => Promise<unknown>,
+): Promise<string[]> {
   const seen: string[] = [];
   let cursor = '';
   for (let page = 0; page < 1000; page++) {
@@ -157,31 +171,65 @@ describe('ListRuns sorting and pagination', () => {
     const titles = ['delta', 'alpha', 'charlie', 'bravo', 'alpha', 'echo'];
     const runs = [];
     for (const title of titles) runs.push(await insertRun(caller, { title }));
-    const byTitle = [...runs].sort((a, b) => (a.title === b.title ? (a.id < b.id ? -1 : 1) : a.title < b.title ? -1 : 1)).map((r) => r.id);
+    const byTitle = [...runs]
+      .sort((a, b) => (a.title === b.title ? (a.id < b.id ? -1 : 1) : a.title < b.title ? -1 : 1))
+      .map((r) => r.id);
     expect(await listAll(caller, { limit: 2, sort_by: 'title', sort_order: 'asc' })).toEqual(byTitle);
-    expect(await listAll(caller, { limit: 4, sort_by: 'title', sort_order: 'desc' })).toEqual([...byTitle].reverse());
+    expect(await listAll(caller, { limit: 4, sort_by: 'title', sort_order: 'desc' })).toEqual(
+      [...byTitle].reverse(),
+    );
   });
 
   it('sorts by agent (skill spec) alphabetically with runs without a skill last, in both directions', async () => {
     const caller = await newTeam();
-    const specs = ['acme/b:SKILL.md', null, 'acme/a:SKILL.md', null, 'acme/c:SKILL.md', 'acme/a:SKILL.md', null];
+    const specs = [
+      'acme/b:SKILL.md',
+      null,
+      'acme/a:SKILL.md',
+      null,
+      'acme/c:SKILL.md',
+      'acme/a:SKILL.md',
+      null,
+    ];
     const runs: RunRow[] = [];
     for (const skillSpec of specs) runs.push(await insertRun(caller, { skillSpec }));
     const withSkill = runs.filter((r) => r.skillSpec !== null);
     const without = runs.filter((r) => r.skillSpec === null);
     const cmp = (a: RunRow, b: RunRow) =>
-      a.skillSpec === b.skillSpec ? (a.id < b.id ? -1 : 1) : (a.skillSpec ?? '') < (b.skillSpec ?? '') ? -1 : 1;
+      a.skillSpec === b.skillSpec
+        ? a.id < b.id
+          ? -1
+          : 1
+        : (a.skillSpec ?? '') < (b.skillSpec ?? '')
+          ? -1
+          : 1;
     const asc = [...withSkill.sort(cmp).map((r) => r.id), ...without.map((r) => r.id).sort()];
-    const desc = [...[...withSkill].sort(cmp).reverse().map((r) => r.id), ...without.map((r) => r.id).sort().reverse()];
+    const desc = [
+      ...[...withSkill]
+        .sort(cmp)
+        .reverse()
+        .map((r) => r.id),
+      ...without
+        .map((r) => r.id)
+        .sort()
+        .reverse(),
+    ];
     for (const limit of [1, 2, 3, 4, 100]) {
       expect(await listAll(caller, { limit, sort_by: 'agent', sort_order: 'asc' })).toEqual(asc);
       expect(await listAll(caller, { limit, sort_by: 'agent', sort_order: 'desc' })).toEqual(desc);
     }
     // Only runs without a skill, and only runs with one.
-    expect(await listAll(caller, { limit: 2, sort_by: 'agent', skill_spec: 'acme/a:SKILL.md' })).toHaveLength(2);
+    expect(await listAll(caller, { limit: 2, sort_by: 'agent', skill_spec: 'acme/a:SKILL.md' })).toHaveLength(
+      2,
+    );
     const none = await newTeam();
     const bare = [await insertRun(none), await insertRun(none), await insertRun(none)];
-    expect(await listAll(none, { limit: 2, sort_by: 'agent' })).toEqual(bare.map((r) => r.id).sort().reverse());
+    expect(await listAll(none, { limit: 2, sort_by: 'agent' })).toEqual(
+      bare
+        .map((r) => r.id)
+        .sort()
+        .reverse(),
+    );
   });
 
   it('never shows another team its runs', async () => {
@@ -202,8 +250,20 @@ describe('ListRuns filters', () => {
     const add = async (name: string, data: Partial<Prisma.RunUncheckedCreateInput>) => {
       runs[name] = (await insertRun(caller, data)).id;
     };
-    await add('queued', { state: 'QUEUED', configName: 'nightly', modelId: 'gpt-5', title: 'Nightly dependency bump' });
-    await add('running', { state: 'INPROGRESS', configName: 'nightly', modelId: 'claude-4', creatorId: 'user_2', executorId: 'agent_7', executorType: 'AGENT' });
+    await add('queued', {
+      state: 'QUEUED',
+      configName: 'nightly',
+      modelId: 'gpt-5',
+      title: 'Nightly dependency bump',
+    });
+    await add('running', {
+      state: 'INPROGRESS',
+      configName: 'nightly',
+      modelId: 'claude-4',
+      creatorId: 'user_2',
+      executorId: 'agent_7',
+      executorType: 'AGENT',
+    });
     await add('done', {
       state: 'SUCCEEDED',
       source: 'SCHEDULED_AGENT',
@@ -213,13 +273,40 @@ describe('ListRuns filters', () => {
       prompt: 'Deploy the payments service to staging',
       metadata: { ticket_id: 'VIS-238', team: 'payments', automation_id: 'auto_1' },
     });
-    await add('failed', { state: 'FAILED', source: 'LINEAR', executionLocation: 'LOCAL', metadata: { ticket_id: 'VIS-239', team: 'payments' }, title: 'Refactor 100% of the _legacy_ code' });
+    await add('failed', {
+      state: 'FAILED',
+      source: 'LINEAR',
+      executionLocation: 'LOCAL',
+      metadata: { ticket_id: 'VIS-239', team: 'payments' },
+      title: 'Refactor 100% of the _legacy_ code',
+    });
     const parent = runs.done!;
-    await add('child', { state: 'CANCELLED', source: 'ORCHESTRATION', parentRunId: parent, ancestorIds: [parent], metadata: { automation_id: 'auto_2' } });
-    await add('grandchild', { state: 'BLOCKED', parentRunId: runs.child!, ancestorIds: [runs.child!, parent] });
-    await db.artifact.create({ data: { id: newUuid(), runId: runs.done!, type: 'PULL_REQUEST', data: { url: 'https://github.com/acme/api/pull/1', branch: 'b' } } });
-    await db.artifact.create({ data: { id: newUuid(), runId: runs.failed!, type: 'PLAN', data: { document_uid: 'd' } } });
-    await db.artifact.create({ data: { id: newUuid(), runId: runs.failed!, type: 'PLAN', data: { document_uid: 'e' } } });
+    await add('child', {
+      state: 'CANCELLED',
+      source: 'ORCHESTRATION',
+      parentRunId: parent,
+      ancestorIds: [parent],
+      metadata: { automation_id: 'auto_2' },
+    });
+    await add('grandchild', {
+      state: 'BLOCKED',
+      parentRunId: runs.child!,
+      ancestorIds: [runs.child!, parent],
+    });
+    await db.artifact.create({
+      data: {
+        id: newUuid(),
+        runId: runs.done!,
+        type: 'PULL_REQUEST',
+        data: { url: 'https://github.com/acme/api/pull/1', branch: 'b' },
+      },
+    });
+    await db.artifact.create({
+      data: { id: newUuid(), runId: runs.failed!, type: 'PLAN', data: { document_uid: 'd' } },
+    });
+    await db.artifact.create({
+      data: { id: newUuid(), runId: runs.failed!, type: 'PLAN', data: { document_uid: 'e' } },
+    });
   });
 
   const names = async (overrides: Partial<ListRunsRequest__Output>) => {
@@ -247,7 +334,13 @@ describe('ListRuns filters', () => {
     expect(await names({ schedule_id: 'sched_1' })).toEqual(['done']);
     expect(await names({ skill_spec: 'acme/api:.claude/skills/deploy/SKILL.md' })).toEqual(['done']);
     expect(await names({ environment_id: 'AbCdEfGhIjKlMnOpQrStUv' })).toEqual(['done']);
-    expect(await names({ environment_id: 'empty-environment' })).toEqual(['child', 'failed', 'grandchild', 'queued', 'running']);
+    expect(await names({ environment_id: 'empty-environment' })).toEqual([
+      'child',
+      'failed',
+      'grandchild',
+      'queued',
+      'running',
+    ]);
     expect(await names({ environment_id: 'ZZZZZZZZZZZZZZZZZZZZZZ' })).toEqual([]);
   });
 
@@ -258,13 +351,24 @@ describe('ListRuns filters', () => {
     expect(await names({ created_after: iso(second.getTime()) })).toHaveLength(4); // strictly after
     expect(await names({ created_after: iso(second.getTime() - 1) })).toHaveLength(5);
     expect(await names({ created_before: iso(second.getTime()) })).toEqual(['queued']);
-    expect(await names({ created_after: iso(all[0]!.createdAt.getTime()), created_before: iso(all[2]!.createdAt.getTime()) })).toEqual(['running']);
+    expect(
+      await names({
+        created_after: iso(all[0]!.createdAt.getTime()),
+        created_before: iso(all[2]!.createdAt.getTime()),
+      }),
+    ).toEqual(['running']);
     // Microseconds are honoured, not rounded to milliseconds.
-    expect(await names({ created_before: `${iso(second.getTime()).slice(0, -1)}001Z` })).toEqual(['queued', 'running']);
+    expect(await names({ created_before: `${iso(second.getTime()).slice(0, -1)}001Z` })).toEqual([
+      'queued',
+      'running',
+    ]);
     // The same instant written with an offset.
     const local = new Date(second.getTime() + 2 * 3600_000).toISOString().replace('Z', '+02:00');
     expect(await names({ created_before: local })).toEqual(['queued']);
-    await db.run.update({ where: { id: runs.queued! }, data: { updatedAt: new Date('2030-01-01T00:00:00Z') } });
+    await db.run.update({
+      where: { id: runs.queued! },
+      data: { updatedAt: new Date('2030-01-01T00:00:00Z') },
+    });
     expect(await names({ updated_after: '2029-12-31T23:59:59.999Z' })).toEqual(['queued']);
   });
 
@@ -288,11 +392,14 @@ describe('ListRuns filters', () => {
     expect(listed.runs?.[0]?.artifacts).toHaveLength(2);
   });
 
-  it('q: case-insensitive substring and fuzzy match over title, prompt and skill spec', async () => {
+  it('q: every word, case-insensitively, anywhere in title, prompt or skill spec', async () => {
     expect(await names({ q: 'nightly DEPENDENCY' })).toEqual(['queued']);
+    expect(await names({ q: 'bump nightly' })).toEqual(['queued']); // any order
     expect(await names({ q: 'payments service' })).toEqual(['done']);
+    expect(await names({ q: 'staging skills/deploy' })).toEqual(['done']); // prompt + skill spec
     expect(await names({ q: 'skills/deploy' })).toEqual(['done']);
-    expect(await names({ q: 'dependncy bump' })).toEqual(['queued']); // a typo still matches (word similarity)
+    expect(await names({ q: 'pay' })).toEqual(['done']); // partial words
+    expect(await names({ q: 'nightly staging' })).toEqual([]); // words of different runs
     expect(await names({ q: '100%' })).toEqual(['failed']); // % and _ are literal
     expect(await names({ q: '_legacy_' })).toEqual(['failed']);
     expect(await names({ q: '0%_' })).toEqual([]);
@@ -304,7 +411,12 @@ describe('ListRuns filters', () => {
   });
 
   it('combines filters with pagination', async () => {
-    const pages = await listAll(caller, { limit: 1, metadata: { team: 'payments' }, sort_by: 'title', sort_order: 'asc' });
+    const pages = await listAll(caller, {
+      limit: 1,
+      metadata: { team: 'payments' },
+      sort_by: 'title',
+      sort_order: 'asc',
+    });
     expect(pages).toHaveLength(2);
   });
 });
@@ -328,10 +440,16 @@ describe('ListRuns rejections', () => {
     ['a date without time', { created_before: '2026-01-01' }, /^created_before: /],
     ['an impossible date', { updated_after: '2026-02-30T00:00:00Z' }, /^updated_after: /],
     ['a malformed environment ID', { environment_id: 'env_1' }, /^environment_id: /],
-    ['six metadata pairs', { metadata: { a: '1', b: '2', c: '3', d: '4', e: '5', f: '6' } }, /^metadata: at most 5/],
+    [
+      'six metadata pairs',
+      { metadata: { a: '1', b: '2', c: '3', d: '4', e: '5', f: '6' } },
+      /^metadata: at most 5/,
+    ],
     ['a bad metadata key', { metadata: { 'a b': '1' } }, /^metadata\[a b\]: /],
     ['a malformed cursor', { cursor: 'garbage' }, /cursor/],
     ['a too long q', { q: 'x'.repeat(201) }, /^q: /],
+    ['a q without a word of 3+ characters', { q: 'ab c' }, /^q: needs at least one word of 3/],
+    ['a q of 9 words', { q: 'one two three four five six seven eight nine' }, /^q: at most 8 words/],
   ])('400 invalid_request for %s', async (_what, overrides, message) => {
     const err = await rejection(list(caller, overrides));
     expect(err.code).toBe('invalid_request');
@@ -342,12 +460,16 @@ describe('ListRuns rejections', () => {
   it('400 for a cursor issued for another sort', async () => {
     for (let i = 0; i < 3; i++) await insertRun(caller);
     const first = await list(caller, { limit: 1 });
-    const err = await rejection(list(caller, { limit: 1, cursor: first.next_cursor ?? '', sort_by: 'title' }));
+    const err = await rejection(
+      list(caller, { limit: 1, cursor: first.next_cursor ?? '', sort_by: 'title' }),
+    );
     expect(err.code).toBe('invalid_request');
   });
 
   it('accepts five metadata pairs', async () => {
-    await expect(list(caller, { metadata: { a: '1', b: '2', c: '3', d: '4', e: '5' } })).resolves.toMatchObject({ runs: [] });
+    await expect(
+      list(caller, { metadata: { a: '1', b: '2', c: '3', d: '4', e: '5' } }),
+    ).resolves.toMatchObject({ runs: [] });
   });
 
   it('403 feature_not_available for metadata filters when the team has metadata filtering off', async () => {
@@ -362,7 +484,9 @@ describe('ListRuns rejections', () => {
   it('404 resource_not_found, identical, for a missing, malformed or other team ancestor', async () => {
     const other = await newTeam();
     const foreign = await insertRun(other);
-    const errors = await Promise.all([newUuid(), 'not-a-uuid', foreign.id].map((id) => rejection(list(caller, { ancestor_run_id: id }))));
+    const errors = await Promise.all(
+      [newUuid(), 'not-a-uuid', foreign.id].map((id) => rejection(list(caller, { ancestor_run_id: id }))),
+    );
     for (const err of errors) {
       expect(err.code).toBe('resource_not_found');
       expect(err.httpStatus).toBe(404);

@@ -7,18 +7,28 @@ import { parseRunListRequest, type RunListQuery } from './run-list-filters';
 import { pageQuery } from './run-list-sql';
 import { runToProto } from './run-to-proto';
 
-export { DEFAULT_RUN_LIST_LIMIT as DEFAULT_LIMIT, MAX_RUN_LIST_LIMIT as MAX_LIMIT } from '@conveyor/run-events';
+export {
+  DEFAULT_RUN_LIST_LIMIT as DEFAULT_LIMIT,
+  MAX_RUN_LIST_LIMIT as MAX_LIMIT,
+} from '@conveyor/run-events';
 
 /**
  * Keyset pagination on (sort value, id): a page boundary is a position in the index, not an offset, so pages
  * stay stable while runs are being created. Every filter is served by an index (see bench/ and docs/runs.md).
  */
-export async function listRuns(db: PrismaClient, caller: Caller__Output, request: ListRunsRequest__Output): Promise<ListRunsResponse> {
+export async function listRuns(
+  db: PrismaClient,
+  caller: Caller__Output,
+  request: ListRunsRequest__Output,
+): Promise<ListRunsResponse> {
   const query = parseRunListRequest(request);
   await checkReferences(db, caller, query);
   const ids = await pageIds(db, caller.team_id, query);
 
-  const rows = await db.run.findMany({ where: { id: { in: ids } }, include: { artifacts: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } });
+  const rows = await db.run.findMany({
+    where: { id: { in: ids } },
+    include: { artifacts: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+  });
   const byId = new Map(rows.map((row) => [row.id, row]));
   // A run deleted between the two queries simply drops out of the page.
   const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined);
@@ -37,29 +47,46 @@ async function checkReferences(db: PrismaClient, caller: Caller__Output, query: 
   const { ancestorRunId, metadata } = query.filters;
   if (ancestorRunId) {
     // Same answer for a malformed ID, a missing run and another team's run: existence never leaks.
-    const ancestor = isUuid(ancestorRunId) ? await db.run.findFirst({ where: { id: ancestorRunId, teamId: caller.team_id }, select: { id: true } }) : null;
+    const ancestor = isUuid(ancestorRunId)
+      ? await db.run.findFirst({ where: { id: ancestorRunId, teamId: caller.team_id }, select: { id: true } })
+      : null;
     if (!ancestor) throw notFound('ancestor_run_id: Run');
   }
   if (metadata) {
-    const team = await db.team.findUnique({ where: { id: caller.team_id }, select: { metadataFilteringEnabled: true } });
+    const team = await db.team.findUnique({
+      where: { id: caller.team_id },
+      select: { metadataFilteringEnabled: true },
+    });
     if (!team?.metadataFilteringEnabled) {
-      throw new AppError('feature_not_available', 'metadata filtering is not enabled for this team', { details: { parameter: 'metadata' } });
+      throw new AppError('feature_not_available', 'metadata filtering is not enabled for this team', {
+        details: { parameter: 'metadata' },
+      });
     }
   }
 }
 
 /** limit + 1 IDs in order; the agent sort reads runs with a skill first, then (if the page is not full) those without. */
 async function pageIds(db: PrismaClient, teamId: string, query: RunListQuery): Promise<string[]> {
-  const base = { teamId, filters: query.filters, sortBy: query.sortBy, sortOrder: query.sortOrder, cursor: query.cursor };
+  const base = {
+    teamId,
+    filters: query.filters,
+    sortBy: query.sortBy,
+    sortOrder: query.sortOrder,
+    cursor: query.cursor,
+  };
   const take = query.limit + 1;
-  const run = async (sql: ReturnType<typeof pageQuery>) => (await db.$queryRaw<{ id: string }[]>(sql)).map((r) => r.id);
+  const run = async (sql: ReturnType<typeof pageQuery>) =>
+    (await db.$queryRaw<{ id: string }[]>(sql)).map((r) => r.id);
   if (query.sortBy !== 'agent') return run(pageQuery({ ...base, take }));
   const ids = query.cursor?.value === null ? [] : await run(pageQuery({ ...base, take, section: 'skill' }));
   if (ids.length >= take) return ids;
   return ids.concat(await run(pageQuery({ ...base, take: take - ids.length, section: 'none' })));
 }
 
-function cursorAfter(query: RunListQuery, last: { id: string; updatedAt: Date; createdAt: Date; title: string; skillSpec: string | null }): RunCursor {
+function cursorAfter(
+  query: RunListQuery,
+  last: { id: string; updatedAt: Date; createdAt: Date; title: string; skillSpec: string | null },
+): RunCursor {
   const value =
     query.sortBy === 'updated_at'
       ? last.updatedAt.toISOString()

@@ -1,6 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { runJobSchema } from '@conveyor/run-events';
+import { isSelfHostedRun } from '../workers/self-hosted-routing';
 import type { RunQueue } from './run-queue';
 
 export const ENQUEUE_RUN = 'enqueue_run';
@@ -62,7 +63,9 @@ export class OutboxRelay {
       for (const entry of entries) {
         try {
           if (entry.kind !== ENQUEUE_RUN) throw new Error(`unknown outbox entry kind ${entry.kind}`);
-          await this.queue.enqueue(runJobSchema.parse(entry.payload));
+          const job = runJobSchema.parse(entry.payload);
+          // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
+          if (!(await isSelfHostedRun(tx, job.runId))) await this.queue.enqueue(job);
           relayed.push(entry.id);
         } catch (err) {
           this.logger.error({ err, outboxId: String(entry.id) }, 'outbox entry could not be relayed');

@@ -21,8 +21,12 @@ describe('run cursor', () => {
   it('rejects garbage and cursors for another sort', () => {
     expect(() => decodeRunCursor('%%%', cursor)).toThrow(/malformed/);
     expect(() => decodeRunCursor(Buffer.from('[1,2]').toString('base64url'), cursor)).toThrow(/malformed/);
-    expect(() => decodeRunCursor(encodeRunCursor(cursor), { sortBy: 'created_at', sortOrder: 'desc' })).toThrow(/different sort/);
-    expect(() => decodeRunCursor(encodeRunCursor(cursor), { sortBy: 'updated_at', sortOrder: 'asc' })).toThrow(/different sort/);
+    expect(() =>
+      decodeRunCursor(encodeRunCursor(cursor), { sortBy: 'created_at', sortOrder: 'desc' }),
+    ).toThrow(/different sort/);
+    expect(() =>
+      decodeRunCursor(encodeRunCursor(cursor), { sortBy: 'updated_at', sortOrder: 'asc' }),
+    ).toThrow(/different sort/);
   });
 
   it('rejects values that could not be compared: bad IDs, timestamps and null titles', () => {

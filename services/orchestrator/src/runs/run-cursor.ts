@@ -16,12 +16,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function encodeRunCursor(cursor: RunCursor): string {
-  return Buffer.from(JSON.stringify([cursor.sortBy, cursor.sortOrder, cursor.value, cursor.id])).toString('base64url');
+  return Buffer.from(JSON.stringify([cursor.sortBy, cursor.sortOrder, cursor.value, cursor.id])).toString(
+    'base64url',
+  );
 }
 
 const malformed = () => new AppError('invalid_request', 'cursor is malformed');
 
-export function decodeRunCursor(raw: string, expected: { sortBy: string; sortOrder: 'asc' | 'desc' }): RunCursor {
+export function decodeRunCursor(
+  raw: string,
+  expected: { sortBy: string; sortOrder: 'asc' | 'desc' },
+): RunCursor {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
@@ -45,7 +50,11 @@ export function decodeRunCursor(raw: string, expected: { sortBy: string; sortOrd
   // The values end up as SQL parameters cast to uuid/timestamptz: refuse anything that would not cast.
   if (!UUID.test(cursor.id)) throw malformed();
   const timestamp = cursor.sortBy === 'updated_at' || cursor.sortBy === 'created_at';
-  if (timestamp && (cursor.value === null || !ISO_TIMESTAMP.test(cursor.value) || Number.isNaN(Date.parse(cursor.value)))) throw malformed();
+  if (
+    timestamp &&
+    (cursor.value === null || !ISO_TIMESTAMP.test(cursor.value) || Number.isNaN(Date.parse(cursor.value)))
+  )
+    throw malformed();
   if (cursor.sortBy === 'title' && cursor.value === null) throw malformed();
   return cursor;
 }

@@ -15,7 +15,12 @@ let database: TestDatabase;
 let db: PrismaClient;
 let blobs: BlobStore;
 const now = new Date('2026-11-22T12:00:00.000Z');
-const signer: LinkSigner = { secret: 'integration-test-secret-0123456789', baseUrl: 'http://api.test/v1', ttlSeconds: 600, now: () => now };
+const signer: LinkSigner = {
+  secret: 'integration-test-secret-0123456789',
+  baseUrl: 'http://api.test/v1',
+  ttlSeconds: 600,
+  now: () => now,
+};
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -31,22 +36,48 @@ afterAll(async () => {
 async function newTeam(): Promise<Caller__Output> {
   const id = `team_${newUuid().slice(0, 8)}`;
   await db.team.create({ data: { id, name: id } });
-  return { team_id: id, principal_type: 'USER', principal_id: 'u', role: 'ADMIN', api_key_id: '', run_id: '', display_name: '', email: '' };
+  return {
+    team_id: id,
+    principal_type: 'USER',
+    principal_id: 'u',
+    role: 'ADMIN',
+    api_key_id: '',
+    run_id: '',
+    display_name: '',
+    email: '',
+  };
 }
 
 async function insertRun(caller: Caller__Output, data: Partial<Prisma.RunUncheckedCreateInput> = {}) {
   return db.run.create({
-    data: { id: newUuid(), teamId: caller.team_id, title: 't', prompt: 'p', creatorId: 'u', executorId: 'u', conversationId: newUuid(), sessionId: newUuid(), ...data },
+    data: {
+      id: newUuid(),
+      teamId: caller.team_id,
+      title: 't',
+      prompt: 'p',
+      creatorId: 'u',
+      executorId: 'u',
+      conversationId: newUuid(),
+      sessionId: newUuid(),
+      ...data,
+    },
   });
 }
 
 async function record(runId: string, execution: number, events: Record<string, unknown>[]) {
   for (const event of events) {
-    await db.runEvent.create({ data: { runId, execution, kind: String(event.kind), data: event as Prisma.InputJsonValue } });
+    await db.runEvent.create({
+      data: { runId, execution, kind: String(event.kind), data: event as Prisma.InputJsonValue },
+    });
   }
 }
 
-const ref = (r: Partial<GetConversationRequest__Output>): GetConversationRequest__Output => ({ caller: null, run_id: '', conversation_id: '', ...r });
+const ref = (r: Partial<GetConversationRequest__Output>): GetConversationRequest__Output => ({
+  caller: null,
+  run_id: '',
+  conversation_id: '',
+  ...r,
+});
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
   const err = await promise.then(
@@ -89,7 +120,10 @@ describe('run inspection', () => {
       { kind: 'agent_message', text: 'Docs updated.' },
     ]);
     // A second run continuing the same conversation.
-    continuation = await insertRun(caller, { conversationId: run.conversationId, createdAt: new Date(Date.now() + 1000) });
+    continuation = await insertRun(caller, {
+      conversationId: run.conversationId,
+      createdAt: new Date(Date.now() + 1000),
+    });
     await record(continuation.id, 1, [
       { kind: 'user_message', text: 'One more thing', source: 'prompt' },
       { kind: 'agent_message', text: 'Done.' },
@@ -108,7 +142,11 @@ describe('run inspection', () => {
       ['followup_received', 2],
       ['state_changed', 2],
     ]);
-    expect(JSON.parse(timeline.events![2]!.data_json!)).toEqual({ kind: 'setup_step', step: 'workspace', status: 'started' });
+    expect(JSON.parse(timeline.events![2]!.data_json!)).toEqual({
+      kind: 'setup_step',
+      step: 'workspace',
+      status: 'started',
+    });
     expect(timeline.events![0]!.created_at).toMatch(/Z$/);
   });
 
@@ -119,7 +157,9 @@ describe('run inspection', () => {
     expect(byRun.conversation_id).toBe(run.conversationId);
     expect(byRun.run_ids).toEqual([run.id, continuation.id]);
     expect(byRun.run_id).toBe(continuation.id);
-    expect(byRun.messages.map((m) => `${m.role}:${m.execution}:${m.steps.map((s) => s.type).join('+')}`)).toEqual([
+    expect(
+      byRun.messages.map((m) => `${m.role}:${m.execution}:${m.steps.map((s) => s.type).join('+')}`),
+    ).toEqual([
       'user:1:text',
       'agent:1:text+tool_call',
       'user:2:text',
@@ -127,7 +167,12 @@ describe('run inspection', () => {
       'user:1:text',
       'agent:1:text',
     ]);
-    expect(byRun.messages[1]!.steps[1]).toMatchObject({ type: 'tool_call', call_id: 'c1', status: 'completed', output: 'ok' });
+    expect(byRun.messages[1]!.steps[1]).toMatchObject({
+      type: 'tool_call',
+      call_id: 'c1',
+      status: 'completed',
+      output: 'ok',
+    });
   });
 
   it('404 alike for unknown, malformed and other teams runs and conversations', async () => {
@@ -153,7 +198,11 @@ describe('run inspection', () => {
     const none = await rejection(getTranscript(db, blobs, signer, caller, ref({ run_id: fresh.id })));
     expect(none).toMatchObject({ code: 'resource_not_found', message: 'Transcript not found' });
 
-    await blobs.put(executionTranscriptKey(run.id, 1), Buffer.from('{"e":1}\n{"e":2}'), 'application/x-ndjson');
+    await blobs.put(
+      executionTranscriptKey(run.id, 1),
+      Buffer.from('{"e":1}\n{"e":2}'),
+      'application/x-ndjson',
+    );
     const one = await getTranscript(db, blobs, signer, caller, ref({ run_id: run.id }));
     expect(one.expires_at).toBe('2026-11-22T12:10:00.000Z');
     expect(one.url).toMatch(/^http:\/\/api\.test\/v1\/blobs\/[\w-]+\.\d+\.[\w-]+$/);
@@ -166,8 +215,18 @@ describe('run inspection', () => {
     const combined = await readBlob(blobs, signer.secret, tokenOf(both.url!), now);
     expect(Buffer.from(combined.data!).toString()).toBe('{"e":1}\n{"e":2}\n{"e":3}\n');
 
-    await blobs.put(executionTranscriptKey(continuation.id, 1), Buffer.from('{"e":4}\n'), 'application/x-ndjson');
-    const conversation = await getTranscript(db, blobs, signer, caller, ref({ conversation_id: run.conversationId }));
+    await blobs.put(
+      executionTranscriptKey(continuation.id, 1),
+      Buffer.from('{"e":4}\n'),
+      'application/x-ndjson',
+    );
+    const conversation = await getTranscript(
+      db,
+      blobs,
+      signer,
+      caller,
+      ref({ conversation_id: run.conversationId }),
+    );
     const whole = await readBlob(blobs, signer.secret, tokenOf(conversation.url!), now);
     expect(Buffer.from(whole.data!).toString()).toBe('{"e":1}\n{"e":2}\n{"e":3}\n{"e":4}\n');
   });
@@ -175,7 +234,9 @@ describe('run inspection', () => {
   it('ReadBlob: 403 for tampered or expired links and another secret, 404 once the blob is gone', async () => {
     await blobs.put('scratch/x.txt', Buffer.from('x'), 'text/plain');
     const token = signBlobToken('scratch/x.txt', new Date(now.getTime() + 60_000), signer.secret);
-    await expect(readBlob(blobs, signer.secret, token, now)).resolves.toMatchObject({ content_type: 'text/plain' });
+    await expect(readBlob(blobs, signer.secret, token, now)).resolves.toMatchObject({
+      content_type: 'text/plain',
+    });
     const [k, exp, sig] = token.split('.') as [string, string, string];
     for (const [bad, at, secret] of [
       [`${k}.${Number(exp) + 60}.${sig}`, now, signer.secret],
@@ -187,6 +248,9 @@ describe('run inspection', () => {
       expect(err).toMatchObject({ code: 'not_authorized', httpStatus: 403 });
     }
     await blobs.delete('scratch/x.txt');
-    expect(await rejection(readBlob(blobs, signer.secret, token, now))).toMatchObject({ code: 'resource_not_found', httpStatus: 404 });
+    expect(await rejection(readBlob(blobs, signer.secret, token, now))).toMatchObject({
+      code: 'resource_not_found',
+      httpStatus: 404,
+    });
   });
 });

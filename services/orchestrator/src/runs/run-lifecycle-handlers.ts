@@ -7,6 +7,7 @@ import { unary } from '../grpc/unary-handler';
 import { cancelRun } from './cancel-run';
 import { createRun } from './create-run';
 import { findRunForCaller } from './run-access';
+import type { RunCatalog } from './resolve-run-catalog';
 import type { RunQueue } from './run-queue';
 import { runToProto } from './run-to-proto';
 import { submitFollowup } from './submit-followup';
@@ -17,6 +18,7 @@ export interface RunLifecycleDeps {
   kickOutbox: () => void;
   defaultHarness: string;
   logger: Logger;
+  catalog?: RunCatalog;
 }
 
 function parseConfig(json: string): Record<string, unknown> {

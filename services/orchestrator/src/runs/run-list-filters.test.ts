@@ -31,7 +31,13 @@ const parse = (overrides: Partial<ListRunsRequest__Output>) => parseRunListReque
 
 describe('parseRunListRequest', () => {
   it('applies the defaults: 20 runs, updated_at desc, no filters', () => {
-    expect(parse({})).toEqual({ limit: 20, sortBy: 'updated_at', sortOrder: 'desc', cursor: undefined, filters: {} });
+    expect(parse({})).toEqual({
+      limit: 20,
+      sortBy: 'updated_at',
+      sortOrder: 'desc',
+      cursor: undefined,
+      filters: {},
+    });
   });
 
   it('maps every filter', () => {
@@ -55,7 +61,7 @@ describe('parseRunListRequest', () => {
       ancestor_run_id: 'r1',
       metadata: { ticket_id: 'VIS-238' },
       artifact_type: 'PLAN',
-      q: '  deploy  ',
+      q: '  Deploy  deploy API ',
       automation_id: 'auto',
       factory_uid: 'f1',
     });
@@ -81,19 +87,28 @@ describe('parseRunListRequest', () => {
         ancestorRunId: 'r1',
         metadata: { ticket_id: 'VIS-238' },
         artifactType: 'PLAN',
-        q: 'deploy',
+        q: ['deploy', 'api'],
         automationId: 'auto',
         factoryUid: 'f1',
       },
     });
-    expect(parse({ environment_id: 'AbCdEfGhIjKlMnOpQrStUv' }).filters).toEqual({ environmentId: 'AbCdEfGhIjKlMnOpQrStUv' });
+    expect(parse({ environment_id: 'AbCdEfGhIjKlMnOpQrStUv' }).filters).toEqual({
+      environmentId: 'AbCdEfGhIjKlMnOpQrStUv',
+    });
     expect(parse({ environment_id: '' }).filters).toEqual({});
     expect(parse({ q: '   ' }).filters).toEqual({});
   });
 
   it('decodes the cursor for the requested sort', () => {
-    const cursor = { sortBy: 'title', sortOrder: 'asc' as const, value: 'a', id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' };
-    expect(parse({ sort_by: 'title', sort_order: 'asc', cursor: encodeRunCursor(cursor) }).cursor).toEqual(cursor);
+    const cursor = {
+      sortBy: 'title',
+      sortOrder: 'asc' as const,
+      value: 'a',
+      id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e',
+    };
+    expect(parse({ sort_by: 'title', sort_order: 'asc', cursor: encodeRunCursor(cursor) }).cursor).toEqual(
+      cursor,
+    );
     expect(() => parse({ cursor: encodeRunCursor(cursor) })).toThrow(/different sort/);
   });
 
@@ -117,6 +132,8 @@ describe('parseRunListRequest', () => {
     [{ metadata: { k: 'a\u0000' } }, /^metadata\[k\]: /],
     [{ automation_id: 'x'.repeat(257) }, /^automation_id: /],
     [{ q: 'x'.repeat(201) }, /^q: /],
+    [{ q: 'ab' }, /^q: needs at least one word of 3 or more characters$/],
+    [{ q: 'a b c d e f g h i' }, /^q: at most 8 words$/],
   ])('rejects %j', (overrides, message) => {
     expect(() => parse(overrides)).toThrow(message);
     try {

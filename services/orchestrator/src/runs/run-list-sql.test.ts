@@ -9,7 +9,15 @@ describe('ListRuns SQL', () => {
     const evil = `x'); DROP TABLE "Run"; --`;
     const sql = pageQuery({
       teamId: evil,
-      filters: { configName: evil, q: evil, metadata: { [evil]: evil }, states: ['QUEUED'], environmentId: null, ancestorRunId: evil, artifactType: evil },
+      filters: {
+        configName: evil,
+        q: [evil],
+        metadata: { [evil]: evil },
+        states: ['QUEUED'],
+        environmentId: null,
+        ancestorRunId: evil,
+        artifactType: evil,
+      },
       sortBy: 'title',
       sortOrder: 'asc',
       cursor: { sortBy: 'title', sortOrder: 'asc', value: evil, id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' },
@@ -26,12 +34,20 @@ describe('ListRuns SQL', () => {
     const skill = pageQuery({ ...args, section: 'skill' });
     expect(skill.text).toContain('r."skillSpec" IS NOT NULL');
     expect(skill.text).toMatch(/ORDER BY r."skillSpec" DESC, r."id" DESC/);
-    const none = pageQuery({ ...args, section: 'none', cursor: { sortBy: 'agent', sortOrder: 'desc', value: null, id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' } });
+    const none = pageQuery({
+      ...args,
+      section: 'none',
+      cursor: { sortBy: 'agent', sortOrder: 'desc', value: null, id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' },
+    });
     expect(none.text).toContain('r."skillSpec" IS NULL');
     expect(none.text).toMatch(/r."id" < CAST\(\$\d+ AS uuid\)/);
     expect(none.text).toMatch(/ORDER BY r."id" DESC/);
     // A cursor still in the skill section does not restrict the section without a skill.
-    const fresh = pageQuery({ ...args, section: 'none', cursor: { sortBy: 'agent', sortOrder: 'desc', value: 'a', id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' } });
+    const fresh = pageQuery({
+      ...args,
+      section: 'none',
+      cursor: { sortBy: 'agent', sortOrder: 'desc', value: 'a', id: '0b7d9c3e-5f6a-4b1c-8d2e-3f4a5b6c7d8e' },
+    });
     expect(fresh.text).not.toContain('CAST(');
   });
 });

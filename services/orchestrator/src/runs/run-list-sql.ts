@@ -7,7 +7,7 @@ import type { RunListFilters } from './run-list-filters';
  * The page query of ListRuns as parameterised SQL. Raw SQL (through Prisma.sql, so every user value is a bound
  * parameter) because several filters have no Prisma equivalent that PostgreSQL can serve from an index:
  * JSONB containment (`@>`, jsonb_path_ops GIN) for metadata, array containment for ancestors (GIN), trigram
- * ILIKE/word similarity for `q` (gin_trgm_ops) and row-value keyset comparisons. Identifiers come only from
+ * ILIKE for `q` (gin_trgm_ops) and row-value keyset comparisons. Identifiers come only from
  * the constant tables below. Rows are then loaded through Prisma's query API by ID.
  */
 
@@ -43,30 +43,43 @@ export function filterConditions(teamId: string, filters: RunListFilters): Prism
     const value = filters[key];
     if (typeof value === 'string') where.push(Prisma.sql`${column} = ${value}`);
   }
-  if (filters.createdAfter) where.push(Prisma.sql`r."createdAt" > CAST(${filters.createdAfter} AS timestamptz)`);
-  if (filters.createdBefore) where.push(Prisma.sql`r."createdAt" < CAST(${filters.createdBefore} AS timestamptz)`);
-  if (filters.updatedAfter) where.push(Prisma.sql`r."updatedAt" > CAST(${filters.updatedAfter} AS timestamptz)`);
+  if (filters.createdAfter)
+    where.push(Prisma.sql`r."createdAt" > CAST(${filters.createdAfter} AS timestamptz)`);
+  if (filters.createdBefore)
+    where.push(Prisma.sql`r."createdAt" < CAST(${filters.createdBefore} AS timestamptz)`);
+  if (filters.updatedAfter)
+    where.push(Prisma.sql`r."updatedAt" > CAST(${filters.updatedAfter} AS timestamptz)`);
   if (filters.environmentId === null) where.push(Prisma.sql`r."environmentId" IS NULL`);
-  else if (filters.environmentId !== undefined) where.push(Prisma.sql`r."environmentId" = ${filters.environmentId}`);
-  if (filters.ancestorRunId) where.push(Prisma.sql`r."ancestorIds" @> ARRAY[${filters.ancestorRunId}]::text[]`);
-  if (filters.metadata) where.push(Prisma.sql`r."metadata" @> CAST(${JSON.stringify(filters.metadata)} AS jsonb)`);
+  else if (filters.environmentId !== undefined)
+    where.push(Prisma.sql`r."environmentId" = ${filters.environmentId}`);
+  if (filters.ancestorRunId)
+    where.push(Prisma.sql`r."ancestorIds" @> ARRAY[${filters.ancestorRunId}]::text[]`);
+  if (filters.metadata)
+    where.push(Prisma.sql`r."metadata" @> CAST(${JSON.stringify(filters.metadata)} AS jsonb)`);
   // Separate containment: automation_id=x with metadata[automation_id]=y must match nothing, not override.
-  if (filters.automationId !== undefined) where.push(Prisma.sql`r."metadata" @> CAST(${JSON.stringify({ automation_id: filters.automationId })} AS jsonb)`);
+  if (filters.automationId !== undefined)
+    where.push(
+      Prisma.sql`r."metadata" @> CAST(${JSON.stringify({ automation_id: filters.automationId })} AS jsonb)`,
+    );
   if (filters.artifactType) {
-    where.push(Prisma.sql`EXISTS (SELECT 1 FROM "Artifact" a WHERE a."runId" = r."id" AND a."type" = ${filters.artifactType})`);
+    where.push(
+      Prisma.sql`EXISTS (SELECT 1 FROM "Artifact" a WHERE a."runId" = r."id" AND a."type" = ${filters.artifactType})`,
+    );
   }
-  if (filters.q) {
-    const pattern = likePattern(filters.q);
-    const q = filters.q;
-    // Substring (ILIKE) or fuzzy (word similarity, pg_trgm.word_similarity_threshold) match on any of the three.
-    where.push(Prisma.sql`(r."title" ILIKE ${pattern} OR r."prompt" ILIKE ${pattern} OR r."skillSpec" ILIKE ${pattern}
-      OR ${q} <% r."title" OR ${q} <% r."prompt" OR ${q} <% r."skillSpec")`);
+  // Every word must appear, case-insensitively, in the title, prompt or skill spec (trigram GIN indexes).
+  for (const term of filters.q ?? []) {
+    const pattern = likePattern(term);
+    where.push(
+      Prisma.sql`(r."title" ILIKE ${pattern} OR r."prompt" ILIKE ${pattern} OR r."skillSpec" ILIKE ${pattern})`,
+    );
   }
   return where;
 }
 
 function castValue(sortBy: RunSortField, value: string): Prisma.Sql {
-  return sortBy === 'updated_at' || sortBy === 'created_at' ? Prisma.sql`CAST(${value} AS timestamptz)` : Prisma.sql`${value}`;
+  return sortBy === 'updated_at' || sortBy === 'created_at'
+    ? Prisma.sql`CAST(${value} AS timestamptz)`
+    : Prisma.sql`${value}`;
 }
 
 /**
@@ -97,7 +110,9 @@ export function pageQuery(args: {
     const column = SORT_COLUMN[sortBy];
     if (sortBy === 'agent') where.push(Prisma.sql`r."skillSpec" IS NOT NULL`);
     if (cursor && cursor.value !== null) {
-      where.push(Prisma.sql`(${column}, r."id") ${cmp} (${castValue(sortBy, cursor.value)}, CAST(${cursor.id} AS uuid))`);
+      where.push(
+        Prisma.sql`(${column}, r."id") ${cmp} (${castValue(sortBy, cursor.value)}, CAST(${cursor.id} AS uuid))`,
+      );
     }
     orderBy = Prisma.sql`${column} ${dir}, r."id" ${dir}`;
   }

@@ -17,13 +17,22 @@ export interface RunQueryDeps {
 }
 
 /** Read-side RPCs of runs: listing and inspection. */
-export function runQueryHandlers({ db, logger, blobs, links }: RunQueryDeps): Pick<RunServiceHandlers, 'ListRuns' | 'GetTimeline' | 'GetConversation' | 'GetTranscript'> {
+export function runQueryHandlers({
+  db,
+  logger,
+  blobs,
+  links,
+}: RunQueryDeps): Pick<RunServiceHandlers, 'ListRuns' | 'GetTimeline' | 'GetConversation' | 'GetTranscript'> {
   return {
     ListRuns: unary(logger, 'ListRuns', async (req) => listRuns(db, requireCaller(req.caller), req)),
-    GetTimeline: unary(logger, 'GetTimeline', async (req) => getTimeline(db, requireCaller(req.caller), req.run_id)),
+    GetTimeline: unary(logger, 'GetTimeline', async (req) =>
+      getTimeline(db, requireCaller(req.caller), req.run_id),
+    ),
     GetConversation: unary(logger, 'GetConversation', async (req) => ({
       conversation_json: JSON.stringify(await getConversation(db, requireCaller(req.caller), req)),
     })),
-    GetTranscript: unary(logger, 'GetTranscript', async (req) => getTranscript(db, blobs, links, requireCaller(req.caller), req)),
+    GetTranscript: unary(logger, 'GetTranscript', async (req) =>
+      getTranscript(db, blobs, links, requireCaller(req.caller), req),
+    ),
   };
 }

@@ -7,7 +7,11 @@ import { findRunForCaller } from './run-access';
  * Chronological lifecycle and setup events of a run, across all its executions: state changes, setup steps
  * and follow-up routing (TIMELINE_KINDS). Ordered by event ID, i.e. the order the orchestrator recorded them.
  */
-export async function getTimeline(db: PrismaClient, caller: Caller__Output, runId: string): Promise<TimelineResponse> {
+export async function getTimeline(
+  db: PrismaClient,
+  caller: Caller__Output,
+  runId: string,
+): Promise<TimelineResponse> {
   const run = await findRunForCaller(db, caller, runId);
   const events = await db.runEvent.findMany({
     where: { runId: run.id, kind: { in: [...TIMELINE_KINDS] } },

@@ -17,7 +17,8 @@ export interface LinkSigner {
 export const TRANSCRIPT_CONTENT_TYPE = 'application/x-ndjson';
 
 /** Where the runner-side CompleteRun stores the raw transcript of one execution (JSON lines). */
-export const executionTranscriptKey = (runId: string, execution: number): string => `transcripts/${runId}/${execution}.jsonl`;
+export const executionTranscriptKey = (runId: string, execution: number): string =>
+  `transcripts/${runId}/${execution}.jsonl`;
 
 /**
  * A time-limited link to the raw transcript (JSON lines) of a run, or of a whole conversation: the stored
@@ -34,13 +35,19 @@ export async function getTranscript(
 ): Promise<TranscriptResponse> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);
   const scope = request.run_id ? runs.filter((r) => r.id === request.run_id) : runs;
-  const keys = scope.flatMap((run) => Array.from({ length: Math.max(run.execution, 1) }, (_, i) => executionTranscriptKey(run.id, i + 1)));
-  const parts = (await Promise.all(keys.map(async (key) => ({ key, blob: await blobs.get(key) })))).filter((p) => p.blob !== undefined);
+  const keys = scope.flatMap((run) =>
+    Array.from({ length: Math.max(run.execution, 1) }, (_, i) => executionTranscriptKey(run.id, i + 1)),
+  );
+  const parts = (await Promise.all(keys.map(async (key) => ({ key, blob: await blobs.get(key) })))).filter(
+    (p) => p.blob !== undefined,
+  );
   if (parts.length === 0) throw notFound('Transcript');
 
   let key = parts[0]!.key;
   if (parts.length > 1) {
-    key = request.run_id ? `transcripts/${request.run_id}/all.jsonl` : `conversations/${conversationId}/all.jsonl`;
+    key = request.run_id
+      ? `transcripts/${request.run_id}/all.jsonl`
+      : `conversations/${conversationId}/all.jsonl`;
     const chunks = parts.flatMap(({ blob }) => {
       const bytes = blob!.bytes;
       return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? [bytes, Buffer.from('\n')] : [bytes];
@@ -49,5 +56,8 @@ export async function getTranscript(
   }
   const now = signer.now?.() ?? new Date();
   const expiresAt = new Date(now.getTime() + signer.ttlSeconds * 1000);
-  return { url: signBlobUrl(signer.baseUrl, key, expiresAt, signer.secret), expires_at: expiresAt.toISOString() };
+  return {
+    url: signBlobUrl(signer.baseUrl, key, expiresAt, signer.secret),
+    expires_at: expiresAt.toISOString(),
+  };
 }

@@ -32,7 +32,14 @@ export class CommandHarness implements Harness {
     const child = spawn('/bin/sh', ['-c', this.command ?? 'false'], {
       cwd: input.workspaceDir,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, CONVEYOR_RUN_ID: input.runId, CONVEYOR_WORKSPACE: input.workspaceDir },
+      env: {
+        ...process.env,
+        CONVEYOR_RUN_ID: input.runId,
+        CONVEYOR_WORKSPACE: input.workspaceDir,
+        // The agent's credential for harness support (report-artifact, judge scores); dies with the execution.
+        CONVEYOR_API_KEY: input.runApiKey ?? '',
+        CONVEYOR_API_BASE_URL: input.apiBaseUrl ?? '',
+      },
     });
     const send = (message: object) => {
       if (child.stdin.writable) child.stdin.write(`${JSON.stringify(message)}\n`);
@@ -48,6 +55,7 @@ export class CommandHarness implements Harness {
       mode: input.mode,
       debug_session: input.debugSession,
       workspace: input.workspaceDir,
+      skill_instructions: input.skillInstructions ?? '',
     });
 
     let result: HarnessOutcome | undefined;

@@ -5,7 +5,9 @@ import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, typ
 
 /** The input this execution acts on: the prompt first time, the follow-ups that started a continuation later. */
 function instructions(input: HarnessInput): string[] {
-  return input.execution === 1 || input.debugSession ? [input.prompt, ...input.followups] : input.followups;
+  // A skill's instructions come first, as a base prompt would; their @demo directives steer the demo too.
+  const first = input.skillInstructions ? [input.skillInstructions, input.prompt] : [input.prompt];
+  return input.execution === 1 || input.debugSession ? [...first, ...input.followups] : input.followups;
 }
 
 /** Deterministic built-in harness for local use and tests; see demo-directives.ts for the steering language. */

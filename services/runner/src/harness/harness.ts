@@ -12,6 +12,12 @@ export interface HarnessInput {
   /** A debug agent in a failed run's retained session. */
   debugSession: boolean;
   workspaceDir: string;
+  /** Run-scoped API key for harness support (report-artifact) and, for judge runs, scores; '' when none. */
+  runApiKey?: string;
+  /** Public REST API base URL (ending in /v1) to call with runApiKey. */
+  apiBaseUrl?: string;
+  /** Instructions of the run's skill (its SKILL.md body), resolved at creation; '' or absent when none. */
+  skillInstructions?: string;
 }
 
 export interface HarnessContext {

@@ -17,6 +17,7 @@ export interface RunAssignment {
   'debug_session'?: (boolean);
   'environment_json'?: (string);
   'skill_instructions'?: (string);
+  'api_base_url'?: (string);
 }
 
 export interface RunAssignment__Output {
@@ -33,4 +34,5 @@ export interface RunAssignment__Output {
   'debug_session': (boolean);
   'environment_json': (string);
   'skill_instructions': (string);
+  'api_base_url': (string);
 }

@@ -1,0 +1,100 @@
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import type { OrchestratorApi } from '../orchestrator-api';
+import { callerOf } from '../middleware/authenticate';
+import { toCloudEnvironment, toGuestJson } from '../mappers/catalog-resources';
+import { parseBody, parseQuery } from '../validation';
+
+const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a repository owner or name');
+
+/** CloudEnvironmentConfig (contract §0.11) plus `repositories` (any git URL) and `team` (scope at creation). */
+const environmentFields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2000).nullable(),
+  docker_image: z.string().max(500).nullable(),
+  github_repos: z.array(z.object({ owner: repoName, repo: repoName }).strict()).max(50).nullable(),
+  repositories: z
+    .array(z.object({ url: z.string().min(1).max(2000), directory: z.string().min(1).max(200).optional(), ref: z.string().min(1).max(250).optional() }).strict())
+    .max(50)
+    .nullable(),
+  setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),
+  failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
+  // Accepted for compatibility; cloud provider federation is not implemented (docs/catalog.md).
+  providers: z.record(z.unknown()).nullable(),
+  team: z.boolean(),
+};
+
+const createBody = z.object(environmentFields).partial().required({ name: true }).strict();
+const updateBody = z.object(environmentFields).omit({ team: true }).partial().strict();
+const listQuery = z.object({ sort_by: z.enum(['last_updated', 'name']).optional() }).passthrough();
+const guestBody = z.object({ user_id: z.string().min(1).max(200) }).strict();
+
+/** Where a share token is redeemed, on this gateway under the same base path the request came in on. */
+function linkUrl(req: Request, token: string): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/agent/environment-links/${token}`;
+}
+
+/** Environments (contract §1.3) and their management: guests and link sharing (docs/catalog.md). */
+export function environmentRoutes(api: OrchestratorApi): Router {
+  const router = Router();
+
+  router.get('/agent/environments', async (req, res) => {
+    const query = parseQuery(listQuery, req.query);
+    const result = await api.call('catalog', 'ListEnvironments', { caller: callerOf(req), sort_by: query.sort_by ?? 'last_updated' }, req.id);
+    res.json({ environments: result.environments.map(toCloudEnvironment) });
+  });
+
+  router.post('/agent/environments', async (req, res) => {
+    const body = parseBody(createBody, req.body);
+    const env = await api.call('catalog', 'CreateEnvironment', { caller: callerOf(req), environment_id: '', body_json: JSON.stringify(body) }, req.id);
+    res.status(201).json(toCloudEnvironment(env));
+  });
+
+  router.get('/agent/environments/:uid', async (req, res) => {
+    res.json(toCloudEnvironment(await api.call('catalog', 'GetEnvironment', { caller: callerOf(req), environment_id: req.params.uid! }, req.id)));
+  });
+
+  router.put('/agent/environments/:uid', async (req, res) => {
+    const body = parseBody(updateBody, req.body);
+    const env = await api.call('catalog', 'UpdateEnvironment', { caller: callerOf(req), environment_id: req.params.uid!, body_json: JSON.stringify(body) }, req.id);
+    res.json(toCloudEnvironment(env));
+  });
+
+  router.delete('/agent/environments/:uid', async (req, res) => {
+    await api.call('catalog', 'DeleteEnvironment', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    res.status(204).end();
+  });
+
+  router.get('/agent/environments/:uid/guests', async (req, res) => {
+    const result = await api.call('catalog', 'ListEnvironmentGuests', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    res.json({ guests: result.guests.map(toGuestJson) });
+  });
+
+  router.post('/agent/environments/:uid/guests', async (req, res) => {
+    const body = parseBody(guestBody, req.body);
+    const guest = await api.call('catalog', 'AddEnvironmentGuest', { caller: callerOf(req), environment_id: req.params.uid!, user_id: body.user_id }, req.id);
+    res.status(201).json(toGuestJson(guest));
+  });
+
+  router.delete('/agent/environments/:uid/guests/:userId', async (req, res) => {
+    await api.call('catalog', 'RemoveEnvironmentGuest', { caller: callerOf(req), environment_id: req.params.uid!, user_id: req.params.userId! }, req.id);
+    res.status(204).end();
+  });
+
+  router.post('/agent/environments/:uid/share-link', async (req, res) => {
+    const link = await api.call('catalog', 'EnableEnvironmentLink', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    res.json({ environment_id: link.environment_id, token: link.token, url: linkUrl(req, link.token) });
+  });
+
+  router.delete('/agent/environments/:uid/share-link', async (req, res) => {
+    await api.call('catalog', 'DisableEnvironmentLink', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    res.status(204).end();
+  });
+
+  // Redeeming records that the caller reached the environment by link; it then lists and runs like a guest's.
+  router.post('/agent/environment-links/:token', async (req, res) => {
+    res.json(toCloudEnvironment(await api.call('catalog', 'RedeemEnvironmentLink', { caller: callerOf(req), token: req.params.token! }, req.id)));
+  });
+
+  return router;
+}

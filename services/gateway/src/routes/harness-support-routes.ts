@@ -1,0 +1,56 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { ARTIFACT_TYPES } from '@conveyor/run-events';
+import type { OrchestratorApi } from '../orchestrator-api';
+import { callerOf } from '../middleware/authenticate';
+import { parseBody } from '../validation';
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Body of POST /harness-support/report-artifact (docs/artifacts.md): the type, its `data` (checked per type by
+ * the orchestrator), file and screenshot bytes as base64, visibility, and for a plan update the plan's UID.
+ */
+const reportBody = z
+  .object({
+    artifact_type: z.enum(ARTIFACT_TYPES),
+    data: z.record(z.unknown()),
+    content_base64: z.string().min(1).refine((d) => BASE64.test(d), 'must be base64').optional(),
+    is_public: z.boolean().optional(),
+    artifact_uid: z.string().uuid().optional(),
+  })
+  .strict();
+
+/** Harness support: called by a run's harness with the run-scoped key it was given; writes to that run only. */
+export function harnessSupportRoutes(api: OrchestratorApi): Router {
+  const router = Router();
+
+  router.post('/harness-support/report-artifact', async (req, res) => {
+    const body = parseBody(reportBody, req.body);
+    const content = body.content_base64 === undefined ? undefined : Buffer.from(body.content_base64, 'base64');
+    const view = await api.call(
+      'artifacts',
+      'ReportArtifact',
+      {
+        caller: callerOf(req),
+        artifact_type: body.artifact_type,
+        data_json: JSON.stringify(body.data),
+        content: content ?? Buffer.alloc(0),
+        has_content: content !== undefined,
+        is_public: body.is_public ?? false,
+        artifact_uid: body.artifact_uid ?? '',
+      },
+      req.id,
+    );
+    res.status(201).json({
+      artifact_uid: view.artifact_uid,
+      artifact_type: view.artifact_type,
+      created_at: view.created_at,
+      run_id: view.run_id,
+      is_public: view.is_public,
+      data: JSON.parse(view.data_json || '{}') as unknown,
+    });
+  });
+
+  return router;
+}

@@ -1,0 +1,18 @@
+import { loadIngressConfig, trustProxySetting } from './config';
+
+describe('ingress config', () => {
+  it('defaults to the contract limits', () => {
+    const config = loadIngressConfig({});
+    expect(config.MAX_BODY_BYTES).toBe(256 * 1024);
+    expect(config.DELIVERY_RATE_PER_MINUTE).toBe(60);
+    expect(config.FAILED_AUTH_PER_MINUTE).toBeLessThan(config.DELIVERY_RATE_PER_MINUTE);
+    expect(config.DEDUPE_TTL_SECONDS).toBeGreaterThanOrEqual(7 * 24 * 3600);
+  });
+
+  it('parses TRUST_PROXY like express', () => {
+    expect(trustProxySetting('true')).toBe(true);
+    expect(trustProxySetting('false')).toBe(false);
+    expect(trustProxySetting('2')).toBe(2);
+    expect(trustProxySetting('loopback, 10.0.0.0/8')).toEqual(['loopback', '10.0.0.0/8']);
+  });
+});

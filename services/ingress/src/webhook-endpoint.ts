@@ -1,0 +1,198 @@
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { AppError } from '@conveyor/errors';
+import type { DeliveryLabel, DeliveryMessage } from '@conveyor/kafka';
+import type { Logger } from '@conveyor/logger';
+import { sendProblem } from '@conveyor/runtime';
+import { isSignatureScheme } from '@conveyor/webhook-auth';
+import { randomUUID } from 'node:crypto';
+import { authenticateDelivery } from './authenticate-delivery';
+import type { DedupeStore } from './dedupe-store';
+import { deliveryIdentity } from './delivery-identity';
+import { PublishError, type DeliveryPublisher } from './delivery-publisher';
+import type { RateLimits } from './rate-limits';
+import { readBodyWithLimit } from './read-body';
+import type { WebhookConfig, WebhookResolver } from './webhook-resolver';
+
+export interface WebhookEndpointDeps {
+  resolver: WebhookResolver;
+  limits: RateLimits;
+  dedupe: DedupeStore;
+  publisher: DeliveryPublisher;
+  logger: Logger;
+  maxBodyBytes: number;
+  publishTimeoutMs: number;
+  unavailableRetryAfterSeconds: number;
+  /** Called once per delivery-log entry (metrics). */
+  onOutcome?: (label: DeliveryLabel) => void;
+  now?: () => Date;
+}
+
+/** Where the token of the url_token form sits: `/webhooks/w/{webhook_uid}/{token}`. */
+export const TOKEN_PLACEHOLDER = '{token}';
+const TOKEN_PATH = /^(\/webhooks\/w\/[^/?]+)\/([^/?]+)(\/?(?:\?.*)?)$/;
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    webhookPathToken?: string;
+  }
+}
+
+/**
+ * Keeps a url_token secret out of everything that records the URL (access log, error bodies' `instance`, metrics):
+ * the segment is taken aside and the URL rewritten to show `{token}`, as the management API displays it.
+ */
+export function redactUrlToken(req: Request, res: Response, next: NextFunction): void {
+  const match = TOKEN_PATH.exec(req.url);
+  if (match) {
+    let token = match[2]!;
+    try {
+      token = decodeURIComponent(token);
+    } catch {
+      // keep it as sent; it will simply not match
+    }
+    res.locals.webhookPathToken = token;
+    req.url = `${match[1]}/${TOKEN_PLACEHOLDER}${match[3] ?? ''}`;
+    req.originalUrl = req.url;
+  }
+  next();
+}
+
+const unavailable = (what: string, retryAfter: number) => new AppError('resource_unavailable', what, { details: { retry_after_seconds: retryAfter } });
+
+/**
+ * POST {webhook_base_url}/webhooks/w/{webhook_uid}[/{token}]. Order of checks, each answering as soon as it fails:
+ * method (405) → webhook known and enabled (404) → failed-authentication budget (429) → body ≤ 256 KB while
+ * streaming (413) → credential (401) → valid JSON (400) → delivery budget (429) → identity and dedupe (202
+ * duplicate) → Kafka acknowledgement (202, or 503 when Kafka is unavailable). Every outcome from 413 on is published
+ * with its label for the delivery log (rejected and duplicate ones without the body); 404, 405 and 429 are not
+ * deliveries of a webhook and are not logged.
+ */
+export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
+  const router = Router();
+  const now = deps.now ?? (() => new Date());
+  const log = deps.logger;
+
+  /** Rejections and duplicates are logged without waiting: the answer never depends on Kafka for them. */
+  const publishRecord = (message: DeliveryMessage) => {
+    deps.onOutcome?.(message.label);
+    deps.publisher.publish(message, 30_000).catch((err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : err, deliveryId: message.deliveryId, label: message.label }, 'delivery log record not published');
+    });
+  };
+
+  const handle = async (req: Request, res: Response): Promise<void> => {
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      return sendProblem(req, res, new AppError('method_not_allowed', 'Only POST is accepted'));
+    }
+    const uid = String(req.params.uid);
+    const pathToken = res.locals.webhookPathToken;
+    const receivedAt = now();
+    const sender = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+    let webhook: WebhookConfig;
+    let authBudget: Awaited<ReturnType<RateLimits['checkFailedAuth']>>;
+    try {
+      // One round trip's worth of Redis reads: the configuration version and the failed-auth budget.
+      const [version, budget] = await Promise.all([deps.resolver.readVersion(uid), deps.limits.checkFailedAuth(uid, sender)]);
+      authBudget = budget;
+      webhook = await deps.resolver.resolve(uid, version);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : err, webhookUid: uid }, 'webhook lookup failed');
+      return sendProblem(req, res, unavailable('Webhook configuration is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+    }
+    if (!webhook.found || !webhook.enabled) return sendProblem(req, res, new AppError('resource_not_found', 'Webhook not found'));
+    if (!authBudget.allowed) {
+      return sendProblem(req, res, new AppError('rate_limited', 'Too many failed authentication attempts', { details: { retry_after_seconds: authBudget.retryAfterSeconds } }));
+    }
+
+    const base = { version: 1 as const, webhookUid: uid, receivedAt: receivedAt.toISOString(), sender };
+    const rejectedId = () => `rejected-${randomUUID()}`;
+
+    const read = await readBodyWithLimit(req, deps.maxBodyBytes);
+    if (!read.ok) {
+      if (read.reason === 'aborted') return;
+      const deliveryId = rejectedId();
+      publishRecord({ ...base, deliveryId, label: 'Rejected (too large)', identitySource: 'none', sizeBytes: read.receivedBytes, reason: `body over ${deps.maxBodyBytes} bytes` });
+      // The rest of the body is never read: answer and close the connection.
+      res.setHeader('Connection', 'close');
+      res.on('finish', () => req.socket.destroySoon());
+      return sendProblem(req, res, new AppError('payload_too_large', `Body exceeds ${deps.maxBodyBytes} bytes`, { details: { delivery_id: deliveryId } }));
+    }
+    const rawBody = read.body;
+
+    const auth = authenticateDelivery({ webhook, headers: req.headers, pathToken, rawBody, now: receivedAt });
+    if (!auth.ok) {
+      const deliveryId = rejectedId();
+      try {
+        await deps.limits.recordFailedAuth(uid, sender);
+      } catch (err) {
+        log.warn({ err: err instanceof Error ? err.message : err }, 'failed-auth budget not recorded');
+      }
+      publishRecord({ ...base, deliveryId, label: 'Rejected (auth)', identitySource: 'none', sizeBytes: rawBody.length, reason: auth.reason });
+      return sendProblem(req, res, new AppError('authentication_required', 'Webhook authentication failed', { details: { delivery_id: deliveryId } }));
+    }
+
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(rawBody));
+    } catch {
+      const deliveryId = rejectedId();
+      publishRecord({ ...base, deliveryId, label: 'Rejected (invalid JSON)', identitySource: 'none', sizeBytes: rawBody.length, reason: 'body is not valid JSON' });
+      return sendProblem(req, res, new AppError('invalid_request', 'Body is not valid JSON', { details: { delivery_id: deliveryId } }));
+    }
+
+    let budget: Awaited<ReturnType<RateLimits['consumeDelivery']>>;
+    try {
+      budget = await deps.limits.consumeDelivery(uid, sender);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : err }, 'delivery budget unavailable');
+      return sendProblem(req, res, unavailable('Rate limiting is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+    }
+    if (!budget.allowed) {
+      return sendProblem(req, res, new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', { details: { retry_after_seconds: budget.retryAfterSeconds } }));
+    }
+
+    const scheme = webhook.authMode === 'signature' && isSignatureScheme(webhook.signatureScheme) ? webhook.signatureScheme : undefined;
+    const identity = deliveryIdentity({ headers: req.headers, configuredHeader: webhook.deliveryIdHeader || undefined, scheme, parsedBody, rawBody });
+    const record = { ...base, deliveryId: identity.id, identitySource: identity.source, sizeBytes: rawBody.length };
+
+    let reservation: Awaited<ReturnType<DedupeStore['reserve']>>;
+    try {
+      reservation = await deps.dedupe.reserve(uid, identity.id);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : err }, 'dedupe unavailable');
+      return sendProblem(req, res, unavailable('Delivery dedupe is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+    }
+    if (reservation.kind === 'duplicate') {
+      publishRecord({ ...record, label: 'Duplicate', reason: 'delivery ID already accepted' });
+      log.info({ deliveryId: identity.id, webhookUid: uid }, 'Duplicate delivery');
+      res.status(202).json({ delivery_id: identity.id });
+      return;
+    }
+    if (reservation.kind === 'busy') return sendProblem(req, res, unavailable('A delivery with the same ID is still being accepted', 1));
+
+    try {
+      await deps.publisher.publish({ ...record, label: 'Accepted', bodyBase64: rawBody.toString('base64') }, deps.publishTimeoutMs);
+    } catch (err) {
+      await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
+      const kind = err instanceof PublishError ? err.kind : 'failed';
+      log.warn({ err: err instanceof Error ? err.message : err, kind, deliveryId: identity.id, webhookUid: uid }, 'delivery not accepted: Kafka unavailable');
+      return sendProblem(req, res, unavailable('The delivery could not be stored; retry later', deps.unavailableRetryAfterSeconds));
+    }
+    deps.onOutcome?.('Accepted');
+    try {
+      await deps.dedupe.markAccepted(uid, identity.id);
+    } catch (err) {
+      // The orchestrator's unique (webhook, delivery ID) still stops a second run; only the label would differ.
+      log.warn({ err: err instanceof Error ? err.message : err, deliveryId: identity.id }, 'accepted delivery not marked for dedupe');
+    }
+    res.status(202).json({ delivery_id: identity.id });
+  };
+
+  router.use(redactUrlToken);
+  router.all(['/webhooks/w/:uid', `/webhooks/w/:uid/:token`], (req, res, next) => {
+    handle(req, res).catch(next);
+  });
+  return router;
+}

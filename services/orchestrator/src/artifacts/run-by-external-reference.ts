@@ -1,0 +1,24 @@
+import type { PrismaClient } from '@conveyor/db';
+import { AppError, notFound } from '@conveyor/errors';
+import type { Caller__Output, Run } from '@conveyor/proto';
+import { runToProto } from '../runs/run-to-proto';
+import { canonicalizeUrl } from './canonical-url';
+
+/**
+ * `GET /agent/run-by-external-reference?url=` (contract §2.13): the run that reported an EXTERNAL_REFERENCE whose
+ * canonical locator equals the canonical form of `url` (canonical-url.ts). Only runs the caller can see (same
+ * team) are searched, so "no such reference" and "not yours" are the same 404. When several visible runs reported
+ * the same URL, the most recent report wins.
+ */
+export async function runByExternalReference(db: PrismaClient, caller: Caller__Output, url: string): Promise<Run> {
+  if (!url.trim()) throw new AppError('invalid_request', 'url is required');
+  const canonical = canonicalizeUrl(url);
+  if (!canonical) throw notFound('Run');
+  const match = await db.artifact.findFirst({
+    where: { canonicalUrl: canonical, type: 'EXTERNAL_REFERENCE', run: { teamId: caller.team_id } },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    select: { run: { include: { artifacts: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } } },
+  });
+  if (!match) throw notFound('Run');
+  return runToProto(match.run, match.run.artifacts);
+}

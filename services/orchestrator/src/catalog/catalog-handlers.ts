@@ -1,0 +1,70 @@
+import type { Logger } from '@conveyor/logger';
+import type { CatalogServiceHandlers } from '@conveyor/proto';
+import { requireCaller } from '../grpc/require-caller';
+import { unary } from '../grpc/unary-handler';
+import type { Environments } from './environments';
+import type { ModelCatalog } from './model-catalog';
+import type { SkillCatalog } from './skill-catalog';
+
+export interface CatalogHandlerDeps {
+  environments: Environments;
+  skills: SkillCatalog;
+  models: ModelCatalog;
+  logger: Logger;
+}
+
+/** CatalogService: skills, models and environments; the domain objects know nothing about gRPC. */
+export function catalogHandlers({ environments, skills, models, logger }: CatalogHandlerDeps): CatalogServiceHandlers {
+  return {
+    ListSkills: unary(logger, 'ListSkills', async (req) => {
+      const result = await skills.list(requireCaller(req.caller), {
+        repo: req.repo || undefined,
+        refresh: req.refresh,
+        sortBy: req.sort_by,
+        includeMalformed: req.include_malformed_skills,
+      });
+      return { agents_json: JSON.stringify(result) };
+    }),
+    ListModels: unary(logger, 'ListModels', async (req) => {
+      requireCaller(req.caller);
+      return {
+        default_model_id: models.defaultModelId,
+        models: models.models.map((m) => ({
+          id: m.id,
+          provider: m.provider,
+          display_name: m.displayName,
+          input_usd_per_million_tokens: m.inputUsdPerMillionTokens,
+          output_usd_per_million_tokens: m.outputUsdPerMillionTokens,
+          is_default: m.isDefault,
+          disabled: m.disabled,
+          disabled_reason: m.disabledReason,
+        })),
+      };
+    }),
+    CreateEnvironment: unary(logger, 'CreateEnvironment', async (req) => {
+      const env = await environments.create(requireCaller(req.caller), req.body_json);
+      logger.info({ environmentId: env.uid }, 'environment created');
+      return env;
+    }),
+    ListEnvironments: unary(logger, 'ListEnvironments', async (req) => ({ environments: await environments.list(requireCaller(req.caller), req.sort_by) })),
+    GetEnvironment: unary(logger, 'GetEnvironment', async (req) => environments.get(requireCaller(req.caller), req.environment_id)),
+    UpdateEnvironment: unary(logger, 'UpdateEnvironment', async (req) => environments.update(requireCaller(req.caller), req.environment_id, req.body_json)),
+    DeleteEnvironment: unary(logger, 'DeleteEnvironment', async (req) => {
+      await environments.delete(requireCaller(req.caller), req.environment_id);
+      logger.info({ environmentId: req.environment_id }, 'environment deleted');
+      return {};
+    }),
+    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) => ({ guests: await environments.guests(requireCaller(req.caller), req.environment_id) })),
+    AddEnvironmentGuest: unary(logger, 'AddEnvironmentGuest', async (req) => environments.addGuest(requireCaller(req.caller), req.environment_id, req.user_id)),
+    RemoveEnvironmentGuest: unary(logger, 'RemoveEnvironmentGuest', async (req) => {
+      await environments.removeGuest(requireCaller(req.caller), req.environment_id, req.user_id);
+      return {};
+    }),
+    EnableEnvironmentLink: unary(logger, 'EnableEnvironmentLink', async (req) => environments.enableLink(requireCaller(req.caller), req.environment_id)),
+    DisableEnvironmentLink: unary(logger, 'DisableEnvironmentLink', async (req) => {
+      await environments.disableLink(requireCaller(req.caller), req.environment_id);
+      return {};
+    }),
+    RedeemEnvironmentLink: unary(logger, 'RedeemEnvironmentLink', async (req) => environments.redeemLink(requireCaller(req.caller), req.token)),
+  };
+}

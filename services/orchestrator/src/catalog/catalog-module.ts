@@ -1,0 +1,50 @@
+import type { PrismaClient } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import type { CatalogServiceHandlers, AgentIdentityServiceHandlers } from '@conveyor/proto';
+import type { OrchestratorConfig } from '../config';
+import { AgentIdentities } from '../identities/agent-identities';
+import { identityHandlers } from '../identities/identity-handlers';
+import { IdentityKeys } from '../identities/identity-keys';
+import type { RunCatalog } from '../runs/resolve-run-catalog';
+import { catalogHandlers } from './catalog-handlers';
+import { Environments } from './environments';
+import { GitSkillScanner } from './git-skill-scanner';
+import { ModelCatalog } from './model-catalog';
+import { SkillCatalog } from './skill-catalog';
+import { SkillRepositoryCache } from './skill-repository-cache';
+
+export type CatalogModuleConfig = Pick<OrchestratorConfig, 'MODELS_CONFIG' | 'MODELS_CONFIG_FILE' | 'GIT_BASE_URL' | 'GIT_ALLOW_LOCAL_URLS' | 'SKILL_CACHE_TTL_MS'>;
+
+/**
+ * Environments, skills, models and agent identities wired for the orchestrator: the gRPC handlers and the
+ * `runCatalog` that createRun uses to check and default a run. The model catalog is parsed here, at start.
+ */
+export class CatalogModule {
+  readonly models: ModelCatalog;
+  readonly skills: SkillCatalog;
+  readonly environments: Environments;
+  readonly identities: AgentIdentities;
+  readonly keys: IdentityKeys;
+  readonly runCatalog: RunCatalog;
+
+  constructor(
+    private readonly deps: { config: CatalogModuleConfig; db: PrismaClient; logger: Logger },
+  ) {
+    const { config, db, logger } = deps;
+    this.models = ModelCatalog.fromConfig(config);
+    const cache = new SkillRepositoryCache(db, new GitSkillScanner(), config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
+    this.skills = new SkillCatalog(db, cache);
+    this.environments = new Environments({ db, gitBaseUrl: config.GIT_BASE_URL, allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS });
+    this.identities = new AgentIdentities({ db, models: this.models });
+    this.keys = new IdentityKeys(db);
+    this.runCatalog = { db, models: this.models, skills: this.skills };
+  }
+
+  grpcHandlers(): { catalog: CatalogServiceHandlers; identities: AgentIdentityServiceHandlers } {
+    const { logger } = this.deps;
+    return {
+      catalog: catalogHandlers({ environments: this.environments, skills: this.skills, models: this.models, logger }),
+      identities: identityHandlers({ identities: this.identities, keys: this.keys, logger }),
+    };
+  }
+}

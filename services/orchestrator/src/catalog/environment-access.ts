@@ -1,0 +1,46 @@
+import { AppError, notFound } from '@conveyor/errors';
+import type { Environment, EnvironmentAccess, Prisma, PrismaClient } from '@conveyor/db';
+import type { Caller__Output } from '@conveyor/proto';
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+export const ENVIRONMENT_ID = /^[A-Za-z0-9]{22}$/;
+
+export type EnvironmentWithGrants = Environment & { grants: EnvironmentAccess[] };
+
+/**
+ * The one reachability rule (docs/catalog.md): team-scoped environments of the caller's team, user-scoped ones the
+ * caller owns, and any environment the caller is a guest of or reached by its link.
+ */
+export function reachableBy(caller: Caller__Output): Prisma.EnvironmentWhereInput {
+  return {
+    OR: [
+      { teamId: caller.team_id, scopeType: 'TEAM' },
+      { teamId: caller.team_id, scopeType: 'USER', ownerId: caller.principal_id },
+      { grants: { some: { principalId: caller.principal_id } } },
+    ],
+  };
+}
+
+/** A malformed ID, a missing environment and an unreachable one answer the same 404. */
+export async function findEnvironmentForCaller(db: Db, caller: Caller__Output, environmentId: string): Promise<EnvironmentWithGrants> {
+  const env = ENVIRONMENT_ID.test(environmentId)
+    ? await db.environment.findFirst({ where: { AND: [{ id: environmentId }, reachableBy(caller)] }, include: { grants: true } })
+    : null;
+  if (!env) throw notFound('Environment');
+  return env;
+}
+
+/** How the caller reaches it, for the response's `access`. */
+export function accessOf(env: EnvironmentWithGrants, caller: Caller__Output): 'owner' | 'guest' | 'link' {
+  if (env.teamId === caller.team_id && (env.scopeType === 'TEAM' || env.ownerId === caller.principal_id)) return 'owner';
+  return env.grants.some((g) => g.principalId === caller.principal_id && g.kind === 'GUEST') ? 'guest' : 'link';
+}
+
+/** Managing (update, delete, guests, link) is for the owner: the user-scope owner, or a team admin or the creator. */
+export function assertCanManage(env: Environment, caller: Caller__Output): void {
+  const owner =
+    env.teamId === caller.team_id &&
+    (env.scopeType === 'USER' ? env.ownerId === caller.principal_id : caller.role === 'ADMIN' || env.createdById === caller.principal_id);
+  if (!owner) throw new AppError('not_authorized', 'Only the environment owner (or a team admin for team environments) can manage it');
+}

@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { AppError, notFound } from '@conveyor/errors';
+import { newEnvironmentId, newId, type Prisma, type PrismaClient } from '@conveyor/db';
+import type { Caller__Output, Environment as EnvironmentProto, EnvironmentGuest } from '@conveyor/proto';
+import { assertCanManage, findEnvironmentForCaller, reachableBy, type EnvironmentWithGrants } from './environment-access';
+import { parseEnvironmentBody, repositoriesOf } from './environment-input';
+import { environmentsToProto } from './environment-to-proto';
+
+export interface EnvironmentDeps {
+  db: PrismaClient;
+  gitBaseUrl: string;
+  allowLocalRepositories: boolean;
+}
+
+const json = (v: unknown) => v as Prisma.InputJsonValue;
+
+/** Create, read, update, delete, guests and link sharing of environments (docs/catalog.md). */
+export class Environments {
+  constructor(private readonly deps: EnvironmentDeps) {}
+
+  private async one(caller: Caller__Output, env: EnvironmentWithGrants): Promise<EnvironmentProto> {
+    return (await environmentsToProto(this.deps.db, caller, [env]))[0]!;
+  }
+
+  async create(caller: Caller__Output, bodyJson: string): Promise<EnvironmentProto> {
+    const body = parseEnvironmentBody(bodyJson);
+    if (!body.name) throw new AppError('invalid_request', 'name is required');
+    const repositories = repositoriesOf(body, { gitBaseUrl: this.deps.gitBaseUrl, allowLocal: this.deps.allowLocalRepositories }) ?? [];
+    const team = body.team ?? true;
+    const now = new Date();
+    const env = await this.deps.db.environment.create({
+      data: {
+        id: newEnvironmentId(),
+        teamId: caller.team_id,
+        scopeType: team ? 'TEAM' : 'USER',
+        ownerId: team ? caller.team_id : caller.principal_id,
+        name: body.name,
+        description: body.description ?? null,
+        dockerImage: body.docker_image || null,
+        repositories: json(repositories),
+        setupCommands: body.setup_commands ?? [],
+        failureSessionRetentionMinutes: body.failure_session_retention_minutes ?? null,
+        createdById: caller.principal_id,
+        lastEditorId: caller.principal_id,
+        createdAt: now,
+        updatedAt: now,
+      },
+      include: { grants: true },
+    });
+    return this.one(caller, env);
+  }
+
+  async list(caller: Caller__Output, sortBy: string): Promise<EnvironmentProto[]> {
+    if (sortBy && sortBy !== 'name' && sortBy !== 'last_updated') throw new AppError('invalid_request', 'sort_by must be name or last_updated');
+    const envs = await this.deps.db.environment.findMany({
+      where: reachableBy(caller),
+      include: { grants: true },
+      orderBy: sortBy === 'name' ? [{ name: 'asc' }, { id: 'asc' }] : [{ updatedAt: 'desc' }, { id: 'asc' }],
+    });
+    return environmentsToProto(this.deps.db, caller, envs);
+  }
+
+  async get(caller: Caller__Output, id: string): Promise<EnvironmentProto> {
+    return this.one(caller, await findEnvironmentForCaller(this.deps.db, caller, id));
+  }
+
+  /** Partial: omitted keys stay, null clears the nullable ones, arrays replace wholesale. Scope never changes. */
+  async update(caller: Caller__Output, id: string, bodyJson: string): Promise<EnvironmentProto> {
+    const body = parseEnvironmentBody(bodyJson);
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    if (body.team !== undefined) throw new AppError('invalid_request', 'team cannot be changed after creation');
+    const repositories = repositoriesOf(body, { gitBaseUrl: this.deps.gitBaseUrl, allowLocal: this.deps.allowLocalRepositories });
+    const updated = await this.deps.db.environment.update({
+      where: { id: env.id },
+      data: {
+        ...(body.name ? { name: body.name } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.docker_image !== undefined ? { dockerImage: body.docker_image || null } : {}),
+        ...(repositories ? { repositories: json(repositories) } : {}),
+        ...(body.setup_commands !== undefined ? { setupCommands: body.setup_commands ?? [] } : {}),
+        ...(body.failure_session_retention_minutes !== undefined ? { failureSessionRetentionMinutes: body.failure_session_retention_minutes } : {}),
+        lastEditorId: caller.principal_id,
+        updatedAt: new Date(),
+      },
+      include: { grants: true },
+    });
+    return this.one(caller, updated);
+  }
+
+  async delete(caller: Caller__Output, id: string): Promise<void> {
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    await this.deps.db.environment.delete({ where: { id: env.id } });
+  }
+
+  async guests(caller: Caller__Output, id: string): Promise<EnvironmentGuest[]> {
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    const grants = env.grants.filter((g) => g.kind === 'GUEST').sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    const users = await this.deps.db.user.findMany({ where: { id: { in: grants.map((g) => g.principalId) } } });
+    return grants.map((g) => {
+      const user = users.find((u) => u.id === g.principalId);
+      return { user_id: g.principalId, display_name: user?.displayName ?? '', email: user?.email ?? '', granted_at: g.createdAt.toISOString() };
+    });
+  }
+
+  /** Guests are users (of any team on this installation); granting twice is harmless. */
+  async addGuest(caller: Caller__Output, id: string, userId: string): Promise<EnvironmentGuest> {
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    const user = userId ? await this.deps.db.user.findUnique({ where: { id: userId } }) : null;
+    if (!user) throw new AppError('invalid_request', 'user_id does not name a user');
+    const grant = await this.deps.db.environmentAccess.upsert({
+      where: { environmentId_principalId_kind: { environmentId: env.id, principalId: user.id, kind: 'GUEST' } },
+      create: { id: newId('eacc'), environmentId: env.id, principalId: user.id, kind: 'GUEST', grantedById: caller.principal_id },
+      update: {},
+    });
+    return { user_id: user.id, display_name: user.displayName, email: user.email, granted_at: grant.createdAt.toISOString() };
+  }
+
+  async removeGuest(caller: Caller__Output, id: string, userId: string): Promise<void> {
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    const removed = await this.deps.db.environmentAccess.deleteMany({ where: { environmentId: env.id, principalId: userId, kind: 'GUEST' } });
+    if (removed.count === 0) throw notFound('Guest');
+  }
+
+  /** The link's secret part: 32 random bytes, URL-safe. Enabling again returns the same token. */
+  async enableLink(caller: Caller__Output, id: string): Promise<{ environment_id: string; token: string }> {
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    if (env.shareToken) return { environment_id: env.id, token: env.shareToken };
+    const token = randomBytes(32).toString('base64url');
+    await this.deps.db.environment.update({ where: { id: env.id }, data: { shareToken: token } });
+    return { environment_id: env.id, token };
+  }
+
+  /** Turning the link off stops new redemptions and revokes access gained through it. */
+  async disableLink(caller: Caller__Output, id: string): Promise<void> {
+    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
+    assertCanManage(env, caller);
+    await this.deps.db.$transaction([
+      this.deps.db.environment.update({ where: { id: env.id }, data: { shareToken: null } }),
+      this.deps.db.environmentAccess.deleteMany({ where: { environmentId: env.id, kind: 'LINK' } }),
+    ]);
+  }
+
+  async redeemLink(caller: Caller__Output, token: string): Promise<EnvironmentProto> {
+    const env = token ? await this.deps.db.environment.findUnique({ where: { shareToken: token } }) : null;
+    if (!env) throw notFound('Environment link');
+    await this.deps.db.environmentAccess.upsert({
+      where: { environmentId_principalId_kind: { environmentId: env.id, principalId: caller.principal_id, kind: 'LINK' } },
+      create: { id: newId('eacc'), environmentId: env.id, principalId: caller.principal_id, kind: 'LINK' },
+      update: {},
+    });
+    return this.get(caller, env.id);
+  }
+}

@@ -1,0 +1,61 @@
+import { AppError } from '@conveyor/errors';
+
+export interface RepositoryRef {
+  url: string;
+  owner: string;
+  repo: string;
+  directory?: string;
+  ref?: string;
+}
+
+const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(.+)$/;
+const REMOTE_SCHEMES = new Set(['https:', 'http:', 'ssh:', 'git:']);
+
+/** file:// URLs and plain paths: the orchestrator and runners would read their own disk. */
+export function isLocalRepositoryUrl(url: string): boolean {
+  return url.startsWith('file:') || url.startsWith('/') || url.startsWith('./') || url.startsWith('../');
+}
+
+/**
+ * Rejects what git would treat as something other than a repository to fetch: option-looking values and the
+ * `<transport>::<address>` remote-helper form (`ext::` runs arbitrary commands). Local URLs only when allowed.
+ */
+export function assertRepositoryUrlAllowed(url: string, allowLocal: boolean): void {
+  const bad = (why: string) => new AppError('invalid_request', `repository URL ${JSON.stringify(url)} ${why}`);
+  if (!url || url.startsWith('-') || url.includes('::') || /[\s\0]/.test(url)) throw bad('is not a git repository URL');
+  if (isLocalRepositoryUrl(url)) {
+    if (!allowLocal) throw bad('is local; local repositories are disabled (GIT_ALLOW_LOCAL_URLS)');
+    return;
+  }
+  if (SCP_LIKE.test(url)) return;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw bad('is not a git repository URL');
+  }
+  if (!REMOTE_SCHEMES.has(parsed.protocol)) throw bad(`uses an unsupported scheme (${parsed.protocol})`);
+}
+
+/** `…/acme/api.git` → {owner: acme, repo: api}: the last two path segments, as skill specs name them. */
+export function ownerAndRepo(url: string): { owner: string; repo: string } {
+  let path: string;
+  const scp = SCP_LIKE.exec(url);
+  if (scp) path = scp[1]!;
+  else {
+    try {
+      path = decodeURIComponent(new URL(url).pathname);
+    } catch {
+      path = url;
+    }
+  }
+  const parts = path.split('/').filter(Boolean);
+  const repo = (parts.pop() ?? 'repo').replace(/\.git$/, '') || 'repo';
+  const owner = parts.pop() ?? 'local';
+  return { owner, repo };
+}
+
+/** `github_repos` items of the contract become clone URLs under the configured base (GIT_BASE_URL). */
+export function githubRepoUrl(baseUrl: string, owner: string, repo: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/${owner}/${repo}.git`;
+}

@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { Redis } from 'ioredis';
+import { createPrismaClient } from '@conveyor/db';
+import { AppError } from '@conveyor/errors';
+import type { Caller__Output } from '@conveyor/proto';
+import { applyDefinitions } from '../definitions/apply-definitions';
+import { SecretCipher } from '../secrets/secret-cipher';
+import { WebhookVersions } from '../webhooks/webhook-versions';
+
+/** Every `webhooks/*.yaml` and `automations/*.yaml` (or `.yml`) under `dir`, as relative paths and contents. */
+export function readDefinitionDir(dir: string): Array<{ path: string; content: string }> {
+  const files: Array<{ path: string; content: string }> = [];
+  for (const kind of ['webhooks', 'automations']) {
+    const sub = path.join(dir, kind);
+    let names: string[];
+    try {
+      if (!statSync(sub).isDirectory()) continue;
+      names = readdirSync(sub);
+    } catch {
+      continue;
+    }
+    for (const name of names.sort()) {
+      if (!/\.ya?ml$/.test(name)) continue;
+      files.push({ path: `${kind}/${name}`, content: readFileSync(path.join(sub, name), 'utf8') });
+    }
+  }
+  return files;
+}
+
+/**
+ * `conveyor apply <dir> --factory <id>`: the same all-or-nothing apply as `POST /v1/factories/{id}/apply`, run
+ * against the database directly (like the other admin commands). It needs the orchestrator's DATABASE_URL,
+ * REDIS_URL (to invalidate the ingress's cache), CONVEYOR_SECRETS_KEY and WEBHOOK_BASE_URL.
+ */
+export function registerApplyCommand(program: Command, databaseUrl: () => string): void {
+  program
+    .command('apply')
+    .description('apply webhook and automation definition files (<dir>/webhooks/*.yaml, <dir>/automations/*.yaml) to a factory')
+    .argument('<dir>', 'directory holding webhooks/ and automations/')
+    .requiredOption('--factory <factoryId>', 'factory to apply to')
+    .option('--user <userId>', 'ADMIN user the definitions are applied as (default: the team\'s first admin)')
+    .action(async (dir: string, opts: { factory: string; user?: string }) => {
+      const files = readDefinitionDir(dir);
+      if (files.length === 0) throw new Error(`no definition files under ${path.join(dir, 'webhooks')} or ${path.join(dir, 'automations')}`);
+      const db = createPrismaClient(databaseUrl());
+      const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+      try {
+        const factory = await db.factory.findUnique({ where: { id: opts.factory } });
+        if (!factory) throw new Error(`factory ${opts.factory} not found`);
+        const user = await db.user.findFirst({
+          where: { teamId: factory.teamId, ...(opts.user ? { id: opts.user } : { role: 'ADMIN' }) },
+          orderBy: { createdAt: 'asc' },
+        });
+        if (!user) throw new Error(opts.user ? `user ${opts.user} is not a member of the factory's team` : "the factory's team has no ADMIN user");
+        const caller: Caller__Output = {
+          team_id: factory.teamId,
+          principal_type: 'USER',
+          principal_id: user.id,
+          role: user.role,
+          api_key_id: '',
+          run_id: '',
+          display_name: user.displayName,
+          email: user.email,
+        };
+        const result = await applyDefinitions(
+          {
+            db,
+            cipher: SecretCipher.fromEnv(process.env),
+            versions: new WebhookVersions(redis),
+            webhookBaseUrl: process.env.WEBHOOK_BASE_URL ?? 'http://127.0.0.1:8090',
+          },
+          caller,
+          factory.id,
+          files,
+        );
+        console.log(JSON.stringify(result, null, 2));
+      } catch (err) {
+        if (err instanceof AppError && Array.isArray(err.details?.errors)) {
+          throw new Error(`${err.message}\n${(err.details.errors as Array<{ file: string; message: string }>).map((e) => `  ${e.file}: ${e.message}`).join('\n')}`);
+        }
+        throw err;
+      } finally {
+        await db.$disconnect();
+        redis.disconnect();
+      }
+    });
+}

@@ -1,0 +1,20 @@
+import { ConfigError } from '@conveyor/config';
+import { DEV_BLOB_SIGNING_SECRET, loadOrchestratorConfig } from './config';
+
+describe('orchestrator config: signed download links', () => {
+  it('uses a development secret and the local API base by default', () => {
+    const config = loadOrchestratorConfig({});
+    expect(config.BLOB_SIGNING_SECRET).toBe(DEV_BLOB_SIGNING_SECRET);
+    expect(config.PUBLIC_API_BASE_URL).toBe('http://127.0.0.1:8080/v1');
+    expect(config.BLOB_URL_TTL_SECONDS).toBe(900);
+  });
+
+  it('requires BLOB_SIGNING_SECRET in production, and a long one anywhere', () => {
+    const production = { NODE_ENV: 'production', CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') };
+    expect(() => loadOrchestratorConfig(production)).toThrow(ConfigError);
+    expect(() => loadOrchestratorConfig(production)).toThrow(/BLOB_SIGNING_SECRET: required in production/);
+    const secret = 'a'.repeat(32);
+    expect(loadOrchestratorConfig({ ...production, BLOB_SIGNING_SECRET: secret }).BLOB_SIGNING_SECRET).toBe(secret);
+    expect(() => loadOrchestratorConfig({ BLOB_SIGNING_SECRET: 'short' })).toThrow(/BLOB_SIGNING_SECRET/);
+  });
+});

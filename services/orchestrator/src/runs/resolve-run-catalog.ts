@@ -1,0 +1,70 @@
+import { AppError } from '@conveyor/errors';
+import type { PrismaClient } from '@conveyor/db';
+import type { Caller__Output } from '@conveyor/proto';
+import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
+import type { ModelCatalog } from '../catalog/model-catalog';
+import type { RepositoryRef } from '../catalog/repository-url';
+import type { SkillCatalog } from '../catalog/skill-catalog';
+import { findIdentityForCaller } from '../identities/agent-identities';
+import { assertIdentityAvailable } from '../identities/identity-availability';
+
+/** What run creation needs from the catalog; optional in CreateRunDeps so tools can create runs without it. */
+export interface RunCatalog {
+  db: PrismaClient;
+  models: ModelCatalog;
+  skills: SkillCatalog;
+}
+
+export interface ResolvedRunCatalog {
+  /** The request's config with model_id (and environment_id, skill_spec) resolved. */
+  config: Record<string, unknown>;
+  /** The normalized skill spec, or the one given when it names no discovered skill. */
+  skill?: string;
+  skillInstructions?: string;
+  /** `{repositories, setup_commands}` for the runner (services/runner/src/environment-setup.ts). */
+  environmentSpec?: { repositories: Array<{ url: string; directory?: string; ref?: string }>; setup_commands: string[] };
+}
+
+/**
+ * Checks and defaults a run takes from the catalog (docs/catalog.md), before its transaction (git may be slow):
+ * - executor identity (`agent_identity_uid`, or the identity whose key is calling) must be available (403);
+ * - model: run → identity base_model → catalog default; unknown or disabled → 400;
+ * - environment: run → identity default; malformed → 400; not reachable by the caller → 404;
+ * - skill: resolved to one SKILL.md of the caller's environments (its instructions go to the harness).
+ */
+export async function resolveRunCatalog(
+  catalog: RunCatalog,
+  caller: Caller__Output,
+  input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string },
+): Promise<ResolvedRunCatalog> {
+  const config: Record<string, unknown> = { ...(input.config ?? {}) };
+  const identityId = input.agentIdentityUid ?? (caller.principal_type === 'AGENT' ? caller.principal_id : undefined);
+  let identityConfig: Record<string, unknown> = {};
+  if (identityId) {
+    const identity = await findIdentityForCaller(catalog.db, caller, identityId);
+    await assertIdentityAvailable(catalog.db, caller.team_id, identity.id);
+    identityConfig = (identity.config ?? {}) as Record<string, unknown>;
+  }
+
+  const requestedModel = typeof config.model_id === 'string' ? config.model_id : typeof identityConfig.base_model === 'string' ? identityConfig.base_model : undefined;
+  config.model_id = catalog.models.resolve(requestedModel).id;
+
+  let environmentSpec: ResolvedRunCatalog['environmentSpec'];
+  const environmentId = typeof config.environment_id === 'string' && config.environment_id ? config.environment_id : typeof identityConfig.environment_id === 'string' ? identityConfig.environment_id : undefined;
+  if (environmentId) {
+    if (!ENVIRONMENT_ID.test(environmentId)) throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
+    const env = await findEnvironmentForCaller(catalog.db, caller, environmentId);
+    config.environment_id = env.id;
+    environmentSpec = {
+      repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map((r) => ({ url: r.url, ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}) })),
+      setup_commands: env.setupCommands,
+    };
+  }
+
+  const skill = input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
+  if (!skill) return { config, environmentSpec };
+  const variant = (environmentId ? await catalog.skills.resolve(caller, skill, environmentId) : undefined) ?? (await catalog.skills.resolve(caller, skill));
+  if (!variant) return { config, skill, environmentSpec };
+  config.name ??= variant.name;
+  return { config, skill: variant.id, skillInstructions: variant.base_prompt, environmentSpec };
+}

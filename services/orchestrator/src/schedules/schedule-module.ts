@@ -1,0 +1,58 @@
+import type { PrismaClient } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import type { Redis } from 'ioredis';
+import type { OrchestratorConfig } from '../config';
+import type { OrchestratorHandlers } from '../grpc/grpc-server';
+import { fireScheduleTick } from './fire-schedule-tick';
+import { scheduleHandlers } from './schedule-handlers';
+import { ScheduleReconciler } from './schedule-reconciler';
+import { ScheduleTickQueue } from './schedule-tick-queue';
+import { ScheduleTickWorker } from './schedule-tick-worker';
+
+export interface ScheduleModuleDeps {
+  config: Pick<OrchestratorConfig, 'REDIS_URL' | 'SCHEDULE_QUEUE' | 'SCHEDULE_RECONCILE_INTERVAL_MS' | 'DEFAULT_HARNESS'>;
+  db: PrismaClient;
+  redis: Redis;
+  logger: Logger;
+  kickOutbox: () => void;
+}
+
+/**
+ * Scheduled agents wired for the orchestrator (docs/schedules.md): the gRPC handlers, the tick queue's job
+ * schedulers, the worker that turns ticks into runs, and the reconciler that keeps Redis in step with PostgreSQL.
+ */
+export class ScheduleModule {
+  readonly ticks: ScheduleTickQueue;
+  private readonly worker: ScheduleTickWorker;
+  private readonly reconciler: ScheduleReconciler;
+
+  constructor(private readonly deps: ScheduleModuleDeps) {
+    const { config, db, redis, logger, kickOutbox } = deps;
+    this.ticks = new ScheduleTickQueue(redis, config.SCHEDULE_QUEUE);
+    const runDeps = { db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS };
+    this.worker = new ScheduleTickWorker({
+      redisUrl: config.REDIS_URL,
+      queueName: config.SCHEDULE_QUEUE,
+      fire: (job, tickAt) => fireScheduleTick(runDeps, job, tickAt),
+      logger: logger.child({ component: 'schedule-ticks' }),
+    });
+    this.reconciler = new ScheduleReconciler({ db, ticks: this.ticks, logger: logger.child({ component: 'schedule-reconciler' }) }, config.SCHEDULE_RECONCILE_INTERVAL_MS);
+  }
+
+  grpcHandlers(): Pick<OrchestratorHandlers, 'schedules'> {
+    const { db, logger } = this.deps;
+    return { schedules: scheduleHandlers({ db, ticks: this.ticks, logger: logger.child({ component: 'schedules' }) }) };
+  }
+
+  async start(): Promise<void> {
+    await this.reconciler.start();
+    this.worker.start();
+  }
+
+  /** Intake first (the worker drains its ticks in flight), then the reconciler, then the queue's connection. */
+  async stop(): Promise<void> {
+    await this.worker.stop();
+    await this.reconciler.stop();
+    await this.ticks.close();
+  }
+}

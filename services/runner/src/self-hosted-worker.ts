@@ -1,0 +1,109 @@
+import os from 'node:os';
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from '@conveyor/logger';
+import { createOrchestratorClients, type OrchestratorClients, type WorkerDownstream__Output, type WorkerUpstream } from '@conveyor/proto';
+import type { Service } from '@conveyor/runtime';
+import { OrchestratorLink } from './orchestrator-link';
+import { RunExecutor } from './run-executor';
+import type { WorkerConfig } from './worker-config';
+
+const VERSION = process.env.npm_package_version ?? '0.1.0';
+
+/**
+ * The self-hosted worker: the runner's RunExecutor on the customer's machine, fed over one long-lived
+ * WorkerService.Connect stream instead of the BullMQ queue (docs/workers.md). It says hello with the team's worker
+ * token, heartbeats at the interval the platform asks for, executes the runs pushed to it (already claimed for it)
+ * and reports through RunnerService like any runner. A dropped connection is retried with backoff; a refused token
+ * or worker ID is fatal. Stop: no new runs, in-flight runs drain until the deadline, then are aborted.
+ */
+export class SelfHostedWorker implements Service {
+  private clients: OrchestratorClients | undefined;
+  private link: OrchestratorLink | undefined;
+  private call: grpc.ClientDuplexStream<WorkerUpstream, WorkerDownstream__Output> | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly stopAll = new AbortController();
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+  private attempts = 0;
+
+  constructor(
+    private readonly config: WorkerConfig,
+    private readonly logger: Logger,
+    /** Called when the platform refuses this worker for good (bad token or worker ID). */
+    private readonly onFatal: (reason: string) => void = () => undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    this.clients = createOrchestratorClients(this.config.ORCHESTRATOR_ADDR);
+    this.link = new OrchestratorLink(this.config.ORCHESTRATOR_ADDR);
+    this.connect();
+  }
+
+  private connect(): void {
+    if (this.stopping || !this.clients || !this.link) return;
+    const { config, logger } = this;
+    const call = this.clients.workers.Connect();
+    this.call = call;
+    let executor: RunExecutor | undefined;
+    call.on('data', (message: WorkerDownstream__Output) => {
+      if (message.welcome) {
+        this.attempts = 0;
+        const welcome = message.welcome;
+        executor = new RunExecutor(this.link!, { runnerId: welcome.runner_id, workspaceRoot: config.WORKSPACE_ROOT, heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS, harnessCommands: config.HARNESS_COMMANDS }, logger);
+        const beat = () => call.write({ heartbeat: { active_runs: this.inFlight.size } });
+        beat();
+        if (this.heartbeat) clearInterval(this.heartbeat);
+        this.heartbeat = setInterval(beat, Math.max(200, welcome.heartbeat_interval_ms || 5000));
+        logger.info({ workerId: config.WORKER_ID, connectionId: welcome.connection_id }, 'connected to the platform');
+        return;
+      }
+      if (message.assignment && executor) {
+        const assignment = message.assignment;
+        const running = executor
+          .execute({ runId: assignment.run_id, execution: assignment.execution }, this.stopAll.signal, assignment)
+          .catch((err: unknown) => logger.error({ err, runId: assignment.run_id }, 'run execution failed'))
+          .finally(() => {
+            this.inFlight.delete(running);
+            if (!this.stopping) call.write({ heartbeat: { active_runs: this.inFlight.size } });
+          });
+        this.inFlight.add(running);
+      }
+    });
+    let done = false;
+    const retry = (err?: grpc.ServiceError) => {
+      if (done) return;
+      done = true;
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.stopping) return;
+      if (err && (err.code === grpc.status.UNAUTHENTICATED || err.code === grpc.status.INVALID_ARGUMENT)) {
+        logger.error({ code: err.code, details: err.details }, 'the platform refused this worker');
+        this.onFatal(err.details);
+        return;
+      }
+      const delay = Math.min(config.RECONNECT_MAX_DELAY_MS, 250 * 2 ** Math.min(this.attempts++, 8));
+      logger.warn({ err: err?.details, delayMs: delay }, 'connection to the platform lost; reconnecting');
+      this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    };
+    call.on('error', (err: grpc.ServiceError) => retry(err));
+    call.on('end', () => retry());
+    call.write({ hello: { worker_token: config.CONVEYOR_WORKER_TOKEN, worker_id: config.WORKER_ID, hostname: os.hostname(), version: VERSION, capacity: config.WORKER_CAPACITY } });
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      this.call?.end();
+      const deadline = setTimeout(() => this.stopAll.abort(), Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000));
+      await Promise.allSettled([...this.inFlight]);
+      clearTimeout(deadline);
+      this.call?.cancel();
+      this.link?.close();
+      this.clients?.close();
+    })();
+    return this.stopped;
+  }
+}

@@ -1,0 +1,39 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { commonEnv, loadConfig } from '@conveyor/config';
+
+/** The self-hosted worker program's environment (docs/workers.md); the runner's own settings where they overlap. */
+const schema = z.object({
+  ...commonEnv,
+  /** The platform's orchestrator gRPC address (the worker's one outbound connection). */
+  ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** The team's worker token (`conveyor worker-token create --team <id>`); a secret. */
+  CONVEYOR_WORKER_TOKEN: z.string().regex(/^cvw_/, 'must be a worker token (cvw_...)'),
+  /** The ID runs target with `config.worker_host`. */
+  WORKER_ID: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 characters of [A-Za-z0-9._-]').refine((v) => v !== 'warp', '"warp" means the hosted pool'),
+  /** Runs executed at once by this worker. */
+  WORKER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
+  /** Parent directory of per-run workspaces on this machine. */
+  WORKSPACE_ROOT: z.string().default(path.join(os.tmpdir(), 'conveyor-worker-workspaces')),
+  /** How often each run's liveness is reported (cancellation and follow-ups come back with it). */
+  HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
+  /** Agent CLIs for the command harness, by harness type (same format as the runner's). */
+  HARNESS_COMMANDS: z
+    .string()
+    .default('{}')
+    .transform((raw, ctx) => {
+      try {
+        return z.record(z.string().min(1)).parse(JSON.parse(raw));
+      } catch {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object of harness type → command' });
+        return z.NEVER;
+      }
+    }),
+  /** Longest wait between reconnection attempts after the connection drops. */
+  RECONNECT_MAX_DELAY_MS: z.coerce.number().int().min(100).default(10_000),
+});
+
+export type WorkerConfig = z.infer<typeof schema>;
+
+export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => loadConfig(schema, env);

@@ -1,0 +1,152 @@
+import path from 'node:path';
+import { kustomizeBuild, type KubeObject } from './kustomize';
+import { kubernetesSchemaErrors, manifestErrors, policyErrors } from './validate-k8s';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const OVERLAYS = { dev: 'conveyor-dev', prod: 'conveyor' } as const;
+const SERVICES = ['gateway', 'ingress', 'orchestrator', 'runner'];
+
+type Spec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- manifests are free-form JSON
+
+const find = (objects: KubeObject[], kind: string, name: string): Spec => {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!found) throw new Error(`${kind}/${name} not rendered`);
+  return found as Spec;
+};
+
+describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) => {
+  const objects = kustomizeBuild(path.join(ROOT, 'k8s/overlays', overlay));
+
+  it('renders only manifests valid against the Kubernetes schemas and our policy', () => {
+    expect(objects.length).toBeGreaterThan(20);
+    expect(manifestErrors(objects)).toEqual([]);
+  });
+
+  it('puts everything in the overlay namespace and references only what exists', () => {
+    for (const o of objects) expect(o.kind === 'Namespace' ? o.metadata.name : o.metadata.namespace).toBe(namespace);
+    const configMaps = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name));
+    const text = JSON.stringify(objects);
+    for (const [, name] of text.matchAll(/"configMapRef":\{"name":"([^"]+)"\}/g)) expect(configMaps).toContain(name);
+    for (const [, name] of text.matchAll(/"secretKeyRef":\{"name":"([^"]+)"/g)) expect(name).toBe('conveyor-secrets');
+  });
+
+  it.each(SERVICES)('runs %s as a Deployment with a Service, an HPA, a PodDisruptionBudget and probes', (service) => {
+    const name = `conveyor-${service}`;
+    const deployment = find(objects, 'Deployment', name);
+    const podLabels = deployment.spec.template.metadata.labels;
+    const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => podLabels[k] === v);
+    expect(selects(deployment.spec.selector.matchLabels)).toBe(true);
+    expect(selects(find(objects, 'Service', name).spec.selector)).toBe(true);
+    expect(selects(find(objects, 'PodDisruptionBudget', name).spec.selector.matchLabels)).toBe(true);
+    const hpa = find(objects, 'HorizontalPodAutoscaler', name);
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+    expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+    const [container] = deployment.spec.template.spec.containers;
+    expect(container.image).toMatch(new RegExp(`conveyor/${service}:`));
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+  });
+
+  it('migrates with a Job on the orchestrator image', () => {
+    const job = find(objects, 'Job', 'conveyor-migrate');
+    const [container] = job.spec.template.spec.containers;
+    expect(container.command).toEqual(['node', 'packages/db/dist/migrate-cli.js']);
+    expect(container.image).toBe(find(objects, 'Deployment', 'conveyor-orchestrator').spec.template.spec.containers[0].image);
+  });
+
+  it('routes /v1 to the gateway and /webhooks to the ingress service, nothing else', () => {
+    const backends = find(objects, 'Ingress', 'conveyor').spec.rules.flatMap((rule: Spec) =>
+      rule.http.paths.map((p: Spec) => `${p.path} -> ${p.backend.service.name}`),
+    );
+    expect(backends).toEqual(['/v1 -> conveyor-gateway', '/api/v1 -> conveyor-gateway', '/webhooks -> conveyor-ingress']);
+  });
+
+  it('denies ingress traffic by default and opens only the documented paths', () => {
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as Spec[];
+    expect(policies.find((p) => p.metadata.name === 'conveyor-default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+    const fromController = policies.filter((p) =>
+      p.spec.ingress?.some((rule: Spec) => rule.from.some((peer: Spec) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'ingress-nginx')),
+    );
+    expect(fromController.map((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/name']).sort()).toEqual(['conveyor-gateway', 'conveyor-ingress']);
+    const grpc = find(objects, 'NetworkPolicy', 'conveyor-orchestrator-grpc');
+    expect(grpc.spec.ingress).toEqual([
+      {
+        from: [{ podSelector: { matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'In', values: ['conveyor-gateway', 'conveyor-ingress', 'conveyor-runner'] }] } }],
+        ports: [{ protocol: 'TCP', port: 50051 }],
+      },
+    ]);
+  });
+});
+
+describe('the validators catch broken manifests', () => {
+  const deployment = (): Spec => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'broken' },
+    spec: {
+      selector: { matchLabels: { app: 'broken' } },
+      template: {
+        metadata: { labels: { app: 'broken' } },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'app',
+              image: 'conveyor/gateway:1.0.0',
+              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              readinessProbe: { httpGet: { path: '/readyz', port: 8080 } },
+              livenessProbe: { httpGet: { path: '/healthz', port: 8080 } },
+            },
+          ],
+        },
+      },
+    },
+  });
+
+  it('accepts the well-formed baseline', () => {
+    expect(manifestErrors([deployment() as KubeObject])).toEqual([]);
+  });
+
+  it('rejects replicas: "two" (Kubernetes schema)', () => {
+    const broken = deployment();
+    broken.spec.replicas = 'two';
+    expect(kubernetesSchemaErrors(broken as KubeObject)).toEqual(expect.arrayContaining([expect.stringMatching(/^\/spec\/replicas must be integer/)]));
+  });
+
+  it('rejects a Deployment without a selector and a Service port without a number (Kubernetes schema)', () => {
+    const broken = deployment();
+    delete broken.spec.selector;
+    expect(kubernetesSchemaErrors(broken as KubeObject).join('\n')).toMatch(/selector/);
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ name: 'http' }] } };
+    expect(kubernetesSchemaErrors(service).join('\n')).toMatch(/port/);
+  });
+
+  it('rejects an unknown apiVersion or kind', () => {
+    expect(kubernetesSchemaErrors({ apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'x' } })).toEqual(['no Kubernetes schema for apps/v1 Deploymnet']);
+  });
+
+  it('rejects a container without image, resources or probes, running as root, with a literal secret (policy)', () => {
+    const broken = deployment();
+    const container = broken.spec.template.spec.containers[0];
+    delete container.image;
+    delete container.resources.limits;
+    container.readinessProbe.httpGet.path = '/healthz';
+    container.env = [{ name: 'DATABASE_URL', value: 'postgresql://user:password@db/conveyor' }];
+    broken.spec.template.spec.securityContext.runAsNonRoot = false;
+    const errors = policyErrors(broken as KubeObject).join('\n');
+    expect(errors).toMatch(/containers\/0 must have required property 'image'/);
+    expect(errors).toMatch(/resources must have required property 'limits'/);
+    expect(errors).toMatch(/readinessProbe\/httpGet\/path must be equal to constant \("\/readyz"\)/);
+    expect(errors).toMatch(/env\/0 must have required property 'valueFrom'/);
+    expect(errors).toMatch(/runAsNonRoot must be equal to constant/);
+  });
+
+  it('rejects :latest images and committed Secrets (policy)', () => {
+    const latest = deployment();
+    latest.spec.template.spec.containers[0].image = 'conveyor/gateway:latest';
+    expect(policyErrors(latest as KubeObject).join('\n')).toMatch(/image must NOT be valid/);
+    expect(policyErrors({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conveyor-secrets' } })).toHaveLength(1);
+  });
+});

@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { runCli, startPlatform, type RunningPlatform } from './platform';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const ROOT = path.resolve(__dirname, '../../..');
+const STALE_AFTER_MS = 4000;
+
+describe('self-hosted workers end to end', () => {
+  let platform: RunningPlatform;
+  let token: string;
+  let grpcAddr: string;
+  const workers: ChildProcess[] = [];
+  let workerLogs = '';
+
+  beforeAll(async () => {
+    platform = await startPlatform({ env: { WORKER_HEARTBEAT_INTERVAL_MS: '1000', WORKER_STALE_AFTER_MS: String(STALE_AFTER_MS) } });
+    token = (JSON.parse(await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'e2e'], platform.env)) as { token: string }).token;
+    grpcAddr = platform.orchestratorGrpcAddr;
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await platform?.stop();
+  });
+
+  function startWorker(env: NodeJS.ProcessEnv): ChildProcess {
+    const child = spawn(process.execPath, [path.join(ROOT, 'services/runner/dist/worker-main.js')], {
+      env: { ...process.env, ORCHESTRATOR_ADDR: grpcAddr, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), LOG_LEVEL: 'info', ...env },
+    });
+    child.stdout?.on('data', (d: Buffer) => (workerLogs += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (workerLogs += d.toString()));
+    workers.push(child);
+    return child;
+  }
+
+  const api = async (method: string, urlPath: string, body?: unknown) => {
+    const res = await fetch(`${platform.apiUrl}${urlPath}`, {
+      method,
+      headers: { Authorization: `Bearer ${platform.apiKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
+  };
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-3000)}\n${workerLogs.slice(-3000)}`);
+  }
+
+  const listed = async (): Promise<Json[]> => {
+    const res = await api('GET', '/agent/connected-self-hosted-workers');
+    expect(res.status).toBe(200);
+    return res.body.workers as Json[];
+  };
+
+  it('a self-hosted run waits for its worker; the cloud pool never takes it', async () => {
+    const created = await api('POST', '/agent/runs', { prompt: 'on my box\n@demo message hello from the worker', config: { worker_host: 'box-1' } });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await api('GET', `/agent/runs/${runId}`)).body.state).toBe('QUEUED');
+    expect(await listed()).toEqual([]);
+
+    const worker = startWorker({ CONVEYOR_WORKER_TOKEN: token, WORKER_ID: 'box-1', WORKER_CAPACITY: '2' });
+    const entry = await until('the worker to be listed', async () => (await listed()).find((w) => w.worker_id === 'box-1'));
+    expect(entry).toMatchObject({ worker_id: 'box-1', capacity: 2, hostname: os.hostname(), connected_at: expect.any(String), last_heartbeat_at: expect.any(String) });
+
+    const done = await until('the run to end', async () => {
+      const run = (await api('GET', `/agent/runs/${runId}`)).body;
+      return ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state as string) ? run : undefined;
+    });
+    expect(done.state).toBe('SUCCEEDED');
+    expect(done.is_run_type_cancellable).toBe(false);
+    const conversation = await api('GET', `/agent/runs/${runId}/conversation`);
+    expect(JSON.stringify(conversation.body)).toContain('hello from the worker');
+    expect(worker.exitCode).toBeNull();
+  });
+
+  it('cancel of a self-hosted run answers 422 operation_not_supported; the worker finishes it', async () => {
+    const created = await api('POST', '/agent/runs', { prompt: '@demo sleep 1500\n@demo message slept', config: { worker_host: 'box-1' } });
+    const runId = created.body.run_id as string;
+    await until('the run to start', async () => (['CLAIMED', 'PENDING', 'INPROGRESS'].includes((await api('GET', `/agent/runs/${runId}`)).body.state as string) ? true : undefined));
+    const cancel = await api('POST', `/agent/runs/${runId}/cancel`);
+    expect(cancel.status).toBe(422);
+    expect(cancel.body).toMatchObject({ status: 422, type: expect.stringMatching(/operation_not_supported$/) });
+    await until('the run to succeed', async () => ((await api('GET', `/agent/runs/${runId}`)).body.state === 'SUCCEEDED' ? true : undefined));
+  });
+
+  it('a killed worker drops off the list within the documented bound', async () => {
+    const worker = workers[0]!;
+    worker.kill('SIGKILL');
+    const killedAt = Date.now();
+    await until('the worker to disappear', async () => ((await listed()).some((w) => w.worker_id === 'box-1') ? undefined : true), STALE_AFTER_MS + 10_000);
+    expect(Date.now() - killedAt).toBeLessThan(STALE_AFTER_MS + 5000);
+  });
+
+  it('a silent worker (frozen, connection still open) drops off after WORKER_STALE_AFTER_MS and returns with its heartbeats', async () => {
+    const frozen = startWorker({ CONVEYOR_WORKER_TOKEN: token, WORKER_ID: 'box-3' });
+    await until('the worker to be listed', async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? true : undefined));
+    frozen.kill('SIGSTOP');
+    const frozenAt = Date.now();
+    await until('the silent worker to go stale', async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? undefined : true), STALE_AFTER_MS + 10_000);
+    const elapsed = Date.now() - frozenAt;
+    // Its last heartbeat was at most one interval (1 s here) before the freeze.
+    expect(elapsed).toBeGreaterThanOrEqual(STALE_AFTER_MS - 1500);
+    expect(elapsed).toBeLessThan(STALE_AFTER_MS + 3000);
+    frozen.kill('SIGCONT');
+    await until('the worker to be listed again', async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? true : undefined));
+    frozen.kill('SIGKILL');
+  });
+
+  it('a worker with a wrong token is refused and exits', async () => {
+    const bad = startWorker({ CONVEYOR_WORKER_TOKEN: `cvw_AAAAAAAAAA_${'x'.repeat(43)}`, WORKER_ID: 'box-2' });
+    const code = await new Promise<number | null>((resolve) => bad.once('exit', (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(await listed()).toEqual([]);
+  });
+});

@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { runCli, type RunningPlatform } from './platform';
+import { apiCall, type Json } from './run-waits';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+/** An API key of a new user of the dev team with the given role (MEMBER cannot manage factories). */
+export async function keyForRole(platform: RunningPlatform, role: 'ADMIN' | 'MEMBER', teamId = 'team_dev'): Promise<string> {
+  const user = JSON.parse(await runCli(['user', 'create', '--team', teamId, '--email', `${role.toLowerCase()}-${Date.now()}-${Math.random().toString(36).slice(2)}@e2e.dev`, '--role', role], platform.env)) as { id: string };
+  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }).key;
+}
+
+/** An admin key of another team: its resources must look exactly like missing ones. */
+export async function otherTeamKey(platform: RunningPlatform): Promise<string> {
+  const team = JSON.parse(await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env)) as { id: string };
+  return keyForRole(platform, 'ADMIN', team.id);
+}
+
+export function webhookApi(platform: RunningPlatform) {
+  const api = (method: string, path: string, body?: unknown, key?: string) => apiCall(platform, method, path, body, key);
+  return {
+    api,
+    async factory(name = `factory-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`): Promise<string> {
+      const res = await api('POST', '/factories', { name });
+      if (res.status !== 201) throw new Error(`factory: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.factory_id as string;
+    },
+    async webhook(factoryId: string, body: Json): Promise<Json & { webhook_uid: string; ingress_url: string; secret?: string }> {
+      const res = await api('POST', `/factories/${factoryId}/webhooks`, body);
+      if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body as Json & { webhook_uid: string; ingress_url: string; secret?: string };
+    },
+    async deliveries(factoryId: string, uid: string): Promise<Json[]> {
+      const res = await api('GET', `/factories/${factoryId}/webhooks/${uid}/deliveries?limit=200`);
+      if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.deliveries as Json[];
+    },
+    /** Polls the delivery log until `predicate` holds (the log is written by the orchestrator's consumer). */
+    async waitForDeliveries(factoryId: string, uid: string, predicate: (entries: Json[]) => boolean, what: string, timeoutMs = 20_000): Promise<Json[]> {
+      const deadline = Date.now() + timeoutMs;
+      let entries: Json[] = [];
+      while (Date.now() < deadline) {
+        entries = await this.deliveries(factoryId, uid);
+        if (predicate(entries)) return entries;
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      throw new Error(`timed out waiting for ${what}; log: ${JSON.stringify(entries.map((e) => [e.delivery_id, e.label, e.processed_at]))}\n${platform.logs().slice(-3000)}`);
+    },
+  };
+}
+
+/** Starts one more ingress process of the platform with different settings (e.g. an unreachable Kafka). */
+export async function startExtraIngress(platform: RunningPlatform, port: number, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => Promise<void>; logs: () => string }> {
+  let output = '';
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'services/ingress/dist/main.js')], {
+    env: { ...platform.env, PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
+  });
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`extra ingress exited: ${output}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      // not yet listening
+    }
+    if (Date.now() > deadline) throw new Error(`extra ingress did not start: ${output}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  return {
+    url,
+    logs: () => output,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
