@@ -1,10 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadOrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type ScheduleServiceHandlers, type WebhookIngressServiceHandlers, type ArtifactServiceHandlers, type WorkerServiceHandlers, type CatalogServiceHandlers, type AgentIdentityServiceHandlers } from '@conveyor/proto';
+import { loadOrchestratorProto, type OrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type ScheduleServiceHandlers, type WebhookIngressServiceHandlers, type ArtifactServiceHandlers, type WorkerServiceHandlers, type CatalogServiceHandlers, type AgentIdentityServiceHandlers } from '@conveyor/proto';
 
 export interface OrchestratorHandlers {
   auth: AuthServiceHandlers;
-  runs: Partial<RunServiceHandlers>; // transitional: tightened once every RPC is implemented
-  runner: Partial<RunnerServiceHandlers>; // transitional
+  runs: RunServiceHandlers;
+  runner: RunnerServiceHandlers;
   health: HealthServiceHandlers;
   blobs: BlobServiceHandlers;
   factories: FactoryServiceHandlers;
@@ -16,21 +16,29 @@ export interface OrchestratorHandlers {
   workers: WorkerServiceHandlers;
 }
 
+/** Which generated service each handler set implements; one line per service. */
+const SERVICE_NAMES = {
+  auth: 'AuthService',
+  runs: 'RunService',
+  runner: 'RunnerService',
+  health: 'HealthService',
+  blobs: 'BlobService',
+  factories: 'FactoryService',
+  webhookIngress: 'WebhookIngressService',
+  schedules: 'ScheduleService',
+  catalog: 'CatalogService',
+  identities: 'AgentIdentityService',
+  artifacts: 'ArtifactService',
+  workers: 'WorkerService',
+} as const satisfies Record<keyof OrchestratorHandlers, keyof OrchestratorProto>;
+
 export async function startGrpcServer(handlers: OrchestratorHandlers, host: string, port: number): Promise<{ server: grpc.Server; port: number }> {
   const proto = loadOrchestratorProto();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 8 * 1024 * 1024 });
-  server.addService(proto.AuthService.service, handlers.auth);
-  server.addService(proto.RunService.service, handlers.runs as grpc.UntypedServiceImplementation);
-  server.addService(proto.HealthService.service, handlers.health);
-  server.addService(proto.BlobService.service, handlers.blobs);
-  server.addService(proto.FactoryService.service, handlers.factories);
-  server.addService(proto.WebhookIngressService.service, handlers.webhookIngress);
-  server.addService(proto.ScheduleService.service, handlers.schedules);
-  server.addService(proto.CatalogService.service, handlers.catalog);
-  server.addService(proto.AgentIdentityService.service, handlers.identities);
-  server.addService(proto.ArtifactService.service, handlers.artifacts);
-  server.addService(proto.WorkerService.service, handlers.workers);
-  server.addService(proto.RunnerService.service, handlers.runner as grpc.UntypedServiceImplementation);
+  for (const [key, name] of Object.entries(SERVICE_NAMES) as Array<[keyof OrchestratorHandlers, keyof OrchestratorProto]>) {
+    const service = proto[name] as unknown as grpc.ServiceClientConstructor;
+    server.addService(service.service, handlers[key] as unknown as grpc.UntypedServiceImplementation);
+  }
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
