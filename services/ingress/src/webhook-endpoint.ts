@@ -142,27 +142,25 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       return sendProblem(req, res, new AppError('invalid_request', 'Body is not valid JSON', { details: { delivery_id: deliveryId } }));
     }
 
-    let budget: Awaited<ReturnType<RateLimits['consumeDelivery']>>;
-    try {
-      budget = await deps.limits.consumeDelivery(uid, sender);
-    } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : err }, 'delivery budget unavailable');
-      return sendProblem(req, res, unavailable('Rate limiting is temporarily unavailable', deps.unavailableRetryAfterSeconds));
-    }
-    if (!budget.allowed) {
-      return sendProblem(req, res, new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', { details: { retry_after_seconds: budget.retryAfterSeconds } }));
-    }
-
     const scheme = webhook.authMode === 'signature' && isSignatureScheme(webhook.signatureScheme) ? webhook.signatureScheme : undefined;
     const identity = deliveryIdentity({ headers: req.headers, configuredHeader: webhook.deliveryIdHeader || undefined, scheme, parsedBody, rawBody });
     const record = { ...base, deliveryId: identity.id, identitySource: identity.source, sizeBytes: rawBody.length };
 
-    let reservation: Awaited<ReturnType<DedupeStore['reserve']>>;
-    try {
-      reservation = await deps.dedupe.reserve(uid, identity.id);
-    } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : err }, 'dedupe unavailable');
-      return sendProblem(req, res, unavailable('Delivery dedupe is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+    // The delivery budget and the dedupe reservation go to Redis together; a refused budget gives the ID back.
+    const [budgetResult, reservationResult] = await Promise.allSettled([deps.limits.consumeDelivery(uid, sender), deps.dedupe.reserve(uid, identity.id)]);
+    if (budgetResult.status === 'rejected' || reservationResult.status === 'rejected') {
+      if (reservationResult.status === 'fulfilled' && reservationResult.value.kind === 'reserved') {
+        await deps.dedupe.release(uid, identity.id, reservationResult.value.token).catch(() => undefined);
+      }
+      const err: unknown = budgetResult.status === 'rejected' ? budgetResult.reason : (reservationResult as PromiseRejectedResult).reason;
+      log.warn({ err: err instanceof Error ? err.message : err }, 'rate limiting or dedupe unavailable');
+      return sendProblem(req, res, unavailable('Rate limiting or dedupe is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+    }
+    const budget = budgetResult.value;
+    const reservation = reservationResult.value;
+    if (!budget.allowed) {
+      if (reservation.kind === 'reserved') await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
+      return sendProblem(req, res, new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', { details: { retry_after_seconds: budget.retryAfterSeconds } }));
     }
     if (reservation.kind === 'duplicate') {
       publishRecord({ ...record, label: 'Duplicate', reason: 'delivery ID already accepted' });
@@ -181,12 +179,12 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       return sendProblem(req, res, unavailable('The delivery could not be stored; retry later', deps.unavailableRetryAfterSeconds));
     }
     deps.onOutcome?.('Accepted');
-    try {
-      await deps.dedupe.markAccepted(uid, identity.id);
-    } catch (err) {
-      // The orchestrator's unique (webhook, delivery ID) still stops a second run; only the label would differ.
+    // Not awaited: until it lands, a request with the same ID waits on the reservation and then sees "accepted".
+    // Should it fail, the reservation expires and the orchestrator's unique (webhook, delivery ID) still logs the
+    // next copy as Duplicate and starts nothing.
+    deps.dedupe.markAccepted(uid, identity.id).catch((err: unknown) => {
       log.warn({ err: err instanceof Error ? err.message : err, deliveryId: identity.id }, 'accepted delivery not marked for dedupe');
-    }
+    });
     res.status(202).json({ delivery_id: identity.id });
   };
 

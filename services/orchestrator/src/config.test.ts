@@ -10,11 +10,16 @@ describe('orchestrator config: signed download links', () => {
   });
 
   it('requires BLOB_SIGNING_SECRET in production, and a long one anywhere', () => {
-    const production = { NODE_ENV: 'production', CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') };
+    const production = {
+      NODE_ENV: 'production',
+      CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
+    };
     expect(() => loadOrchestratorConfig(production)).toThrow(ConfigError);
     expect(() => loadOrchestratorConfig(production)).toThrow(/BLOB_SIGNING_SECRET: required in production/);
     const secret = 'a'.repeat(32);
-    expect(loadOrchestratorConfig({ ...production, BLOB_SIGNING_SECRET: secret }).BLOB_SIGNING_SECRET).toBe(secret);
+    expect(loadOrchestratorConfig({ ...production, BLOB_SIGNING_SECRET: secret }).BLOB_SIGNING_SECRET).toBe(
+      secret,
+    );
     expect(() => loadOrchestratorConfig({ BLOB_SIGNING_SECRET: 'short' })).toThrow(/BLOB_SIGNING_SECRET/);
   });
 });

@@ -11,6 +11,8 @@ import { executionTranscriptKey, getTranscript, type LinkSigner } from './transc
 // Timeline, conversation, transcript links and ReadBlob over a real PostgreSQL, with RunEvent rows inserted
 // as the runner side would record them.
 
+jest.setTimeout(30_000);
+
 let database: TestDatabase;
 let db: PrismaClient;
 let blobs: BlobStore;

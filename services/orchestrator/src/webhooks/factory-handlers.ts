@@ -82,7 +82,8 @@ export const toDeliveryProto = (d: WebhookDelivery, withPayload = false): Delive
   identity_source: d.identitySource,
   reason: d.reason ?? '',
   run_ids: d.runIds,
-  has_payload: d.payload !== null && d.payload !== undefined,
+  // Listings omit the bytes; only Accepted entries ever keep a payload.
+  has_payload: d.payload === undefined ? d.label === 'Accepted' : d.payload !== null,
   ...(withPayload && d.payload ? { payload: Buffer.from(d.payload) } : {}),
   outcome_json: d.outcome === null || d.outcome === undefined ? '' : JSON.stringify(d.outcome),
   processed_at: iso(d.processedAt),
