@@ -41,7 +41,7 @@ async function freePort(): Promise<number> {
 async function waitReady(url: string, child: ChildProcess, name: string, logs: () => string): Promise<void> {
   const deadline = Date.now() + 45_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${logs()}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited with ${child.exitCode ?? child.signalCode}:\n${logs()}`);
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -103,7 +103,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       children.map(
         (child) =>
           new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
             child.once('exit', () => resolve());
             child.kill('SIGTERM');
           }),
