@@ -4,7 +4,7 @@
 // "Run" is flagged). JSON result on stdout; progress and plans on stderr. See bench/README.md.
 import { performance } from 'node:perf_hooks';
 import { createPrismaClient, Prisma, type PrismaClient } from '@conveyor/db';
-import { listRuns, pageQuery, parseRunListRequest } from '@conveyor/orchestrator';
+import { chooseArtifactStrategy, listRuns, pageQuery, parseRunListRequest } from '@conveyor/orchestrator';
 import type { Caller__Output, ListRunsRequest__Output } from '@conveyor/proto';
 import { createTestDatabase } from '@conveyor/testing';
 
@@ -246,6 +246,7 @@ function walk(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
 async function explain(db: PrismaClient, params: Partial<ListRunsRequest__Output>) {
   const query = parseRunListRequest(request(params));
   const sections = query.sortBy === 'agent' ? (['skill', 'none'] as const) : ([undefined] as const);
+  const artifactStrategy = await chooseArtifactStrategy(db, query);
   const result = {
     seqScanOnRun: false,
     indexes: new Set<string>(),
@@ -261,6 +262,7 @@ async function explain(db: PrismaClient, params: Partial<ListRunsRequest__Output
       cursor: query.cursor,
       take: query.limit + 1,
       section,
+      artifactStrategy,
     });
     const [row] = await db.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
       Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,

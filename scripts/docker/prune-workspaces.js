@@ -21,13 +21,20 @@ const writeJson = (file, value) => fs.writeFileSync(file, `${JSON.stringify(valu
 
 const rootManifest = readJson(path.join(root, 'package.json'));
 const workspaces = new Map(); // package name -> directory relative to root
+const addWorkspace = (dir) => {
+  const manifest = path.join(root, dir, 'package.json');
+  if (fs.existsSync(manifest)) workspaces.set(readJson(manifest).name, dir);
+};
 for (const pattern of rootManifest.workspaces ?? []) {
-  if (!pattern.endsWith('/*')) throw new Error(`unsupported workspace pattern ${pattern}`);
+  if (!pattern.includes('*')) {
+    addWorkspace(pattern.replace(/\/$/, ''));
+    continue;
+  }
+  if (!pattern.endsWith('/*') || pattern.slice(0, -2).includes('*')) throw new Error(`unsupported workspace pattern ${pattern}`);
   const parent = pattern.slice(0, -2);
   if (!fs.existsSync(path.join(root, parent))) continue;
   for (const entry of fs.readdirSync(path.join(root, parent), { withFileTypes: true })) {
-    const manifest = path.join(root, parent, entry.name, 'package.json');
-    if (entry.isDirectory() && fs.existsSync(manifest)) workspaces.set(readJson(manifest).name, `${parent}/${entry.name}`);
+    if (entry.isDirectory()) addWorkspace(`${parent}/${entry.name}`);
   }
 }
 if (!workspaces.has(target)) throw new Error(`${target} is not a workspace`);

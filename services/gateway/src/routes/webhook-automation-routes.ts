@@ -11,7 +11,7 @@ const triggerSchema = z.record(z.unknown());
 
 const createBody = z
   .object({
-    name: z.string().trim().min(1).max(64),
+    name: z.string().trim().min(1).max(100),
     prompt: z.string().min(1).max(100_000),
     agent_config: agentConfigSchema.optional(),
     enabled: z.boolean().optional(),
@@ -21,7 +21,7 @@ const createBody = z
 
 const updateBody = z
   .object({
-    name: z.string().trim().min(1).max(64).optional(),
+    name: z.string().trim().min(1).max(100).optional(),
     prompt: z.string().min(1).max(100_000).optional(),
     agent_config: agentConfigSchema.nullable().optional(),
     enabled: z.boolean().optional(),

@@ -7,7 +7,7 @@ import { parseBody, parseQuery } from '../validation';
 
 const createWebhookBody = z
   .object({
-    name: z.string().trim().min(1).max(64),
+    name: z.string().trim().min(1).max(100),
     auth_mode: z.enum(['token', 'url_token', 'signature']).optional(),
     signature_scheme: z.string().min(1).max(64).optional(),
     provider_secret: z.string().max(8192).optional(),

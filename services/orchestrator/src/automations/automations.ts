@@ -3,7 +3,7 @@ import { newId, type Automation, type Prisma, type PrismaClient } from '@conveyo
 import type { Caller__Output } from '@conveyor/proto';
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
-import { DEFINITION_NAME, DEFINITION_NAME_RULE } from '../webhooks/webhook-rules';
+import { DISPLAY_NAME, DISPLAY_NAME_RULE } from '../webhooks/webhook-rules';
 import { describeErrors, parseWebhookTrigger, type WebhookTrigger } from './automation-trigger';
 
 export const MAX_PROMPT_LENGTH = 100_000;
@@ -27,7 +27,7 @@ export const viewAutomation = (row: Automation): AutomationView => ({ row, manag
 
 export function validateAutomationName(name: string): string {
   const trimmed = name.trim();
-  if (!DEFINITION_NAME.test(trimmed)) throw new AppError('invalid_request', `name must be ${DEFINITION_NAME_RULE}`);
+  if (!DISPLAY_NAME.test(trimmed)) throw new AppError('invalid_request', `name must be ${DISPLAY_NAME_RULE}`);
   return trimmed;
 }
 

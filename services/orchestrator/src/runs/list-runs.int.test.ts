@@ -3,6 +3,7 @@ import { createPrismaClient, newUuid, type Prisma, type PrismaClient } from '@co
 import type { Caller__Output, ListRunsRequest__Output, ListRunsResponse } from '@conveyor/proto';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import { listRuns } from './list-runs';
+import { pageQuery } from './run-list-sql';
 
 // ListRuns over a real PostgreSQL: every filter, every sort in both directions, keyset pagination while runs
 // are being created, and each rejection. Rows are inserted directly (run creation is tested elsewhere).
@@ -397,6 +398,21 @@ describe('ListRuns filters', () => {
     expect(await names({ artifact_type: 'PULL_REQUEST' })).toEqual(['done']);
     expect(await names({ artifact_type: 'PLAN' })).toEqual(['failed']);
     expect(await names({ artifact_type: 'SCREENSHOT' })).toEqual([]);
+    // Both ways of matching artifact_type (see ArtifactStrategy) select the same runs in the same order.
+    for (const type of ['PLAN', 'PULL_REQUEST', 'SCREENSHOT']) {
+      const args = {
+        teamId: caller.team_id,
+        filters: { artifactType: type },
+        sortBy: 'title' as const,
+        sortOrder: 'asc' as const,
+        take: 10,
+      };
+      const viaExists = await db.$queryRaw<{ id: string }[]>(
+        pageQuery({ ...args, artifactStrategy: 'exists' }),
+      );
+      const viaIds = await db.$queryRaw<{ id: string }[]>(pageQuery({ ...args, artifactStrategy: 'ids' }));
+      expect(viaIds).toEqual(viaExists);
+    }
     const listed = await list(caller, { artifact_type: 'PLAN' });
     expect(listed.runs?.[0]?.artifacts).toHaveLength(2);
   });

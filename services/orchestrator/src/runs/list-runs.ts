@@ -4,7 +4,7 @@ import type { Caller__Output, ListRunsRequest__Output, ListRunsResponse } from '
 import { isUuid } from './run-access';
 import { encodeRunCursor, type RunCursor } from './run-cursor';
 import { parseRunListRequest, type RunListQuery } from './run-list-filters';
-import { pageQuery } from './run-list-sql';
+import { artifactProbe, pageQuery, RARE_ARTIFACT_LIMIT, type ArtifactStrategy } from './run-list-sql';
 import { runToProto } from './run-to-proto';
 
 export {
@@ -73,6 +73,7 @@ async function pageIds(db: PrismaClient, teamId: string, query: RunListQuery): P
     sortBy: query.sortBy,
     sortOrder: query.sortOrder,
     cursor: query.cursor,
+    artifactStrategy: await chooseArtifactStrategy(db, query),
   };
   const take = query.limit + 1;
   const run = async (sql: ReturnType<typeof pageQuery>) =>
@@ -96,4 +97,14 @@ function cursorAfter(
           ? last.title
           : last.skillSpec;
   return { sortBy: query.sortBy, sortOrder: query.sortOrder, value, id: last.id };
+}
+
+/** See ArtifactStrategy: one cheap count decides between walking the runs and starting from the artifacts. */
+export async function chooseArtifactStrategy(
+  db: PrismaClient,
+  query: RunListQuery,
+): Promise<ArtifactStrategy> {
+  if (!query.filters.artifactType) return 'exists';
+  const [row] = await db.$queryRaw<{ n: number }[]>(artifactProbe(query.filters.artifactType));
+  return (row?.n ?? 0) <= RARE_ARTIFACT_LIMIT ? 'ids' : 'exists';
 }

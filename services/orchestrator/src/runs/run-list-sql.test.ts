@@ -29,6 +29,22 @@ describe('ListRuns SQL', () => {
     expect(sql.text).toMatch(/ORDER BY r."title" ASC, r."id" ASC LIMIT \$\d+$/);
   });
 
+  it('matches artifact_type from the runs (exists) or from the artifacts (ids)', () => {
+    const args = {
+      teamId: 't',
+      filters: { artifactType: 'PLAN' },
+      sortBy: 'updated_at' as const,
+      sortOrder: 'desc' as const,
+      take: 5,
+    };
+    expect(pageQuery(args).text).toContain(
+      'EXISTS (SELECT 1 FROM "Artifact" a WHERE a."runId" = r."id" AND a."type" = $2)',
+    );
+    expect(pageQuery({ ...args, artifactStrategy: 'ids' }).text).toContain(
+      'r."id" = ANY (ARRAY(SELECT a."runId" FROM "Artifact" a WHERE a."type" = $2))',
+    );
+  });
+
   it('reads the agent sort in two sections: with a skill (by spec), then without (by ID)', () => {
     const args = { teamId: 't', filters: {}, sortBy: 'agent' as const, sortOrder: 'desc' as const, take: 5 };
     const skill = pageQuery({ ...args, section: 'skill' });

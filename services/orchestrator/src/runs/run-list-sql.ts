@@ -32,10 +32,27 @@ const EQUALS: [keyof RunListFilters, Prisma.Sql][] = [
   ['scheduleId', Prisma.raw('r."scheduleId"')],
 ];
 
+/**
+ * How `artifact_type` is matched. `exists`: walk the runs in sort order and probe Artifact(type, runId) for each,
+ * good when the type is common. `ids`: collect the runs having that type first (Artifact(type, runId)) and
+ * look them up by primary key, good when it is rare, where walking would probe thousands of runs per match.
+ * ListRuns picks by counting up to RARE_ARTIFACT_LIMIT artifacts of the type (see `artifactProbe`).
+ */
+export type ArtifactStrategy = 'exists' | 'ids';
+export const RARE_ARTIFACT_LIMIT = 2000;
+
+/** `n` = artifacts of the type, counted up to RARE_ARTIFACT_LIMIT + 1 (an index-only range scan). */
+export const artifactProbe = (type: string): Prisma.Sql =>
+  Prisma.sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM "Artifact" WHERE "type" = ${type} LIMIT ${RARE_ARTIFACT_LIMIT + 1}) s`;
+
 /** `%`, `_` and the escape character itself match literally in the user's search text. */
 export const likePattern = (q: string): string => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export function filterConditions(teamId: string, filters: RunListFilters): Prisma.Sql[] {
+export function filterConditions(
+  teamId: string,
+  filters: RunListFilters,
+  artifactStrategy: ArtifactStrategy = 'exists',
+): Prisma.Sql[] {
   const where: Prisma.Sql[] = [Prisma.sql`r."teamId" = ${teamId}`];
   if (filters.factoryUid !== undefined) where.push(Prisma.sql`FALSE`); // no factory is accessible (yet)
   if (filters.states) where.push(Prisma.sql`r."state" = ANY(CAST(${filters.states} AS "RunState"[]))`);
@@ -61,7 +78,11 @@ export function filterConditions(teamId: string, filters: RunListFilters): Prism
     where.push(
       Prisma.sql`r."metadata" @> CAST(${JSON.stringify({ automation_id: filters.automationId })} AS jsonb)`,
     );
-  if (filters.artifactType) {
+  if (filters.artifactType && artifactStrategy === 'ids') {
+    where.push(
+      Prisma.sql`r."id" = ANY (ARRAY(SELECT a."runId" FROM "Artifact" a WHERE a."type" = ${filters.artifactType}))`,
+    );
+  } else if (filters.artifactType) {
     where.push(
       Prisma.sql`EXISTS (SELECT 1 FROM "Artifact" a WHERE a."runId" = r."id" AND a."type" = ${filters.artifactType})`,
     );
@@ -95,9 +116,10 @@ export function pageQuery(args: {
   cursor?: RunCursor;
   take: number;
   section?: AgentSection;
+  artifactStrategy?: ArtifactStrategy;
 }): Prisma.Sql {
   const { sortBy, sortOrder, cursor, take } = args;
-  const where = filterConditions(args.teamId, args.filters);
+  const where = filterConditions(args.teamId, args.filters, args.artifactStrategy);
   const cmp = Prisma.raw(sortOrder === 'desc' ? '<' : '>');
   const dir = Prisma.raw(sortOrder === 'desc' ? 'DESC' : 'ASC');
   let orderBy: Prisma.Sql;

@@ -103,9 +103,10 @@ export async function testFilter(
     payloadFilter = trigger.trigger.filter.payload;
   } else if (input.filter !== undefined && input.filter !== null) {
     if (typeof input.filter !== 'object' || Array.isArray(input.filter)) throw new AppError('invalid_request', 'filter must be an object {"webhook_ids": [...], "payload": {...}}');
-    const filter = input.filter as Record<string, unknown>;
-    const unknownKeys = Object.keys(filter).filter((k) => k !== 'webhook_ids' && k !== 'payload');
-    if (unknownKeys.length) throw new AppError('invalid_request', `filter: unknown key(s) ${unknownKeys.join(', ')}`);
+    // A trigger filter {webhook_ids?, payload?}; an object with any other key is taken as a bare payload filter.
+    const given = input.filter as Record<string, unknown>;
+    const isTriggerFilter = Object.keys(given).every((k) => k === 'webhook_ids' || k === 'payload');
+    const filter = isTriggerFilter ? given : { payload: given };
     if (filter.webhook_ids !== undefined) {
       if (!Array.isArray(filter.webhook_ids) || !filter.webhook_ids.every((v) => typeof v === 'string')) throw new AppError('invalid_request', 'filter.webhook_ids must be a list of webhook UIDs');
       webhookIds = filter.webhook_ids as string[];

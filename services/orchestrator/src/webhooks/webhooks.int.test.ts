@@ -139,6 +139,9 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       expect(created.webhook.url).toBe(`https://hooks.example.test/webhooks/w/${uid}/{token}`);
       const [listed] = (await call('ListWebhooks', { caller: admin, factory_id: factoryId })).webhooks;
       expect(listed.url).toBe(`https://hooks.example.test/webhooks/w/${uid}/{token}`);
+      const display = await call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'GitHub PRs' });
+      expect(display.webhook).toMatchObject({ name: 'GitHub PRs', secret_name: 'WEBHOOK_GITHUB_PRS_SECRET' });
+      expect(codeOf(await failure(call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'bad\nname' })))).toBe('invalid_request');
     });
 
     it('signature mode: generates a Standard Webhooks secret, or awaits the provider secret in a second step', async () => {
@@ -435,6 +438,8 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       const miss = await call('TestFilter', { caller: member, factory_id: factoryId, webhook_uid: uid, delivery_id: 'dlv-nomatch', filter_json: JSON.stringify({ webhook_ids: [uid], payload: { action: ['opened'] } }) });
       expect(miss).toMatchObject({ would_trigger: false, webhook_check_passed: true, payload_check_passed: false });
       expect(miss.payload_mismatches[0]).toMatch(/action/);
+      const bare = await call('TestFilter', { caller: member, factory_id: factoryId, webhook_uid: uid, delivery_id: 'dlv-match', filter_json: JSON.stringify({ action: ['opened'] }) });
+      expect(bare).toMatchObject({ would_trigger: true, webhook_check_passed: true, payload_check_passed: true });
       const otherHook = await call('TestFilter', { caller: member, factory_id: factoryId, webhook_uid: uid, delivery_id: 'dlv-match', filter_json: JSON.stringify({ webhook_ids: ['wh_other'] }) });
       expect(otherHook).toMatchObject({ would_trigger: false, webhook_check_passed: false, payload_check_passed: true });
       const invalid = await failure(call('TestFilter', { caller: member, factory_id: factoryId, webhook_uid: uid, delivery_id: 'dlv-match', filter_json: JSON.stringify({ payload: { a: { eq: 'x' } } }) }));

@@ -9,8 +9,8 @@ import { readTeamSecretValue, validateSecretName, validateSecretValue, writeTeam
 import type { WebhookVersions } from './webhook-versions';
 import {
   credentialProblem,
-  DEFINITION_NAME,
-  DEFINITION_NAME_RULE,
+  DISPLAY_NAME,
+  DISPLAY_NAME_RULE,
   defaultSecretName,
   generatesSecret,
   ingressUrl,
@@ -75,7 +75,7 @@ export function validateWebhookConfig(input: { name: string; authMode?: string; 
   deliveryIdHeader: string | null;
 } {
   const name = input.name.trim();
-  if (!DEFINITION_NAME.test(name)) throw new AppError('invalid_request', `name must be ${DEFINITION_NAME_RULE}`);
+  if (!DISPLAY_NAME.test(name)) throw new AppError('invalid_request', `name must be ${DISPLAY_NAME_RULE}`);
   const authMode = input.authMode || 'token';
   if (!isAuthMode(authMode)) throw new AppError('invalid_request', 'auth_mode must be one of token, url_token, signature');
   const scheme = input.signatureScheme || '';
