@@ -18,6 +18,7 @@ import { OutboxRelay } from './runs/outbox-relay';
 import { RunQueue } from './runs/run-queue';
 import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
+import type { CreateRunDeps } from './runs/create-run';
 import { WebhookModule } from './webhooks/webhook-module';
 import { WorkerHub } from './workers/worker-hub';
 
@@ -81,10 +82,12 @@ export class Orchestrator implements Service {
 
     // Parses the model catalog: a bad MODELS_CONFIG fails the start, not the first run.
     const catalog = new CatalogModule({ config, db, logger });
-    const webhooks = new WebhookModule({ config, db, redis, logger, kickOutbox });
+    // One way to start runs for every source: API, automations, schedules, judges.
+    const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS, catalog: catalog.runCatalog };
+    const webhooks = new WebhookModule({ config, db, redis, logger, runDeps });
     this.webhooks = webhooks;
     webhooks.start();
-    const schedules = new ScheduleModule({ config, db, redis, logger, kickOutbox });
+    const schedules = new ScheduleModule({ config, db, redis, logger, runDeps });
     this.schedules = schedules;
     await schedules.start();
 
@@ -98,7 +101,7 @@ export class Orchestrator implements Service {
     workerHub.start();
 
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, kickOutbox, runCatalog: catalog.runCatalog }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps }),
       ...webhooks.grpcHandlers(),
       ...schedules.grpcHandlers(),
       ...workerHub.grpcHandlers(),

@@ -1,11 +1,18 @@
 import type { Command } from 'commander';
 import type { PrismaClient } from '@conveyor/db';
+import { CatalogModule } from '../catalog/catalog-module';
+import { loadOrchestratorConfig } from '../config';
+import { createLogger } from '@conveyor/logger';
 import { dispatchJudgeRun } from '../scores/dispatch-judge-run';
 import { createWorkerToken, revokeWorkerToken } from '../workers/worker-token';
 
 type WithDb = <T>(fn: (db: PrismaClient) => Promise<T>) => Promise<void>;
 
 const collect = (value: string, previous: string[]): string[] => [...previous, ...value.split(',')];
+
+/** The CLI checks runs against the same catalog (models, environments, skills) as the orchestrator's configuration. */
+const cliRunCatalog = (db: PrismaClient) =>
+  new CatalogModule({ config: loadOrchestratorConfig(), db, logger: createLogger({ service: 'conveyor-cli', level: 'warn' }) }).runCatalog;
 
 /**
  * `conveyor worker-token create|revoke` (self-hosted workers, docs/workers.md) and `conveyor judge dispatch`
@@ -35,7 +42,7 @@ export function registerWorkerAndJudgeCommands(program: Command, withDb: WithDb)
     .action((opts: { run: string; evaluation: string[]; prompt?: string; config?: string; harness: string }) =>
       withDb((db) =>
         dispatchJudgeRun(
-          { db, kickOutbox: () => undefined, defaultHarness: opts.harness },
+          { db, kickOutbox: () => undefined, defaultHarness: opts.harness, catalog: cliRunCatalog(db) },
           { scoredRunId: opts.run, evaluations: opts.evaluation, prompt: opts.prompt, config: opts.config ? (JSON.parse(opts.config) as Record<string, unknown>) : undefined },
         ),
       ),

@@ -8,7 +8,7 @@ import { blobHandlers } from '../blobs/blob-handlers';
 import type { OrchestratorConfig } from '../config';
 import { runnerHandlers } from '../runner/runner-handlers';
 import { runLifecycleHandlers } from '../runs/run-lifecycle-handlers';
-import type { RunCatalog } from '../runs/resolve-run-catalog';
+import type { CreateRunDeps } from '../runs/create-run';
 import { runQueryHandlers } from '../runs/run-query-handlers';
 import type { RunQueue } from '../runs/run-queue';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from '../runs/transcript';
@@ -21,13 +21,12 @@ export interface HandlerDeps {
   logger: Logger;
   config: OrchestratorConfig;
   runQueue: RunQueue;
-  kickOutbox: () => void;
-  /** Model, environment, skill and identity resolution for runs created through the API. */
-  runCatalog?: RunCatalog;
+  /** How runs start, shared with automations and schedules. */
+  runDeps: CreateRunDeps;
 }
 
 /** Maps each RPC to its domain function; the domain functions know nothing about gRPC. */
-export function orchestratorHandlers({ db, readiness, logger, config, runQueue, kickOutbox, runCatalog }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
+export function orchestratorHandlers({ db, readiness, logger, config, runQueue, runDeps }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
   const blobs = configuredBlobStore(db, config);
   const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
   return {
@@ -36,7 +35,7 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
     },
     runs: {
       ...runQueryHandlers({ db, logger, blobs, links }),
-      ...runLifecycleHandlers({ db, logger, queue: runQueue, kickOutbox, defaultHarness: config.DEFAULT_HARNESS, catalog: runCatalog }),
+      ...runLifecycleHandlers({ ...runDeps, logger, queue: runQueue }),
     },
     runner: runnerHandlers({
       db,

@@ -29,8 +29,8 @@ export interface CreateRunDeps {
   kickOutbox: () => void;
   /** The harness used when the config asks for the built-in one. */
   defaultHarness: string;
-  /** Model, environment, skill and identity checks and defaults (resolve-run-catalog.ts); absent = none applied. */
-  catalog?: RunCatalog;
+  /** Model, environment, skill and identity checks and defaults (resolve-run-catalog.ts), for every run source. */
+  catalog: RunCatalog;
 }
 
 /** The built-in harness type and the ones a runner executes through its configured command harness. */
@@ -65,7 +65,7 @@ export async function createRun(
   /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
   inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,
 ): Promise<{ runId: string; state: string }> {
-  const resolved = deps.catalog ? await resolveRunCatalog(deps.catalog, caller, input) : undefined;
+  const resolved = await resolveRunCatalog(deps.catalog, caller, input);
   const config: Record<string, unknown> = { ...(resolved?.config ?? input.config ?? {}) };
   const skill = resolved?.skill ?? input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
   if (!input.prompt.trim() && !skill) throw new AppError('invalid_request', 'prompt is required unless a skill is given');

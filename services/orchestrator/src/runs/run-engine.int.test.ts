@@ -5,6 +5,8 @@ import type { Caller__Output } from '@conveyor/proto';
 import { runJobId } from '@conveyor/run-events';
 import { createTestDatabase, REDIS_URL, uniqueName, type TestDatabase } from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
+import { CatalogModule } from '../catalog/catalog-module';
+import { loadOrchestratorConfig } from '../config';
 import { claimRun } from '../runner/claim-run';
 import { completeRun } from '../runner/complete-run';
 import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
@@ -27,7 +29,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
   const queueName = uniqueName('runs');
   const saved: string[] = [];
   const kick = () => void outbox.kick();
-  const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger });
+  const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger, catalog: new CatalogModule({ config: loadOrchestratorConfig({}), db, logger }).runCatalog });
   const complete = (req: Parameters<typeof completeRun>[1]) =>
     completeRun({ db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId) }, req);
 

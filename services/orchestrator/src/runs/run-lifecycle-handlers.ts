@@ -1,24 +1,18 @@
-import type { PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
 import { requireCaller } from '../grpc/require-caller';
 import { unary } from '../grpc/unary-handler';
 import { cancelRun } from './cancel-run';
-import { createRun } from './create-run';
+import { createRun, type CreateRunDeps } from './create-run';
 import { findRunForCaller } from './run-access';
-import type { RunCatalog } from './resolve-run-catalog';
 import type { RunQueue } from './run-queue';
 import { runToProto } from './run-to-proto';
 import { submitFollowup } from './submit-followup';
 
-export interface RunLifecycleDeps {
-  db: PrismaClient;
+export interface RunLifecycleDeps extends CreateRunDeps {
   queue: RunQueue;
-  kickOutbox: () => void;
-  defaultHarness: string;
   logger: Logger;
-  catalog?: RunCatalog;
 }
 
 function parseConfig(json: string): Record<string, unknown> {

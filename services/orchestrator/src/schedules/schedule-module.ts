@@ -7,14 +7,16 @@ import { fireScheduleTick } from './fire-schedule-tick';
 import { scheduleHandlers } from './schedule-handlers';
 import { ScheduleReconciler } from './schedule-reconciler';
 import { ScheduleTickQueue } from './schedule-tick-queue';
+import type { CreateRunDeps } from '../runs/create-run';
 import { ScheduleTickWorker } from './schedule-tick-worker';
 
 export interface ScheduleModuleDeps {
-  config: Pick<OrchestratorConfig, 'REDIS_URL' | 'SCHEDULE_QUEUE' | 'SCHEDULE_RECONCILE_INTERVAL_MS' | 'DEFAULT_HARNESS'>;
+  config: Pick<OrchestratorConfig, 'REDIS_URL' | 'SCHEDULE_QUEUE' | 'SCHEDULE_RECONCILE_INTERVAL_MS'>;
   db: PrismaClient;
   redis: Redis;
   logger: Logger;
-  kickOutbox: () => void;
+  /** How runs start (shared with the API), including the catalog checks. */
+  runDeps: CreateRunDeps;
 }
 
 /**
@@ -27,9 +29,8 @@ export class ScheduleModule {
   private readonly reconciler: ScheduleReconciler;
 
   constructor(private readonly deps: ScheduleModuleDeps) {
-    const { config, db, redis, logger, kickOutbox } = deps;
+    const { config, db, redis, logger, runDeps } = deps;
     this.ticks = new ScheduleTickQueue(redis, config.SCHEDULE_QUEUE);
-    const runDeps = { db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS };
     this.worker = new ScheduleTickWorker({
       redisUrl: config.REDIS_URL,
       queueName: config.SCHEDULE_QUEUE,

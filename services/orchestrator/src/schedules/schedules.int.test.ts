@@ -7,6 +7,7 @@ import { callRpc, createOrchestratorClients, type Caller, type OrchestratorClien
 import { createTestDatabase, REDIS_URL, uniqueName } from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
 import { loadOrchestratorConfig, type OrchestratorConfig } from '../config';
+import { CatalogModule } from '../catalog/catalog-module';
 import { Orchestrator } from '../orchestrator';
 import { fireScheduleTick } from './fire-schedule-tick';
 
@@ -128,7 +129,7 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
   it('makes a tick processed twice start one run (the firing row commits with the run)', async () => {
     const created = await rpc('CreateSchedule', { caller, name: 'idempotent', cron_schedule: '0 0 1 1 *', prompt: 'once' });
     const tickAt = new Date(Date.parse('2030-01-01T00:00:00Z'));
-    const deps = { db: prisma, kickOutbox: () => undefined, defaultHarness: 'demo' };
+    const deps = { db: prisma, kickOutbox: () => undefined, defaultHarness: 'demo', catalog: new CatalogModule({ config: loadOrchestratorConfig({}), db: prisma, logger }).runCatalog };
     const job = { scheduleId: created.id, cron: '0 0 1 1 *', timezone: 'UTC' };
     const outcomes = await Promise.all([1, 2, 3].map(() => fireScheduleTick(deps, job, tickAt)));
     expect(outcomes.filter((o) => o.outcome === 'started')).toHaveLength(1);

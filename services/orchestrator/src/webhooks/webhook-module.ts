@@ -5,17 +5,18 @@ import type { OrchestratorConfig } from '../config';
 import { DeliveryProcessor, type StartRun } from '../deliveries/delivery-processor';
 import { DeliveryRetention } from '../deliveries/delivery-retention';
 import type { OrchestratorHandlers } from '../grpc/grpc-server';
-import { createRun } from '../runs/create-run';
+import { createRun, type CreateRunDeps } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { factoryHandlers, webhookIngressHandlers } from './factory-handlers';
 import { WebhookVersions } from './webhook-versions';
 
 export interface WebhookModuleDeps {
-  config: Pick<OrchestratorConfig, 'WEBHOOK_BASE_URL' | 'CONVEYOR_SECRETS_KEY' | 'CONVEYOR_SECRETS_PREVIOUS_KEYS' | 'NODE_ENV' | 'DEFAULT_HARNESS' | 'DELIVERY_RETENTION_INTERVAL_MS'>;
+  config: Pick<OrchestratorConfig, 'WEBHOOK_BASE_URL' | 'CONVEYOR_SECRETS_KEY' | 'CONVEYOR_SECRETS_PREVIOUS_KEYS' | 'NODE_ENV' | 'DELIVERY_RETENTION_INTERVAL_MS'>;
   db: PrismaClient;
   redis: Redis;
   logger: Logger;
-  kickOutbox: () => void;
+  /** How runs start (shared with the API), including the catalog checks. */
+  runDeps: CreateRunDeps;
 }
 
 /**
@@ -29,10 +30,10 @@ export class WebhookModule {
   private readonly retention: DeliveryRetention;
 
   constructor(private readonly deps: WebhookModuleDeps) {
-    const { config, db, redis, logger, kickOutbox } = deps;
+    const { config, db, redis, logger, runDeps } = deps;
     this.cipher = SecretCipher.fromEnv(config);
     this.versions = new WebhookVersions(redis);
-    const startRun: StartRun = (caller, input) => createRun({ db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS }, caller, input);
+    const startRun: StartRun = (caller, input) => createRun(runDeps, caller, input);
     this.processor = new DeliveryProcessor({ db, logger: logger.child({ component: 'delivery-processor' }), startRun });
     this.retention = new DeliveryRetention(db, logger.child({ component: 'delivery-retention' }), config.DELIVERY_RETENTION_INTERVAL_MS);
   }
