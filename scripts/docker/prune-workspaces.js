@@ -30,7 +30,8 @@ for (const pattern of rootManifest.workspaces ?? []) {
     addWorkspace(pattern.replace(/\/$/, ''));
     continue;
   }
-  if (!pattern.endsWith('/*') || pattern.slice(0, -2).includes('*')) throw new Error(`unsupported workspace pattern ${pattern}`);
+  if (!pattern.endsWith('/*') || pattern.slice(0, -2).includes('*'))
+    throw new Error(`unsupported workspace pattern ${pattern}`);
   const parent = pattern.slice(0, -2);
   if (!fs.existsSync(path.join(root, parent))) continue;
   for (const entry of fs.readdirSync(path.join(root, parent), { withFileTypes: true })) {

@@ -16,7 +16,9 @@ describe('domain metrics', () => {
     const text = await registry.metrics();
     for (const label of WEBHOOK_DELIVERY_LABELS) {
       const value = label === 'Rejected (invalid JSON)' ? 1 : 0;
-      expect(text).toContain(`conveyor_webhook_deliveries_total{label="${label}",service="ingress"} ${value}`);
+      expect(text).toContain(
+        `conveyor_webhook_deliveries_total{label="${label}",service="ingress"} ${value}`,
+      );
     }
   });
 
@@ -37,6 +39,8 @@ describe('domain metrics', () => {
   });
 
   it('adds the default process metrics unless told not to', async () => {
-    expect(await createMetricsRegistry('gateway').metrics()).toContain('process_cpu_user_seconds_total{service="gateway"}');
+    expect(await createMetricsRegistry('gateway').metrics()).toContain(
+      'process_cpu_user_seconds_total{service="gateway"}',
+    );
   });
 });

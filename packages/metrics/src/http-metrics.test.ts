@@ -45,7 +45,11 @@ describe('httpMetrics', () => {
   });
 
   const values = async (name: string) =>
-    (await registry.getSingleMetric(name)!.get()).values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>;
+    (await registry.getSingleMetric(name)!.get()).values as Array<{
+      value: number;
+      labels: Record<string, unknown>;
+      metricName?: string;
+    }>;
 
   it('labels requests with the matched route pattern, not the raw URL', async () => {
     expect((await fetch(`${base}/v1/items/1`)).status).toBe(200);
@@ -54,7 +58,10 @@ describe('httpMetrics', () => {
 
     expect(await values('http_requests_total')).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ value: 2, labels: { method: 'GET', route: '/v1/items/:id', status: '200' } }),
+        expect.objectContaining({
+          value: 2,
+          labels: { method: 'GET', route: '/v1/items/:id', status: '200' },
+        }),
         expect.objectContaining({ value: 1, labels: { method: 'POST', route: '/v1/slow', status: '201' } }),
       ]),
     );
@@ -79,7 +86,9 @@ describe('httpMetrics', () => {
     expect((await fetch(`${base}/v1/boom`)).status).toBe(500);
     const labels = { method: 'GET', route: '/v1/boom', status: '500' };
     expect(await values('http_requests_total')).toEqual([expect.objectContaining({ value: 1, labels })]);
-    expect(await values('http_request_errors_total')).toEqual([expect.objectContaining({ value: 1, labels })]);
+    expect(await values('http_request_errors_total')).toEqual([
+      expect.objectContaining({ value: 1, labels }),
+    ]);
   });
 
   it('does not record probes or scrapes, and serves the registry with the service label', async () => {
@@ -90,7 +99,9 @@ describe('httpMetrics', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(text).toContain('# TYPE http_requests_total counter');
-    expect(text).toContain('http_requests_total{method="GET",route="/v1/items/:id",status="200",service="test-service"} 1');
+    expect(text).toContain(
+      'http_requests_total{method="GET",route="/v1/items/:id",status="200",service="test-service"} 1',
+    );
     expect(text).not.toContain('route="/healthz"');
     expect(text).not.toContain('route="/metrics"');
   });

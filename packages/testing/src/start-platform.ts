@@ -14,6 +14,8 @@ export interface RunningPlatform {
   ingressUrl: string;
   /** The orchestrator's HTTP port: /healthz, /readyz, /metrics. */
   orchestratorHttpUrl: string;
+  /** The runner's HTTP port: /healthz, /readyz, /metrics. */
+  runnerHttpUrl: string;
   /** The orchestrator's gRPC address (host:port), where runners and self-hosted workers connect. */
   orchestratorGrpcAddr: string;
   databaseUrl: string;
@@ -136,6 +138,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       apiUrl: `http://127.0.0.1:${gatewayPort}/v1`,
       ingressUrl: `http://127.0.0.1:${ingressPort}`,
       orchestratorHttpUrl: `http://127.0.0.1:${orchHttp}`,
+      runnerHttpUrl: `http://127.0.0.1:${runnerHttp}`,
       orchestratorGrpcAddr: `127.0.0.1:${grpcPort}`,
       databaseUrl: db.url,
       env,

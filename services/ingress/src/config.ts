@@ -29,7 +29,7 @@ const schema = z.object({
   /** Deliveries per minute per sender per webhook (authenticated, valid JSON, duplicates included). */
   DELIVERY_RATE_PER_MINUTE: positiveInt(60),
   /** Failed authentications per minute per sender per webhook before the sender gets 429. */
-  FAILED_AUTH_PER_MINUTE: positiveInt(10),
+  FAILED_AUTH_PER_MINUTE: positiveInt(20),
   /** How long an accepted delivery ID is remembered for dedupe (at least the delivery log's 7 days). */
   DEDUPE_TTL_SECONDS: positiveInt(8 * 24 * 60 * 60),
   /** Upper bound on waiting for Kafka's acknowledgement before answering 503 (Kafka's own retries end sooner). */

@@ -258,7 +258,7 @@ describe('ingress over real sockets, Redis and Kafka', () => {
   it('has a separate, smaller budget for failed authentications that alone produces 429', async () => {
     const { uid, secret } = await webhook();
     const sender = { 'x-forwarded-for': '198.51.100.23' };
-    for (let i = 0; i < 10; i++) expect((await post(`/webhooks/w/${uid}`, '{}', bearer('wrong', sender))).status).toBe(401);
+    for (let i = 0; i < 20; i++) expect((await post(`/webhooks/w/${uid}`, '{}', bearer('wrong', sender))).status).toBe(401);
     const blocked = await post(`/webhooks/w/${uid}`, '{"ok":1}', bearer(secret, sender));
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -57,6 +57,9 @@ export function redactUrlToken(req: Request, res: Response, next: NextFunction):
   next();
 }
 
+/** Strict: a body that is not valid UTF-8 is not JSON (no replacement characters slipped in). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 const unavailable = (what: string, retryAfter: number) => new AppError('resource_unavailable', what, { details: { retry_after_seconds: retryAfter } });
 
 /**
@@ -135,7 +138,7 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
 
     let parsedBody: unknown;
     try {
-      parsedBody = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(rawBody));
+      parsedBody = JSON.parse(UTF8.decode(rawBody));
     } catch {
       const deliveryId = rejectedId();
       publishRecord({ ...base, deliveryId, label: 'Rejected (invalid JSON)', identitySource: 'none', sizeBytes: rawBody.length, reason: 'body is not valid JSON' });

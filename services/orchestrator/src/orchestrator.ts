@@ -6,7 +6,7 @@ import type { Admin } from 'kafkajs';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createKafka, ensureTopics } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
-import { createKafkaConsumerLagGauge, createMetricsRegistry, httpMetrics, metricsRouter } from '@conveyor/metrics';
+import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
@@ -73,6 +73,7 @@ export class Orchestrator implements Service {
     });
     const runQueue = new RunQueue(redis, config.RUN_QUEUE);
     this.runQueue = runQueue;
+    createRunQueueDepthGauge(this.metrics, () => runQueue.queue.getJobCounts('waiting', 'active', 'delayed'));
     const outbox = new OutboxRelay(db, runQueue, logger.child({ component: 'outbox' }));
     this.outbox = outbox;
     const kickOutbox = () => void outbox.kick();

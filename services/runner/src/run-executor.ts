@@ -31,7 +31,8 @@ export class RunExecutor {
   ) {}
 
   /** `claimed`: an assignment already claimed for this runner (self-hosted workers get theirs over their stream). */
-  async execute(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<'completed' | 'skipped'> {
+  /** Returns the execution's outcome (lower-case run state), or `skipped` when the run was not claimable. */
+  async execute(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<string> {
     const log = this.logger.child({ runId: job.runId, execution: job.execution });
     let assignment: RunAssignment__Output;
     try {
@@ -95,7 +96,7 @@ export class RunExecutor {
       })
       .catch((err: unknown) => log.warn({ err }, 'could not report completion'));
     log.info({ state: completion.state }, 'run execution finished');
-    return 'completed';
+    return completion.state.toLowerCase();
   }
 
   private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal): Promise<Completion> {

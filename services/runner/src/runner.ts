@@ -3,6 +3,7 @@ import express from 'express';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
+import { createMetricsRegistry, createRunJobDurationHistogram, metricsRouter } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
@@ -15,6 +16,8 @@ import { RunExecutor } from './run-executor';
  */
 export class Runner implements Service {
   readonly readiness = new Readiness();
+  /** Served at `/metrics` on the HTTP port (see docs/metrics.md). */
+  readonly metrics = createMetricsRegistry('runner');
   httpPort = 0;
   private worker: Worker<RunJob> | undefined;
   private redis: Redis | undefined;
@@ -43,6 +46,7 @@ export class Runner implements Service {
         if (!(await link.healthy())) throw new Error('orchestrator not ready');
       });
 
+    const jobDuration = createRunJobDurationHistogram(this.metrics);
     const executor = new RunExecutor(
       link,
       {
@@ -55,13 +59,19 @@ export class Runner implements Service {
     );
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
-      async (job) => executor.execute(runJobSchema.parse(job.data), this.stopAll.signal),
+      async (job) => {
+        const stopTimer = jobDuration.startTimer();
+        const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal);
+        if (outcome !== 'skipped') stopTimer({ outcome });
+        return outcome;
+      },
       { connection: redis, concurrency: config.RUNNER_CONCURRENCY, autorun: true },
     );
     this.worker.on('failed', (job, err) => logger.error({ err, jobId: job?.id }, 'run job failed'));
 
     const app = express();
     app.use(healthRoutes(this.readiness));
+    app.use(metricsRouter(this.metrics));
     ({ server: this.server, port: this.httpPort } = await listen(app, config.HTTP_PORT, config.HTTP_HOST));
     logger.info({ runnerId: config.RUNNER_ID, concurrency: config.RUNNER_CONCURRENCY, queue: config.RUN_QUEUE }, 'runner started');
   }

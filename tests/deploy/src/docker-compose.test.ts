@@ -7,7 +7,8 @@ const ROOT = path.resolve(__dirname, '../../..');
 
 type Service = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- compose files are free-form
 
-const loadCompose = () => parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
+const loadCompose = () =>
+  parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, Service> };
 
 describe('docker-compose.yml', () => {
   const compose = loadCompose();
@@ -18,7 +19,17 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs the whole platform with pinned infrastructure images', () => {
-    expect(Object.keys(services).sort()).toEqual(['gateway', 'ingress', 'kafka', 'migrate', 'orchestrator', 'postgres', 'redis', 'runner', 'seed']);
+    expect(Object.keys(services).sort()).toEqual([
+      'gateway',
+      'ingress',
+      'kafka',
+      'migrate',
+      'orchestrator',
+      'postgres',
+      'redis',
+      'runner',
+      'seed',
+    ]);
     expect(services.postgres!.image).toBe('postgres:15');
     expect(services.redis!.image).toBe('redis:7');
     expect(services.kafka!.image).toMatch(/^apache\/kafka:4\.\d+\.\d+$/);
@@ -27,21 +38,31 @@ describe('docker-compose.yml', () => {
 
   it('gates start order on health and on the one-shot migrator', () => {
     for (const [name, service] of Object.entries(services)) {
-      for (const [dependency, { condition }] of Object.entries<{ condition: string }>(service.depends_on ?? {})) {
+      for (const [dependency, { condition }] of Object.entries<{ condition: string }>(
+        service.depends_on ?? {},
+      )) {
         const target = services[dependency];
         expect(target).toBeDefined();
-        if (condition === 'service_healthy') expect({ name, dependency, healthcheck: Boolean(target!.healthcheck) }).toEqual({ name, dependency, healthcheck: true });
+        if (condition === 'service_healthy')
+          expect({ name, dependency, healthcheck: Boolean(target!.healthcheck) }).toEqual({
+            name,
+            dependency,
+            healthcheck: true,
+          });
         if (condition === 'service_completed_successfully') expect(target!.restart).toBe('no');
       }
     }
-    expect(services.orchestrator!.depends_on.migrate).toEqual({ condition: 'service_completed_successfully' });
+    expect(services.orchestrator!.depends_on.migrate).toEqual({
+      condition: 'service_completed_successfully',
+    });
     expect(services.migrate!.command).toEqual(['node', 'packages/db/dist/migrate-cli.js']);
     expect(services.seed!.command).toEqual(['node', 'services/orchestrator/dist/cli/main.js', 'seed-dev']);
   });
 
   it('builds every Conveyor image from an existing Dockerfile and publishes ports on loopback only', () => {
     for (const service of Object.values(services)) {
-      if (service.build) expect(existsSync(path.join(ROOT, service.build.context, service.build.dockerfile))).toBe(true);
+      if (service.build)
+        expect(existsSync(path.join(ROOT, service.build.context, service.build.dockerfile))).toBe(true);
       for (const port of service.ports ?? []) expect(String(port)).toMatch(/^127\.0\.0\.1:/);
     }
   });
@@ -54,7 +75,9 @@ describe('the Compose validator catches broken files', () => {
     broken.services.ingress.ports = '8090:8090';
     broken.servics = {};
     const errors = composeSchemaErrors(broken).join('\n');
-    expect(errors).toMatch(/\/services\/gateway\/depends_on\/orchestrator\/condition must be equal to one of the allowed values/);
+    expect(errors).toMatch(
+      /\/services\/gateway\/depends_on\/orchestrator\/condition must be equal to one of the allowed values/,
+    );
     expect(errors).toMatch(/\/services\/ingress\/ports must be array/);
     expect(errors).toMatch(/must NOT have additional properties \(servics\)/);
   });

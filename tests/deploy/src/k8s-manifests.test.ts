@@ -23,55 +23,90 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
   });
 
   it('puts everything in the overlay namespace and references only what exists', () => {
-    for (const o of objects) expect(o.kind === 'Namespace' ? o.metadata.name : o.metadata.namespace).toBe(namespace);
+    for (const o of objects)
+      expect(o.kind === 'Namespace' ? o.metadata.name : o.metadata.namespace).toBe(namespace);
     const configMaps = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name));
     const text = JSON.stringify(objects);
-    for (const [, name] of text.matchAll(/"configMapRef":\{"name":"([^"]+)"\}/g)) expect(configMaps).toContain(name);
-    for (const [, name] of text.matchAll(/"secretKeyRef":\{"name":"([^"]+)"/g)) expect(name).toBe('conveyor-secrets');
+    for (const [, name] of text.matchAll(/"configMapRef":\{"name":"([^"]+)"\}/g))
+      expect(configMaps).toContain(name);
+    for (const [, name] of text.matchAll(/"secretKeyRef":\{"name":"([^"]+)"/g))
+      expect(name).toBe('conveyor-secrets');
   });
 
-  it.each(SERVICES)('runs %s as a Deployment with a Service, an HPA, a PodDisruptionBudget and probes', (service) => {
-    const name = `conveyor-${service}`;
-    const deployment = find(objects, 'Deployment', name);
-    const podLabels = deployment.spec.template.metadata.labels;
-    const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => podLabels[k] === v);
-    expect(selects(deployment.spec.selector.matchLabels)).toBe(true);
-    expect(selects(find(objects, 'Service', name).spec.selector)).toBe(true);
-    expect(selects(find(objects, 'PodDisruptionBudget', name).spec.selector.matchLabels)).toBe(true);
-    const hpa = find(objects, 'HorizontalPodAutoscaler', name);
-    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
-    expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
-    const [container] = deployment.spec.template.spec.containers;
-    expect(container.image).toMatch(new RegExp(`conveyor/${service}:`));
-    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
-    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
-  });
+  it.each(SERVICES)(
+    'runs %s as a Deployment with a Service, an HPA, a PodDisruptionBudget and probes',
+    (service) => {
+      const name = `conveyor-${service}`;
+      const deployment = find(objects, 'Deployment', name);
+      const podLabels = deployment.spec.template.metadata.labels;
+      const selects = (selector: Record<string, string>) =>
+        Object.entries(selector).every(([k, v]) => podLabels[k] === v);
+      expect(selects(deployment.spec.selector.matchLabels)).toBe(true);
+      expect(selects(find(objects, 'Service', name).spec.selector)).toBe(true);
+      expect(selects(find(objects, 'PodDisruptionBudget', name).spec.selector.matchLabels)).toBe(true);
+      const hpa = find(objects, 'HorizontalPodAutoscaler', name);
+      expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+      expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+      const [container] = deployment.spec.template.spec.containers;
+      expect(container.image).toMatch(new RegExp(`conveyor/${service}:`));
+      expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+      expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+    },
+  );
 
   it('migrates with a Job on the orchestrator image', () => {
     const job = find(objects, 'Job', 'conveyor-migrate');
     const [container] = job.spec.template.spec.containers;
     expect(container.command).toEqual(['node', 'packages/db/dist/migrate-cli.js']);
-    expect(container.image).toBe(find(objects, 'Deployment', 'conveyor-orchestrator').spec.template.spec.containers[0].image);
+    expect(container.image).toBe(
+      find(objects, 'Deployment', 'conveyor-orchestrator').spec.template.spec.containers[0].image,
+    );
   });
 
   it('routes /v1 to the gateway and /webhooks to the ingress service, nothing else', () => {
     const backends = find(objects, 'Ingress', 'conveyor').spec.rules.flatMap((rule: Spec) =>
       rule.http.paths.map((p: Spec) => `${p.path} -> ${p.backend.service.name}`),
     );
-    expect(backends).toEqual(['/v1 -> conveyor-gateway', '/api/v1 -> conveyor-gateway', '/webhooks -> conveyor-ingress']);
+    expect(backends).toEqual([
+      '/v1 -> conveyor-gateway',
+      '/api/v1 -> conveyor-gateway',
+      '/webhooks -> conveyor-ingress',
+    ]);
   });
 
   it('denies ingress traffic by default and opens only the documented paths', () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as Spec[];
-    expect(policies.find((p) => p.metadata.name === 'conveyor-default-deny-ingress')?.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'] });
+    expect(policies.find((p) => p.metadata.name === 'conveyor-default-deny-ingress')?.spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Ingress'],
+    });
     const fromController = policies.filter((p) =>
-      p.spec.ingress?.some((rule: Spec) => rule.from.some((peer: Spec) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'ingress-nginx')),
+      p.spec.ingress?.some((rule: Spec) =>
+        rule.from.some(
+          (peer: Spec) =>
+            peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'ingress-nginx',
+        ),
+      ),
     );
-    expect(fromController.map((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/name']).sort()).toEqual(['conveyor-gateway', 'conveyor-ingress']);
+    expect(
+      fromController.map((p) => p.spec.podSelector.matchLabels['app.kubernetes.io/name']).sort(),
+    ).toEqual(['conveyor-gateway', 'conveyor-ingress']);
     const grpc = find(objects, 'NetworkPolicy', 'conveyor-orchestrator-grpc');
     expect(grpc.spec.ingress).toEqual([
       {
-        from: [{ podSelector: { matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'In', values: ['conveyor-gateway', 'conveyor-ingress', 'conveyor-runner'] }] } }],
+        from: [
+          {
+            podSelector: {
+              matchExpressions: [
+                {
+                  key: 'app.kubernetes.io/name',
+                  operator: 'In',
+                  values: ['conveyor-gateway', 'conveyor-ingress', 'conveyor-runner'],
+                },
+              ],
+            },
+          },
+        ],
         ports: [{ protocol: 'TCP', port: 50051 }],
       },
     ]);
@@ -89,13 +124,24 @@ describe('the validators catch broken manifests', () => {
         metadata: { labels: { app: 'broken' } },
         spec: {
           automountServiceAccountToken: false,
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: 'app',
               image: 'conveyor/gateway:1.0.0',
-              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              resources: {
+                requests: { cpu: '100m', memory: '128Mi' },
+                limits: { cpu: '1', memory: '512Mi' },
+              },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
               readinessProbe: { httpGet: { path: '/readyz', port: 8080 } },
               livenessProbe: { httpGet: { path: '/healthz', port: 8080 } },
             },
@@ -112,19 +158,28 @@ describe('the validators catch broken manifests', () => {
   it('rejects replicas: "two" (Kubernetes schema)', () => {
     const broken = deployment();
     broken.spec.replicas = 'two';
-    expect(kubernetesSchemaErrors(broken as KubeObject)).toEqual(expect.arrayContaining([expect.stringMatching(/^\/spec\/replicas must be integer/)]));
+    expect(kubernetesSchemaErrors(broken as KubeObject)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^\/spec\/replicas must be integer/)]),
+    );
   });
 
   it('rejects a Deployment without a selector and a Service port without a number (Kubernetes schema)', () => {
     const broken = deployment();
     delete broken.spec.selector;
     expect(kubernetesSchemaErrors(broken as KubeObject).join('\n')).toMatch(/selector/);
-    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { ports: [{ name: 'http' }] } };
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's' },
+      spec: { ports: [{ name: 'http' }] },
+    };
     expect(kubernetesSchemaErrors(service).join('\n')).toMatch(/port/);
   });
 
   it('rejects an unknown apiVersion or kind', () => {
-    expect(kubernetesSchemaErrors({ apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'x' } })).toEqual(['no Kubernetes schema for apps/v1 Deploymnet']);
+    expect(
+      kubernetesSchemaErrors({ apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'x' } }),
+    ).toEqual(['no Kubernetes schema for apps/v1 Deploymnet']);
   });
 
   it('rejects a container without image, resources or probes, running as root, with a literal secret (policy)', () => {
@@ -147,6 +202,8 @@ describe('the validators catch broken manifests', () => {
     const latest = deployment();
     latest.spec.template.spec.containers[0].image = 'conveyor/gateway:latest';
     expect(policyErrors(latest as KubeObject).join('\n')).toMatch(/image must NOT be valid/);
-    expect(policyErrors({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conveyor-secrets' } })).toHaveLength(1);
+    expect(
+      policyErrors({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'conveyor-secrets' } }),
+    ).toHaveLength(1);
   });
 });

@@ -16,13 +16,18 @@ import { parseAllDocuments } from 'yaml';
  * - `namespace`, `labels` (`pairs`, `includeSelectors`, `includeTemplates`), `images` (`newName`, `newTag`, `digest`),
  *   applied in kustomize's order: patches, namespace, labels, images.
  *
- * When `kubectl` is installed, kustomize.test.ts checks that the output equals `kubectl kustomize` for each overlay.
+ * kustomize.test.ts pins the output `kubectl kustomize` gives for our overlays (checked by hand where kubectl existed).
  */
 
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 
@@ -96,7 +101,8 @@ const MERGE_KEYS: Record<string, string> = {
 
 export class KustomizeError extends Error {}
 
-const isObj = (value: unknown): value is Obj => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObj = (value: unknown): value is Obj =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function fail(message: string): never {
   throw new KustomizeError(message);
@@ -130,19 +136,29 @@ function loadYamlDocuments(file: string): unknown[] {
 function toKubeObject(value: unknown, source: string): KubeObject {
   if (!isObj(value)) fail(`${source}: a resource must be a mapping`);
   const metadata = value.metadata;
-  if (typeof value.apiVersion !== 'string' || typeof value.kind !== 'string' || !isObj(metadata) || typeof metadata.name !== 'string') {
+  if (
+    typeof value.apiVersion !== 'string' ||
+    typeof value.kind !== 'string' ||
+    !isObj(metadata) ||
+    typeof metadata.name !== 'string'
+  ) {
     fail(`${source}: a resource needs apiVersion, kind and metadata.name`);
   }
   return value as KubeObject;
 }
 
 function readKustomization(dir: string): Obj {
-  const file = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'].map((f) => path.join(dir, f)).find((f) => existsSync(f));
+  const file = ['kustomization.yaml', 'kustomization.yml', 'Kustomization']
+    .map((f) => path.join(dir, f))
+    .find((f) => existsSync(f));
   if (!file) fail(`${dir}: no kustomization.yaml`);
   const [doc, ...rest] = loadYamlDocuments(file);
   if (!isObj(doc) || rest.length > 0) fail(`${file}: expected one mapping`);
   for (const key of Object.keys(doc)) {
-    if (!SUPPORTED_FIELDS.has(key)) fail(`${file}: unsupported kustomization field "${key}" (tests/deploy/src/kustomize.ts implements only what k8s/ uses)`);
+    if (!SUPPORTED_FIELDS.has(key))
+      fail(
+        `${file}: unsupported kustomization field "${key}" (tests/deploy/src/kustomize.ts implements only what k8s/ uses)`,
+      );
   }
   return doc;
 }
@@ -154,7 +170,8 @@ function list(value: unknown, what: string): unknown[] {
 }
 
 function checkKeys(entry: Obj, allowed: string[], what: string): void {
-  for (const key of Object.keys(entry)) if (!allowed.includes(key)) fail(`${what}: unsupported field "${key}"`);
+  for (const key of Object.keys(entry))
+    if (!allowed.includes(key)) fail(`${what}: unsupported field "${key}"`);
 }
 
 /** `kustomize build <dir>`. */
@@ -169,7 +186,8 @@ function build(dir: string): Item[] {
 
   for (const entry of list(k.resources, 'resources')) {
     if (typeof entry !== 'string') fail(`${dir}: resources entries must be paths`);
-    if (/^[a-z]+:\/\//i.test(entry) || entry.startsWith('github.com/')) fail(`${dir}: remote resource ${entry} is not supported`);
+    if (/^[a-z]+:\/\//i.test(entry) || entry.startsWith('github.com/'))
+      fail(`${dir}: remote resource ${entry} is not supported`);
     const target = path.resolve(dir, entry);
     if (!existsSync(target)) fail(`${dir}: resource ${entry} does not exist`);
     if (statSync(target).isDirectory()) {
@@ -225,7 +243,8 @@ function generateConfigMaps(k: Obj, items: Item[], dir: string): void {
     if (typeof name !== 'string') fail(`${dir}: configMapGenerator needs a name`);
     const data: Record<string, string> = {};
     for (const literal of list(entry.literals, 'literals')) {
-      if (typeof literal !== 'string' || !literal.includes('=')) fail(`${dir}: literal ${String(literal)} is not KEY=VALUE`);
+      if (typeof literal !== 'string' || !literal.includes('='))
+        fail(`${dir}: literal ${String(literal)} is not KEY=VALUE`);
       const eq = literal.indexOf('=');
       const value = literal.slice(eq + 1);
       if (/^["']/.test(value)) fail(`${dir}: quoted literal values are not supported (${literal})`);
@@ -235,10 +254,15 @@ function generateConfigMaps(k: Obj, items: Item[], dir: string): void {
     const existing = items.find((i) => i.obj.kind === 'ConfigMap' && i.originalName === name);
     if (behavior === 'create') {
       if (existing) fail(`${dir}: ConfigMap ${name} already exists; use behavior: merge or replace`);
-      items.push({ obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }, originalName: name, needsHash: hash });
+      items.push({
+        obj: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data },
+        originalName: name,
+        needsHash: hash,
+      });
     } else if (behavior === 'merge' || behavior === 'replace') {
       if (!existing) fail(`${dir}: ConfigMap ${name} to ${behavior} does not exist`);
-      existing.obj.data = behavior === 'merge' ? { ...(isObj(existing.obj.data) ? existing.obj.data : {}), ...data } : data;
+      existing.obj.data =
+        behavior === 'merge' ? { ...(isObj(existing.obj.data) ? existing.obj.data : {}), ...data } : data;
     } else {
       fail(`${dir}: unknown configMapGenerator behavior ${String(behavior)}`);
     }
@@ -256,7 +280,15 @@ export function configMapHash(data: Record<string, unknown>): string {
 /** encoding/json's output: keys sorted, and <, >, & escaped as Go does. */
 function goJson(value: unknown): string {
   const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : isObj(v) ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, sort(v[key])])) : v;
+    Array.isArray(v)
+      ? v.map(sort)
+      : isObj(v)
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((key) => [key, sort(v[key])]),
+          )
+        : v;
   return JSON.stringify(sort(value))
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
@@ -275,7 +307,9 @@ function finalize(items: Item[]): KubeObject[] {
   }
   if (renamed.size > 0) {
     for (const item of items) {
-      forEachPodSpec(item.obj, (spec) => rewriteConfigMapRefs(spec, (ref) => renamed.get(`${item.obj.metadata.namespace ?? ''}/${ref}`)));
+      forEachPodSpec(item.obj, (spec) =>
+        rewriteConfigMapRefs(spec, (ref) => renamed.get(`${item.obj.metadata.namespace ?? ''}/${ref}`)),
+      );
     }
   }
   return items.map((i) => i.obj);
@@ -290,7 +324,9 @@ function forEachPodSpec(obj: KubeObject, visit: (spec: Obj) => void): void {
 }
 
 function containersOf(spec: Obj): Obj[] {
-  return ['containers', 'initContainers'].flatMap((key) => (Array.isArray(spec[key]) ? (spec[key] as unknown[]).filter(isObj) : []));
+  return ['containers', 'initContainers'].flatMap((key) =>
+    Array.isArray(spec[key]) ? (spec[key] as unknown[]).filter(isObj) : [],
+  );
 }
 
 function rewriteConfigMapRefs(spec: Obj, rename: (name: string) => string | undefined): void {
@@ -298,12 +334,15 @@ function rewriteConfigMapRefs(spec: Obj, rename: (name: string) => string | unde
     if (holder && typeof holder.name === 'string') holder.name = rename(holder.name) ?? holder.name;
   };
   for (const container of containersOf(spec)) {
-    for (const from of list(container.envFrom, 'envFrom').filter(isObj)) fix(child(from, 'configMapRef', false));
-    for (const env of list(container.env, 'env').filter(isObj)) fix(at(env, ['valueFrom', 'configMapKeyRef']));
+    for (const from of list(container.envFrom, 'envFrom').filter(isObj))
+      fix(child(from, 'configMapRef', false));
+    for (const env of list(container.env, 'env').filter(isObj))
+      fix(at(env, ['valueFrom', 'configMapKeyRef']));
   }
   for (const volume of list(spec.volumes, 'volumes').filter(isObj)) {
     fix(child(volume, 'configMap', false));
-    for (const source of list(at(volume, ['projected'])?.sources, 'sources').filter(isObj)) fix(child(source, 'configMap', false));
+    for (const source of list(at(volume, ['projected'])?.sources, 'sources').filter(isObj))
+      fix(child(source, 'configMap', false));
   }
 }
 
@@ -314,13 +353,17 @@ function applyPatchEntry(entry: unknown, items: Item[], dir: string): void {
   checkKeys(entry, ['path', 'patch', 'target'], `${dir}: patches`);
   let docs: unknown[];
   if (typeof entry.path === 'string') docs = loadYamlDocuments(path.resolve(dir, entry.path));
-  else if (typeof entry.patch === 'string') docs = parseAllDocuments(entry.patch).map((d) => d.toJS() as unknown);
+  else if (typeof entry.patch === 'string')
+    docs = parseAllDocuments(entry.patch).map((d) => d.toJS() as unknown);
   else fail(`${dir}: a patch needs path or patch`);
   for (const doc of docs) {
     if (doc === null || doc === undefined) continue;
     if (Array.isArray(doc)) fail(`${dir}: JSON 6902 patches are not supported`);
     const patch = toKubeObject(doc, `${dir} patch`);
-    const targets = entry.target === undefined ? [findPatchTarget(patch, items, dir)] : selectTargets(entry.target, items, dir);
+    const targets =
+      entry.target === undefined
+        ? [findPatchTarget(patch, items, dir)]
+        : selectTargets(entry.target, items, dir);
     for (const target of targets) {
       const body: Obj = { ...patch, metadata: { ...patch.metadata } };
       if (entry.target !== undefined) {
@@ -343,18 +386,27 @@ function findPatchTarget(patch: KubeObject, items: Item[], dir: string): Item {
       i.originalName === patch.metadata.name &&
       (patch.metadata.namespace === undefined || i.obj.metadata.namespace === patch.metadata.namespace),
   );
-  if (matches.length !== 1) fail(`${dir}: patch for ${patch.kind}/${patch.metadata.name} matches ${matches.length} resources`);
+  if (matches.length !== 1)
+    fail(`${dir}: patch for ${patch.kind}/${patch.metadata.name} matches ${matches.length} resources`);
   return matches[0]!;
 }
 
 function selectTargets(target: unknown, items: Item[], dir: string): Item[] {
   if (!isObj(target)) fail(`${dir}: patch target must be a mapping`);
-  checkKeys(target, ['group', 'version', 'kind', 'name', 'namespace', 'labelSelector'], `${dir}: patch target`);
-  const full = (pattern: unknown) => (typeof pattern === 'string' ? new RegExp(`^(?:${pattern})$`) : undefined);
+  checkKeys(
+    target,
+    ['group', 'version', 'kind', 'name', 'namespace', 'labelSelector'],
+    `${dir}: patch target`,
+  );
+  const full = (pattern: unknown) =>
+    typeof pattern === 'string' ? new RegExp(`^(?:${pattern})$`) : undefined;
   const [kind, name, namespace] = [full(target.kind), full(target.name), full(target.namespace)];
-  const selector = typeof target.labelSelector === 'string' ? parseEqualitySelector(target.labelSelector, dir) : undefined;
+  const selector =
+    typeof target.labelSelector === 'string' ? parseEqualitySelector(target.labelSelector, dir) : undefined;
   const matches = items.filter((i) => {
-    const [group, version] = i.obj.apiVersion.includes('/') ? i.obj.apiVersion.split('/') : ['', i.obj.apiVersion];
+    const [group, version] = i.obj.apiVersion.includes('/')
+      ? i.obj.apiVersion.split('/')
+      : ['', i.obj.apiVersion];
     return (
       (target.group === undefined || target.group === group) &&
       (target.version === undefined || target.version === version) &&
@@ -387,7 +439,8 @@ export function strategicMerge(original: unknown, patch: unknown, trail: string[
   if (isObj(patch)) {
     const result: Obj = isObj(original) ? { ...original } : {};
     for (const [key, value] of Object.entries(patch)) {
-      if (key.startsWith('$')) fail(`strategic-merge directive ${key} at ${trail.join('.')} is not supported`);
+      if (key.startsWith('$'))
+        fail(`strategic-merge directive ${key} at ${trail.join('.')} is not supported`);
       if (value === null) delete result[key];
       else result[key] = strategicMerge(result[key], value, [...trail, key]);
     }
@@ -398,13 +451,16 @@ export function strategicMerge(original: unknown, patch: unknown, trail: string[
     const mergeKey = field === 'ports' ? portsMergeKey(patch, original) : MERGE_KEYS[field];
     if (!mergeKey || !Array.isArray(original)) return patch;
     const keyOf = (item: unknown): unknown => {
-      if (!isObj(item) || item[mergeKey] === undefined) fail(`list ${trail.join('.')} element lacks its merge key ${mergeKey}`);
+      if (!isObj(item) || item[mergeKey] === undefined)
+        fail(`list ${trail.join('.')} element lacks its merge key ${mergeKey}`);
       return item[mergeKey];
     };
     const patchKeys = new Set(patch.map(keyOf));
     const merged = patch.map((item) => {
       const counterpart = original.find((o) => keyOf(o) === keyOf(item));
-      return counterpart === undefined ? item : strategicMerge(counterpart, item, [...trail, String(keyOf(item))]);
+      return counterpart === undefined
+        ? item
+        : strategicMerge(counterpart, item, [...trail, String(keyOf(item))]);
     });
     return [...merged, ...original.filter((o) => !patchKeys.has(keyOf(o)))];
   }
@@ -437,7 +493,8 @@ function applyLabels(entry: unknown, items: Item[], dir: string): void {
   for (const { obj } of items) {
     add(at(obj, ['metadata', 'labels'], true));
     if (includeTemplates) {
-      for (const templatePath of POD_TEMPLATE_PATHS[obj.kind] ?? []) add(at(obj, [...templatePath, 'metadata', 'labels'], true));
+      for (const templatePath of POD_TEMPLATE_PATHS[obj.kind] ?? [])
+        add(at(obj, [...templatePath, 'metadata', 'labels'], true));
     }
     if (includeSelectors) {
       if (obj.kind === 'NetworkPolicy' || obj.kind === 'Job' || obj.kind === 'CronJob') {
@@ -471,6 +528,7 @@ function parseImage(image: string): { name: string; tag?: string; digest?: strin
   const [withoutDigest, digest] = image.split('@') as [string, string | undefined];
   const slash = withoutDigest.lastIndexOf('/');
   const colon = withoutDigest.lastIndexOf(':');
-  if (colon > slash) return { name: withoutDigest.slice(0, colon), tag: withoutDigest.slice(colon + 1), digest };
+  if (colon > slash)
+    return { name: withoutDigest.slice(0, colon), tag: withoutDigest.slice(colon + 1), digest };
   return { name: withoutDigest, digest };
 }

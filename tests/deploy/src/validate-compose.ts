@@ -29,7 +29,9 @@ ajv.addFormat('expose', /^\d{1,5}(-\d{1,5})?(\/(tcp|udp|sctp))?$/);
 ajv.addFormat('ports', {
   type: 'string',
   validate: (s: string) =>
-    /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?((\d{1,5}(-\d{1,5})?)?:)?\d{1,5}(-\d{1,5})?(\/(tcp|udp|sctp))?$/.test(s),
+    /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?((\d{1,5}(-\d{1,5})?)?:)?\d{1,5}(-\d{1,5})?(\/(tcp|udp|sctp))?$/.test(
+      s,
+    ),
 });
 ajv.addFormat('subnet_ip_address', /^[0-9a-fA-F.:]+\/\d{1,3}$/);
 

@@ -20,7 +20,9 @@ interface ModelValidationError extends Error {
 export function kubernetesSchemaErrors(obj: KubeObject): string[] {
   let Model: ModelClass | undefined;
   try {
-    Model = (load(`kubernetes-models/${obj.apiVersion}/${obj.kind}`) as Record<string, ModelClass | undefined>)[obj.kind];
+    Model = (
+      load(`kubernetes-models/${obj.apiVersion}/${obj.kind}`) as Record<string, ModelClass | undefined>
+    )[obj.kind];
   } catch {
     Model = undefined;
   }
@@ -36,7 +38,13 @@ export function kubernetesSchemaErrors(obj: KubeObject): string[] {
 }
 
 /** Environment variables that carry credentials: they must come from a Secret, never a literal in the manifests. */
-export const SECRET_ENV = ['DATABASE_URL', 'REDIS_URL', 'KAFKA_BROKERS', 'CONVEYOR_SECRETS_KEY', 'BLOB_SIGNING_SECRET'];
+export const SECRET_ENV = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'KAFKA_BROKERS',
+  'CONVEYOR_SECRETS_KEY',
+  'BLOB_SIGNING_SECRET',
+];
 
 const container = {
   type: 'object',
@@ -62,7 +70,11 @@ const container = {
       properties: {
         allowPrivilegeEscalation: { const: false },
         readOnlyRootFilesystem: { const: true },
-        capabilities: { type: 'object', required: ['drop'], properties: { drop: { type: 'array', contains: { const: 'ALL' } } } },
+        capabilities: {
+          type: 'object',
+          required: ['drop'],
+          properties: { drop: { type: 'array', contains: { const: 'ALL' } } },
+        },
       },
     },
     env: {
@@ -82,7 +94,9 @@ const container = {
 const probe = (path: string) => ({
   type: 'object',
   required: ['httpGet'],
-  properties: { httpGet: { type: 'object', required: ['path', 'port'], properties: { path: { const: path } } } },
+  properties: {
+    httpGet: { type: 'object', required: ['path', 'port'], properties: { path: { const: path } } },
+  },
 });
 
 const podSpec = (serving: boolean) => ({
@@ -99,7 +113,15 @@ const podSpec = (serving: boolean) => ({
       type: 'array',
       minItems: 1,
       items: serving
-        ? { allOf: [container, { required: ['readinessProbe', 'livenessProbe'], properties: { readinessProbe: probe('/readyz'), livenessProbe: probe('/healthz') } }] }
+        ? {
+            allOf: [
+              container,
+              {
+                required: ['readinessProbe', 'livenessProbe'],
+                properties: { readinessProbe: probe('/readyz'), livenessProbe: probe('/healthz') },
+              },
+            ],
+          }
         : container,
     },
   },
@@ -125,7 +147,9 @@ const policySchemas: Record<string, object> = {
       spec: {
         type: 'object',
         required: ['template', 'backoffLimit'],
-        properties: { template: { type: 'object', required: ['spec'], properties: { spec: podSpec(false) } } },
+        properties: {
+          template: { type: 'object', required: ['spec'], properties: { spec: podSpec(false) } },
+        },
       },
     },
   },
@@ -135,19 +159,25 @@ const policySchemas: Record<string, object> = {
 
 // Strict about unknown keywords; the policy schemas are partial on purpose (required without listing every property).
 const ajv = new Ajv({ allErrors: true, strictSchema: true, strictRequired: false, strictTypes: false });
-const policies = Object.fromEntries(Object.entries(policySchemas).map(([kind, schema]) => [kind, ajv.compile(schema)]));
+const policies = Object.fromEntries(
+  Object.entries(policySchemas).map(([kind, schema]) => [kind, ajv.compile(schema)]),
+);
 
 function format(errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? [])
     .filter((e) => e.keyword !== 'if' && e.keyword !== 'allOf')
-    .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'const' ? ` (${JSON.stringify(e.params.allowedValue)})` : ''}`);
+    .map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.keyword === 'const' ? ` (${JSON.stringify(e.params.allowedValue)})` : ''}`,
+    );
 }
 
 /** Errors against our deployment policy (resources, probes, non-root, secrets from Secrets); [] when compliant. */
 export function policyErrors(obj: KubeObject): string[] {
   const validate = policies[obj.kind];
   if (!validate) return [];
-  if (obj.kind === 'Secret') return ['Secret objects must not be committed: reference the Secret the operator creates'];
+  if (obj.kind === 'Secret')
+    return ['Secret objects must not be committed: reference the Secret the operator creates'];
   return validate(obj) ? [] : format(validate.errors);
 }
 

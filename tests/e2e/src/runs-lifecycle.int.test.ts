@@ -95,6 +95,13 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     expect(empty.status).toBe(400);
   });
 
+  it('exposes run queue depth on the orchestrator and job durations on the runner', async () => {
+    const orchestratorMetrics = await (await fetch(`${platform.orchestratorHttpUrl}/metrics`)).text();
+    expect(orchestratorMetrics).toMatch(/conveyor_run_queue_depth\{[^}]*state="waiting"/);
+    const runnerMetrics = await (await fetch(`${platform.runnerHttpUrl}/metrics`)).text();
+    expect(runnerMetrics).toMatch(/conveyor_run_job_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/);
+  });
+
   it('hides runs of other teams and unknown IDs behind the same 404', async () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
       const res = await api('GET', `/agent/runs/${id}`);

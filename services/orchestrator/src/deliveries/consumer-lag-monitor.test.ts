@@ -50,7 +50,9 @@ describe('ConsumerLagMonitor', () => {
         { partition: 0, offset: '8', high: '8', low: '0' },
         { partition: 1, offset: '3', high: '3', low: '0' },
       ]),
-      fetchOffsets: jest.fn(async () => [{ topic: 'deliveries', partitions: [{ partition: 0, offset: '6', metadata: null }] }]),
+      fetchOffsets: jest.fn(async () => [
+        { topic: 'deliveries', partitions: [{ partition: 0, offset: '6', metadata: null }] },
+      ]),
     };
     const monitor = new ConsumerLagMonitor(admin, {
       topic: 'deliveries',
@@ -61,8 +63,12 @@ describe('ConsumerLagMonitor', () => {
     await monitor.sample();
     expect(admin.fetchOffsets).toHaveBeenCalledWith({ groupId: 'g', topics: ['deliveries'] });
     const text = await registry.metrics();
-    expect(text).toContain('conveyor_kafka_consumer_lag{topic="deliveries",partition="0",service="orchestrator"} 2');
-    expect(text).toContain('conveyor_kafka_consumer_lag{topic="deliveries",partition="1",service="orchestrator"} 3');
+    expect(text).toContain(
+      'conveyor_kafka_consumer_lag{topic="deliveries",partition="0",service="orchestrator"} 2',
+    );
+    expect(text).toContain(
+      'conveyor_kafka_consumer_lag{topic="deliveries",partition="1",service="orchestrator"} 3',
+    );
     await monitor.stop();
   });
 
@@ -74,7 +80,12 @@ describe('ConsumerLagMonitor', () => {
       }),
       fetchOffsets: jest.fn(async () => []),
     };
-    const monitor = new ConsumerLagMonitor(admin, { topic: 't', groupId: 'g', gauge: createKafkaConsumerLagGauge(registry), logger });
+    const monitor = new ConsumerLagMonitor(admin, {
+      topic: 't',
+      groupId: 'g',
+      gauge: createKafkaConsumerLagGauge(registry),
+      logger,
+    });
     await expect(monitor.sample()).resolves.toBeUndefined();
     expect(logger.warn).toHaveBeenCalled();
   });

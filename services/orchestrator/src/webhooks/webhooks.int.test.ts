@@ -324,7 +324,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       uid = (await call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'events' })).webhook.webhook_uid;
       const trigger = (payload?: unknown) => JSON.stringify({ provider: 'webhook', event: 'received', filter: { webhook_ids: [uid], ...(payload ? { payload } : {}) } });
       matchingAutomation = (
-        await call('CreateAutomation', { caller: admin, factory_id: factoryId, name: 'on-opened', prompt: 'Handle the opened issue.', agent_config_json: '{"model_id":"m-1"}', trigger_json: trigger({ action: ['opened'] }) })
+        await call('CreateAutomation', { caller: admin, factory_id: factoryId, name: 'on-opened', prompt: 'Handle the opened issue.', agent_config_json: '{"name":"triage-config"}', trigger_json: trigger({ action: ['opened'] }) })
       ).automation_id;
       await call('CreateAutomation', { caller: admin, factory_id: factoryId, name: 'on-closed', prompt: 'Handle closed.', trigger_json: trigger({ action: ['closed'] }) });
       await call('CreateAutomation', { caller: admin, factory_id: factoryId, name: 'disabled', prompt: 'Never.', enabled: false, trigger_json: trigger() });
@@ -370,7 +370,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       expect(run.prompt).toContain(`Webhook: events (UID ${uid})`);
       expect(run.prompt).toContain('Delivery ID: dlv-match');
       expect(run.prompt).toMatch(/untrusted/);
-      expect(run.modelId).toBe('m-1');
+      expect(run.configName).toBe('triage-config');
       expect(run.attachments).toHaveLength(1);
       expect(run.attachments[0]).toMatchObject({ fileName: 'event-payload.json', mimeType: 'application/json' });
       expect(JSON.parse(Buffer.from(run.attachments[0]!.data).toString())).toEqual(body);
@@ -446,6 +446,22 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       expect(codeOf(invalid)).toBe('invalid_request');
       const notAccepted = await failure(call('TestFilter', { caller: member, factory_id: factoryId, webhook_uid: uid, delivery_id: 'rejected-1' }));
       expect(codeOf(notAccepted)).toBe('operation_not_supported');
+    });
+
+    it('records, and does not retry, a run the automation configuration makes impossible', async () => {
+      const hook = (await call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'impossible' })).webhook.webhook_uid;
+      await call('CreateAutomation', {
+        caller: admin,
+        factory_id: factoryId,
+        name: 'bad-model',
+        prompt: 'p',
+        agent_config_json: '{"model_id":"no-such-model"}',
+        trigger_json: JSON.stringify({ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook] } }),
+      });
+      await producer.send({ topic, acks: -1, messages: [{ key: hook, value: encodeDeliveryMessage({ ...message('dlv-impossible', { a: 1 }), webhookUid: hook }) }] });
+      const entry = await waitFor(() => db.webhookDelivery.findFirst({ where: { webhookId: hook, processedAt: { not: null } } }), 'impossible delivery');
+      expect(entry.runIds).toEqual([]);
+      expect(entry.outcome).toEqual([expect.objectContaining({ automation_name: 'bad-model', matched: true, error: expect.any(String) })]);
     });
 
     it('an automation whose trigger no longer selects the webhook stops firing', async () => {
