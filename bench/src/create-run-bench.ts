@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
-import express from 'express';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { startPlatform } from '@conveyor/testing';
 import { runLoad } from './load';
 
@@ -13,14 +13,13 @@ async function main(): Promise<void> {
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
   const body = JSON.stringify({ prompt: 'benchmark run', title: 'bench', metadata: { bench: 'create-run' } });
 
-  const bare = express();
-  bare.use(express.json());
-  bare.post('/v1/agent/runs', (req, res) => {
-    res.json({ run_id: 'bare', task_id: 'bare', state: 'QUEUED', echo: Boolean(req.body) });
+  // The baseline runs in its own process, like the gateway, so neither shares the load generator's event loop.
+  const bare = spawn(process.execPath, [path.join(__dirname, 'bare-express-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const barePort = await new Promise<number>((resolve, reject) => {
+    bare.once('error', reject);
+    bare.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
   });
-  const server = bare.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const bareUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/agent/runs`;
+  const bareUrl = `http://127.0.0.1:${barePort}/v1/agent/runs`;
 
   process.stderr.write('starting the platform (without a runner, so runs stay queued)…\n');
   const platform = await startPlatform({ env: { LOG_LEVEL: 'warn' }, withRunner: false });
@@ -57,7 +56,7 @@ async function main(): Promise<void> {
       ),
     );
   } finally {
-    server.close();
+    bare.kill();
     await platform.stop();
   }
 }
