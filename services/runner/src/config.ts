@@ -5,6 +5,19 @@ import { z } from 'zod';
 import { commonEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
 
+/** Agent CLIs by harness type, as a JSON object such as {"claude": "node adapter.js"}; shared with the worker program. */
+export const harnessCommands = z
+  .string()
+  .default('{}')
+  .transform((raw, ctx) => {
+    try {
+      return z.record(z.string().min(1)).parse(JSON.parse(raw));
+    } catch {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object of harness type → command' });
+      return z.NEVER;
+    }
+  });
+
 const schema = z.object({
   ...commonEnv,
   /** Redis holding the BullMQ run queue. */
@@ -24,17 +37,7 @@ const schema = z.object({
    * Agent CLIs for the command harness, by harness type: JSON object such as {"claude": "node adapter.js"}.
    * Operators configure them; API callers can only choose among them.
    */
-  HARNESS_COMMANDS: z
-    .string()
-    .default('{}')
-    .transform((raw, ctx) => {
-      try {
-        return z.record(z.string().min(1)).parse(JSON.parse(raw));
-      } catch {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object of harness type → command' });
-        return z.NEVER;
-      }
-    }),
+  HARNESS_COMMANDS: harnessCommands,
   HTTP_HOST: z.string().default('127.0.0.1'),
   HTTP_PORT: port(8082),
 });

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { commonEnv, loadConfig } from '@conveyor/config';
+import { harnessCommands } from './config';
 
 /** The self-hosted worker program's environment (docs/workers.md); the runner's own settings where they overlap. */
 const schema = z.object({
@@ -19,17 +20,7 @@ const schema = z.object({
   /** How often each run's liveness is reported (cancellation and follow-ups come back with it). */
   HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
   /** Agent CLIs for the command harness, by harness type (same format as the runner's). */
-  HARNESS_COMMANDS: z
-    .string()
-    .default('{}')
-    .transform((raw, ctx) => {
-      try {
-        return z.record(z.string().min(1)).parse(JSON.parse(raw));
-      } catch {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object of harness type → command' });
-        return z.NEVER;
-      }
-    }),
+  HARNESS_COMMANDS: harnessCommands,
   /** Longest wait between reconnection attempts after the connection drops. */
   RECONNECT_MAX_DELAY_MS: z.coerce.number().int().min(100).default(10_000),
 });
