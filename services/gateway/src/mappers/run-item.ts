@@ -12,8 +12,17 @@ function principal(p: Run__Output['creator']) {
   };
 }
 
+/** `owner/repo:path/SKILL.md` → `{ name, full_path }` (contract §2.2: the SKILL.md path of the run's skill). */
+function agentSkill(spec: string, config: Record<string, unknown>) {
+  if (!spec) return undefined;
+  const separator = spec.indexOf(':');
+  const fullPath = separator >= 0 ? spec.slice(separator + 1) : spec;
+  return { name: typeof config.name === 'string' ? config.name : undefined, full_path: fullPath };
+}
+
 /** gRPC Run → the contract's RunItem (§2.2); absent optional keys are omitted rather than sent empty. */
 export function toRunItem(run: Run__Output): Record<string, unknown> {
+  const config = JSON.parse(run.config_json || '{}') as Record<string, unknown>;
   const status = run.status_message;
   return {
     run_id: run.run_id,
@@ -24,7 +33,8 @@ export function toRunItem(run: Run__Output): Record<string, unknown> {
     created_at: run.created_at,
     updated_at: run.updated_at,
     started_at: run.started_at || null,
-    agent_config: JSON.parse(run.config_json || '{}') as unknown,
+    agent_config: config,
+    agent_skill: agentSkill(run.skill_spec, config),
     artifacts: run.artifacts.map((a) => ({ artifact_type: a.artifact_type, created_at: a.created_at, data: JSON.parse(a.data_json || '{}') as unknown })),
     conversation_id: orUndefined(run.conversation_id),
     session_id: orUndefined(run.session_id),

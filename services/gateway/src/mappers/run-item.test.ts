@@ -1,0 +1,48 @@
+import type { Run__Output } from '@conveyor/proto';
+import { toRunItem } from './run-item';
+
+const run = (overrides: Partial<Run__Output>): Run__Output =>
+  ({
+    run_id: 'r1',
+    title: 't',
+    prompt: 'p',
+    state: 'QUEUED',
+    created_at: '2026-11-22T10:00:00.000Z',
+    updated_at: '2026-11-22T10:00:00.000Z',
+    started_at: '',
+    ended_at: '',
+    config_json: '{}',
+    metadata: {},
+    source: 'API',
+    execution_location: 'REMOTE',
+    creator: { type: 'USER', uid: 'u1', display_name: '', email: '' },
+    executor: { type: 'AGENT', uid: 'a1', display_name: 'Bot', email: '' },
+    conversation_id: 'c1',
+    session_id: 's1',
+    parent_run_id: '',
+    schedule: null,
+    status_message: null,
+    artifacts: [],
+    team_id: 'team1',
+    mode: 'normal',
+    is_sandbox_running: false,
+    is_run_type_cancellable: true,
+    skill_spec: '',
+    ...overrides,
+  }) as Run__Output;
+
+describe('toRunItem', () => {
+  it('maps the contract keys and omits empty optional ones', () => {
+    const item = toRunItem(run({}));
+    expect(item).toMatchObject({ run_id: 'r1', task_id: 'r1', state: 'QUEUED', started_at: null, scope: { type: 'Team', uid: 'team1' } });
+    expect(item.creator).toEqual({ uid: 'u1', type: 'user', display_name: undefined, email: undefined });
+    expect(item.executor).toMatchObject({ uid: 'a1', type: 'service_account', display_name: 'Bot' });
+    expect(item.parent_run_id).toBeUndefined();
+    expect(item.agent_skill).toBeUndefined();
+  });
+
+  it('derives agent_skill from the skill spec', () => {
+    const item = toRunItem(run({ skill_spec: 'acme/api:.claude/skills/deploy/SKILL.md', config_json: '{"name":"deploy","skill_spec":"acme/api:.claude/skills/deploy/SKILL.md"}' }));
+    expect(item.agent_skill).toEqual({ name: 'deploy', full_path: '.claude/skills/deploy/SKILL.md' });
+  });
+});
