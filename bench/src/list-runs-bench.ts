@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { createPrismaClient, Prisma, type PrismaClient } from '@conveyor/db';
 import { chooseArtifactStrategy, listRuns, pageQuery, parseRunListRequest } from '@conveyor/orchestrator';
-import type { Caller__Output, ListRunsRequest__Output } from '@conveyor/proto';
+import { listRunsRequest, type Caller__Output, type ListRunsRequest__Output } from '@conveyor/proto';
 import { createTestDatabase } from '@conveyor/testing';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1_000_000);
@@ -27,34 +27,7 @@ const caller: Caller__Output = {
 
 const log = (...args: unknown[]) => console.error(...args);
 
-function request(overrides: Partial<ListRunsRequest__Output>): ListRunsRequest__Output {
-  return {
-    caller,
-    limit: 0,
-    cursor: '',
-    sort_by: '',
-    sort_order: '',
-    states: [],
-    name: '',
-    model_id: '',
-    creator: '',
-    executor: '',
-    source: '',
-    execution_location: '',
-    created_after: '',
-    created_before: '',
-    updated_after: '',
-    skill_spec: '',
-    schedule_id: '',
-    ancestor_run_id: '',
-    metadata: {},
-    artifact_type: '',
-    q: '',
-    automation_id: '',
-    factory_uid: '',
-    ...overrides,
-  };
-}
+const request = (overrides: Partial<ListRunsRequest__Output>): ListRunsRequest__Output => listRunsRequest({ caller, ...overrides });
 
 /** Pseudo-random but deterministic per row: hashint4 of the row number and a salt. */
 const h = (salt: number) => `(hashint4(g + ${salt * 1_000_003}) & 2147483647)`;

@@ -68,3 +68,4 @@ export type * from './gen/conveyor/orchestrator/v1/ConnectedWorker';
 export type * from './gen/conveyor/orchestrator/v1/ListConnectedWorkersResponse';
 export type * from './gen/conveyor/orchestrator/v1/ReportArtifactRequest';
 export type * from './gen/conveyor/orchestrator/v1/AgentIdentityKeyWithSecret';
+export * from './request-defaults';

@@ -1,4 +1,5 @@
 import { parse as parseQueryString } from 'node:querystring';
+import { listRunsRequest } from '@conveyor/proto';
 import { parseRunListQuery } from './run-list-query';
 
 // Query objects exactly as express 5's default "simple" parser (Node's querystring) produces them.
@@ -16,30 +17,8 @@ const fail = (search: string): string => {
 
 describe('GET /agent/runs query', () => {
   it('maps an empty query to defaults the orchestrator fills in', () => {
-    expect(parse('')).toEqual({
-      limit: 0,
-      cursor: '',
-      sort_by: '',
-      sort_order: '',
-      states: [],
-      name: '',
-      model_id: '',
-      creator: '',
-      executor: '',
-      source: '',
-      execution_location: '',
-      created_after: '',
-      created_before: '',
-      updated_after: '',
-      skill_spec: '',
-      schedule_id: '',
-      ancestor_run_id: '',
-      metadata: {},
-      artifact_type: '',
-      q: '',
-      automation_id: '',
-      factory_uid: '',
-    });
+    const { caller: _caller, ...defaults } = listRunsRequest();
+    expect(parse('')).toEqual(defaults);
   });
 
   it('reads every parameter as the SDK sends it', () => {

@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { createPrismaClient, newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output, ListRunsRequest__Output, ListRunsResponse } from '@conveyor/proto';
+import { listRunsRequest, type Caller__Output, type ListRunsRequest__Output, type ListRunsResponse } from '@conveyor/proto';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import { listRuns } from './list-runs';
 import { pageQuery } from './run-list-sql';
@@ -70,34 +70,7 @@ async function insertRuns(caller: Caller__Output, count: number) {
   return rows;
 }
 
-function request(overrides: Partial<ListRunsRequest__Output> = {}): ListRunsRequest__Output {
-  return {
-    caller: null,
-    limit: 0,
-    cursor: '',
-    sort_by: '',
-    sort_order: '',
-    states: [],
-    name: '',
-    model_id: '',
-    creator: '',
-    executor: '',
-    source: '',
-    execution_location: '',
-    created_after: '',
-    created_before: '',
-    updated_after: '',
-    skill_spec: '',
-    schedule_id: '',
-    ancestor_run_id: '',
-    metadata: {},
-    artifact_type: '',
-    q: '',
-    automation_id: '',
-    factory_uid: '',
-    ...overrides,
-  };
-}
+const request = (overrides: Partial<ListRunsRequest__Output> = {}): ListRunsRequest__Output => listRunsRequest(overrides);
 
 const list = (caller: Caller__Output, overrides: Partial<ListRunsRequest__Output> = {}) =>
   listRuns(db, caller, request(overrides));

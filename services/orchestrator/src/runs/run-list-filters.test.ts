@@ -1,33 +1,8 @@
-import type { ListRunsRequest__Output } from '@conveyor/proto';
+import { listRunsRequest, type ListRunsRequest__Output } from '@conveyor/proto';
 import { encodeRunCursor } from './run-cursor';
 import { parseRunListRequest } from './run-list-filters';
 
-const base: ListRunsRequest__Output = {
-  caller: null,
-  limit: 0,
-  cursor: '',
-  sort_by: '',
-  sort_order: '',
-  states: [],
-  name: '',
-  model_id: '',
-  creator: '',
-  executor: '',
-  source: '',
-  execution_location: '',
-  created_after: '',
-  created_before: '',
-  updated_after: '',
-  skill_spec: '',
-  schedule_id: '',
-  ancestor_run_id: '',
-  metadata: {},
-  artifact_type: '',
-  q: '',
-  automation_id: '',
-  factory_uid: '',
-};
-const parse = (overrides: Partial<ListRunsRequest__Output>) => parseRunListRequest({ ...base, ...overrides });
+const parse = (overrides: Partial<ListRunsRequest__Output>) => parseRunListRequest(listRunsRequest(overrides));
 
 describe('parseRunListRequest', () => {
   it('applies the defaults: 20 runs, updated_at desc, no filters', () => {
