@@ -33,8 +33,8 @@ const SERVICE_CONFIG = {
   ],
 };
 
-/** Client property name → generated service constructor name; one line per service. */
-const SERVICES = {
+/** Property name → generated service name, shared by the clients and the orchestrator's server; one line per service. */
+export const ORCHESTRATOR_SERVICES = {
   auth: 'AuthService',
   runs: 'RunService',
   health: 'HealthService',
@@ -77,7 +77,7 @@ export function createOrchestratorClients(address: string): OrchestratorClients 
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
   });
   const stubs = Object.fromEntries(
-    Object.entries(SERVICES).map(([key, name]) => {
+    Object.entries(ORCHESTRATOR_SERVICES).map(([key, name]) => {
       const Ctor = proto[name] as unknown as grpc.ServiceClientConstructor;
       return [key, new Ctor(address, credentials, { channelOverride: channel })];
     }),

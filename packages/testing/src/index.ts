@@ -7,4 +7,4 @@ export {
   type TestDatabase,
 } from './test-database';
 export { uniqueName } from './unique-name';
-export { startPlatform, runCli, type RunningPlatform } from './start-platform';
+export { freePort, startPlatform, runCli, type RunningPlatform } from './start-platform';

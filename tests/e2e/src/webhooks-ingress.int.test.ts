@@ -1,24 +1,12 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { signWebhook, SIGNATURE_SCHEMES, type SignatureScheme } from '@conveyor/webhook-auth';
+import { freePort } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import type { Json } from './run-waits';
 import { startExtraIngress, webhookApi } from './webhook-helpers';
 
 jest.setTimeout(120_000);
-
-/** A port nothing listens on (yet). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const KAFKA = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',')[0]!.trim();
 

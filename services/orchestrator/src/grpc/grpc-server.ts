@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadOrchestratorProto, type OrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type ScheduleServiceHandlers, type WebhookIngressServiceHandlers, type ArtifactServiceHandlers, type WorkerServiceHandlers, type CatalogServiceHandlers, type AgentIdentityServiceHandlers } from '@conveyor/proto';
+import { loadOrchestratorProto, ORCHESTRATOR_SERVICES, type OrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type ScheduleServiceHandlers, type WebhookIngressServiceHandlers, type ArtifactServiceHandlers, type WorkerServiceHandlers, type CatalogServiceHandlers, type AgentIdentityServiceHandlers } from '@conveyor/proto';
 
 export interface OrchestratorHandlers {
   auth: AuthServiceHandlers;
@@ -16,21 +16,8 @@ export interface OrchestratorHandlers {
   workers: WorkerServiceHandlers;
 }
 
-/** Which generated service each handler set implements; one line per service. */
-const SERVICE_NAMES = {
-  auth: 'AuthService',
-  runs: 'RunService',
-  runner: 'RunnerService',
-  health: 'HealthService',
-  blobs: 'BlobService',
-  factories: 'FactoryService',
-  webhookIngress: 'WebhookIngressService',
-  schedules: 'ScheduleService',
-  catalog: 'CatalogService',
-  identities: 'AgentIdentityService',
-  artifacts: 'ArtifactService',
-  workers: 'WorkerService',
-} as const satisfies Record<keyof OrchestratorHandlers, keyof OrchestratorProto>;
+// Every service the clients know is served here, under the same names.
+const SERVICE_NAMES = ORCHESTRATOR_SERVICES satisfies Record<keyof OrchestratorHandlers, keyof OrchestratorProto>;
 
 export async function startGrpcServer(handlers: OrchestratorHandlers, host: string, port: number): Promise<{ server: grpc.Server; port: number }> {
   const proto = loadOrchestratorProto();
