@@ -1,0 +1,90 @@
+import type { Readable, Writable } from 'node:stream';
+
+/**
+ * Run isolation, the same contract on every backend (docs/sandbox.md). Everything a run executes — environment
+ * setup, the harness, the agent's own tool calls, git operations on the workspace, the debug session — goes through
+ * `RunSandbox.exec`. Nothing of the runner's own environment leaks in: the caller passes the whole allow-listed
+ * environment. A backend that cannot start a sandbox throws `SandboxUnavailable`; the run is refused, never run bare.
+ */
+
+export interface SandboxLimits {
+  /** Wall-clock budget of the whole run; the sandbox kills everything when it runs out. */
+  wallClockMs: number;
+  /** Processes (tasks) the run may have at once. */
+  maxProcesses: number;
+  /** Memory of the run's processes together. */
+  memoryBytes: number;
+  /** Bytes the workspace may hold. */
+  diskBytes: number;
+}
+
+/** A platform-side service made reachable from inside one run's sandbox only (the model proxy, harness support). */
+export interface SandboxEndpoint {
+  /** Name by which `RunSandbox.endpointUrl` returns its URL as seen from inside. */
+  name: string;
+  /** Where it listens on the platform's side. */
+  target: { host: string; port: number };
+}
+
+export interface SandboxPolicy {
+  runId: string;
+  /** Host directory holding the run's workspace, mounted read-write; everything else is read-only or absent. */
+  workspaceDir: string;
+  /** Hosts the run may reach through the egress filter: exact names or `*.example.com`. */
+  allowedHosts: string[];
+  endpoints: SandboxEndpoint[];
+  limits: SandboxLimits;
+}
+
+export interface SandboxExecOptions {
+  argv: [string, ...string[]];
+  /** Working directory inside the sandbox; defaults to the workspace. */
+  cwd?: string;
+  /** The process's whole environment (the backend adds only what the policy needs, e.g. proxy variables). */
+  env: Record<string, string>;
+  stdin?: 'pipe' | 'ignore';
+}
+
+/** Why a process ended when a limit, not the process itself, ended it. */
+export type SandboxLimitHit = 'timeout' | 'memory' | 'processes' | 'disk';
+
+export interface SandboxExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  limit?: SandboxLimitHit;
+}
+
+export interface SandboxProcess {
+  readonly stdin: Writable | null;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Settles when the process and every descendant are gone. */
+  readonly exited: Promise<SandboxExit>;
+  /** Ends the whole process tree: SIGTERM, then SIGKILL after `graceMs`. Resolves once it is gone. */
+  kill(graceMs?: number): Promise<void>;
+}
+
+export interface SandboxUsage {
+  /** Bytes the workspace held when the sandbox was destroyed (reported on the run's timeline). */
+  diskBytes: number;
+}
+
+export interface RunSandbox {
+  /** The workspace's path as seen by processes inside the sandbox. */
+  readonly workspaceDir: string;
+  /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
+  endpointUrl(name: string): string;
+  exec(options: SandboxExecOptions): SandboxProcess;
+  /** Kills what still runs and releases the sandbox; the caller deletes the workspace. Idempotent. */
+  destroy(): Promise<SandboxUsage>;
+}
+
+export interface SandboxBackend {
+  readonly name: string;
+  /** Verifies at start-up that this backend can isolate runs here; throws `SandboxUnavailable` when it cannot. */
+  check(): Promise<void>;
+  prepare(policy: SandboxPolicy): Promise<RunSandbox>;
+}
+
+/** The sandbox could not be set up: the run is refused (error code `resource_unavailable`), never run bare. */
+export class SandboxUnavailable extends Error {}
