@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, loadConfig, port } from '@conveyor/config';
+import { commonEnv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 
 const schema = z.object({
   ...commonEnv,
@@ -8,6 +8,8 @@ const schema = z.object({
   PORT: port(8080),
   /** Orchestrator gRPC address. */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   /** Deadline for each gRPC call; transparent retries on UNAVAILABLE happen within it. */
   GRPC_DEADLINE_MS: z.coerce.number().int().positive().default(10_000),
   /** Largest JSON body the API accepts (run attachments are base64 and up to 5 per run). */

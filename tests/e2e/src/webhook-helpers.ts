@@ -54,7 +54,7 @@ export function webhookApi(platform: RunningPlatform) {
 export async function startExtraIngress(platform: RunningPlatform, port: number, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => Promise<void>; logs: () => string }> {
   let output = '';
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'services/ingress/dist/main.js')], {
-    env: { ...platform.env, PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
+    env: { ...platform.env, ...platform.trust.serviceEnv('ingress'), PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
