@@ -34,6 +34,8 @@ export interface SandboxPolicy {
   allowedHosts: string[];
   endpoints: SandboxEndpoint[];
   limits: SandboxLimits;
+  /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
+  onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
 }
 
 export interface SandboxExecOptions {
