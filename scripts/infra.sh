@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Local infrastructure for Conveyor on machines without a Docker engine: real PostgreSQL, Redis and a
-# single-node Apache Kafka (KRaft) broker, all on 127.0.0.1, data under $CONVEYOR_DATA_DIR.
+# single-node Apache Kafka (KRaft) broker, all on 127.0.0.1, data under $CONVEYOR_DATA_DIR; and the tools of the
+# local run sandbox (bubblewrap, socat).
 #
 #   scripts/infra.sh up       install what is missing, start what is not running (idempotent)
 #   scripts/infra.sh status   one line per server; exit status 1 if any is down
@@ -29,6 +30,8 @@ source "$INFRA_SCRIPT_DIR/infra/postgres.sh"
 source "$INFRA_SCRIPT_DIR/infra/redis.sh"
 # shellcheck source=SCRIPTDIR/infra/kafka.sh
 source "$INFRA_SCRIPT_DIR/infra/kafka.sh"
+# shellcheck source=SCRIPTDIR/infra/sandbox.sh
+source "$INFRA_SCRIPT_DIR/infra/sandbox.sh"
 
 usage() {
   sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
@@ -40,6 +43,7 @@ cmd_up() {
   postgres_up
   redis_up
   kafka_up
+  sandbox_up
   log "all servers up in $((SECONDS - started))s; run: eval \"\$(scripts/infra.sh env)\""
 }
 
@@ -48,6 +52,7 @@ cmd_status() {
   postgres_status || rc=1
   redis_status || rc=1
   kafka_status || rc=1
+  sandbox_status || rc=1
   return "$rc"
 }
 
