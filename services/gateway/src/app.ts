@@ -3,7 +3,7 @@ import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readiness } from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
-import { identify, requireAuth } from './middleware/authenticate';
+import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import type { OrchestratorApi } from './orchestrator-api';
 import { artifactRoutes } from './routes/artifact-routes';
 import { blobRoutes } from './routes/blob-routes';
@@ -39,6 +39,7 @@ export function buildApp(deps: { config: GatewayConfig; logger: Logger; api: Orc
   // Signed download links carry their own credential; they are served before API-key auth.
   v1.use(blobRoutes(deps.api));
   v1.use(identify(deps.api));
+  v1.use(confineRunScopedKeys);
   // Public artifacts are readable without a key (private ones check the caller identified above).
   v1.use(artifactRoutes(deps.api));
   v1.use(requireAuth);
