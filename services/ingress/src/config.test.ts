@@ -7,6 +7,7 @@ describe('ingress config', () => {
     expect(config.DELIVERY_RATE_PER_MINUTE).toBe(60);
     expect(config.FAILED_AUTH_PER_MINUTE).toBeLessThan(config.DELIVERY_RATE_PER_MINUTE);
     expect(config.DEDUPE_TTL_SECONDS).toBeGreaterThanOrEqual(7 * 24 * 3600);
+    expect(trustProxySetting(config.TRUST_PROXY)).toBe(false);
   });
 
   it('parses TRUST_PROXY like express', () => {

@@ -21,9 +21,11 @@ const schema = z.object({
   ORCHESTRATOR_DEADLINE_MS: positiveInt(3000),
   /**
    * Which proxies' X-Forwarded-For is believed when deciding who the sender is (express "trust proxy": `true`,
-   * `false`, a hop count, or comma-separated addresses/subnets/`loopback`/`linklocal`/`uniquelocal`).
+   * `false`, a hop count, or comma-separated addresses/subnets/`loopback`/`linklocal`/`uniquelocal`). Nobody by
+   * default: any pod of a cluster is on a private address and would otherwise choose its own rate budget; name the
+   * ingress controller's addresses.
    */
-  TRUST_PROXY: z.string().default('loopback, linklocal, uniquelocal'),
+  TRUST_PROXY: z.string().default('false'),
   /** Largest body accepted (the contract says 256 KB); larger ones get 413 while streaming. */
   MAX_BODY_BYTES: positiveInt(256 * 1024),
   /** Deliveries per minute per sender per webhook (authenticated, valid JSON, duplicates included). */

@@ -17,7 +17,8 @@ describe('webhook ingress end to end: real sockets, Redis, Kafka and PostgreSQL'
   let factoryId: string;
 
   beforeAll(async () => {
-    platform = await startPlatform();
+    // The test stands in for a proxy on loopback: it names different senders with X-Forwarded-For.
+    platform = await startPlatform({ env: { TRUST_PROXY: 'loopback' } });
     w = webhookApi(platform);
     db = createPrismaClient(platform.databaseUrl);
     factoryId = await w.factory('ingress-e2e');
