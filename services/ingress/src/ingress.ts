@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import express from 'express';
+import { trustProxySetting } from '@conveyor/config';
 import { Redis } from 'ioredis';
 import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
 import { createKafka, ensureTopics } from '@conveyor/kafka';
@@ -7,7 +8,7 @@ import type { Logger } from '@conveyor/logger';
 import { countWebhookDelivery, createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { createOrchestratorClients, type OrchestratorClients } from '@conveyor/proto';
 import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
-import { trustProxySetting, type IngressConfig } from './config';
+import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
 import { DeliveryPublisher } from './delivery-publisher';
 import { orchestratorWebhookLookup } from './orchestrator-lookup';
