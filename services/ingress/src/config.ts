@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { commonEnv, csv, loadConfig, port, trustProxy } from '@conveyor/config';
-import { DEFAULT_DELIVERIES_TOPIC } from '@conveyor/kafka';
+import { DEFAULT_DELIVERIES_TOPIC, kafkaSecurityEnv } from '@conveyor/kafka';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -13,6 +13,8 @@ const schema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Kafka bootstrap brokers, comma-separated. */
   KAFKA_BROKERS: csv('127.0.0.1:9092'),
+  /** TLS and SASL to the brokers (KAFKA_SSL*, KAFKA_SASL_*; deploy/README.md). */
+  ...kafkaSecurityEnv,
   /** Topic deliveries are published to. */
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   /** Orchestrator gRPC address (webhook configuration lookups). */
