@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   const bareUrl = `http://127.0.0.1:${barePort}/v1/agent/runs`;
 
   process.stderr.write('starting the platform (without a runner, so runs stay queued)…\n');
-  const platform = await startPlatform({ env: { LOG_LEVEL: 'warn' }, withRunner: false });
+  // The measured load is far above an API key's default budget.
+  const platform = await startPlatform({ env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY_POINTS: String(10 * total), RATE_LIMIT_PER_TEAM_POINTS: String(10 * total) }, withRunner: false });
   try {
     const post = (url: string, key?: string) => async () => {
       const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...(key ? { Authorization: `Bearer ${key}` } : {}) }, body });
