@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Logger } from '@conveyor/logger';
 import { closeAll, closeServer, listen, Readiness, type Service } from '@conveyor/runtime';
 import { buildApp } from './app';
-import type { GatewayConfig } from './config';
+import { publicUrl, type GatewayConfig } from './config';
 import { OrchestratorApi } from './orchestrator-api';
 
 export class Gateway implements Service {
@@ -24,7 +24,7 @@ export class Gateway implements Service {
       const health = await api.call('health', 'Check', {});
       if (!health.ready) throw new Error(`orchestrator not ready: ${JSON.stringify(health.checks)}`);
     });
-    const app = buildApp({ config: this.config, logger: this.logger, api, readiness: this.readiness });
+    const app = buildApp({ config: this.config, logger: this.logger, api, readiness: this.readiness, publicUrl: () => publicUrl(this.config, this.port) });
     ({ server: this.server, port: this.port } = await listen(app, this.config.PORT, this.config.HOST));
     this.logger.info({ port: this.port }, 'gateway started');
   }
