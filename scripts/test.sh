@@ -15,6 +15,9 @@ build_all
 log "checking that generated gRPC types match protos/…"
 (cd "$ROOT" && npm run --silent check-generated -w @conveyor/proto)
 
+log "checking that services/gateway/openapi/openapi.json matches the gateway's schemas…"
+(cd "$ROOT" && npm run --silent check-openapi -w @conveyor/gateway)
+
 log "typechecking…"
 (cd "$ROOT" && npx turbo run typecheck --output-logs=errors-only)
 
