@@ -9,7 +9,7 @@ import {
   bwrapOptions, hostArgv, innerArgv, nulSeparated, SANDBOX_ENDPOINT_BASE_PORT, SANDBOX_PROXY_PORT, SANDBOX_WORKSPACE,
   type BwrapLayout, type Forwarder,
 } from './bwrap-args';
-import { EgressProxy } from './egress-proxy';
+import { EgressProxy, reportEgress } from './egress-proxy';
 import { countOwnedBy, descendants, signal } from './host-processes';
 import { RunCgroup } from './run-cgroup';
 import {
@@ -116,14 +116,10 @@ export class BwrapBackend implements SandboxBackend {
       await chmod(socketsDir, 0o755);
       const chown = spawnSync('chown', ['-R', `${uid}:${uid}`, policy.workspaceDir], { env: { PATH: HOST_PATH }, encoding: 'utf8' });
       if (chown.status !== 0) throw new SandboxUnavailable(`cannot hand the workspace to the run's uid: ${chown.stderr}`);
-      const log = this.options.logger.child({ runId: policy.runId });
       const proxy = await EgressProxy.listen(
         path.join(socketsDir, 'egress.sock'),
         { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
-        ({ host, port, decision }) => {
-          if (!decision.allowed) log.warn({ host, port, reason: decision.reason }, 'sandbox egress denied');
-          policy.onEgress?.({ host, port, allowed: decision.allowed, ...(decision.allowed ? {} : { reason: decision.reason }) });
-        },
+        reportEgress(policy, this.options.logger.child({ runId: policy.runId })),
       );
       closers.push(() => proxy.close());
       const forwarders: Forwarder[] = [{ port: SANDBOX_PROXY_PORT, socketName: 'egress.sock' }];

@@ -2,6 +2,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { unlink } from 'node:fs/promises';
+import type { Logger } from '@conveyor/logger';
+import type { SandboxPolicy } from './run-sandbox';
 
 /**
  * The only way out of a local sandbox: an HTTP proxy (CONNECT for TLS, absolute-URI requests for plain HTTP)
@@ -63,7 +65,20 @@ export async function decideEgress(rules: EgressRules, host: string, port: numbe
   return { allowed: true, address: addresses[0]!.address };
 }
 
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
 export type EgressListener = (event: { host: string; port: number; decision: EgressDecision }) => void;
+
+/** Logs denials and tells the policy's listener of every attempt (the executor puts denials on the timeline). */
+export function reportEgress(policy: SandboxPolicy, log: Logger): EgressListener {
+  return ({ host, port, decision }) => {
+    if (!decision.allowed) log.warn({ host, port, reason: decision.reason }, 'sandbox egress denied');
+    policy.onEgress?.({ host, port, allowed: decision.allowed, ...(decision.allowed ? {} : { reason: decision.reason }) });
+  };
+}
 
 function splitHostPort(authority: string, defaultPort: number): { host: string; port: number } | undefined {
   const m = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(authority);
@@ -85,12 +100,13 @@ export class EgressProxy {
     });
   }
 
-  static async listen(socketPath: string, rules: EgressRules, listener: EgressListener): Promise<EgressProxy> {
+  /** `listenOn`: a unix socket path (local backend) or a TCP address (container backends). */
+  static async listen(listenOn: string | ListenAddress, rules: EgressRules, listener: EgressListener): Promise<EgressProxy> {
     const proxy = new EgressProxy(rules, listener);
-    await unlink(socketPath).catch(() => undefined);
+    if (typeof listenOn === 'string') await unlink(listenOn).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
       proxy.server.once('error', reject);
-      proxy.server.listen(socketPath, resolve);
+      proxy.server.listen(listenOn, resolve);
     });
     return proxy;
   }
@@ -144,6 +160,11 @@ export class EgressProxy {
     );
     upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
     req.pipe(upstream);
+  }
+
+  /** The TCP port it listens on (container backends listen on port 0). */
+  get port(): number {
+    return (this.server.address() as net.AddressInfo).port;
   }
 
   async close(): Promise<void> {

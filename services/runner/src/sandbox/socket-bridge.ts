@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { unlink } from 'node:fs/promises';
+import type { ListenAddress } from './egress-proxy';
 
-/** A unix socket that pipes every connection to a TCP target: how a policy endpoint reaches into a sandbox. */
+/** A listener that pipes every connection to a TCP target: how a policy endpoint reaches into a sandbox. */
 export class SocketBridge {
   private readonly sockets = new Set<net.Socket>();
   private readonly server: net.Server;
@@ -21,14 +22,19 @@ export class SocketBridge {
     });
   }
 
-  static async listen(socketPath: string, target: { host: string; port: number }): Promise<SocketBridge> {
+  /** `listenOn`: a unix socket path (local backend) or a TCP address (container backends). */
+  static async listen(listenOn: string | ListenAddress, target: { host: string; port: number }): Promise<SocketBridge> {
     const bridge = new SocketBridge(target);
-    await unlink(socketPath).catch(() => undefined);
+    if (typeof listenOn === 'string') await unlink(listenOn).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
       bridge.server.once('error', reject);
-      bridge.server.listen(socketPath, resolve);
+      bridge.server.listen(listenOn, resolve);
     });
     return bridge;
+  }
+
+  get port(): number {
+    return (this.server.address() as net.AddressInfo).port;
   }
 
   async close(): Promise<void> {
