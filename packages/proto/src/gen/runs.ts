@@ -16,6 +16,7 @@ import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, List
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from './conveyor/orchestrator/v1/ListRunsResponse';
 import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Output as _conveyor_orchestrator_v1_Principal__Output } from './conveyor/orchestrator/v1/Principal';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
 import type { ScheduleRef as _conveyor_orchestrator_v1_ScheduleRef, ScheduleRef__Output as _conveyor_orchestrator_v1_ScheduleRef__Output } from './conveyor/orchestrator/v1/ScheduleRef';
 import type { StatusMessage as _conveyor_orchestrator_v1_StatusMessage, StatusMessage__Output as _conveyor_orchestrator_v1_StatusMessage__Output } from './conveyor/orchestrator/v1/StatusMessage';
@@ -24,6 +25,7 @@ import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowup
 import type { TimelineEvent as _conveyor_orchestrator_v1_TimelineEvent, TimelineEvent__Output as _conveyor_orchestrator_v1_TimelineEvent__Output } from './conveyor/orchestrator/v1/TimelineEvent';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from './conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -47,6 +49,7 @@ export interface ProtoGrpcType {
         ListRunsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListRunsResponse, _conveyor_orchestrator_v1_ListRunsResponse__Output>
         Principal: MessageTypeDefinition<_conveyor_orchestrator_v1_Principal, _conveyor_orchestrator_v1_Principal__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
+        RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
         ScheduleRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleRef, _conveyor_orchestrator_v1_ScheduleRef__Output>
         StatusMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_StatusMessage, _conveyor_orchestrator_v1_StatusMessage__Output>
@@ -55,6 +58,7 @@ export interface ProtoGrpcType {
         TimelineEvent: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineEvent, _conveyor_orchestrator_v1_TimelineEvent__Output>
         TimelineResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_TimelineResponse__Output>
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
+        WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }
   }
