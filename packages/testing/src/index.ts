@@ -8,3 +8,4 @@ export {
 } from './test-database';
 export { uniqueName } from './unique-name';
 export { freePort, startPlatform, runCli, type RunningPlatform } from './start-platform';
+export * from './model-server';
