@@ -8,6 +8,7 @@ source "$ROOT/scripts/lib/bootstrap.sh"
 ensure_node_modules
 ensure_deploy_tools
 ensure_infra
+ensure_browser
 log "integration tests run against these real servers:"
 bash "$ROOT/scripts/infra.sh" status >&2
 build_all
