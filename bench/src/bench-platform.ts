@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { startPlatform, type RunningPlatform } from '@conveyor/testing';
 
 /** Seconds of each measured load run and its connections, shared by the HTTP benchmarks. */
@@ -11,12 +12,12 @@ export const progress = (line: string): void => {
 
 /**
  * The platform as processes (no runner: runs stay queued). With BENCH_CPU_PROF_DIR set, every service writes a V8 CPU
- * profile there when it stops (`node --cpu-prof`), to read the top self-time functions of the hot path.
+ * profile there when it stops (cpu-profile-preload), to read the top self-time functions of the hot path.
  */
 export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<RunningPlatform> {
   const profileDir = process.env.BENCH_CPU_PROF_DIR;
   return startPlatform({
-    env: { LOG_LEVEL: 'warn', ...env, ...(profileDir && { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` }) },
+    env: { LOG_LEVEL: 'warn', ...env, ...(profileDir && { BENCH_CPU_PROF_DIR: profileDir, NODE_OPTIONS: `--require ${path.join(__dirname, 'cpu-profile-preload.js')}` }) },
     withRunner: false,
   });
 }
