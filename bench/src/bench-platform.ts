@@ -36,3 +36,10 @@ export async function apiPost(platform: RunningPlatform, path: string, payload: 
 export const printJson = (value: unknown): void => {
   console.log(JSON.stringify(value, null, 2));
 };
+
+/** When a measured run saw 5xx answers, the services' own warnings say why (stderr; LOG_LEVEL is warn). */
+export function reportServerErrors(platform: RunningPlatform, results: Array<{ status_codes: Record<string, number> }>): void {
+  if (results.some((r) => Object.keys(r.status_codes).some((code) => code.startsWith('5')))) {
+    progress(`5xx answers were counted; the services' last log lines:\n${platform.logs().slice(-6000)}`);
+  }
+}
