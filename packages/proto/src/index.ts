@@ -1,3 +1,4 @@
+export * from './grpc-credentials';
 export * from './load-protos';
 export * from './orchestrator-client';
 export * from './typed-call';
@@ -21,6 +22,8 @@ export type * from './gen/conveyor/orchestrator/v1/ListRunsRequest';
 export type * from './gen/conveyor/orchestrator/v1/ListRunsResponse';
 export type * from './gen/conveyor/orchestrator/v1/SubmitFollowupRequest';
 export type * from './gen/conveyor/orchestrator/v1/TimelineEvent';
+export type * from './gen/conveyor/orchestrator/v1/WatchRunEventsRequest';
+export type * from './gen/conveyor/orchestrator/v1/RunEventMessage';
 export type * from './gen/conveyor/orchestrator/v1/GetConversationRequest';
 export type * from './gen/conveyor/orchestrator/v1/RunAssignment';
 export type * from './gen/conveyor/orchestrator/v1/RunnerControl';
@@ -28,6 +31,12 @@ export type * from './gen/conveyor/orchestrator/v1/ReportEventsRequest';
 export type * from './gen/conveyor/orchestrator/v1/CompleteRunRequest';
 export type * from './gen/conveyor/orchestrator/v1/HeartbeatRequest';
 export type * from './gen/conveyor/orchestrator/v1/ClaimRunRequest';
+export type * from './gen/conveyor/orchestrator/v1/RequestUsage';
+export type * from './gen/conveyor/orchestrator/v1/HandoffAttachment';
+export type * from './gen/conveyor/orchestrator/v1/HandoffAttachmentsResponse';
+export type * from './gen/conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+export type * from './gen/conveyor/orchestrator/v1/CheckRedirectRequest';
+export type * from './gen/conveyor/orchestrator/v1/CheckRedirectResponse';
 // Factories, webhooks, automations, secrets, definitions (webhooks.proto).
 export type * from './gen/conveyor/orchestrator/v1/FactoryService';
 export type * from './gen/conveyor/orchestrator/v1/WebhookIngressService';

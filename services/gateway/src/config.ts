@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, loadConfig, port, trustProxy } from '@conveyor/config';
+import { commonEnv, loadConfig, port, trustProxy, grpcTlsEnv } from '@conveyor/config';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -10,6 +10,8 @@ const schema = z.object({
   PORT: port(8080),
   /** Orchestrator gRPC address. */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   /** Deadline for each gRPC call; transparent retries on UNAVAILABLE happen within it. */
   GRPC_DEADLINE_MS: positiveInt(10_000),
   /**
@@ -29,8 +31,16 @@ const schema = z.object({
   RATE_LIMIT_PER_TEAM_SECONDS: positiveInt(60),
   /** Prefix of the counters' Redis keys (installations sharing a Redis, or test platforms, keep theirs apart). */
   RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default('conveyor:rl'),
+  /** Base URL users reach this gateway at (links such as `session_link` use it); default: the listen address. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** Tests: check every JSON response against the OpenAPI document's schema; a mismatch becomes a 500. */
+  VALIDATE_RESPONSES: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;
 
 export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(schema, env);
+
+/** Where users reach the gateway: PUBLIC_URL, else the listen address (without a trailing slash). */
+export const publicUrl = (config: GatewayConfig, listenPort: number): string =>
+  (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${listenPort}`).replace(/\/+$/, '');

@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
+import { mutualTlsCredentials } from '@conveyor/proto';
 import { closeAll, closeServer, listen, Readiness, type Service } from '@conveyor/runtime';
 import { buildApp } from './app';
-import type { GatewayConfig } from './config';
+import { publicUrl, type GatewayConfig } from './config';
 import { OrchestratorApi } from './orchestrator-api';
 
 export class Gateway implements Service {
@@ -20,7 +21,7 @@ export class Gateway implements Service {
   ) {}
 
   async start(): Promise<void> {
-    const api = new OrchestratorApi(this.config.ORCHESTRATOR_ADDR, this.config.GRPC_DEADLINE_MS);
+    const api = new OrchestratorApi(this.config.ORCHESTRATOR_ADDR, mutualTlsCredentials(this.config), this.config.GRPC_DEADLINE_MS);
     this.api = api;
     this.readiness.add('orchestrator', async () => {
       const health = await api.call('health', 'Check', {});
@@ -30,7 +31,7 @@ export class Gateway implements Service {
     const redis = new Redis(this.config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'redis (rate limits) unavailable'));
     this.redis = redis;
-    const app = buildApp({ config: this.config, logger: this.logger, api, redis, readiness: this.readiness });
+    const app = buildApp({ config: this.config, logger: this.logger, api, redis, readiness: this.readiness, publicUrl: () => publicUrl(this.config, this.port) });
     ({ server: this.server, port: this.port } = await listen(app, this.config.PORT, this.config.HOST));
     this.logger.info({ port: this.port }, 'gateway started');
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, csv, loadConfig, port, trustProxy } from '@conveyor/config';
+import { commonEnv, csv, loadConfig, port, trustProxy, grpcTlsEnv } from '@conveyor/config';
 import { DEFAULT_DELIVERIES_TOPIC, kafkaSecurityEnv } from '@conveyor/kafka';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -19,6 +19,8 @@ const schema = z.object({
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   /** Orchestrator gRPC address (webhook configuration lookups). */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   /** Deadline of a configuration lookup; a lookup that fails answers 503. */
   ORCHESTRATOR_DEADLINE_MS: positiveInt(3000),
   /** Whose X-Forwarded-For names the sender (nobody by default; see @conveyor/config's trustProxy). */

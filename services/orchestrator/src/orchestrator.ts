@@ -1,4 +1,3 @@
-import type { Server as GrpcServer } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
@@ -11,15 +10,19 @@ import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } 
 import type { OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
 import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
-import { startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
+import type * as grpc from '@grpc/grpc-js';
+import { serverTlsCredentials, startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
+import { certificatePeer } from './grpc/rpc-guard';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { OutboxRelay } from './runs/outbox-relay';
+import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
 import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
 import type { CreateRunDeps } from './runs/create-run';
 import { WebhookModule } from './webhooks/webhook-module';
+import { workerEndpointHandlers, workerTokenPeer } from './workers/worker-endpoint';
 import { WorkerHub } from './workers/worker-hub';
 
 export class Orchestrator implements Service {
@@ -27,6 +30,7 @@ export class Orchestrator implements Service {
   /** The service's Prometheus registry, served at `/metrics` on the HTTP port (see docs/metrics.md). */
   readonly metrics = createMetricsRegistry('orchestrator');
   grpcPort = 0;
+  workerGrpcPort = 0;
   httpPort = 0;
   private db: PrismaClient | undefined;
   private redis: Redis | undefined;
@@ -34,13 +38,15 @@ export class Orchestrator implements Service {
   private outbox: OutboxRelay | undefined;
   private sweeper: LostRunnerSweeper | undefined;
   private kafkaAdmin: Admin | undefined;
-  private grpcServer: GrpcServer | undefined;
+  private grpcServer: grpc.Server | undefined;
+  private workerGrpcServer: grpc.Server | undefined;
   private httpServer: HttpServer | undefined;
   private consumer: DeliveryConsumer | undefined;
   private lagMonitor: ConsumerLagMonitor | undefined;
   private webhooks: WebhookModule | undefined;
   private schedules: ScheduleModule | undefined;
   private workerHub: WorkerHub | undefined;
+  private runEventFeed: RunEventFeed | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -52,6 +58,9 @@ export class Orchestrator implements Service {
 
   async start(): Promise<void> {
     const { config, logger } = this;
+    // Read first: a missing certificate fails the start before anything is connected.
+    const coreCredentials = serverTlsCredentials(config, 'mutual-tls');
+    const workerEndpointCredentials = serverTlsCredentials(config, 'server-tls-only');
     const db = createPrismaClient(config.DATABASE_URL);
     this.db = db;
     this.readiness.add('postgres', async () => {
@@ -101,17 +110,39 @@ export class Orchestrator implements Service {
     this.workerHub = workerHub;
     workerHub.start();
 
+    const runEventFeed = new RunEventFeed(config.DATABASE_URL, logger.child({ component: 'run-event-feed' }));
+    this.runEventFeed = runEventFeed;
+    await runEventFeed.start();
+    this.readiness.add('run event feed', async () => {
+      if (!runEventFeed.connected) throw new Error('not listening for run events');
+    });
+
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, runEventFeed }),
       ...webhooks.grpcHandlers(),
       ...schedules.grpcHandlers(),
       ...workerHub.grpcHandlers(),
       ...catalog.grpcHandlers(),
     };
-    ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, config.GRPC_HOST, config.GRPC_PORT));
+    const grpcLogger = logger.child({ component: 'grpc' });
+    ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, {
+      host: config.GRPC_HOST,
+      port: config.GRPC_PORT,
+      credentials: coreCredentials,
+      authenticate: certificatePeer,
+      logger: grpcLogger,
+    }));
+    // Self-hosted workers never reach the listener above: theirs has server TLS (no client certificate) and tokens.
+    ({ server: this.workerGrpcServer, port: this.workerGrpcPort } = await startGrpcServer(workerEndpointHandlers(db, handlers.workers, handlers.runner), {
+      host: config.WORKER_GRPC_HOST,
+      port: config.WORKER_GRPC_PORT,
+      credentials: workerEndpointCredentials,
+      authenticate: workerTokenPeer(db),
+      logger: grpcLogger.child({ listener: 'worker-endpoint' }),
+    }));
 
     if (config.CONSUME_DELIVERIES) await this.startConsumer();
-    logger.info({ grpcPort: this.grpcPort, httpPort: this.httpPort }, 'orchestrator started');
+    logger.info({ grpcPort: this.grpcPort, workerGrpcPort: this.workerGrpcPort, httpPort: this.httpPort }, 'orchestrator started');
   }
 
   private async startConsumer(): Promise<void> {
@@ -156,7 +187,9 @@ export class Orchestrator implements Service {
     await closeAll(this.logger, [
       // Worker streams are ended first: a graceful gRPC shutdown would otherwise wait for them until its deadline.
       ['self-hosted workers', () => this.workerHub?.stop()],
+      ['run event watchers', () => this.runEventFeed?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
+      ['worker endpoint', () => this.workerGrpcServer && stopGrpcServer(this.workerGrpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],
       ['consumer lag monitor', () => this.lagMonitor?.stop()],
       ['webhook delivery retention', () => this.webhooks?.stop()],
