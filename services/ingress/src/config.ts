@@ -35,6 +35,8 @@ const schema = z.object({
   DEDUPE_TTL_SECONDS: positiveInt(8 * 24 * 60 * 60),
   /** Upper bound on waiting for Kafka's acknowledgement before answering 503 (Kafka's own retries end sooner). */
   PUBLISH_TIMEOUT_MS: positiveInt(10_000),
+  /** How long a delivery that finds the Kafka producer idle waits for others to share its produce request. */
+  PUBLISH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(2),
   /** Retry-After (seconds) sent with a 503 when Kafka or Redis is unavailable. */
   UNAVAILABLE_RETRY_AFTER_SECONDS: positiveInt(5),
 });

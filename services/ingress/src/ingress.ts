@@ -69,7 +69,7 @@ export class Ingress implements Service {
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
       ...(this.deps.kafkaSocketFactory && { socketFactory: this.deps.kafkaSocketFactory }),
     });
-    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC, logger.child({ component: 'delivery-publisher' }), 2000);
+    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC, logger.child({ component: 'delivery-publisher' }), 2000, config.PUBLISH_LINGER_MS);
     this.admin = kafka.admin();
     this.readiness.add('kafka', async () => {
       if (!this.adminConnected) throw new Error('not connected to Kafka');

@@ -9,7 +9,7 @@ import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepth
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
-import { DeliveryConsumer, type DeliveryHandler } from './deliveries/delivery-consumer';
+import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
 import type * as grpc from '@grpc/grpc-js';
 import { serverTlsCredentials, startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
@@ -53,7 +53,7 @@ export class Orchestrator implements Service {
     private readonly config: OrchestratorConfig,
     private readonly logger: Logger,
     /** Replaces the webhook delivery processor (tests of the consumer alone). */
-    private readonly onDelivery?: DeliveryHandler,
+    private readonly onDeliveries?: DeliveryBatchHandler,
   ) {}
 
   async start(): Promise<void> {
@@ -163,7 +163,7 @@ export class Orchestrator implements Service {
     this.consumer = new DeliveryConsumer(kafka, {
       topic: config.DELIVERIES_TOPIC,
       groupId: config.DELIVERIES_CONSUMER_GROUP,
-      handler: this.onDelivery ?? this.webhooks!.processor.handle,
+      handler: this.onDeliveries ?? this.webhooks!.processor.handleBatch,
       logger: logger.child({ component: 'delivery-consumer' }),
     });
     await this.consumer.start();
