@@ -2,6 +2,8 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { CatalogServiceHandlers, AgentIdentityServiceHandlers } from '@conveyor/proto';
 import type { OrchestratorConfig } from '../config';
+import { EgressPolicy } from '../egress/egress-policy';
+import { planGitFetch } from '../egress/git-egress';
 import { AgentIdentities } from '../identities/agent-identities';
 import { identityHandlers } from '../identities/identity-handlers';
 import { IdentityKeys } from '../identities/identity-keys';
@@ -13,7 +15,10 @@ import { ModelCatalog } from './model-catalog';
 import { SkillCatalog } from './skill-catalog';
 import { SkillRepositoryCache } from './skill-repository-cache';
 
-export type CatalogModuleConfig = Pick<OrchestratorConfig, 'MODELS_CONFIG' | 'MODELS_CONFIG_FILE' | 'GIT_BASE_URL' | 'GIT_ALLOW_LOCAL_URLS' | 'SKILL_CACHE_TTL_MS'>;
+export type CatalogModuleConfig = Pick<
+  OrchestratorConfig,
+  'MODELS_CONFIG' | 'MODELS_CONFIG_FILE' | 'GIT_BASE_URL' | 'GIT_ALLOW_LOCAL_URLS' | 'GIT_ALLOWED_SCHEMES' | 'EGRESS_ALLOWED_ADDRESSES' | 'SKILL_CACHE_TTL_MS'
+>;
 
 /**
  * Environments, skills, models and agent identities wired for the orchestrator: the gRPC handlers and the
@@ -32,7 +37,9 @@ export class CatalogModule {
   ) {
     const { config, db, logger } = deps;
     this.models = ModelCatalog.fromConfig(config);
-    const cache = new SkillRepositoryCache(db, new GitSkillScanner(), config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
+    const egress = { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS };
+    const scanner = new GitSkillScanner((url) => planGitFetch(url, egress));
+    const cache = new SkillRepositoryCache(db, scanner, config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
     this.skills = new SkillCatalog(db, cache);
     this.environments = new Environments({ db, gitBaseUrl: config.GIT_BASE_URL, allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS });
     this.identities = new AgentIdentities({ db, models: this.models });
