@@ -9,6 +9,7 @@ import { identityHandlers } from '../identities/identity-handlers';
 import { IdentityKeys } from '../identities/identity-keys';
 import type { RunCatalog } from '../runs/resolve-run-catalog';
 import { catalogHandlers } from './catalog-handlers';
+import { EnvironmentGuests } from './environment-guests';
 import { Environments } from './environments';
 import { GitSkillScanner } from './git-skill-scanner';
 import { ModelCatalog } from './model-catalog';
@@ -28,6 +29,7 @@ export class CatalogModule {
   readonly models: ModelCatalog;
   readonly skills: SkillCatalog;
   readonly environments: Environments;
+  readonly guests: EnvironmentGuests;
   readonly identities: AgentIdentities;
   readonly keys: IdentityKeys;
   readonly runCatalog: RunCatalog;
@@ -42,6 +44,7 @@ export class CatalogModule {
     const cache = new SkillRepositoryCache(db, scanner, config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
     this.skills = new SkillCatalog(db, cache);
     this.environments = new Environments({ db, gitBaseUrl: config.GIT_BASE_URL, allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS });
+    this.guests = new EnvironmentGuests(db, this.environments);
     this.identities = new AgentIdentities({ db, models: this.models });
     this.keys = new IdentityKeys(db);
     this.runCatalog = { db, models: this.models, skills: this.skills };
@@ -50,7 +53,7 @@ export class CatalogModule {
   grpcHandlers(): { catalog: CatalogServiceHandlers; identities: AgentIdentityServiceHandlers } {
     const { logger } = this.deps;
     return {
-      catalog: catalogHandlers({ environments: this.environments, skills: this.skills, models: this.models, logger }),
+      catalog: catalogHandlers({ environments: this.environments, guests: this.guests, skills: this.skills, models: this.models, logger }),
       identities: identityHandlers({ identities: this.identities, keys: this.keys, logger }),
     };
   }
