@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { commonEnv, csv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
@@ -92,6 +93,16 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * Transports skill discovery's git may use: `https` only by default; add `http`, `ssh` or `git` deliberately
+   * (`ssh`/`git` cannot be pinned to the checked address; see docs/security.md).
+   */
+  GIT_ALLOWED_SCHEMES: csv('https').pipe(z.array(z.enum(['https', 'http', 'ssh', 'git']))),
+  /**
+   * CIDRs the platform's own outbound fetches may reach although they are loopback, private or link-local (e.g.
+   * `10.20.0.0/16` for an internal git server, `127.0.0.0/8,::1/128` for tests). Empty: public addresses only.
+   */
+  EGRESS_ALLOWED_ADDRESSES: csv('').refine((cidrs) => cidrs.every((c) => ipaddr.isValidCIDR(c)), 'must be comma-separated CIDRs, e.g. 10.0.0.0/8,::1/128'),
   /** How long discovered skills are served from the cache before the repository's head commit is checked again. */
   SKILL_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5 * 60 * 1000),
 })
