@@ -94,7 +94,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
       expect(step.status).toBe('completed');
       expect(step.input).toEqual(expect.any(Object));
     }
-    expect(JSON.stringify(tools[0]?.output)).toContain('hello world');
+    // Gemini CLI's stream reports no output for read_file (its session file has it); the others show the content.
+    if (cli !== 'gemini') expect(JSON.stringify(tools[0]?.output)).toContain('hello world');
     expect(agent.filter((s) => s.type === 'text').map((s) => s.text)).toEqual(['Let me look at the file.', SCRIPT_FINAL_TEXT]);
 
     // Usage the CLI reported for its turn is on the run's event log.
@@ -111,8 +112,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     const transcript = await (await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { Authorization: `Bearer ${platform.apiKey}` } })).text();
     expect(transcript).toContain(SCRIPT_FINAL_TEXT);
     expect(transcript).not.toContain('"kind":"state_changed"');
-    const firstLine = JSON.parse(transcript.split('\n')[0] ?? '') as Json;
-    expect(firstLine).not.toHaveProperty('kind');
+    // Claude Code and Gemini CLI name their session after the run; Codex's rollout opens with its session_meta.
+    expect(transcript).toContain(cli === 'codex' ? '"type":"session_meta"' : `"sessionId":"${runId}"`);
 
     // A follow-up after the end resumes the same session: the model receives the earlier turns with it.
     server.enqueue({ text: 'I changed one word.' });
