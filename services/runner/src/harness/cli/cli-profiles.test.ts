@@ -47,7 +47,7 @@ describe('MCP servers', () => {
     });
     expect(args).toContain('--strict-mcp-config');
 
-    const toml = parse(codexProfile.files(setup()).find((f) => f.path === '/ws/.home/.codex/config.toml')!.content) as Record<string, any>;
+    const toml = parse(codexProfile.files(setup()).find((f) => f.path === '/ws/.home/.codex/config.toml')!.content) as { mcp_servers: unknown; model_providers: { conveyor: unknown } };
     expect(toml.mcp_servers).toEqual({
       files: { command: 'npx', args: ['-y', 'files-mcp'], env: { ROOT: '/w' } },
       tracker: { url: 'https://mcp.example.com/mcp', http_headers: { 'X-Team': 't1' } },
@@ -56,7 +56,7 @@ describe('MCP servers', () => {
     expect(toml).toMatchObject({ model: 'm1', model_provider: 'conveyor', model_reasoning_effort: 'high' });
     expect(toml.model_providers.conveyor).toEqual({ name: 'Conveyor model proxy', base_url: 'http://proxy/v1', env_key: 'CONVEYOR_MODEL_TOKEN', wire_api: 'responses' });
 
-    const settings = JSON.parse(geminiProfile.files(setup()).find((f) => f.path === '/ws/.home/.gemini/settings.json')!.content) as Record<string, any>;
+    const settings = JSON.parse(geminiProfile.files(setup()).find((f) => f.path === '/ws/.home/.gemini/settings.json')!.content) as { mcpServers: unknown };
     expect(settings.mcpServers).toEqual({
       files: { command: 'npx', args: ['-y', 'files-mcp'], env: { ROOT: '/w' } },
       tracker: { httpUrl: 'https://mcp.example.com/mcp', headers: { 'X-Team': 't1' } },
