@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import {
   longCommandScript,
   readEditRunScript,
@@ -9,6 +8,7 @@ import {
   SCRIPT_FILE,
   SCRIPT_FINAL_TEXT,
   SCRIPT_TOOL_NAMES,
+  SCRIPTED_USAGE,
   startScriptedModelServer,
   type AgentCli,
   type ScriptedModelServer,
@@ -46,13 +46,11 @@ async function eventually(probe: () => Promise<boolean>, what: string, platform:
 describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real CLI end to end', (cli) => {
   let server: ScriptedModelServer;
   let platform: RunningPlatform;
-  let db: PrismaClient;
   let environmentId: string;
 
   beforeAll(async () => {
     server = await startScriptedModelServer();
     platform = await startPlatform({ env: { DEFAULT_HARNESS: cli, MODEL_ENDPOINT: server.url } });
-    db = createPrismaClient(platform.databaseUrl);
     const environment = await apiCall(platform, 'POST', '/agent/environments', {
       name: `${cli} workspace`,
       setup_commands: [`printf '${SCRIPT_FILE.before.replace('\n', '\\n')}' > ${SCRIPT_FILE.name}`],
@@ -61,7 +59,6 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     environmentId = environment.body.uid as string;
   });
   afterAll(async () => {
-    await db?.$disconnect();
     await platform?.stop();
     await server?.close();
   });
@@ -98,10 +95,9 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     if (cli !== 'gemini') expect(JSON.stringify(tools[0]?.output)).toContain('hello world');
     expect(agent.filter((s) => s.type === 'text').map((s) => s.text)).toEqual(['Let me look at the file.', SCRIPT_FINAL_TEXT]);
 
-    // Usage the CLI reported for its turn is on the run's event log.
-    const usage = await db.runEvent.findMany({ where: { runId, kind: 'usage' } });
-    expect(usage.length).toBeGreaterThan(0);
-    expect(usage.reduce((n, e) => n + Number((e.data as { output_tokens?: number }).output_tokens ?? 0), 0)).toBeGreaterThan(0);
+    // The usage the CLI reported for its four model calls is the run's request_usage.
+    const tokens = { input_tokens: 4 * SCRIPTED_USAGE.inputTokens, output_tokens: 4 * SCRIPTED_USAGE.outputTokens };
+    expect(done.request_usage).toMatchObject({ total_tokens: tokens.input_tokens + tokens.output_tokens, usage_by_category: tokens });
 
     // Every agent turn reached the model endpoint with the run's token, never a provider key.
     const turns = server.requests.slice(firstTurn).filter((r) => r.scripted);

@@ -154,6 +154,17 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     await ws.sandbox.destroy();
   });
 
+  it('a follow-up arriving while the agent works is handled in the same execution, after the earlier turn', async () => {
+    const ws = await runWorkspace();
+    server.enqueue({ text: 'First answer.' }, { text: 'Second answer.' });
+    const { outcome } = await execute(ws, { prompt: 'Say something', drive: (inbox) => inbox.push('Say something else') });
+    expect(outcome).toMatchObject({ state: 'SUCCEEDED', message: 'Second answer.' });
+    const last = JSON.stringify(server.requests.filter((r) => r.scripted).at(-1)!.body);
+    expect(last).toContain('Say something else');
+    expect(last).toContain('First answer.');
+    await ws.sandbox.destroy();
+  });
+
   it('cancel ends the CLI and every process it started', async () => {
     const ws = await runWorkspace();
     const seconds = randomInt(30_000, 90_000);
