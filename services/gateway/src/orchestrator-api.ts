@@ -1,4 +1,4 @@
-import { Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from '@conveyor/errors';
 import { callRpc, createOrchestratorClients, type OrchestratorClients, type RequestOf, type ResponseOf, type RpcNames, type ServiceClients } from '@conveyor/proto';
 
@@ -8,9 +8,10 @@ export class OrchestratorApi {
 
   constructor(
     address: string,
+    credentials: ChannelCredentials,
     private readonly deadlineMs: number,
   ) {
-    this.clients = createOrchestratorClients(address);
+    this.clients = createOrchestratorClients(address, credentials);
   }
 
   async call<S extends keyof ServiceClients, M extends RpcNames<ServiceClients[S]>>(
