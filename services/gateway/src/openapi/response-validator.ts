@@ -23,8 +23,9 @@ export function validateResponses() {
   return (req: Request, res: Response, next: NextFunction): void => {
     const send = res.send.bind(res);
     res.send = (body?: unknown) => {
-      const type = String(res.getHeader('content-type') ?? '');
-      if (!/json/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
+      // JSON and +json media types; not JSON lines (application/x-ndjson, e.g. transcripts), which are downloads.
+      const type = String(res.getHeader('content-type') ?? '').split(';')[0]!.trim();
+      if (!/(^|\/|\+)json$/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
       const expected = expectedSchema(req, res.statusCode);
       let problem: string | undefined;
       if (typeof expected === 'string') problem = expected;
