@@ -3,6 +3,7 @@ import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readiness } from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
+import type { ConsoleSessions } from './console/console-sessions';
 import { identify, requireAuth } from './middleware/authenticate';
 import type { OrchestratorApi } from './orchestrator-api';
 import { artifactRoutes } from './routes/artifact-routes';
@@ -21,9 +22,17 @@ import { webhookSecretRoutes } from './routes/webhook-secret-routes';
 import { catalogRoutes } from './routes/catalog-routes';
 import { environmentRoutes } from './routes/environment-routes';
 import { identityRoutes } from './routes/identity-routes';
+import { consoleRoutes } from './routes/console-routes';
 
-/** The public REST API: health at the root, everything else under /v1 behind API-key auth. */
-export function buildApp(deps: { config: GatewayConfig; logger: Logger; api: OrchestratorApi; readiness: Readiness; metrics?: Registry }): Express {
+/** The public REST API: health at the root, everything else under /v1 behind API-key auth; the web console under /console. */
+export function buildApp(deps: {
+  config: GatewayConfig;
+  logger: Logger;
+  api: OrchestratorApi;
+  readiness: Readiness;
+  consoleSessions: ConsoleSessions;
+  metrics?: Registry;
+}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
@@ -58,6 +67,7 @@ export function buildApp(deps: { config: GatewayConfig; logger: Logger; api: Orc
   v1.use(identityRoutes(deps.api));
   app.use('/v1', v1);
   app.use('/api/v1', v1);
+  app.use('/console', consoleRoutes({ api: deps.api, sessions: deps.consoleSessions, sessionTtlSeconds: deps.config.CONSOLE_SESSION_TTL_SECONDS, v1 }));
 
   app.use(notFoundHandler);
   app.use(errorHandler());
