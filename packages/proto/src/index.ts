@@ -30,6 +30,12 @@ export type * from './gen/conveyor/orchestrator/v1/ReportEventsRequest';
 export type * from './gen/conveyor/orchestrator/v1/CompleteRunRequest';
 export type * from './gen/conveyor/orchestrator/v1/HeartbeatRequest';
 export type * from './gen/conveyor/orchestrator/v1/ClaimRunRequest';
+export type * from './gen/conveyor/orchestrator/v1/RequestUsage';
+export type * from './gen/conveyor/orchestrator/v1/HandoffAttachment';
+export type * from './gen/conveyor/orchestrator/v1/HandoffAttachmentsResponse';
+export type * from './gen/conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+export type * from './gen/conveyor/orchestrator/v1/CheckRedirectRequest';
+export type * from './gen/conveyor/orchestrator/v1/CheckRedirectResponse';
 // Factories, webhooks, automations, secrets, definitions (webhooks.proto).
 export type * from './gen/conveyor/orchestrator/v1/FactoryService';
 export type * from './gen/conveyor/orchestrator/v1/WebhookIngressService';

@@ -3,8 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
 import { closeAll, closeServer, listen, Readiness, type Service } from '@conveyor/runtime';
 import { buildApp } from './app';
-import type { GatewayConfig } from './config';
-import { ConsoleSessions } from './console/console-sessions';
+import { publicUrl, type GatewayConfig } from './config';
 import { OrchestratorApi } from './orchestrator-api';
 
 export class Gateway implements Service {
@@ -27,15 +26,11 @@ export class Gateway implements Service {
       const health = await api.call('health', 'Check', {});
       if (!health.ready) throw new Error(`orchestrator not ready: ${JSON.stringify(health.checks)}`);
     });
-    const redis = new Redis(this.config.REDIS_URL, { lazyConnect: true });
+    // No offline queue: while Redis is unreachable, rate limiting falls back to memory at once instead of waiting.
+    const redis = new Redis(this.config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'redis (rate limits) unavailable'));
     this.redis = redis;
-    redis.on('error', (err) => this.logger.warn({ err: err.message }, 'redis error'));
-    await redis.connect();
-    this.readiness.add('redis', async () => {
-      await redis.ping();
-    });
-    const consoleSessions = new ConsoleSessions(redis, this.config.CONSOLE_SESSION_TTL_SECONDS);
-    const app = buildApp({ config: this.config, logger: this.logger, api, readiness: this.readiness, consoleSessions });
+    const app = buildApp({ config: this.config, logger: this.logger, api, redis, readiness: this.readiness, publicUrl: () => publicUrl(this.config, this.port) });
     ({ server: this.server, port: this.port } = await listen(app, this.config.PORT, this.config.HOST));
     this.logger.info({ port: this.port }, 'gateway started');
   }
@@ -47,7 +42,7 @@ export class Gateway implements Service {
         ['run event streams', () => this.api?.cancelStreams()],
         ['http server', () => this.server && closeServer(this.server)],
         ['orchestrator client', () => this.api?.close()],
-        ['redis', () => this.redis?.quit()],
+        ['redis', () => this.redis?.disconnect()],
       ]);
     })();
     return this.stopped;

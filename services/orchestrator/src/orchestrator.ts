@@ -4,7 +4,7 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
-import { createKafka, ensureTopics } from '@conveyor/kafka';
+import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
@@ -128,6 +128,7 @@ export class Orchestrator implements Service {
     const kafka = createKafka({
       clientId: 'conveyor-orchestrator',
       brokers: config.KAFKA_BROKERS,
+      security: kafkaSecurityOptions(config),
       log: (level, msg, fields) => logger[level](fields, msg),
     });
     await ensureTopics(kafka, [{ topic: config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 }]);

@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { z } from 'zod';
 import { SetupFailure } from './harness/harness';
+import { runToCompletion } from './sandbox/collect-output';
+import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** What the orchestrator resolves for the run's environment: repositories to clone and commands to run. */
 export const environmentSchema = z.object({
@@ -10,32 +11,27 @@ export const environmentSchema = z.object({
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
-function run(command: string, args: string[], cwd: string, signal: AbortSignal): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, signal, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (d: Buffer) => {
-      output = (output + d.toString()).slice(-4000);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.on('error', (err) => resolve({ code: -1, output: err.message }));
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
-
-/** Clones repositories and runs setup commands in the workspace; any failure is a setup failure of the run. */
-export async function setUpEnvironment(spec: EnvironmentSpec, workspaceDir: string, signal: AbortSignal, report: (detail: string) => void): Promise<void> {
+/**
+ * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any
+ * failure is a setup failure of the run.
+ */
+export async function setUpEnvironment(
+  spec: EnvironmentSpec,
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  signal: AbortSignal,
+  report: (detail: string) => void,
+): Promise<void> {
   for (const repo of spec.repositories) {
     const dir = repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
     report(`cloning ${repo.url}`);
-    const args = ['clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), repo.url, dir];
-    const cloned = await run('git', args, workspaceDir, signal);
+    const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];
+    const cloned = await runToCompletion(sandbox, { argv, env }, signal);
     if (cloned.code !== 0) throw new SetupFailure(`Cloning ${repo.url} failed: ${cloned.output.trim()}`);
   }
   for (const command of spec.setup_commands) {
     report(`running ${command}`);
-    const result = await run('/bin/sh', ['-c', command], workspaceDir, signal);
+    const result = await runToCompletion(sandbox, { argv: ['/bin/sh', '-c', command], env }, signal);
     if (result.code !== 0) throw new SetupFailure(`Setup command failed (${command}): ${result.output.trim()}`);
   }
 }

@@ -31,7 +31,10 @@ export async function createRun(platform: RunningPlatform, prompt: string, title
 }
 
 /** The path of the run's session link: the URL the API hands out for watching a run. */
-export const sessionPath = (run: Json): string => (typeof run.session_link === 'string' ? new URL(run.session_link).pathname : `/console/runs/${String(run.run_id)}`);
+export function sessionPath(run: Json): string {
+  if (typeof run.session_link !== 'string') throw new Error(`run ${String(run.run_id)} has no session_link`);
+  return new URL(run.session_link).pathname;
+}
 
 /** An admin key of a brand-new team. */
 export async function newTeamKey(platform: RunningPlatform): Promise<string> {

@@ -29,7 +29,7 @@ describe('self-hosted workers end to end', () => {
 
   function startWorker(env: NodeJS.ProcessEnv): ChildProcess {
     const child = spawn(process.execPath, [path.join(ROOT, 'services/runner/dist/worker-main.js')], {
-      env: { ...process.env, ORCHESTRATOR_ADDR: grpcAddr, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, ORCHESTRATOR_ADDR: grpcAddr, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), RUN_SANDBOX: 'none', LOG_LEVEL: 'info', ...env },
     });
     child.stdout?.on('data', (d: Buffer) => (workerLogs += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (workerLogs += d.toString()));

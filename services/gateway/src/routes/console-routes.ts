@@ -2,7 +2,8 @@ import path from 'node:path';
 import express, { Router, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { notFoundHandler } from '@conveyor/runtime';
-import type { ConsoleSessions } from '../console/console-sessions';
+import type { Redis } from 'ioredis';
+import { ConsoleSessions } from '../console/console-sessions';
 import { consoleSession, requireSameOrigin } from '../middleware/console-session';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { consoleSessionRoutes } from './console-session-routes';
@@ -34,14 +35,15 @@ const securityHeaders = helmet({
  * stream of a run, and the REST API itself under /console/api, reached with the session cookie instead of a
  * Bearer key (`v1` is the API's own router, so the console can do exactly what the API allows).
  */
-export function consoleRoutes(deps: { api: OrchestratorApi; sessions: ConsoleSessions; sessionTtlSeconds: number; v1: RequestHandler }): Router {
+export function consoleRoutes(deps: { api: OrchestratorApi; redis: Redis; sessionTtlSeconds: number; v1: RequestHandler }): Router {
+  const sessions = new ConsoleSessions(deps.redis, deps.sessionTtlSeconds);
   const router = Router();
   router.use(securityHeaders);
 
   const api = Router();
   api.use(requireSameOrigin);
-  api.use(consoleSessionRoutes({ api: deps.api, sessions: deps.sessions, ttlSeconds: deps.sessionTtlSeconds }));
-  api.use(consoleSession(deps.sessions, deps.api));
+  api.use(consoleSessionRoutes({ api: deps.api, sessions, ttlSeconds: deps.sessionTtlSeconds }));
+  api.use(consoleSession(sessions, deps.api));
   api.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();
