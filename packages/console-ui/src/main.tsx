@@ -15,7 +15,8 @@ function Page({ path, session }: { path: string; session: Session }) {
   const parts = path.split('/').slice(2).map(decodeURIComponent); // ['runs', '<id>'] from /console/runs/<id>
   const [section, id, sub, subId] = parts;
   if (section === 'runs' && id) return <RunPage runId={id} />;
-  if (section === 'webhooks' && id && sub === 'webhooks' && subId) return <WebhookLogPage factoryId={id} webhookUid={subId} isAdmin={session.role === 'ADMIN'} />;
+  if (section === 'webhooks' && id && sub === 'webhooks' && subId)
+    return <WebhookLogPage factoryId={id} webhookUid={subId} isAdmin={session.role === 'ADMIN'} />;
   if (section === 'webhooks') return <WebhooksPage isAdmin={session.role === 'ADMIN'} />;
   if (section === 'schedules' && id) return <SchedulePage scheduleId={id} />;
   if (section === 'schedules') return <SchedulesPage />;

@@ -14,7 +14,10 @@ export function navigate(to: string, replace = false): void {
 }
 
 export function useLocation(): { path: string; search: URLSearchParams } {
-  const read = () => ({ path: location.pathname.replace(/\/+$/, '') || '/', search: new URLSearchParams(location.search) });
+  const read = () => ({
+    path: location.pathname.replace(/\/+$/, '') || '/',
+    search: new URLSearchParams(location.search),
+  });
   const [loc, setLoc] = useState(read);
   useEffect(() => {
     const update = () => setLoc(read());
@@ -28,7 +31,16 @@ export function useLocation(): { path: string; search: URLSearchParams } {
   return loc;
 }
 
-export function Link({ href, children, ...rest }: { href: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page' }) {
+export function Link({
+  href,
+  children,
+  ...rest
+}: {
+  href: string;
+  children: ComponentChildren;
+  class?: string;
+  'aria-current'?: 'page';
+}) {
   const onClick = (e: MouseEvent) => {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     e.preventDefault();

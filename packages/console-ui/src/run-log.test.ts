@@ -1,7 +1,13 @@
 import { RunLog, type StreamedEvent } from './run-log';
 
 let seq = 0;
-const ev = (kind: string, data: Record<string, unknown>, execution = 1): StreamedEvent => ({ sequence: ++seq, kind, created_at: '2026-11-23T00:00:00.000Z', execution, data });
+const ev = (kind: string, data: Record<string, unknown>, execution = 1): StreamedEvent => ({
+  sequence: ++seq,
+  kind,
+  created_at: '2026-11-23T00:00:00.000Z',
+  execution,
+  data,
+});
 
 describe('RunLog', () => {
   it('groups a turn, pairs tool results with calls and sums usage', () => {
@@ -21,9 +27,17 @@ describe('RunLog', () => {
     expect(log.messages.map((m) => m.role)).toEqual(['user', 'agent', 'user', 'agent']);
     expect(log.messages[1]!.steps).toEqual([
       expect.objectContaining({ type: 'text', text: 'looking' }),
-      expect.objectContaining({ type: 'tool', name: 'bash', input: { cmd: 'ls' }, output: { stdout: 'a' }, status: 'completed' }),
+      expect.objectContaining({
+        type: 'tool',
+        name: 'bash',
+        input: { cmd: 'ls' },
+        output: { stdout: 'a' },
+        status: 'completed',
+      }),
     ]);
-    expect(log.messages[3]!.steps[0]).toEqual(expect.objectContaining({ type: 'tool', name: '(unknown tool)', status: 'failed' }));
+    expect(log.messages[3]!.steps[0]).toEqual(
+      expect.objectContaining({ type: 'tool', name: '(unknown tool)', status: 'failed' }),
+    );
     expect(log.usage).toEqual({ inputTokens: 15, outputTokens: 4, costUsd: 0.5 });
   });
 

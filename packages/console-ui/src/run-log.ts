@@ -14,7 +14,15 @@ export interface StreamedEvent {
 
 export type Step =
   | { type: 'text'; sequence: number; text: string }
-  | { type: 'tool'; sequence: number; callId: string; name: string; input: unknown; output?: unknown; status: 'pending' | 'completed' | 'failed' }
+  | {
+      type: 'tool';
+      sequence: number;
+      callId: string;
+      name: string;
+      input: unknown;
+      output?: unknown;
+      status: 'pending' | 'completed' | 'failed';
+    }
   | { type: 'event'; sequence: number; kind: string; data: Record<string, unknown> };
 
 export interface Message {
@@ -55,13 +63,27 @@ export class RunLog {
     }
     switch (e.kind) {
       case 'user_message':
-        this.messages.push({ sequence: e.sequence, role: 'user', source: String(d.source ?? 'prompt'), createdAt: e.created_at, execution: e.execution, steps: [{ type: 'text', sequence: e.sequence, text: String(d.text ?? '') }] });
+        this.messages.push({
+          sequence: e.sequence,
+          role: 'user',
+          source: String(d.source ?? 'prompt'),
+          createdAt: e.created_at,
+          execution: e.execution,
+          steps: [{ type: 'text', sequence: e.sequence, text: String(d.text ?? '') }],
+        });
         break;
       case 'agent_message':
         this.agentTurn(e).steps.push({ type: 'text', sequence: e.sequence, text: String(d.text ?? '') });
         break;
       case 'tool_call': {
-        const step = { type: 'tool' as const, sequence: e.sequence, callId: String(d.call_id), name: String(d.name ?? ''), input: d.input, status: 'pending' as const };
+        const step = {
+          type: 'tool' as const,
+          sequence: e.sequence,
+          callId: String(d.call_id),
+          name: String(d.name ?? ''),
+          input: d.input,
+          status: 'pending' as const,
+        };
         this.toolSteps.set(step.callId, step);
         this.agentTurn(e).steps.push(step);
         break;
@@ -70,7 +92,14 @@ export class RunLog {
         const callId = String(d.call_id);
         let step = this.toolSteps.get(callId);
         if (!step) {
-          step = { type: 'tool', sequence: e.sequence, callId, name: '(unknown tool)', input: null, status: 'pending' };
+          step = {
+            type: 'tool',
+            sequence: e.sequence,
+            callId,
+            name: '(unknown tool)',
+            input: null,
+            status: 'pending',
+          };
           this.agentTurn(e).steps.push(step);
         }
         step.output = d.output;
@@ -91,7 +120,13 @@ export class RunLog {
   private agentTurn(e: StreamedEvent): Message {
     const last = this.messages[this.messages.length - 1];
     if (last?.role === 'agent' && last.execution === e.execution) return last;
-    const turn: Message = { sequence: e.sequence, role: 'agent', createdAt: e.created_at, execution: e.execution, steps: [] };
+    const turn: Message = {
+      sequence: e.sequence,
+      role: 'agent',
+      createdAt: e.created_at,
+      execution: e.execution,
+      steps: [],
+    };
     this.messages.push(turn);
     return turn;
   }

@@ -75,6 +75,10 @@ export interface Schedule {
   timezone: string;
   enabled: boolean;
   prompt: string;
-  history: { last_ran: string | null; next_run: string | null; recent_runs?: Array<{ run_id: string; state: string; title: string; created_at: string }> };
+  history: {
+    last_ran: string | null;
+    next_run: string | null;
+    recent_runs?: Array<{ run_id: string; state: string; title: string; created_at: string }>;
+  };
   last_spawn_error: string | null;
 }

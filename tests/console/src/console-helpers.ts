@@ -1,33 +1,31 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { runCli, type RunningPlatform } from '@conveyor/testing';
-
-export type Json = Record<string, unknown>;
+import { apiCall, runCli, type Json, type RunningPlatform } from '@conveyor/testing';
 
 /** Debian's chromium, installed by `scripts/infra.sh browser`; playwright-core never downloads a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export function launchChromium(): Promise<Browser> {
   // --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
 }
 
 export const originOf = (platform: RunningPlatform): string => new URL(platform.apiUrl).origin;
 
-/** A JSON call to the REST API with a Bearer key (the way scripts use the platform). */
-export async function apiCall(platform: RunningPlatform, method: string, path: string, body?: unknown, key = platform.apiKey): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${platform.apiUrl}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-}
-
-export async function createRun(platform: RunningPlatform, prompt: string, title: string, key = platform.apiKey): Promise<Json & { run_id: string }> {
+export async function createRun(
+  platform: RunningPlatform,
+  prompt: string,
+  title: string,
+  key = platform.apiKey,
+): Promise<Json & { run_id: string }> {
   const created = await apiCall(platform, 'POST', '/agent/runs', { prompt, title }, key);
-  if (created.status !== 200) throw new Error(`create run: ${created.status} ${JSON.stringify(created.body)}`);
-  return (await apiCall(platform, 'GET', `/agent/runs/${String(created.body.run_id)}`, undefined, key)).body as Json & { run_id: string };
+  if (created.status !== 200)
+    throw new Error(`create run: ${created.status} ${JSON.stringify(created.body)}`);
+  return (await apiCall(platform, 'GET', `/agent/runs/${String(created.body.run_id)}`, undefined, key))
+    .body as Json & { run_id: string };
 }
 
 /** The path of the run's session link: the URL the API hands out for watching a run. */
@@ -38,9 +36,17 @@ export function sessionPath(run: Json): string {
 
 /** An admin key of a brand-new team. */
 export async function newTeamKey(platform: RunningPlatform): Promise<string> {
-  const team = JSON.parse(await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env)) as { id: string };
-  const user = JSON.parse(await runCli(['user', 'create', '--team', team.id, '--email', `other-${Date.now()}@console.dev`, '--role', 'ADMIN'], platform.env)) as { id: string };
-  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }).key;
+  const team = JSON.parse(
+    await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),
+  ) as { id: string };
+  const user = JSON.parse(
+    await runCli(
+      ['user', 'create', '--team', team.id, '--email', `other-${Date.now()}@console.dev`, '--role', 'ADMIN'],
+      platform.env,
+    ),
+  ) as { id: string };
+  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string })
+    .key;
 }
 
 export async function signIn(page: Page, platform: RunningPlatform, key: string): Promise<void> {
@@ -51,9 +57,15 @@ export async function signIn(page: Page, platform: RunningPlatform, key: string)
 }
 
 /** Waits until the element's text satisfies the predicate (the page updates itself; nothing here reloads it). */
-export async function waitForText(page: Page, selector: string, predicate: string, timeoutMs = 60_000): Promise<void> {
+export async function waitForText(
+  page: Page,
+  selector: string,
+  predicate: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   await page.waitForFunction(
-    ({ sel, re }) => Array.from(document.querySelectorAll(sel)).some((el) => new RegExp(re).test(el.textContent ?? '')),
+    ({ sel, re }) =>
+      Array.from(document.querySelectorAll(sel)).some((el) => new RegExp(re).test(el.textContent ?? '')),
     { sel: selector, re: predicate },
     { timeout: timeoutMs, polling: 100 },
   );

@@ -1,7 +1,16 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startPlatform, type RunningPlatform } from '@conveyor/testing';
-import { apiCall, createRun, launchChromium, newTeamKey, originOf, readSse, sessionPath, signIn, waitForText, type Json } from './console-helpers';
+import { apiCall, startPlatform, type Json, type RunningPlatform } from '@conveyor/testing';
+import {
+  createRun,
+  launchChromium,
+  newTeamKey,
+  originOf,
+  readSse,
+  sessionPath,
+  signIn,
+  waitForText,
+} from './console-helpers';
 
 /**
  * The web console in real Chromium against the real services (docs/console.md): sign-in, a run's live view, a
@@ -14,9 +23,11 @@ describe('web console', () => {
   let origin: string;
   /** Set CONSOLE_SCREENSHOTS=<dir> to keep screenshots of the pages for a look. */
   const screenshot = async (p: Page, name: string) => {
-    if (process.env.CONSOLE_SCREENSHOTS) await p.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOTS, `${name}.png`), fullPage: true });
+    if (process.env.CONSOLE_SCREENSHOTS)
+      await p.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOTS, `${name}.png`), fullPage: true });
   };
-  const sessionCookie = async () => (await page.context().cookies()).find((c) => c.name === 'conveyor_console')!;
+  const sessionCookie = async () =>
+    (await page.context().cookies()).find((c) => c.name === 'conveyor_console')!;
 
   beforeAll(async () => {
     platform = await startPlatform();
@@ -51,7 +62,16 @@ describe('web console', () => {
   it('opens a run at its session link and shows messages, tool steps and state arriving live; a follow-up continues it', async () => {
     const run = await createRun(
       platform,
-      ['Explain the build', '@demo sleep 2500', '@demo message Reading the build files', '@demo tool bash {"cmd":"cat turbo.json"} => {"stdout":"{}"}', '@demo usage 120 40', '@demo sleep 1000', '@demo message Waiting for you', '@demo await-followup 60000'].join('\n'),
+      [
+        'Explain the build',
+        '@demo sleep 2500',
+        '@demo message Reading the build files',
+        '@demo tool bash {"cmd":"cat turbo.json"} => {"stdout":"{}"}',
+        '@demo usage 120 40',
+        '@demo sleep 1000',
+        '@demo message Waiting for you',
+        '@demo await-followup 60000',
+      ].join('\n'),
       'Live console run',
     );
     await page.goto(`${origin}${sessionPath(run)}`);
@@ -74,12 +94,18 @@ describe('web console', () => {
     await waitForText(page, '.message-agent .text', '^Thanks, finishing now$');
     await waitForText(page, '#run-state', 'SUCCEEDED');
     await waitForText(page, '#run-status', '.');
-    expect(await page.$eval('a[href$="/transcript"]', (a) => a.getAttribute('href'))).toBe(`/console/api/agent/runs/${run.run_id}/transcript`);
+    expect(await page.$eval('a[href$="/transcript"]', (a) => a.getAttribute('href'))).toBe(
+      `/console/api/agent/runs/${run.run_id}/transcript`,
+    );
     await screenshot(page, 'run-done');
   });
 
   it('cancels another run from its page', async () => {
-    const run = await createRun(platform, '@demo message Working for a long time\n@demo sleep 120000', 'Run to cancel');
+    const run = await createRun(
+      platform,
+      '@demo message Working for a long time\n@demo sleep 120000',
+      'Run to cancel',
+    );
     await page.goto(`${origin}${sessionPath(run)}`);
     await waitForText(page, '.message-agent .text', 'Working for a long time');
     await page.click('button.danger');
@@ -90,11 +116,21 @@ describe('web console', () => {
   it('refuses state-changing console requests without the CSRF token or from another origin', async () => {
     const run = await createRun(platform, '@demo sleep 120000', 'CSRF target');
     const cookie = await sessionCookie();
-    const session = (await (await fetch(`${origin}/console/api/session`, { headers: { cookie: `conveyor_console=${cookie.value}` } })).json()) as { csrf_token: string };
-    const cancel = (headers: Record<string, string>) => fetch(`${origin}/console/api/agent/runs/${run.run_id}/cancel`, { method: 'POST', headers: { cookie: `conveyor_console=${cookie.value}`, ...headers } });
+    const session = (await (
+      await fetch(`${origin}/console/api/session`, {
+        headers: { cookie: `conveyor_console=${cookie.value}` },
+      })
+    ).json()) as { csrf_token: string };
+    const cancel = (headers: Record<string, string>) =>
+      fetch(`${origin}/console/api/agent/runs/${run.run_id}/cancel`, {
+        method: 'POST',
+        headers: { cookie: `conveyor_console=${cookie.value}`, ...headers },
+      });
     expect((await cancel({ origin })).status).toBe(403);
     expect((await cancel({ origin, 'x-csrf-token': 'wrong' })).status).toBe(403);
-    expect((await cancel({ origin: 'http://evil.example', 'x-csrf-token': session.csrf_token })).status).toBe(403);
+    expect((await cancel({ origin: 'http://evil.example', 'x-csrf-token': session.csrf_token })).status).toBe(
+      403,
+    );
     expect((await apiCall(platform, 'GET', `/agent/runs/${run.run_id}`)).body.state).not.toBe('CANCELLED');
     expect((await cancel({ origin, 'x-csrf-token': session.csrf_token })).status).toBe(200);
   });
@@ -102,14 +138,32 @@ describe('web console', () => {
   it("shows a webhook's delivery log, its payload, and follows an accepted delivery to the run it started", async () => {
     const factory = await apiCall(platform, 'POST', '/factories', { name: 'Console factory' });
     const factoryId = factory.body.factory_id as string;
-    const hook = (await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'issues-hook' })).body as Json & { webhook_uid: string; ingress_url: string; secret: string };
+    const hook = (
+      await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'issues-hook' })
+    ).body as Json & { webhook_uid: string; ingress_url: string; secret: string };
     const trigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.webhook_uid] } };
-    expect((await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, { name: 'triage', prompt: 'Triage the issue.\n@demo message Triaged', trigger })).status).toBe(201);
-    const sent = await fetch(hook.ingress_url, { method: 'POST', body: JSON.stringify({ action: 'opened', issue: 42 }), headers: { authorization: `Bearer ${hook.secret}`, 'x-service-delivery-id': 'issue-42' } });
+    expect(
+      (
+        await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, {
+          name: 'triage',
+          prompt: 'Triage the issue.\n@demo message Triaged',
+          trigger,
+        })
+      ).status,
+    ).toBe(201);
+    const sent = await fetch(hook.ingress_url, {
+      method: 'POST',
+      body: JSON.stringify({ action: 'opened', issue: 42 }),
+      headers: { authorization: `Bearer ${hook.secret}`, 'x-service-delivery-id': 'issue-42' },
+    });
     expect(sent.status).toBe(202);
     let runIds: string[] = [];
     for (let i = 0; i < 200 && runIds.length === 0; i++) {
-      const log = await apiCall(platform, 'GET', `/factories/${factoryId}/webhooks/${hook.webhook_uid}/deliveries`);
+      const log = await apiCall(
+        platform,
+        'GET',
+        `/factories/${factoryId}/webhooks/${hook.webhook_uid}/deliveries`,
+      );
       runIds = ((log.body.deliveries as Json[])[0]?.run_ids as string[] | undefined) ?? [];
       if (runIds.length === 0) await new Promise((r) => setTimeout(r, 150));
     }
@@ -145,7 +199,10 @@ describe('web console', () => {
       await other.goto(`${origin}/console/webhooks`);
       await waitForText(other, 'p', 'No factories yet');
       expect(await other.content()).not.toContain('Console factory');
-      const stream = await other.evaluate(async (id: string) => (await fetch(`/console/api/agent/runs/${id}/events`)).status, theirs.run_id);
+      const stream = await other.evaluate(
+        async (id: string) => (await fetch(`/console/api/agent/runs/${id}/events`)).status,
+        theirs.run_id,
+      );
       expect(stream).toBe(404);
     } finally {
       await context.close();
@@ -160,14 +217,19 @@ describe('web console', () => {
     await page.goto(`${origin}${sessionPath(run)}`);
     await waitForText(page, '#run-state', 'SUCCEEDED', 120_000);
     // The page keeps answering while the burst streams in and renders every message exactly once.
-    await page.waitForFunction((n) => document.querySelectorAll('.message-agent .text').length === n + 1, count, { timeout: 60_000 });
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('.message-agent .text').length === n + 1,
+      count,
+      { timeout: 60_000 },
+    );
     const texts = await page.$$eval('.message-agent .text', (els) => els.map((el) => el.textContent));
     expect(texts.slice(0, count)).toEqual(Array.from({ length: count }, (_, i) => `burst ${i}`));
 
     // The raw stream: all events from the start, then the same again in two halves joined by Last-Event-ID.
     const cookie = `conveyor_console=${(await sessionCookie()).value}`;
     const url = `${origin}/console/api/agent/runs/${run.run_id}/events`;
-    const isLast = (events: Array<{ kind: string; data: Json }>) => events.some((e) => e.kind === 'state_changed' && e.data.to === 'SUCCEEDED');
+    const isLast = (events: Array<{ kind: string; data: Json }>) =>
+      events.some((e) => e.kind === 'state_changed' && e.data.to === 'SUCCEEDED');
     const all = await readSse(url, { cookie }, isLast);
     expect(all.filter((e) => e.kind === 'agent_message')).toHaveLength(count + 1);
     const first = await readSse(url, { cookie }, (events) => events.length === 250);
@@ -185,7 +247,11 @@ describe('web console', () => {
     await screenshot(page, 'runs-narrow');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForSelector('#api-key');
-    expect((await fetch(`${origin}/console/api/session`, { headers: { cookie: 'conveyor_console=x' } })).status).toBe(401);
-    expect(await page.context().cookies()).not.toContainEqual(expect.objectContaining({ name: 'conveyor_console' }));
+    expect(
+      (await fetch(`${origin}/console/api/session`, { headers: { cookie: 'conveyor_console=x' } })).status,
+    ).toBe(401);
+    expect(await page.context().cookies()).not.toContainEqual(
+      expect.objectContaining({ name: 'conveyor_console' }),
+    );
   });
 });

@@ -71,7 +71,11 @@ function StepView({ step }: { step: Step }) {
     );
   return (
     <details class="event">
-      <summary>{step.kind === 'artifact' ? `Artifact ${String(step.data.artifact_type ?? '')}` : `${step.kind}: ${String(step.data.text ?? '').slice(0, 120)}`}</summary>
+      <summary>
+        {step.kind === 'artifact'
+          ? `Artifact ${String(step.data.artifact_type ?? '')}`
+          : `${step.kind}: ${String(step.data.text ?? '').slice(0, 120)}`}
+      </summary>
       <pre>{json(step.data)}</pre>
     </details>
   );
@@ -93,8 +97,10 @@ function MessageView({ message }: { message: Message }) {
 
 function timelineText(e: StreamedEvent): string {
   const d = e.data;
-  if (e.kind === 'state_changed') return `${String(d.from ?? 'new')} → ${String(d.to)}${d.message ? `: ${String(d.message)}` : ''}`;
-  if (e.kind === 'setup_step') return `Setup ${String(d.step)} ${String(d.status)}${d.detail ? `: ${String(d.detail)}` : ''}`;
+  if (e.kind === 'state_changed')
+    return `${String(d.from ?? 'new')} → ${String(d.to)}${d.message ? `: ${String(d.message)}` : ''}`;
+  if (e.kind === 'setup_step')
+    return `Setup ${String(d.step)} ${String(d.status)}${d.detail ? `: ${String(d.detail)}` : ''}`;
   return `Follow-up ${String(d.followup_id)} routed to ${String(d.routed_to)}`;
 }
 
@@ -139,19 +145,33 @@ function Actions({ run, onDone }: { run: RunItem; onDone: () => void }) {
   const runPath = `/agent/runs/${encodeURIComponent(run.run_id)}`;
   const sendFollowup = (e: Event) => {
     e.preventDefault();
-    void act(() => api(`${runPath}/followups`, { method: 'POST', body: { message } }), 'Follow-up sent').then(() => setMessage(''));
+    void act(() => api(`${runPath}/followups`, { method: 'POST', body: { message } }), 'Follow-up sent').then(
+      () => setMessage(''),
+    );
   };
   return (
     <section aria-labelledby="actions-h">
       <h2 id="actions-h">Actions</h2>
       {!TERMINAL.has(run.state) && run.is_run_type_cancellable && (
-        <button type="button" class="danger" onClick={() => void act(() => api(`${runPath}/cancel`, { method: 'POST' }), 'Cancellation requested')}>
+        <button
+          type="button"
+          class="danger"
+          onClick={() =>
+            void act(() => api(`${runPath}/cancel`, { method: 'POST' }), 'Cancellation requested')
+          }
+        >
           Cancel run
         </button>
       )}
       <form class="followup" onSubmit={sendFollowup}>
         <label for="followup">Follow-up message</label>
-        <textarea id="followup" rows={3} required value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
+        <textarea
+          id="followup"
+          rows={3}
+          required
+          value={message}
+          onInput={(e) => setMessage(e.currentTarget.value)}
+        />
         <button type="submit">Send follow-up</button>
       </form>
       <p role="status">{notice}</p>
@@ -193,7 +213,8 @@ export function RunPage({ runId }: { runId: string }) {
         <dd>{duration(run.started_at ?? run.created_at, end)}</dd>
         <dt>Usage</dt>
         <dd id="run-usage">
-          {log.usage.inputTokens} input / {log.usage.outputTokens} output tokens{log.usage.costUsd ? `, $${log.usage.costUsd.toFixed(4)}` : ''}
+          {log.usage.inputTokens} input / {log.usage.outputTokens} output tokens
+          {log.usage.costUsd ? `, $${log.usage.costUsd.toFixed(4)}` : ''}
         </dd>
         <dt>Source</dt>
         <dd>{run.source ?? '—'}</dd>
@@ -205,7 +226,8 @@ export function RunPage({ runId }: { runId: string }) {
         </dd>
         <dt>Live updates</dt>
         <dd>
-          <span id="live-status">{live ? 'connected' : 'reconnecting'}</span>, <span id="event-count">{log.received}</span> events
+          <span id="live-status">{live ? 'connected' : 'reconnecting'}</span>,{' '}
+          <span id="event-count">{log.received}</span> events
         </dd>
       </dl>
       <ErrorNote error={streamError} />

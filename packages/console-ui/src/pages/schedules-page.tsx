@@ -88,7 +88,8 @@ export function SchedulePage({ scheduleId }: { scheduleId: string }) {
       <ul>
         {(s.history.recent_runs ?? []).map((r) => (
           <li key={r.run_id}>
-            <StateBadge state={r.state} /> <Link href={`/console/runs/${r.run_id}`}>{r.title || r.run_id}</Link> <Time at={r.created_at} />
+            <StateBadge state={r.state} />{' '}
+            <Link href={`/console/runs/${r.run_id}`}>{r.title || r.run_id}</Link> <Time at={r.created_at} />
           </li>
         ))}
       </ul>

@@ -25,8 +25,18 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
       <h1>Sign in to Conveyor</h1>
       <form onSubmit={submit}>
         <label for="api-key">API key</label>
-        <input id="api-key" name="api_key" type="password" autoComplete="off" required value={key} onInput={(e) => setKey(e.currentTarget.value)} />
-        <p class="hint">The key stays on the server; this browser gets a session cookie that ends when you sign out.</p>
+        <input
+          id="api-key"
+          name="api_key"
+          type="password"
+          autoComplete="off"
+          required
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+        />
+        <p class="hint">
+          The key stays on the server; this browser gets a session cookie that ends when you sign out.
+        </p>
         <button type="submit" disabled={busy}>
           Sign in
         </button>

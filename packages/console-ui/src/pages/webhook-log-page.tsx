@@ -52,7 +52,11 @@ function DeliveryRow({ base, delivery }: { base: string; delivery: Delivery }) {
             {expanded && (
               <>
                 <h4>Payload</h4>
-                <pre>{expanded.has_payload ? json(expanded.payload) : 'Not stored (rejected and duplicate deliveries keep no body).'}</pre>
+                <pre>
+                  {expanded.has_payload
+                    ? json(expanded.payload)
+                    : 'Not stored (rejected and duplicate deliveries keep no body).'}
+                </pre>
                 <h4>Outcome</h4>
                 <pre>{json(expanded.outcome)}</pre>
               </>
@@ -65,11 +69,21 @@ function DeliveryRow({ base, delivery }: { base: string; delivery: Delivery }) {
 }
 
 /** One webhook's delivery log (newest first, five labels), each entry's payload and the runs it started. */
-export function WebhookLogPage({ factoryId, webhookUid, isAdmin }: { factoryId: string; webhookUid: string; isAdmin: boolean }) {
+export function WebhookLogPage({
+  factoryId,
+  webhookUid,
+  isAdmin,
+}: {
+  factoryId: string;
+  webhookUid: string;
+  isAdmin: boolean;
+}) {
   const base = `/factories/${encodeURIComponent(factoryId)}/webhooks/${encodeURIComponent(webhookUid)}`;
   const webhook = useResource<Webhook>(base);
   const [cursor, setCursor] = useState<string>('');
-  const log = useResource<{ deliveries: Delivery[]; next_cursor?: string }>(`${base}/deliveries?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+  const log = useResource<{ deliveries: Delivery[]; next_cursor?: string }>(
+    `${base}/deliveries?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+  );
   return (
     <section aria-labelledby="log-h">
       <p>

@@ -4,7 +4,8 @@ import { ErrorNote, Loading, useResource } from '../components';
 import { Link } from '../router';
 import type { Factory, Webhook } from '../types';
 
-const webhookPath = (w: Webhook) => `/factories/${encodeURIComponent(w.factory_id)}/webhooks/${encodeURIComponent(w.webhook_uid)}`;
+const webhookPath = (w: Webhook) =>
+  `/factories/${encodeURIComponent(w.factory_id)}/webhooks/${encodeURIComponent(w.webhook_uid)}`;
 
 /** Enable/disable and secret rotation, for admins (the API refuses others with 403 anyway). */
 export function WebhookAdminControls({ webhook, onChanged }: { webhook: Webhook; onChanged: () => void }) {
@@ -20,10 +21,14 @@ export function WebhookAdminControls({ webhook, onChanged }: { webhook: Webhook;
     }
   };
   const rotate = async () => {
-    if (!window.confirm(`Rotate the secret of ${webhook.name}? Senders using the old one will be rejected.`)) return;
+    if (!window.confirm(`Rotate the secret of ${webhook.name}? Senders using the old one will be rejected.`))
+      return;
     setError(undefined);
     try {
-      const rotated = await api<{ secret?: string }>(`${webhookPath(webhook)}/rotate-secret`, { method: 'POST', body: {} });
+      const rotated = await api<{ secret?: string }>(`${webhookPath(webhook)}/rotate-secret`, {
+        method: 'POST',
+        body: {},
+      });
       setSecret(rotated.secret ?? 'rotated (provider-held secret)');
       onChanged();
     } catch (err) {
@@ -49,7 +54,9 @@ export function WebhookAdminControls({ webhook, onChanged }: { webhook: Webhook;
 }
 
 function FactoryWebhooks({ factory, isAdmin }: { factory: Factory; isAdmin: boolean }) {
-  const { data, error, reload } = useResource<{ webhooks: Webhook[] }>(`/factories/${encodeURIComponent(factory.factory_id)}/webhooks`);
+  const { data, error, reload } = useResource<{ webhooks: Webhook[] }>(
+    `/factories/${encodeURIComponent(factory.factory_id)}/webhooks`,
+  );
   return (
     <section aria-labelledby={`factory-${factory.factory_id}`}>
       <h2 id={`factory-${factory.factory_id}`}>{factory.name}</h2>
@@ -59,7 +66,11 @@ function FactoryWebhooks({ factory, isAdmin }: { factory: Factory; isAdmin: bool
         {data?.webhooks.map((w) => (
           <li key={w.webhook_uid} class="card">
             <h3>
-              <Link href={`/console/webhooks/${encodeURIComponent(w.factory_id)}/webhooks/${encodeURIComponent(w.webhook_uid)}`}>{w.name}</Link>
+              <Link
+                href={`/console/webhooks/${encodeURIComponent(w.factory_id)}/webhooks/${encodeURIComponent(w.webhook_uid)}`}
+              >
+                {w.name}
+              </Link>
             </h3>
             <p>
               {w.enabled ? 'Enabled' : 'Disabled'} · {w.auth_mode} · secret {w.secret_status}

@@ -15,7 +15,8 @@ declare module 'express-serve-static-core' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export const sessionCookieOf = (req: Request): string | undefined => parseCookies(req.header('cookie') ?? '')[SESSION_COOKIE];
+export const sessionCookieOf = (req: Request): string | undefined =>
+  parseCookies(req.header('cookie') ?? '')[SESSION_COOKIE];
 
 /**
  * Browsers send Origin on every cross-origin request and on same-origin POSTs; one from elsewhere is refused
@@ -30,7 +31,11 @@ export function requireSameOrigin(req: Request, _res: Response, next: NextFuncti
   } catch {
     host = undefined;
   }
-  next(host && host === req.header('host') ? undefined : new AppError('not_authorized', 'Cross-origin console requests are not allowed'));
+  next(
+    host && host === req.header('host')
+      ? undefined
+      : new AppError('not_authorized', 'Cross-origin console requests are not allowed'),
+  );
 }
 
 /**
@@ -42,7 +47,8 @@ export function consoleSession(sessions: ConsoleSessions, api: OrchestratorApi) 
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const cookieValue = sessionCookieOf(req);
     const session = cookieValue ? await sessions.read(cookieValue) : undefined;
-    if (!cookieValue || !session) return next(new AppError('authentication_required', 'Sign in to the console first'));
+    if (!cookieValue || !session)
+      return next(new AppError('authentication_required', 'Sign in to the console first'));
     if (!SAFE_METHODS.has(req.method) && !csrfTokenMatches(req.header(CSRF_HEADER), session.csrfToken)) {
       return next(new AppError('not_authorized', 'Missing or wrong CSRF token'));
     }

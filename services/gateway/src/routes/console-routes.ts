@@ -35,7 +35,12 @@ const securityHeaders = helmet({
  * stream of a run, and the REST API itself under /console/api, reached with the session cookie instead of a
  * Bearer key (`v1` is the API's own router, so the console can do exactly what the API allows).
  */
-export function consoleRoutes(deps: { api: OrchestratorApi; redis: Redis; sessionTtlSeconds: number; v1: RequestHandler }): Router {
+export function consoleRoutes(deps: {
+  api: OrchestratorApi;
+  redis: Redis;
+  sessionTtlSeconds: number;
+  v1: RequestHandler;
+}): Router {
   const sessions = new ConsoleSessions(deps.redis, deps.sessionTtlSeconds);
   const router = Router();
   router.use(securityHeaders);

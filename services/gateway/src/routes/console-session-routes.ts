@@ -23,9 +23,18 @@ const whoAmI = (caller: Caller__Output, csrfToken: string) => ({
  * Console sign-in (docs/console.md): POST an API key, get an HttpOnly, SameSite=Strict cookie scoped to /console;
  * GET tells the page who is signed in and its CSRF token; DELETE signs out.
  */
-export function consoleSessionRoutes(deps: { api: OrchestratorApi; sessions: ConsoleSessions; ttlSeconds: number }): Router {
+export function consoleSessionRoutes(deps: {
+  api: OrchestratorApi;
+  sessions: ConsoleSessions;
+  ttlSeconds: number;
+}): Router {
   const router = Router();
-  const cookieOptions = (req: Request) => ({ httpOnly: true, sameSite: 'strict' as const, secure: req.secure, path: '/console' });
+  const cookieOptions = (req: Request) => ({
+    httpOnly: true,
+    sameSite: 'strict' as const,
+    secure: req.secure,
+    path: '/console',
+  });
 
   router.post('/session', express.json({ limit: '4kb' }), async (req, res) => {
     const body = parseBody(signInBody, req.body);

@@ -28,11 +28,18 @@ export function runEventStreamRoutes(api: OrchestratorApi): Router {
     const caller = callerOf(req);
     const runId = String(req.params.runId);
     const lastEventId = req.header('last-event-id');
-    const after = lastEventId !== undefined ? parseQuery(streamQuery, { after: lastEventId }).after : parseQuery(streamQuery, req.query).after;
+    const after =
+      lastEventId !== undefined
+        ? parseQuery(streamQuery, { after: lastEventId }).after
+        : parseQuery(streamQuery, req.query).after;
     // Unknown and other teams' runs answer the API's 404 before any stream starts.
     await api.call('runs', 'GetRun', { caller, run_id: runId }, req.id);
 
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+    });
     res.write('retry: 2000\n\n');
     const stream = api.watchRunEvents({ caller, run_id: runId, after_sequence: after ?? '0' }, req.id);
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
@@ -49,7 +56,9 @@ export function runEventStreamRoutes(api: OrchestratorApi): Router {
       if (err.code !== status.CANCELLED) {
         const appError = fromGrpcError(err);
         req.log.warn({ err: appError.message, runId }, 'run event stream failed');
-        res.write(`event: stream_error\ndata: ${JSON.stringify({ code: appError.code, detail: appError.message })}\n\n`);
+        res.write(
+          `event: stream_error\ndata: ${JSON.stringify({ code: appError.code, detail: appError.message })}\n\n`,
+        );
       }
       finish();
     });
