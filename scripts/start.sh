@@ -76,6 +76,7 @@ cat >&2 <<MSG
 
   Conveyor is running.
     REST API     http://127.0.0.1:$GATEWAY_PORT/v1
+    Console      http://127.0.0.1:$GATEWAY_PORT/console   (sign in with the key below)
     Webhooks     http://127.0.0.1:$INGRESS_PORT/webhooks/w/{webhook_uid}
     Workers      127.0.0.1:50052 (TLS; CA .conveyor/pki/ca.pem; see docs/workers.md)
     Dev API key  $api_key   (shown once; team "Dev Team", user dev@conveyor.local, admin)

@@ -21,8 +21,10 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
   /** Whose X-Forwarded-For names the client (nobody by default; see @conveyor/config's trustProxy). */
   TRUST_PROXY: trustProxy,
-  /** Redis holding the rate-limit counters shared by every gateway replica. */
+  /** Redis holding the rate-limit counters and console sessions shared by every gateway replica. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** How long a console session lasts after sign-in (docs/console.md). */
+  CONSOLE_SESSION_TTL_SECONDS: positiveInt(8 * 60 * 60),
   /** Requests one API key may make per window (RATE_LIMIT_PER_KEY_SECONDS). */
   RATE_LIMIT_PER_KEY_POINTS: positiveInt(1200),
   RATE_LIMIT_PER_KEY_SECONDS: positiveInt(60),

@@ -40,6 +40,7 @@ export class Gateway implements Service {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
       await closeAll(this.logger, [
+        ['run event streams', () => this.api?.cancelStreams()],
         ['http server', () => this.server && closeServer(this.server)],
         ['orchestrator client', () => this.api?.close()],
         ['redis', () => this.redis?.disconnect()],
