@@ -7,6 +7,7 @@ source "$ROOT/scripts/lib/bootstrap.sh"
 
 ensure_node_modules
 ensure_deploy_tools
+ensure_python_tools
 ensure_infra
 log "integration tests run against these real servers:"
 bash "$ROOT/scripts/infra.sh" status >&2

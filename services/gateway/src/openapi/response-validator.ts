@@ -24,7 +24,7 @@ export function validateResponses() {
     const send = res.send.bind(res);
     res.send = (body?: unknown) => {
       const type = String(res.getHeader('content-type') ?? '');
-      if (!/json/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
+      if (!/^application\/([\w.-]+\+)?json\b/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
       const expected = expectedSchema(req, res.statusCode);
       let problem: string | undefined;
       if (typeof expected === 'string') problem = expected;
