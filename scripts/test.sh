@@ -9,6 +9,7 @@ ensure_node_modules
 ensure_deploy_tools
 ensure_python_tools
 ensure_infra
+ensure_browser
 log "integration tests run against these real servers:"
 bash "$ROOT/scripts/infra.sh" status >&2
 build_all

@@ -21,6 +21,8 @@ export type * from './gen/conveyor/orchestrator/v1/ListRunsRequest';
 export type * from './gen/conveyor/orchestrator/v1/ListRunsResponse';
 export type * from './gen/conveyor/orchestrator/v1/SubmitFollowupRequest';
 export type * from './gen/conveyor/orchestrator/v1/TimelineEvent';
+export type * from './gen/conveyor/orchestrator/v1/WatchRunEventsRequest';
+export type * from './gen/conveyor/orchestrator/v1/RunEventMessage';
 export type * from './gen/conveyor/orchestrator/v1/GetConversationRequest';
 export type * from './gen/conveyor/orchestrator/v1/RunAssignment';
 export type * from './gen/conveyor/orchestrator/v1/RunnerControl';

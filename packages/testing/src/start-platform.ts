@@ -85,6 +85,8 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
     SCHEDULE_QUEUE: `schedule-ticks-${suffix}`,
     WORKSPACE_ROOT: path.join(os.tmpdir(), `conveyor-e2e-${suffix}`),
     RUN_SANDBOX: 'none',
+    // Every test platform seeds the same team ID; its API budget must not be shared with other platforms.
+    RATE_LIMIT_REDIS_PREFIX: `conveyor:rl:${suffix}`,
     RUNNER_LOST_AFTER_MS: '5000',
     ...options.env,
     LOG_LEVEL: 'warn',

@@ -27,7 +27,7 @@ describe('ingress over real sockets, Redis and Kafka', () => {
     redis = new Redis(REDIS_URL);
     const orchestratorAddr = await directory.start();
     ingress = new Ingress(
-      loadIngressConfig({ PORT: '0', REDIS_URL, KAFKA_BROKERS: KAFKA_BROKERS.join(','), DELIVERIES_TOPIC: topic, ORCHESTRATOR_ADDR: orchestratorAddr, PUBLISH_TIMEOUT_MS: '8000' }),
+      loadIngressConfig({ PORT: '0', REDIS_URL, KAFKA_BROKERS: KAFKA_BROKERS.join(','), DELIVERIES_TOPIC: topic, ORCHESTRATOR_ADDR: orchestratorAddr, PUBLISH_TIMEOUT_MS: '8000', TRUST_PROXY: 'loopback' }),
       logger,
       { kafkaSocketFactory: network.socketFactory },
     );

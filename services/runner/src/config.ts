@@ -40,6 +40,11 @@ const schema = z.object({
    */
   HARNESS_COMMANDS: harnessCommands,
   ...sandboxEnv,
+  /**
+   * The model endpoint CLI harnesses call (the platform's model proxy), as reachable from the runner; each run's
+   * sandbox reaches it as its `model` endpoint. Unset: the claude, codex and gemini harnesses cannot run here.
+   */
+  MODEL_ENDPOINT: z.string().url().optional(),
   HTTP_HOST: z.string().default('127.0.0.1'),
   HTTP_PORT: port(8082),
 });

@@ -12,7 +12,8 @@ import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
 import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
-import { prepareWorkspace } from './workspace';
+import { modelAccessFor, modelEndpoint } from './model-access';
+import { prepareWorkspace, safeFileName } from './workspace';
 
 export interface ExecutorOptions {
   runnerId: string;
@@ -23,10 +24,13 @@ export interface ExecutorOptions {
   /** Hosts every run may reach, before the environment's own. */
   allowedHosts: string[];
   limits: SandboxLimits;
+  /** Where runs reach their model (the model proxy), from the runner's side; unset = no model access. */
+  modelEndpoint?: string;
 }
 
 /** The settings the runner and the self-hosted worker program share. */
-type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB'>;
+type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB'> &
+  Partial<Pick<RunnerConfig, 'MODEL_ENDPOINT'>>;
 
 export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend): ExecutorOptions {
   return {
@@ -37,6 +41,7 @@ export function executorOptions(config: ExecutorSettings, runnerId: string, sand
     sandbox,
     allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
     limits: sandboxLimits(config),
+    modelEndpoint: config.MODEL_ENDPOINT,
   };
 }
 
@@ -47,7 +52,7 @@ const setupStepReporter =
   (step: SetupStep['step'], status: SetupStep['status'], detail?: string): void =>
     reporter.emit({ kind: 'setup_step', step, status, ...(detail ? { detail } : {}) });
 
-type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean };
+type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer };
 
 /**
  * One execution of one run: claim it, prepare the workspace and environment (PENDING), run the harness
@@ -113,7 +118,7 @@ export class RunExecutor {
     if (stopSignal.aborted) {
       completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
     } else if (abort.signal.aborted) {
-      completion = { state: 'CANCELLED', message: 'Cancelled' };
+      completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript };
     }
     await this.link
       .call('CompleteRun', {
@@ -122,7 +127,7 @@ export class RunExecutor {
         message: completion.message,
         error_code: completion.errorCode ?? '',
         setup_failed: completion.setupFailed ?? false,
-        transcript: reporter.transcriptBytes(),
+        transcript: completion.transcript ?? reporter.transcriptBytes(),
       })
       .catch((err: unknown) => log.warn({ err }, 'could not report completion'));
     log.info({ state: completion.state }, 'run execution finished');
@@ -142,7 +147,7 @@ export class RunExecutor {
         runId: assignment.run_id,
         workspaceDir,
         allowedHosts: this.options.allowedHosts,
-        endpoints: [],
+        endpoints: modelEndpoint(this.options.modelEndpoint),
         limits: this.options.limits,
       });
     } catch (err) {
@@ -185,7 +190,9 @@ export class RunExecutor {
         runApiKey: assignment.run_api_key,
         apiBaseUrl: assignment.api_base_url,
         skillInstructions: assignment.skill_instructions,
+        attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
       };
+      input.modelAccess = modelAccessFor(assignment.harness, input.config, sandbox, modelEndpoint(this.options.modelEndpoint));
       if (!debug) {
         const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
         if (environment.repositories.length + environment.setup_commands.length > 0) {
@@ -207,9 +214,10 @@ export class RunExecutor {
     if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
     await reporter.flush();
     const outcome = await harness.run(input, { emit: (e) => reporter.emit(e), inbox, signal, sandbox, env });
-    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled' };
+    const transcript = outcome.transcript;
+    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript };
     return outcome.state === 'SUCCEEDED'
-      ? { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed' }
-      : { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode };
+      ? { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed', transcript }
+      : { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
   }
 }

@@ -37,6 +37,7 @@ import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Outpu
 import type { RedeemEnvironmentLinkRequest as _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest, RedeemEnvironmentLinkRequest__Output as _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest__Output } from './conveyor/orchestrator/v1/RedeemEnvironmentLinkRequest';
 import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from './conveyor/orchestrator/v1/RequestUsage';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
 import type { ScheduleRef as _conveyor_orchestrator_v1_ScheduleRef, ScheduleRef__Output as _conveyor_orchestrator_v1_ScheduleRef__Output } from './conveyor/orchestrator/v1/ScheduleRef';
 import type { StatusMessage as _conveyor_orchestrator_v1_StatusMessage, StatusMessage__Output as _conveyor_orchestrator_v1_StatusMessage__Output } from './conveyor/orchestrator/v1/StatusMessage';
@@ -46,6 +47,7 @@ import type { TimelineEvent as _conveyor_orchestrator_v1_TimelineEvent, Timeline
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from './conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
 import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from './conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -90,6 +92,7 @@ export interface ProtoGrpcType {
         RedeemEnvironmentLinkRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest, _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest__Output>
         RequestUsage: MessageTypeDefinition<_conveyor_orchestrator_v1_RequestUsage, _conveyor_orchestrator_v1_RequestUsage__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
+        RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
         ScheduleRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleRef, _conveyor_orchestrator_v1_ScheduleRef__Output>
         StatusMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_StatusMessage, _conveyor_orchestrator_v1_StatusMessage__Output>
@@ -99,6 +102,7 @@ export interface ProtoGrpcType {
         TimelineResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_TimelineResponse__Output>
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
         UploadHandoffAttachmentRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output>
+        WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }
   }

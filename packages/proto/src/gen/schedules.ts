@@ -24,6 +24,7 @@ import type { ListSchedulesResponse as _conveyor_orchestrator_v1_ListSchedulesRe
 import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Output as _conveyor_orchestrator_v1_Principal__Output } from './conveyor/orchestrator/v1/Principal';
 import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from './conveyor/orchestrator/v1/RequestUsage';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
 import type { Schedule as _conveyor_orchestrator_v1_Schedule, Schedule__Output as _conveyor_orchestrator_v1_Schedule__Output } from './conveyor/orchestrator/v1/Schedule';
 import type { ScheduleIdRef as _conveyor_orchestrator_v1_ScheduleIdRef, ScheduleIdRef__Output as _conveyor_orchestrator_v1_ScheduleIdRef__Output } from './conveyor/orchestrator/v1/ScheduleIdRef';
@@ -38,6 +39,7 @@ import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, Ti
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
 import type { UpdateScheduleRequest as _conveyor_orchestrator_v1_UpdateScheduleRequest, UpdateScheduleRequest__Output as _conveyor_orchestrator_v1_UpdateScheduleRequest__Output } from './conveyor/orchestrator/v1/UpdateScheduleRequest';
 import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from './conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -69,6 +71,7 @@ export interface ProtoGrpcType {
         Principal: MessageTypeDefinition<_conveyor_orchestrator_v1_Principal, _conveyor_orchestrator_v1_Principal__Output>
         RequestUsage: MessageTypeDefinition<_conveyor_orchestrator_v1_RequestUsage, _conveyor_orchestrator_v1_RequestUsage__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
+        RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
         Schedule: MessageTypeDefinition<_conveyor_orchestrator_v1_Schedule, _conveyor_orchestrator_v1_Schedule__Output>
         ScheduleIdRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleIdRef, _conveyor_orchestrator_v1_ScheduleIdRef__Output>
@@ -83,6 +86,7 @@ export interface ProtoGrpcType {
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
         UpdateScheduleRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UpdateScheduleRequest, _conveyor_orchestrator_v1_UpdateScheduleRequest__Output>
         UploadHandoffAttachmentRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output>
+        WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }
   }

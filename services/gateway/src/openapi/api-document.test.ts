@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { Readiness } from '@conveyor/runtime';
 import { createLogger } from '@conveyor/logger';
 import { buildApp } from '../app';
@@ -12,12 +13,17 @@ const documented = new Set(Object.entries(document.paths).flatMap(([path, ops]) 
 
 describe('the OpenAPI document', () => {
   const api = new OrchestratorApi('127.0.0.1:1', 1000);
-  const app = buildApp({ config: loadGatewayConfig({}), logger: createLogger({ service: 'test', level: 'silent' }), api, readiness: new Readiness(), publicUrl: () => 'http://x' });
+  // Routes are only listed, never called: the Redis client never connects.
+  const redis = new Redis({ lazyConnect: true });
+  const app = buildApp({ config: loadGatewayConfig({}), logger: createLogger({ service: 'test', level: 'silent' }), api, redis, readiness: new Readiness(), publicUrl: () => 'http://x' });
   const served = [...new Set(listRoutes(app).map((route) => {
     const [method, path] = route.split(' ') as [string, string];
     return `${method} ${toOpenApiPath(canonicalPath(path))}`;
   }))];
-  afterAll(() => api.close());
+  afterAll(() => {
+    api.close();
+    redis.disconnect();
+  });
 
   it('is OpenAPI 3.1', () => {
     expect(document.openapi).toBe('3.1.0');

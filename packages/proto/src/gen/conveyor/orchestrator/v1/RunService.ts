@@ -16,11 +16,13 @@ import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAtt
 import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, ListRunsRequest__Output as _conveyor_orchestrator_v1_ListRunsRequest__Output } from '../../../conveyor/orchestrator/v1/ListRunsRequest';
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from '../../../conveyor/orchestrator/v1/ListRunsResponse';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from '../../../conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from '../../../conveyor/orchestrator/v1/RunEventMessage';
 import type { SubmitFollowupRequest as _conveyor_orchestrator_v1_SubmitFollowupRequest, SubmitFollowupRequest__Output as _conveyor_orchestrator_v1_SubmitFollowupRequest__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupRequest';
 import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowupResponse, SubmitFollowupResponse__Output as _conveyor_orchestrator_v1_SubmitFollowupResponse__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupResponse';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from '../../../conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from '../../../conveyor/orchestrator/v1/TranscriptResponse';
 import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from '../../../conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from '../../../conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 export interface RunServiceClient extends grpc.Client {
   CancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
@@ -122,6 +124,11 @@ export interface RunServiceClient extends grpc.Client {
   uploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
   uploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
   
+  WatchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  WatchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  watchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  watchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  
 }
 
 export interface RunServiceHandlers extends grpc.UntypedServiceImplementation {
@@ -147,6 +154,8 @@ export interface RunServiceHandlers extends grpc.UntypedServiceImplementation {
   
   UploadHandoffAttachment: grpc.handleUnaryCall<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output, _conveyor_orchestrator_v1_HandoffAttachment>;
   
+  WatchRunEvents: grpc.handleServerStreamingCall<_conveyor_orchestrator_v1_WatchRunEventsRequest__Output, _conveyor_orchestrator_v1_RunEventMessage>;
+  
 }
 
 export interface RunServiceDefinition extends grpc.ServiceDefinition {
@@ -161,4 +170,5 @@ export interface RunServiceDefinition extends grpc.ServiceDefinition {
   ListRuns: MethodDefinition<_conveyor_orchestrator_v1_ListRunsRequest, _conveyor_orchestrator_v1_ListRunsResponse, _conveyor_orchestrator_v1_ListRunsRequest__Output, _conveyor_orchestrator_v1_ListRunsResponse__Output>
   SubmitFollowup: MethodDefinition<_conveyor_orchestrator_v1_SubmitFollowupRequest, _conveyor_orchestrator_v1_SubmitFollowupResponse, _conveyor_orchestrator_v1_SubmitFollowupRequest__Output, _conveyor_orchestrator_v1_SubmitFollowupResponse__Output>
   UploadHandoffAttachment: MethodDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output, _conveyor_orchestrator_v1_HandoffAttachment__Output>
+  WatchRunEvents: MethodDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output, _conveyor_orchestrator_v1_RunEventMessage__Output>
 }
