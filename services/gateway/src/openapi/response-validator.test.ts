@@ -13,7 +13,7 @@ describe('validateResponses', () => {
     if (req.params.runId === 'good') res.json({ attachments: [{ attachment_id: 'a', download_url: 'u', filename: 'f' }] });
     else res.json({ attachments: [{ attachment_id: 'a' }] });
   });
-  app.post('/v1/agent/runs/:runId/cancel', (_req, res) => res.status(201).json('r1'));
+  app.get('/v1/agent/runs/:runId/timeline', (_req, res) => res.status(201).json({ run_id: 'r1', events: [] }));
   app.get('/v1/not-documented', (_req, res) => res.json({}));
   let server: ReturnType<typeof app.listen>;
   const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -35,7 +35,7 @@ describe('validateResponses', () => {
   });
 
   it('rejects undocumented statuses and undocumented operations', async () => {
-    expect((await fetch(`${base()}/v1/agent/runs/r1/cancel`, { method: 'POST' })).status).toBe(500);
+    expect((await fetch(`${base()}/v1/agent/runs/r1/timeline`)).status).toBe(500);
     expect((await fetch(`${base()}/v1/not-documented`)).status).toBe(500);
   });
 });

@@ -91,10 +91,11 @@ export function runLifecycleRoutes(api: OrchestratorApi, publicUrl: () => string
     res.json(toRunItem(run, publicUrl()));
   });
 
-  // The SDK sends no body here; the response is the run ID as a bare JSON string.
+  // The SDK sends no body here. The answer is the run ID as plain text: the TypeScript SDK returns a text body as
+  // is and the Python SDK reads `str` results as the raw text, so a JSON string would reach Python with its quotes.
   router.post('/agent/runs/:runId/cancel', async (req, res) => {
     const result = await api.call('runs', 'CancelRun', { caller: callerOf(req), run_id: req.params.runId }, req.id);
-    res.json(result.run_id);
+    res.type('text/plain').send(result.run_id);
   });
 
   router.post('/agent/runs/:runId/followups', async (req, res) => {
