@@ -77,7 +77,7 @@ export const OPERATIONS: Operation[] = [
   api('post', `${V1}/agent/run`, 'Runs', 'Create a run (legacy path, same as POST /agent/runs)', json(runs.agentRunResponseSchema, 'The run was queued.'), { body: createRunBody, errors: [413, 422] }),
   api('get', `${V1}/agent/runs`, 'Runs', 'List runs (filters, sorts, cursor pagination; `metadata[<key>]=<value>` pairs also accepted)', json(runs.runListResponseSchema, 'One page of runs.'), { query: runListQueryObject }),
   api('get', run, 'Runs', 'Retrieve a run', json(runs.runItemSchema, 'The run.')),
-  api('post', `${run}/cancel`, 'Runs', 'Cancel a run', json(z.string(), "The cancelled run's ID as a JSON string."), { errors: [409, 422] }),
+  api('post', `${run}/cancel`, 'Runs', 'Cancel a run', { status: 200, contentType: 'text/plain', description: "The cancelled run's ID as plain text." }, { errors: [409, 422] }),
   api('post', `${run}/followups`, 'Runs', 'Submit a follow-up message', json(runs.followupResponseSchema, 'Accepted and routed by the run state.'), { body: followupBody, errors: [409, 422] }),
   api('get', `${run}/timeline`, 'Runs', 'Timeline of setup and lifecycle events', json(runs.timelineResponseSchema, 'Events, oldest first.')),
   api('get', `${run}/conversation`, 'Runs', 'Normalized conversation of a run', json(runs.conversationResponseSchema, 'The conversation (docs/runs.md).')),

@@ -27,8 +27,8 @@ export function validateResponses() {
     const send = res.send.bind(res);
     res.send = (body?: unknown) => {
       // JSON and +json media types; not JSON lines (application/x-ndjson, e.g. transcripts), which are downloads.
-      const type = String(res.getHeader('content-type') ?? '').split(';')[0]!.trim();
-      if (!/(^|\/|\+)json$/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
+      const type = String(res.getHeader('content-type') ?? '');
+      if (!/^application\/([\w.-]+\+)?json\b/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
       const expected = expectedSchema(req, res.statusCode);
       if (expected === undefined) return send(body);
       let problem: string | undefined;
