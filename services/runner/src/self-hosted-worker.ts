@@ -40,7 +40,7 @@ export class SelfHostedWorker implements Service {
 
   async start(): Promise<void> {
     // Fail closed: a worker that cannot isolate runs does not connect for any.
-    this.sandbox = await createSandboxBackend(this.config.RUN_SANDBOX, this.logger);
+    this.sandbox = await createSandboxBackend(this.config, this.logger);
     this.clients = createOrchestratorClients(this.config.ORCHESTRATOR_ADDR);
     this.link = new OrchestratorLink(this.config.ORCHESTRATOR_ADDR);
     this.connect();

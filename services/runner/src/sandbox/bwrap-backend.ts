@@ -10,7 +10,8 @@ import {
   type BwrapLayout, type Forwarder,
 } from './bwrap-args';
 import { EgressProxy, reportEgress } from './egress-proxy';
-import { countOwnedBy, descendants, signal } from './host-processes';
+import { countOwnedBy } from './host-processes';
+import { descendantsOf, signalAll } from './process-tree';
 import { RunCgroup } from './run-cgroup';
 import {
   SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxExecOptions, type SandboxExit, type SandboxLimitHit,
@@ -251,7 +252,7 @@ class BwrapSandbox implements RunSandbox {
       clearInterval(this.monitor);
       await Promise.all([...this.live].map((p) => p.kill(0)));
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
-      return { diskBytes: await workspaceBytes(this.policy.workspaceDir) };
+      return { diskBytes: await workspaceBytes(this.policy.workspaceDir), ...(this.limitHit ? { limit: this.limitHit } : {}) };
     })();
     return this.destroyed;
   }
@@ -280,11 +281,11 @@ class BwrapProcess implements SandboxProcess {
     const pid = this.child.pid;
     if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return this.exited.then(() => undefined);
     if (graceMs > 0) {
-      signal(await descendants(pid), 'SIGTERM');
+      signalAll(descendantsOf(pid), 'SIGTERM');
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());
       await Promise.race([this.exited, timer]);
     }
-    signal([pid, ...(await descendants(pid))], 'SIGKILL');
+    signalAll([pid, ...descendantsOf(pid)], 'SIGKILL');
     await this.exited;
   }
 }
