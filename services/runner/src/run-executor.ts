@@ -25,12 +25,14 @@ export interface ExecutorOptions {
   /** Hosts every run may reach, before the environment's own. */
   allowedHosts: string[];
   limits: SandboxLimits;
+  /** How long a workspace kept after a failed setup waits for a debug session (the orchestrator's debug window). */
+  debugRetentionMs: number;
   /** Where runs reach their model (the model proxy), from the runner's side; unset = no model access. */
   modelEndpoint?: string;
 }
 
 /** The settings the runner and the self-hosted worker program share. */
-type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB'> &
+type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB' | 'FAILURE_SESSION_RETENTION_MINUTES'> &
   Partial<Pick<RunnerConfig, 'MODEL_ENDPOINT'>>;
 
 export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend): ExecutorOptions {
@@ -42,6 +44,7 @@ export function executorOptions(config: ExecutorSettings, runnerId: string, sand
     sandbox,
     allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
     limits: sandboxLimits(config),
+    debugRetentionMs: config.FAILURE_SESSION_RETENTION_MINUTES * 60_000,
     modelEndpoint: config.MODEL_ENDPOINT,
   };
 }
@@ -60,6 +63,9 @@ type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: strin
  * (INPROGRESS) while heartbeating for cancellation and follow-ups, and report the outcome with the transcript.
  */
 export class RunExecutor {
+  /** Runs with a sandbox on this executor now (their workspaces are in use). */
+  private readonly active = new Set<string>();
+
   constructor(
     private readonly link: OrchestratorLink,
     private readonly options: ExecutorOptions,
@@ -147,6 +153,7 @@ export class RunExecutor {
     step('workspace', 'started');
     const workspaceDir = await prepareWorkspace(this.options.workspaceRoot, assignment.run_id, assignment.attachments.map((a) => ({ file_name: a.file_name, data: Buffer.from(a.data) })));
     let sandbox: RunSandbox;
+    this.active.add(assignment.run_id);
     try {
       sandbox = await this.options.sandbox.prepare({
         runId: assignment.run_id,
@@ -162,6 +169,7 @@ export class RunExecutor {
     } catch (err) {
       if (!(err instanceof SandboxUnavailable)) throw err;
       step('workspace', 'failed', `sandbox unavailable: ${err.message}`);
+      this.active.delete(assignment.run_id);
       await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
       return { state: 'ERROR', message: 'The run could not be isolated, so it was not started', errorCode: 'resource_unavailable' };
     }
@@ -173,12 +181,21 @@ export class RunExecutor {
       const usage = await sandbox.destroy();
       // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
       const keep = completion?.setupFailed === true && !assignment.debug_session;
-      if (!keep) await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
+      this.active.delete(assignment.run_id);
+      if (keep) this.removeAfterDebugWindow(assignment.run_id);
+      else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
       reporter.emit({ kind: 'log', level: 'info', text: `workspace used ${usage.diskBytes} bytes; ${keep ? 'kept for the debug window' : 'deleted'}` });
       if (usage.limit && completion && completion.state !== 'CANCELLED') completion = limitCompletion(usage.limit, this.options.limits, completion.transcript);
       if (usage.limit) reporter.emit({ kind: 'log', level: 'error', text: `sandbox: ${completion?.message ?? usage.limit}` });
     }
     return completion;
+  }
+
+  /** A workspace kept for a debug session goes when the window closes, unless a debug execution is using it then. */
+  private removeAfterDebugWindow(runId: string): void {
+    setTimeout(() => {
+      if (!this.active.has(runId)) void removeWorkspace(this.options.workspaceRoot, runId).catch(() => undefined);
+    }, this.options.debugRetentionMs).unref();
   }
 
   private async driveInSandbox(

@@ -119,7 +119,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect(existsSync(path.join(os.tmpdir(), marker))).toBe(false);
 
     // The run-scoped key: its own run's harness support only, nothing else, and dead once the run has ended.
-    expect(report.api).toEqual({ listRuns: 403, otherRun: 403, createRun: 403, ownArtifact: 200 });
+    expect(report.api).toEqual({ listRuns: 403, otherRun: 403, createRun: 403, ownArtifact: 201 });
     const key = report.key as string;
     expect(key).toBeTruthy();
     expect((await api('POST', '/harness-support/report-artifact', { artifact_type: 'PLAN', data: { title: 'late', content: 'x' } }, key)).status).toBe(401);

@@ -34,6 +34,11 @@ export const sandboxEnv = {
   SANDBOX_K8S_DEFAULT_IMAGE: z.string().default('node:20-bookworm-slim'),
   SANDBOX_K8S_CPU: z.string().default('1'),
   SANDBOX_K8S_START_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
+  /**
+   * How long a workspace is kept after a failed environment setup for a debug session: set it to the orchestrator's
+   * value of the same name (docs/run-lifecycle.md). Other workspaces are deleted when their execution ends.
+   */
+  FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).default(10),
   /** Wall-clock budget of one execution. */
   RUN_TIMEOUT_MS: z.coerce.number().int().positive().default(60 * 60 * 1000),
   /** Processes (tasks, threads included) one run may have at once. */
