@@ -2,3 +2,4 @@
 export * from './sandbox/run-sandbox';
 export { BwrapBackend } from './sandbox/bwrap-backend';
 export { UnsandboxedBackend } from './sandbox/unsandboxed-backend';
+export { runNetworkPolicy, runPod, type PodSettings } from './sandbox/kubernetes-objects';

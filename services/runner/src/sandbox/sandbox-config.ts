@@ -49,8 +49,7 @@ export const sandboxEnv = {
   RUN_DISK_MB: z.coerce.number().int().min(16).default(10 * 1024),
 };
 
-const settingsSchema = z.object(sandboxEnv);
-export type SandboxSettings = z.infer<typeof settingsSchema>;
+export type SandboxSettings = z.infer<z.ZodObject<typeof sandboxEnv>>;
 
 export function sandboxLimits(config: { RUN_TIMEOUT_MS: number; RUN_MAX_PROCESSES: number; RUN_MEMORY_MB: number; RUN_DISK_MB: number }): SandboxLimits {
   return {
