@@ -9,8 +9,22 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 export const environmentSchema = z.object({
   repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional() })).default([]),
   setup_commands: z.array(z.string()).default([]),
+  docker_image: z.string().optional(),
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
+
+/** Hosts the environment's repositories live on: a run may reach them through the egress filter to clone. */
+export function repositoryHosts(spec: EnvironmentSpec): string[] {
+  return spec.repositories.flatMap((r) => {
+    const scp = /^[^@/]+@([^:/]+):/.exec(r.url); // git@host:owner/repo
+    if (scp) return [scp[1]!];
+    try {
+      return [new URL(r.url).hostname];
+    } catch {
+      return [];
+    }
+  });
+}
 
 /**
  * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any

@@ -50,7 +50,7 @@ export class Runner implements Service {
 
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
-    const sandbox = await createSandboxBackend(config.RUN_SANDBOX, logger);
+    const sandbox = await createSandboxBackend(config, logger);
     const executor = new RunExecutor(link, executorOptions(config, config.RUNNER_ID, sandbox), logger);
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,

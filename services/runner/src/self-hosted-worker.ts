@@ -40,7 +40,7 @@ export class SelfHostedWorker implements Service {
 
   async start(): Promise<void> {
     // Fail closed: a worker that cannot isolate runs does not connect for any.
-    this.sandbox = await createSandboxBackend(this.config.RUN_SANDBOX, this.logger);
+    this.sandbox = await createSandboxBackend(this.config, this.logger);
     // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call.
     const credentials = workerCredentials(this.config.WORKER_ENDPOINT_CA_FILE, this.config.CONVEYOR_WORKER_TOKEN);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);

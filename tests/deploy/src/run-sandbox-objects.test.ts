@@ -1,4 +1,4 @@
-import { runNetworkPolicy, runPod, type PodSettings } from '../../../services/runner/src/sandbox/kubernetes-objects';
+import { runNetworkPolicy, runPod, type PodSettings } from '@conveyor/runner';
 import type { KubeObject } from './deploy-tools';
 import { manifestErrors } from './validate-k8s';
 

@@ -153,6 +153,22 @@ describe('BwrapBackend (real bubblewrap)', () => {
     await sandbox.destroy();
   });
 
+  it('stops a run that outgrows its memory (the whole run with a cgroup, the process with RLIMIT_DATA)', async () => {
+    const sandbox = await backend.prepare(await policy('memory', { limits: { ...limits, memoryBytes: 256 * 1024 * 1024 } }));
+    const result = await run(sandbox, 'node -e "const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))"');
+    expect(result.code).not.toBe(0);
+    if (backend.usesCgroups) expect(result.limit).toBe('memory');
+    else expect(result.stderr).toMatch(/memory|alloc/i);
+    await sandbox.destroy();
+  });
+
+  it('refuses a workspace its uid could not reach, rather than run without it', async () => {
+    const hidden = path.join(root, 'private');
+    await mkdir(path.join(hidden, 'ws'), { recursive: true, mode: 0o700 });
+    await chmod(hidden, 0o700);
+    await expect(backend.prepare({ ...(await policy('unused')), workspaceDir: path.join(hidden, 'ws') })).rejects.toThrow(/not traversable/);
+  });
+
   it('kills the whole process tree', async () => {
     const sandbox = await backend.prepare(await policy('kill'));
     const proc = sandbox.exec({ argv: ['/bin/sh', '-c', 'sleep 100 & sleep 100 & echo started; wait'], env: { PATH: '/usr/bin:/bin' } });

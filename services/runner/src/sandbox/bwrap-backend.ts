@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '@conveyor/logger';
@@ -10,7 +10,8 @@ import {
   type BwrapLayout, type Forwarder,
 } from './bwrap-args';
 import { EgressProxy, reportEgress } from './egress-proxy';
-import { countOwnedBy, descendants, signal } from './host-processes';
+import { countOwnedBy } from './host-processes';
+import { descendantsOf, signalAll } from './process-tree';
 import { RunCgroup } from './run-cgroup';
 import {
   SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxExecOptions, type SandboxExit, type SandboxLimitHit,
@@ -54,6 +55,19 @@ function usrSymlinks(): Record<string, string> {
   return links;
 }
 
+/**
+ * bwrap runs as the run's uid, so it must be able to walk to every directory it binds: each ancestor needs the
+ * execute bit for others (a clone under /root, mode 0700, is the usual culprit). Refuse clearly rather than fail later.
+ */
+function assertTraversable(target: string): void {
+  for (let dir = path.dirname(path.resolve(target)); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new SandboxUnavailable(`${dir} is not traversable by other users (chmod o+x), so a sandbox cannot reach ${target}`);
+    }
+    if (dir === '/') return;
+  }
+}
+
 export async function workspaceBytes(dir: string): Promise<number> {
   const du = spawn('du', ['-sb', dir], { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: HOST_PATH } });
   let out = '';
@@ -70,7 +84,8 @@ export async function workspaceBytes(dir: string): Promise<number> {
 export class BwrapBackend implements SandboxBackend {
   readonly name = 'bubblewrap';
   private bwrapPath = 'bwrap';
-  private cgroupsWork = false;
+  /** Whether runs' memory and processes are held by cgroups here (else by rlimits alone; docs/sandbox.md). */
+  usesCgroups = false;
 
   constructor(private readonly options: BwrapBackendOptions) {}
 
@@ -84,6 +99,7 @@ export class BwrapBackend implements SandboxBackend {
     // Runs' uids must traverse (not list) the state directory to reach their sockets.
     await mkdir(this.options.stateDir, { recursive: true, mode: 0o711 });
     await chmod(this.options.stateDir, 0o711);
+    for (const p of [this.options.stateDir, ...this.options.readOnlyPaths]) assertTraversable(path.join(p, 'x'));
     const probeRoot = await mkdtemp(path.join(this.options.stateDir, 'probe-'));
     try {
       const sandbox = await this.prepare({
@@ -103,12 +119,13 @@ export class BwrapBackend implements SandboxBackend {
     } finally {
       await rm(probeRoot, { recursive: true, force: true });
     }
-    this.options.logger.info({ cgroups: this.cgroupsWork }, this.cgroupsWork
+    this.options.logger.info({ cgroups: this.usesCgroups }, this.usesCgroups
       ? 'local sandbox ready: bubblewrap, per-run uid, memory and pids cgroups'
       : 'local sandbox ready: bubblewrap, per-run uid; no writable cgroups here: memory capped per process (RLIMIT_DATA), processes by RLIMIT_NPROC');
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
+    assertTraversable(policy.workspaceDir);
     const uid = UID_BASE + randomInt(UID_SPAN);
     const socketsDir = await mkdtemp(path.join(this.options.stateDir, 's-'));
     const closers: Array<() => Promise<void>> = [() => rm(socketsDir, { recursive: true, force: true })];
@@ -134,7 +151,7 @@ export class BwrapBackend implements SandboxBackend {
       for (const f of forwarders) await chmod(path.join(socketsDir, f.socketName), 0o666);
       const cgroup = await RunCgroup.create(`${policy.runId}-${uid}`, policy.limits);
       if (cgroup) closers.push(() => cgroup.destroy());
-      this.cgroupsWork = cgroup !== undefined;
+      this.usesCgroups = cgroup !== undefined;
       const layout: BwrapLayout = {
         workspaceDir: policy.workspaceDir,
         socketsDir,
@@ -251,7 +268,7 @@ class BwrapSandbox implements RunSandbox {
       clearInterval(this.monitor);
       await Promise.all([...this.live].map((p) => p.kill(0)));
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
-      return { diskBytes: await workspaceBytes(this.policy.workspaceDir) };
+      return { diskBytes: await workspaceBytes(this.policy.workspaceDir), ...(this.limitHit ? { limit: this.limitHit } : {}) };
     })();
     return this.destroyed;
   }
@@ -280,11 +297,11 @@ class BwrapProcess implements SandboxProcess {
     const pid = this.child.pid;
     if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return this.exited.then(() => undefined);
     if (graceMs > 0) {
-      signal(await descendants(pid), 'SIGTERM');
+      signalAll(descendantsOf(pid), 'SIGTERM');
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());
       await Promise.race([this.exited, timer]);
     }
-    signal([pid, ...(await descendants(pid))], 'SIGKILL');
+    signalAll([pid, ...descendantsOf(pid)], 'SIGKILL');
     await this.exited;
   }
 }

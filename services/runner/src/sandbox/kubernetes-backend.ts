@@ -169,7 +169,7 @@ class KubernetesSandbox implements RunSandbox {
       await Promise.all([...this.live].map((p) => p.kill()));
       const diskBytes = Number((await this.run(['du', '-sb', POD_WORKSPACE]).catch(() => '')).split('\t')[0]) || 0;
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
-      return { diskBytes };
+      return { diskBytes, ...(this.limitHit ? { limit: this.limitHit } : {}) };
     })();
     return this.destroyed;
   }

@@ -19,17 +19,18 @@ export interface PodSettings {
 }
 
 /**
- * One Pod per run: the environment's image kept alive by `sleep` for the run's wall-clock budget (the API server
+ * One Pod per run, the environment's image kept alive by `sleep` for the run's wall-clock budget (the API server
  * ends it at `activeDeadlineSeconds` too), commands exec'd into it. Non-root with no capabilities, no privilege
  * escalation, read-only root file system, no service-account token, no service-discovery variables; the workspace
- * is an emptyDir capped at the disk limit and /tmp a memory-backed one.
+ * is an emptyDir capped at the disk limit and /tmp a memory-backed one. Not labelled part-of conveyor, so that none
+ * of the platform's own NetworkPolicies selects it.
  */
 export function runPod(policy: SandboxPolicy, settings: PodSettings) {
   const seconds = Math.max(1, Math.ceil(policy.limits.wallClockMs / 1000));
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: settings.name, namespace: settings.namespace, labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/part-of': 'conveyor' } },
+    metadata: { name: settings.name, namespace: settings.namespace, labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/managed-by': 'conveyor-runner' } },
     spec: {
       restartPolicy: 'Never',
       activeDeadlineSeconds: seconds,
@@ -84,7 +85,7 @@ export function runNetworkPolicy(settings: PodSettings) {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: settings.name, namespace: settings.namespace, labels: { 'app.kubernetes.io/part-of': 'conveyor' } },
+    metadata: { name: settings.name, namespace: settings.namespace, labels: { 'app.kubernetes.io/managed-by': 'conveyor-runner' } },
     spec: {
       podSelector: { matchLabels: { [RUN_LABEL]: settings.name } },
       policyTypes: ['Ingress', 'Egress'],

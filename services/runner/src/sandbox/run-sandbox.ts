@@ -16,6 +16,8 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** Bytes the workspace may hold. */
   diskBytes: number;
+  /** The run-wide limit that ended the sandbox, when one did (the run then ends with it, whatever the harness said). */
+  limit?: SandboxLimitHit;
 }
 
 /** A platform-side service made reachable from inside one run's sandbox only (the model proxy, harness support). */
@@ -71,6 +73,8 @@ export interface SandboxProcess {
 export interface SandboxUsage {
   /** Bytes the workspace held when the sandbox was destroyed (reported on the run's timeline). */
   diskBytes: number;
+  /** The run-wide limit that ended the sandbox, when one did (the run then ends with it, whatever the harness said). */
+  limit?: SandboxLimitHit;
 }
 
 export interface RunSandbox {
