@@ -1,3 +1,4 @@
+export * from './grpc-credentials';
 export * from './load-protos';
 export * from './orchestrator-client';
 export * from './typed-call';

@@ -5,7 +5,7 @@ import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readiness } from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
-import { identify, requireAuth } from './middleware/authenticate';
+import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import { rateLimit } from './middleware/rate-limit';
 import type { OrchestratorApi } from './orchestrator-api';
 import { validateResponses } from './openapi/response-validator';
@@ -58,6 +58,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(blobRoutes(deps.api));
   v1.use(openapiRoutes());
   v1.use(identify(deps.api));
+  v1.use(confineRunScopedKeys);
   v1.use(
     rateLimit(deps.redis, {
       prefix: config.RATE_LIMIT_REDIS_PREFIX,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, loadConfig, port, trustProxy } from '@conveyor/config';
+import { commonEnv, loadConfig, port, trustProxy, grpcTlsEnv } from '@conveyor/config';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -10,6 +10,8 @@ const schema = z.object({
   PORT: port(8080),
   /** Orchestrator gRPC address. */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   /** Deadline for each gRPC call; transparent retries on UNAVAILABLE happen within it. */
   GRPC_DEADLINE_MS: positiveInt(10_000),
   /**

@@ -1,4 +1,4 @@
-import { Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, type ChannelCredentials, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from '@conveyor/errors';
 import { callRpc, createOrchestratorClients, type OrchestratorClients, type RunEventMessage__Output, type WatchRunEventsRequest, type RequestOf, type ResponseOf, type RpcNames, type ServiceClients } from '@conveyor/proto';
 
@@ -9,9 +9,10 @@ export class OrchestratorApi {
 
   constructor(
     address: string,
+    credentials: ChannelCredentials,
     private readonly deadlineMs: number,
   ) {
-    this.clients = createOrchestratorClients(address);
+    this.clients = createOrchestratorClients(address, credentials);
   }
 
   async call<S extends keyof ServiceClients, M extends RpcNames<ServiceClients[S]>>(

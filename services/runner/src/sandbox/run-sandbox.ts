@@ -28,12 +28,16 @@ export interface SandboxEndpoint {
 
 export interface SandboxPolicy {
   runId: string;
+  /** The environment's `docker_image`: honoured by container backends; the local backend runs the host's tool chain. */
+  image?: string;
   /** Host directory holding the run's workspace, mounted read-write; everything else is read-only or absent. */
   workspaceDir: string;
   /** Hosts the run may reach through the egress filter: exact names or `*.example.com`. */
   allowedHosts: string[];
   endpoints: SandboxEndpoint[];
   limits: SandboxLimits;
+  /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
+  onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
 }
 
 export interface SandboxExecOptions {
