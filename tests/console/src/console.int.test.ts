@@ -68,6 +68,7 @@ describe('web console', () => {
         '@demo message Reading the build files',
         '@demo tool bash {"cmd":"cat turbo.json"} => {"stdout":"{}"}',
         '@demo usage 120 40',
+        '@demo artifact PULL_REQUEST {"url":"https://git.example/pr/1","branch":"fix-build"}',
         '@demo sleep 1000',
         '@demo message Waiting for you',
         '@demo await-followup 60000',
@@ -84,6 +85,7 @@ describe('web console', () => {
     await waitForText(page, '.tool[open] pre', 'cat turbo.json');
     await waitForText(page, '#run-usage', '^120 input / 40 output tokens');
     await waitForText(page, '.message-agent .text', '^Waiting for you$');
+    await waitForText(page, '.artifacts li', 'PULL_REQUEST fix-build');
     await waitForText(page, '.timeline li', 'QUEUED');
     await screenshot(page, 'run-live');
 
@@ -236,6 +238,35 @@ describe('web console', () => {
     const rest = await readSse(url, { cookie, 'last-event-id': String(first[first.length - 1]!.id) }, isLast);
     expect([...first, ...rest].map((e) => e.id)).toEqual(all.map((e) => e.id));
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
+  });
+
+  it('filters the runs list the way the API does and pages with its cursor', async () => {
+    await page.goto(`${origin}/console/runs`);
+    await page.selectOption('select[name=state]', 'CANCELLED');
+    await page.click('.filters button[type=submit]');
+    await page.waitForURL(/state=CANCELLED/);
+    await waitForText(page, 'td a', 'Run to cancel');
+    const states = await page.$$eval('tbody .badge', (els) => els.map((el) => el.textContent));
+    expect(states.length).toBeGreaterThan(0);
+    expect(new Set(states)).toEqual(new Set(['CANCELLED']));
+
+    await page.goto(`${origin}/console/runs?limit=2&sort_by=created_at&sort_order=asc`);
+    await waitForText(page, 'td a', 'Live console run');
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await page.waitForURL(/cursor=/);
+    await waitForText(page, 'td a', '.');
+    expect(await page.content()).not.toContain('Live console run');
+  });
+
+  it('lists schedules with their next run and opens one', async () => {
+    const created = await apiCall(platform, 'POST', '/agent/schedules', { name: 'Nightly report', cron_schedule: '0 3 * * *', prompt: 'Write the report', enabled: true });
+    expect(created.status).toBe(200);
+    await page.goto(`${origin}/console/schedules`);
+    await waitForText(page, 'td a', 'Nightly report');
+    await page.click('td a');
+    await waitForText(page, 'h1', 'Nightly report');
+    const nextRun = await page.$eval('dd time', (el) => el.getAttribute('datetime'));
+    expect(nextRun).toBe(created.body.history && (created.body.history as Json).next_run);
   });
 
   it('works on a narrow screen and signs out', async () => {

@@ -29,6 +29,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     GetTimeline: GATEWAY,
     GetConversation: GATEWAY,
     GetTranscript: GATEWAY,
+    // The console's live run view (docs/console.md).
+    WatchRunEvents: GATEWAY,
   },
   // Pool runners claim from the queue; self-hosted workers are handed runs already claimed (WorkerHub).
   runner: {

@@ -37,7 +37,7 @@ beforeAll(async () => {
       err ? reject(err) : resolve(p),
     ),
   );
-  clients = createOrchestratorClients(`127.0.0.1:${port}`);
+  clients = createOrchestratorClients(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 });
 
 afterAll(async () => {
