@@ -147,7 +147,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       const runner = start('runner', 'services/runner/dist/main.js', { ...trust.serviceEnv('runner'), HTTP_PORT: String(runnerHttp), ORCHESTRATOR_ADDR: orchestratorAddr });
       await waitReady(`http://127.0.0.1:${runnerHttp}/readyz`, runner, 'runner', logs);
     }
-    const seeded = JSON.parse(await runCli(['seed-dev'], { ...env, ...trust.keys })) as { apiKey: string };
+    const seeded = JSON.parse(await runCli(['seed-dev'], env)) as { apiKey: string };
     return {
       apiUrl: `http://127.0.0.1:${gatewayPort}/v1`,
       ingressUrl: `http://127.0.0.1:${ingressPort}`,
@@ -157,7 +157,7 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       workerEndpointAddr: `127.0.0.1:${workerGrpcPort}`,
       trust,
       databaseUrl: db.url,
-      // The CLI runs as the orchestrator does (`conveyor apply` encrypts secrets with the installation key).
+      // For the CLI: `conveyor apply` encrypts secrets with the installation key.
       env: { ...env, ...trust.keys },
       apiKey: seeded.apiKey,
       logs,

@@ -115,3 +115,7 @@ const schema = z.object({
 export type OrchestratorConfig = z.infer<typeof schema>;
 
 export const loadOrchestratorConfig = (env: NodeJS.ProcessEnv = process.env): OrchestratorConfig => loadConfig(schema, env);
+
+/** Only the catalog's settings, for CLI commands that check runs like the orchestrator without holding its keys. */
+const catalogSchema = schema.innerType().pick({ MODELS_CONFIG: true, MODELS_CONFIG_FILE: true, GIT_BASE_URL: true, GIT_ALLOW_LOCAL_URLS: true, SKILL_CACHE_TTL_MS: true });
+export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): z.infer<typeof catalogSchema> => loadConfig(catalogSchema, env);

@@ -55,6 +55,7 @@ export function guardService(
     const handler = implementation[method] as AnyHandler | undefined;
     if (!handler) continue;
     const allowed = allowedPeers(service, method);
+    if (allowed.length === 0) logger.warn({ rpc: `${service}.${method}` }, 'rpc missing from RPC_PERMISSIONS: refused to every caller');
     const wrapped: AnyHandler = (call, callback) => {
       authenticate(call).then(
         (peer) => {
