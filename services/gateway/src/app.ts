@@ -27,8 +27,9 @@ import { webhookSecretRoutes } from './routes/webhook-secret-routes';
 import { catalogRoutes } from './routes/catalog-routes';
 import { environmentRoutes } from './routes/environment-routes';
 import { identityRoutes } from './routes/identity-routes';
+import { consoleRoutes } from './routes/console-routes';
 
-/** The public REST API: health at the root, everything else under /v1 behind API-key auth. */
+/** The public REST API: health at the root, everything else under /v1 behind API-key auth; the web console under /console. */
 export interface AppDeps {
   config: GatewayConfig;
   logger: Logger;
@@ -89,6 +90,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(identityRoutes(deps.api));
   app.use('/v1', v1);
   app.use('/api/v1', v1);
+  app.use('/console', consoleRoutes({ api: deps.api, redis: deps.redis, sessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS, v1 }));
 
   app.use(notFoundHandler);
   app.use(errorHandler());

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { redactUrl } from '@conveyor/logger';
 import { SetupFailure } from './harness/harness';
 import { runToCompletion } from './sandbox/collect-output';
 import type { RunSandbox } from './sandbox/run-sandbox';
@@ -38,10 +39,11 @@ export async function setUpEnvironment(
 ): Promise<void> {
   for (const repo of spec.repositories) {
     const dir = repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
-    report(`cloning ${repo.url}`);
+    // Run events and failure messages are shown to users and logged: never a credential embedded in the URL.
+    report(`cloning ${redactUrl(repo.url)}`);
     const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];
     const cloned = await runToCompletion(sandbox, { argv, env }, signal);
-    if (cloned.code !== 0) throw new SetupFailure(`Cloning ${repo.url} failed: ${cloned.output.trim()}`);
+    if (cloned.code !== 0) throw new SetupFailure(redactUrl(`Cloning ${repo.url} failed: ${cloned.output.trim()}`));
   }
   for (const command of spec.setup_commands) {
     report(`running ${command}`);
