@@ -3,6 +3,11 @@
 
 log() { printf '\033[1;34m[conveyor]\033[0m %s\n' "$*" >&2; }
 
+# shellcheck source=SCRIPTDIR/deploy-tools.sh
+source "$ROOT/scripts/lib/deploy-tools.sh"
+# shellcheck source=SCRIPTDIR/python-tools.sh
+source "$ROOT/scripts/lib/python-tools.sh"
+
 ensure_node_modules() {
   # Reinstall when package-lock.json changed since the last install (npm writes node_modules/.package-lock.json).
   if [ ! -d "$ROOT/node_modules" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
@@ -16,6 +21,11 @@ ensure_infra() {
   log "starting PostgreSQL, Redis and Kafka (first run installs packages and downloads Kafka)…"
   bash "$ROOT/scripts/infra.sh" up
   eval "$(bash "$ROOT/scripts/infra.sh" env)"
+}
+
+ensure_browser() {
+  log "checking for chromium (console browser tests)…"
+  bash "$ROOT/scripts/infra.sh" browser
 }
 
 build_all() {

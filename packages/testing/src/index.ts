@@ -8,4 +8,7 @@ export {
 } from './test-database';
 export { uniqueName } from './unique-name';
 export { freePort, startPlatform, runCli, type RunningPlatform } from './start-platform';
+export { apiCall, type Json } from './api-call';
+export { startExtraService, type ExtraService } from './start-extra-service';
+export * from './model-server';
 export { createTestTrust, type TestTrust } from './test-trust';

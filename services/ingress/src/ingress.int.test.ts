@@ -29,7 +29,7 @@ describe('ingress over real sockets, Redis and Kafka', () => {
     trust = await createTestTrust();
     const orchestratorAddr = await directory.start(trust.serviceEnv('orchestrator'));
     ingress = new Ingress(
-      loadIngressConfig({ ...trust.serviceEnv('ingress'), PORT: '0', REDIS_URL, KAFKA_BROKERS: KAFKA_BROKERS.join(','), DELIVERIES_TOPIC: topic, ORCHESTRATOR_ADDR: orchestratorAddr, PUBLISH_TIMEOUT_MS: '8000' }),
+      loadIngressConfig({ ...trust.serviceEnv('ingress'), PORT: '0', REDIS_URL, KAFKA_BROKERS: KAFKA_BROKERS.join(','), DELIVERIES_TOPIC: topic, ORCHESTRATOR_ADDR: orchestratorAddr, PUBLISH_TIMEOUT_MS: '8000', TRUST_PROXY: 'loopback' }),
       logger,
       { kafkaSocketFactory: network.socketFactory },
     );

@@ -60,6 +60,9 @@ export function redactUrlToken(req: Request, res: Response, next: NextFunction):
 /** Strict: a body that is not valid UTF-8 is not JSON (no replacement characters slipped in). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+const deliveryRateLimited = (retryAfter: number) =>
+  new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', { details: { retry_after_seconds: retryAfter } });
+
 const unavailable = (what: string, retryAfter: number) => new AppError('resource_unavailable', what, { details: { retry_after_seconds: retryAfter } });
 
 /**
@@ -68,7 +71,9 @@ const unavailable = (what: string, retryAfter: number) => new AppError('resource
  * streaming (413) → credential (401) → valid JSON (400) → delivery budget (429) → identity and dedupe (202
  * duplicate) → Kafka acknowledgement (202, or 503 when Kafka is unavailable). Every outcome from 413 on is published
  * with its label for the delivery log (rejected and duplicate ones without the body); 404, 405 and 429 are not
- * deliveries of a webhook and are not logged.
+ * deliveries of a webhook and are not logged. Deliveries rejected as too large or invalid JSON are deliveries too:
+ * they take from the sender's delivery budget, so a sender over it gets 429 for them as well (failed
+ * authentications have their own budget instead).
  */
 export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
   const router = Router();
@@ -81,6 +86,17 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     deps.publisher.publish(message, 30_000).catch((err: unknown) => {
       log.warn({ err: err instanceof Error ? err.message : err, deliveryId: message.deliveryId, label: message.label }, 'delivery log record not published');
     });
+  };
+
+  /** Takes a rejected delivery from the sender's budget; the problem to answer instead when it is spent or unknown. */
+  const overDeliveryBudget = async (uid: string, sender: string): Promise<AppError | undefined> => {
+    try {
+      const budget = await deps.limits.consumeDelivery(uid, sender);
+      return budget.allowed ? undefined : deliveryRateLimited(budget.retryAfterSeconds);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : err }, 'rate limiting unavailable');
+      return unavailable('Rate limiting is temporarily unavailable', deps.unavailableRetryAfterSeconds);
+    }
   };
 
   const handle = async (req: Request, res: Response): Promise<void> => {
@@ -115,11 +131,13 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     const read = await readBodyWithLimit(req, deps.maxBodyBytes);
     if (!read.ok) {
       if (read.reason === 'aborted') return;
-      const deliveryId = rejectedId();
-      publishRecord({ ...base, deliveryId, label: 'Rejected (too large)', identitySource: 'none', sizeBytes: read.receivedBytes, reason: `body over ${deps.maxBodyBytes} bytes` });
       // The rest of the body is never read: answer and close the connection.
       res.setHeader('Connection', 'close');
       res.on('finish', () => req.socket.destroySoon());
+      const refused = await overDeliveryBudget(uid, sender);
+      if (refused) return sendProblem(req, res, refused);
+      const deliveryId = rejectedId();
+      publishRecord({ ...base, deliveryId, label: 'Rejected (too large)', identitySource: 'none', sizeBytes: read.receivedBytes, reason: `body over ${deps.maxBodyBytes} bytes` });
       return sendProblem(req, res, new AppError('payload_too_large', `Body exceeds ${deps.maxBodyBytes} bytes`, { details: { delivery_id: deliveryId } }));
     }
     const rawBody = read.body;
@@ -140,6 +158,8 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     try {
       parsedBody = JSON.parse(UTF8.decode(rawBody));
     } catch {
+      const refused = await overDeliveryBudget(uid, sender);
+      if (refused) return sendProblem(req, res, refused);
       const deliveryId = rejectedId();
       publishRecord({ ...base, deliveryId, label: 'Rejected (invalid JSON)', identitySource: 'none', sizeBytes: rawBody.length, reason: 'body is not valid JSON' });
       return sendProblem(req, res, new AppError('invalid_request', 'Body is not valid JSON', { details: { delivery_id: deliveryId } }));
@@ -163,7 +183,7 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     const reservation = reservationResult.value;
     if (!budget.allowed) {
       if (reservation.kind === 'reserved') await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
-      return sendProblem(req, res, new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', { details: { retry_after_seconds: budget.retryAfterSeconds } }));
+      return sendProblem(req, res, deliveryRateLimited(budget.retryAfterSeconds));
     }
     if (reservation.kind === 'duplicate') {
       publishRecord({ ...record, label: 'Duplicate', reason: 'delivery ID already accepted' });

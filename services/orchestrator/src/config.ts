@@ -1,8 +1,9 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { commonEnv, csv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
 import { MAX_SIGNED_LINK_TTL_SECONDS } from '@conveyor/blob-store';
-import { DEFAULT_DELIVERIES_TOPIC, DEFAULT_ORCHESTRATOR_CONSUMER_GROUP } from '@conveyor/kafka';
+import { DEFAULT_DELIVERIES_TOPIC, DEFAULT_ORCHESTRATOR_CONSUMER_GROUP, kafkaSecurityEnv } from '@conveyor/kafka';
 
 // Keys have no default in any mode: `npm start` and the test harness generate them per installation (`conveyor keys init`).
 const KEYS_HINT = 'generate per installation with `conveyor keys init --file .conveyor/keys.env`';
@@ -15,6 +16,8 @@ const schema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Kafka bootstrap brokers, comma-separated. */
   KAFKA_BROKERS: csv('127.0.0.1:9092'),
+  /** TLS and SASL to the brokers (KAFKA_SSL*, KAFKA_SASL_*; deploy/README.md). */
+  ...kafkaSecurityEnv,
   /** Topic the ingress publishes deliveries to, and the consumer group reading it. */
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   DELIVERIES_CONSUMER_GROUP: z.string().min(1).default(DEFAULT_ORCHESTRATOR_CONSUMER_GROUP),
@@ -90,6 +93,16 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * Transports skill discovery's git may use: `https` only by default; add `http`, `ssh` or `git` deliberately
+   * (`ssh`/`git` cannot be pinned to the checked address; see docs/security.md).
+   */
+  GIT_ALLOWED_SCHEMES: csv('https').pipe(z.array(z.enum(['https', 'http', 'ssh', 'git']))),
+  /**
+   * CIDRs the platform's own outbound fetches may reach although they are loopback, private or link-local (e.g.
+   * `10.20.0.0/16` for an internal git server, `127.0.0.0/8,::1/128` for tests). Empty: public addresses only.
+   */
+  EGRESS_ALLOWED_ADDRESSES: csv('').refine((cidrs) => cidrs.every((c) => ipaddr.isValidCIDR(c)), 'must be comma-separated CIDRs, e.g. 10.0.0.0/8,::1/128'),
   /** How long discovered skills are served from the cache before the repository's head commit is checked again. */
   SKILL_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5 * 60 * 1000),
 })

@@ -33,8 +33,8 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
       WORKER_GRPC_PORT: '0',
       HTTP_PORT: '0',
     });
-    orchestrator = new Orchestrator(config, logger, async (message) => {
-      received.push(message);
+    orchestrator = new Orchestrator(config, logger, async (deliveries) => {
+      received.push(...deliveries.map((d) => d.message));
     });
     await orchestrator.start();
     clients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('gateway')));

@@ -3,19 +3,20 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
-import { createKafka, ensureTopics } from '@conveyor/kafka';
+import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
-import { DeliveryConsumer, type DeliveryHandler } from './deliveries/delivery-consumer';
+import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
 import type * as grpc from '@grpc/grpc-js';
 import { serverTlsCredentials, startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
 import { certificatePeer } from './grpc/rpc-guard';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { OutboxRelay } from './runs/outbox-relay';
+import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
 import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
@@ -45,13 +46,14 @@ export class Orchestrator implements Service {
   private webhooks: WebhookModule | undefined;
   private schedules: ScheduleModule | undefined;
   private workerHub: WorkerHub | undefined;
+  private runEventFeed: RunEventFeed | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
     private readonly config: OrchestratorConfig,
     private readonly logger: Logger,
     /** Replaces the webhook delivery processor (tests of the consumer alone). */
-    private readonly onDelivery?: DeliveryHandler,
+    private readonly onDeliveries?: DeliveryBatchHandler,
   ) {}
 
   async start(): Promise<void> {
@@ -108,8 +110,15 @@ export class Orchestrator implements Service {
     this.workerHub = workerHub;
     workerHub.start();
 
+    const runEventFeed = new RunEventFeed(config.DATABASE_URL, logger.child({ component: 'run-event-feed' }));
+    this.runEventFeed = runEventFeed;
+    await runEventFeed.start();
+    this.readiness.add('run event feed', async () => {
+      if (!runEventFeed.connected) throw new Error('not listening for run events');
+    });
+
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, runEventFeed }),
       ...webhooks.grpcHandlers(),
       ...schedules.grpcHandlers(),
       ...workerHub.grpcHandlers(),
@@ -141,6 +150,7 @@ export class Orchestrator implements Service {
     const kafka = createKafka({
       clientId: 'conveyor-orchestrator',
       brokers: config.KAFKA_BROKERS,
+      security: kafkaSecurityOptions(config),
       log: (level, msg, fields) => logger[level](fields, msg),
     });
     await ensureTopics(kafka, [{ topic: config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 }]);
@@ -153,7 +163,7 @@ export class Orchestrator implements Service {
     this.consumer = new DeliveryConsumer(kafka, {
       topic: config.DELIVERIES_TOPIC,
       groupId: config.DELIVERIES_CONSUMER_GROUP,
-      handler: this.onDelivery ?? this.webhooks!.processor.handle,
+      handler: this.onDeliveries ?? this.webhooks!.processor.handleBatch,
       logger: logger.child({ component: 'delivery-consumer' }),
     });
     await this.consumer.start();
@@ -177,6 +187,7 @@ export class Orchestrator implements Service {
     await closeAll(this.logger, [
       // Worker streams are ended first: a graceful gRPC shutdown would otherwise wait for them until its deadline.
       ['self-hosted workers', () => this.workerHub?.stop()],
+      ['run event watchers', () => this.runEventFeed?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
       ['worker endpoint', () => this.workerGrpcServer && stopGrpcServer(this.workerGrpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],

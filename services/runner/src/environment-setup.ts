@@ -1,41 +1,53 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { z } from 'zod';
+import { redactUrl } from '@conveyor/logger';
 import { SetupFailure } from './harness/harness';
+import { runToCompletion } from './sandbox/collect-output';
+import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** What the orchestrator resolves for the run's environment: repositories to clone and commands to run. */
 export const environmentSchema = z.object({
   repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional() })).default([]),
   setup_commands: z.array(z.string()).default([]),
+  docker_image: z.string().optional(),
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
-function run(command: string, args: string[], cwd: string, signal: AbortSignal): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, signal, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (d: Buffer) => {
-      output = (output + d.toString()).slice(-4000);
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    child.on('error', (err) => resolve({ code: -1, output: err.message }));
-    child.on('close', (code) => resolve({ code, output }));
+/** Hosts the environment's repositories live on: a run may reach them through the egress filter to clone. */
+export function repositoryHosts(spec: EnvironmentSpec): string[] {
+  return spec.repositories.flatMap((r) => {
+    const scp = /^[^@/]+@([^:/]+):/.exec(r.url); // git@host:owner/repo
+    if (scp) return [scp[1]!];
+    try {
+      return [new URL(r.url).hostname];
+    } catch {
+      return [];
+    }
   });
 }
 
-/** Clones repositories and runs setup commands in the workspace; any failure is a setup failure of the run. */
-export async function setUpEnvironment(spec: EnvironmentSpec, workspaceDir: string, signal: AbortSignal, report: (detail: string) => void): Promise<void> {
+/**
+ * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any
+ * failure is a setup failure of the run.
+ */
+export async function setUpEnvironment(
+  spec: EnvironmentSpec,
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  signal: AbortSignal,
+  report: (detail: string) => void,
+): Promise<void> {
   for (const repo of spec.repositories) {
     const dir = repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
-    report(`cloning ${repo.url}`);
-    const args = ['clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), repo.url, dir];
-    const cloned = await run('git', args, workspaceDir, signal);
-    if (cloned.code !== 0) throw new SetupFailure(`Cloning ${repo.url} failed: ${cloned.output.trim()}`);
+    // Run events and failure messages are shown to users and logged: never a credential embedded in the URL.
+    report(`cloning ${redactUrl(repo.url)}`);
+    const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];
+    const cloned = await runToCompletion(sandbox, { argv, env }, signal);
+    if (cloned.code !== 0) throw new SetupFailure(redactUrl(`Cloning ${repo.url} failed: ${cloned.output.trim()}`));
   }
   for (const command of spec.setup_commands) {
     report(`running ${command}`);
-    const result = await run('/bin/sh', ['-c', command], workspaceDir, signal);
+    const result = await runToCompletion(sandbox, { argv: ['/bin/sh', '-c', command], env }, signal);
     if (result.code !== 0) throw new SetupFailure(`Setup command failed (${command}): ${result.output.trim()}`);
   }
 }

@@ -9,7 +9,8 @@ import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
 import { OrchestratorLink } from './orchestrator-link';
-import { RunExecutor } from './run-executor';
+import { executorOptions, RunExecutor } from './run-executor';
+import { createSandboxBackend } from './sandbox/sandbox-backends';
 
 /**
  * A runner process: a BullMQ worker taking run jobs with bounded concurrency. On stop it takes no new jobs, lets
@@ -48,16 +49,9 @@ export class Runner implements Service {
       });
 
     const jobDuration = createRunJobDurationHistogram(this.metrics);
-    const executor = new RunExecutor(
-      link,
-      {
-        runnerId: config.RUNNER_ID,
-        workspaceRoot: config.WORKSPACE_ROOT,
-        heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
-        harnessCommands: config.HARNESS_COMMANDS,
-      },
-      logger,
-    );
+    // Fail closed: a runner that cannot isolate runs takes none.
+    const sandbox = await createSandboxBackend(config, logger);
+    const executor = new RunExecutor(link, executorOptions(config, config.RUNNER_ID, sandbox), logger);
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
       async (job) => {

@@ -4,7 +4,9 @@ import type { Logger } from '@conveyor/logger';
 import { createOrchestratorClients, workerCredentials, type OrchestratorClients, type WorkerDownstream__Output, type WorkerUpstream } from '@conveyor/proto';
 import type { Service } from '@conveyor/runtime';
 import { OrchestratorLink } from './orchestrator-link';
-import { RunExecutor } from './run-executor';
+import { executorOptions, RunExecutor } from './run-executor';
+import { createSandboxBackend } from './sandbox/sandbox-backends';
+import type { SandboxBackend } from './sandbox/run-sandbox';
 import type { WorkerConfig } from './worker-config';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -19,6 +21,7 @@ const VERSION = process.env.npm_package_version ?? '0.1.0';
 export class SelfHostedWorker implements Service {
   private clients: OrchestratorClients | undefined;
   private link: OrchestratorLink | undefined;
+  private sandbox: SandboxBackend | undefined;
   private call: grpc.ClientDuplexStream<WorkerUpstream, WorkerDownstream__Output> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -36,6 +39,8 @@ export class SelfHostedWorker implements Service {
   ) {}
 
   async start(): Promise<void> {
+    // Fail closed: a worker that cannot isolate runs does not connect for any.
+    this.sandbox = await createSandboxBackend(this.config, this.logger);
     // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call.
     const credentials = workerCredentials(this.config.WORKER_ENDPOINT_CA_FILE, this.config.CONVEYOR_WORKER_TOKEN);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
@@ -53,7 +58,7 @@ export class SelfHostedWorker implements Service {
       if (message.welcome) {
         this.attempts = 0;
         const welcome = message.welcome;
-        executor = new RunExecutor(this.link!, { runnerId: welcome.runner_id, workspaceRoot: config.WORKSPACE_ROOT, heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS, harnessCommands: config.HARNESS_COMMANDS }, logger);
+        executor = new RunExecutor(this.link!, executorOptions(config, welcome.runner_id, this.sandbox!), logger);
         const beat = () => call.write({ heartbeat: { active_runs: this.inFlight.size } });
         beat();
         if (this.heartbeat) clearInterval(this.heartbeat);

@@ -1,5 +1,6 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { HOME_DIR_NAME } from './sandbox/run-environment';
 
 /** Attachments land in `attachments/` under the workspace; names are reduced to a safe basename. */
 export function safeFileName(name: string): string {
@@ -11,6 +12,7 @@ export function safeFileName(name: string): string {
 export async function prepareWorkspace(root: string, runId: string, attachments: Array<{ file_name: string; data: Buffer }>): Promise<string> {
   const dir = path.join(root, runId);
   await mkdir(path.join(dir, 'attachments'), { recursive: true });
+  await mkdir(path.join(dir, HOME_DIR_NAME), { recursive: true });
   for (const attachment of attachments) {
     await writeFile(path.join(dir, 'attachments', safeFileName(attachment.file_name)), attachment.data);
   }

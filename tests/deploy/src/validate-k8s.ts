@@ -1,40 +1,9 @@
-import { createRequire } from 'node:module';
 import Ajv, { type ErrorObject } from 'ajv';
-import type { KubeObject } from './kustomize';
+import { kubeconformErrors, type KubeObject } from './deploy-tools';
 
-const load = createRequire(__filename);
-
-interface ModelClass {
-  new (data: unknown): { validate(): void };
-}
-
-interface ModelValidationError extends Error {
-  errors?: Array<{ instancePath: string; message?: string }>;
-}
-
-/**
- * Validates one manifest against the Kubernetes API schema of its apiVersion/kind, using the `kubernetes-models`
- * package: validators that ajv compiled from the Kubernetes OpenAPI definitions (1.27). An unknown apiVersion/kind
- * is an error too, so a typo in either never passes silently.
- */
+/** Errors of one manifest against the Kubernetes API schema of its apiVersion/kind (kubeconform, strict). */
 export function kubernetesSchemaErrors(obj: KubeObject): string[] {
-  let Model: ModelClass | undefined;
-  try {
-    Model = (
-      load(`kubernetes-models/${obj.apiVersion}/${obj.kind}`) as Record<string, ModelClass | undefined>
-    )[obj.kind];
-  } catch {
-    Model = undefined;
-  }
-  if (!Model) return [`no Kubernetes schema for ${obj.apiVersion} ${obj.kind}`];
-  try {
-    new Model(obj).validate();
-    return [];
-  } catch (err) {
-    const errors = (err as ModelValidationError).errors;
-    if (!errors) return [(err as Error).message];
-    return errors.map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
-  }
+  return kubeconformErrors([obj]).get(`${obj.kind}/${obj.metadata.name}`) ?? [];
 }
 
 /** Environment variables that carry credentials: they must come from a Secret, never a literal in the manifests. */
@@ -153,6 +122,8 @@ const policySchemas: Record<string, object> = {
       },
     },
   },
+  // A run's sandbox Pod (services/runner/src/sandbox/kubernetes-objects.ts), held to the same rules as ours.
+  Pod: { type: 'object', required: ['spec'], properties: { spec: podSpec(false) } },
   // Secrets are provided by the operator (deploy/README.md), never committed.
   Secret: { not: {} },
 };
@@ -183,8 +154,9 @@ export function policyErrors(obj: KubeObject): string[] {
 
 /** Both checks, each error prefixed with the object it belongs to. */
 export function manifestErrors(objects: KubeObject[]): string[] {
+  const schemaErrors = kubeconformErrors(objects);
   return objects.flatMap((obj) => {
     const id = `${obj.kind}/${obj.metadata.name}`;
-    return [...kubernetesSchemaErrors(obj), ...policyErrors(obj)].map((message) => `${id}: ${message}`);
+    return [...(schemaErrors.get(id) ?? []), ...policyErrors(obj)].map((message) => `${id}: ${message}`);
   });
 }

@@ -1,17 +1,7 @@
+import { apiCall, type Json } from '@conveyor/testing';
 import type { RunningPlatform } from './platform';
 
-export type Json = Record<string, unknown>;
-
-/** A JSON call to the gateway with the platform's seeded key. */
-export async function apiCall(platform: RunningPlatform, method: string, path: string, body?: unknown, key = platform.apiKey): Promise<{ status: number; body: Json }> {
-  const res = await fetch(`${platform.apiUrl}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-}
+export { apiCall, type Json };
 
 /** Polls a run until it reaches one of `states`; fails with the services' logs otherwise. */
 export async function waitForRunState(platform: RunningPlatform, runId: string, states: string[], timeoutMs = 30_000): Promise<Json> {

@@ -30,7 +30,7 @@ describe('self-hosted workers end to end', () => {
   function startWorker(env: NodeJS.ProcessEnv): ChildProcess {
     const child = spawn(process.execPath, [path.join(ROOT, 'services/runner/dist/worker-main.js')], {
       // The worker endpoint with the installation CA; the worker has no certificate and never sees the core listener.
-      env: { ...process.env, WORKER_ENDPOINT: workerEndpoint, WORKER_ENDPOINT_CA_FILE: platform.trust.caFile, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), LOG_LEVEL: 'info', ...env },
+      env: { ...process.env, WORKER_ENDPOINT: workerEndpoint, WORKER_ENDPOINT_CA_FILE: platform.trust.caFile, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), RUN_SANDBOX: 'none', LOG_LEVEL: 'info', ...env },
     });
     child.stdout?.on('data', (d: Buffer) => (workerLogs += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (workerLogs += d.toString()));

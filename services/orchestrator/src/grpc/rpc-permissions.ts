@@ -29,6 +29,13 @@ export const RPC_PERMISSIONS: PermissionTable = {
     GetTimeline: GATEWAY,
     GetConversation: GATEWAY,
     GetTranscript: GATEWAY,
+    // The console's live run view (docs/console.md).
+    WatchRunEvents: GATEWAY,
+    ListHandoffAttachments: GATEWAY,
+    // Harnesses upload snapshots through the gateway with their run-scoped key.
+    UploadHandoffAttachment: GATEWAY,
+    // Anonymous redirect checks still arrive through the gateway (with no Caller).
+    CheckRedirect: GATEWAY,
   },
   // Pool runners claim from the queue; self-hosted workers are handed runs already claimed (WorkerHub).
   runner: {
@@ -92,8 +99,11 @@ export const RPC_PERMISSIONS: PermissionTable = {
     UpdateEnvironment: GATEWAY,
     DeleteEnvironment: GATEWAY,
     ListEnvironmentGuests: GATEWAY,
-    AddEnvironmentGuest: GATEWAY,
+    InviteEnvironmentGuest: GATEWAY,
     RemoveEnvironmentGuest: GATEWAY,
+    ListEnvironmentInvitations: GATEWAY,
+    AcceptEnvironmentInvitation: GATEWAY,
+    DeleteEnvironmentInvitation: GATEWAY,
     EnableEnvironmentLink: GATEWAY,
     DisableEnvironmentLink: GATEWAY,
     RedeemEnvironmentLink: GATEWAY,

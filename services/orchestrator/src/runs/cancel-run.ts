@@ -10,6 +10,16 @@ export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation' 
   return run.source !== 'GITHUB_ACTION' && run.source !== 'LOCAL' && run.executionLocation !== 'LOCAL' && !run.workerHost;
 }
 
+/** Why a run cannot be cancelled in its present state, or undefined when it can (contract §2.10). */
+export function cancelRefusal(run: Pick<Run, 'source' | 'executionLocation' | 'workerHost' | 'state'>): AppError | undefined {
+  if (!isCancellableType(run)) {
+    return new AppError('operation_not_supported', 'Runs executed by self-hosted workers, locally or by GitHub Actions cannot be cancelled here');
+  }
+  if (run.state === 'PENDING') return new AppError('conflict', 'The run is being prepared and cannot be cancelled right now; retry shortly');
+  if (isTerminal(run.state)) return new AppError('invalid_request', `The run has already ended (${run.state}) and cannot be cancelled`);
+  return undefined;
+}
+
 /**
  * QUEUED, CLAIMED and INPROGRESS runs move to CANCELLED at once; a running harness learns it on the runner's next
  * heartbeat (about a second) and is stopped. PENDING answers 409 (retryable: setup is moving the run on),
@@ -18,11 +28,8 @@ export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation' 
 export async function cancelRun(deps: { db: PrismaClient; queue: RunQueue }, caller: Caller__Output, runId: string): Promise<{ run_id: string }> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const run = await findRunForCaller(deps.db, caller, runId);
-    if (!isCancellableType(run)) {
-      throw new AppError('operation_not_supported', 'Runs executed by self-hosted workers, locally or by GitHub Actions cannot be cancelled here');
-    }
-    if (run.state === 'PENDING') throw new AppError('conflict', 'The run is being prepared and cannot be cancelled right now; retry shortly');
-    if (isTerminal(run.state)) throw new AppError('invalid_request', `The run has already ended (${run.state}) and cannot be cancelled`);
+    const refusal = cancelRefusal(run);
+    if (refusal) throw refusal;
     const moved = await deps.db.$transaction((tx) => transitionRun(tx, run, run.state, 'CANCELLED', { message: 'Cancelled by user' }));
     if (moved) {
       if (run.state === 'QUEUED') await deps.queue.remove({ runId: run.id, execution: run.execution });

@@ -418,6 +418,28 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       expect(await db.run.count({ where: { metadata: { path: ['delivery_id'], equals: 'dlv-again' } } })).toBe(1);
     });
 
+    it('one batch holding a delivery ID twice logs it Accepted then Duplicate and starts one run per delivery', async () => {
+      const processor = (orchestrator as unknown as { webhooks: { processor: { handleBatch: (d: Array<{ message: DeliveryMessage; position: { topic: string; partition: number; offset: string } }>) => Promise<void> } } }).webhooks.processor;
+      const at = (offset: number) => ({ topic: 'replayed-batch', partition: 0, offset: String(offset) });
+      const twice = message('dlv-batch', { action: 'opened' });
+      await processor.handleBatch([
+        { message: twice, position: at(1) },
+        { message: twice, position: at(2) },
+        { message: message('dlv-batch-other', { action: 'opened' }), position: at(3) },
+        { message: message('dlv-batch-closed', { action: 'closed' }), position: at(4) }, // on-closed matches this one
+      ]);
+      const entries = await db.webhookDelivery.findMany({ where: { sourcePosition: { startsWith: 'replayed-batch:' } }, orderBy: { sourcePosition: 'asc' } });
+      expect(entries.map((e) => [e.deliveryId, e.label, e.processedAt !== null, e.runIds.length])).toEqual([
+        ['dlv-batch', 'Accepted', true, 1],
+        ['dlv-batch', 'Duplicate', true, 0],
+        ['dlv-batch-other', 'Accepted', true, 1],
+        ['dlv-batch-closed', 'Accepted', true, 1],
+      ]);
+      for (const id of ['dlv-batch', 'dlv-batch-other', 'dlv-batch-closed']) {
+        expect(await db.run.count({ where: { metadata: { path: ['delivery_id'], equals: id } } })).toBe(1);
+      }
+    });
+
     it('keeps metadata only for rejected and duplicate entries, lists newest first, expands accepted payloads', async () => {
       await publish(message('rejected-1', { secret: 'do-not-store' }, 'Rejected (auth)'));
       await processed('rejected-1', 'Rejected (auth)');

@@ -1,7 +1,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createLogger } from '@conveyor/logger';
 import type { RunEvent } from '@conveyor/run-events';
+import { baseRunEnvironment } from '../sandbox/run-environment';
+import { UnsandboxedBackend } from '../sandbox/unsandboxed-backend';
 import { CommandHarness } from './command-harness';
 import { FollowupInbox } from './followup-inbox';
 import { SetupFailure, type HarnessInput } from './harness';
@@ -59,7 +62,15 @@ describe('CommandHarness (real child process)', () => {
     const abort = new AbortController();
     const harness = new CommandHarness('claude', command);
     await harness.prepare();
-    const pending = harness.run(input(prompt), { emit: (e) => events.push(e), inbox, signal: abort.signal });
+    const sandbox = await new UnsandboxedBackend(createLogger({ service: 'test', level: 'silent' })).prepare({
+      runId: 'r1',
+      workspaceDir: dir,
+      allowedHosts: [],
+      endpoints: [],
+      limits: { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 1 << 30, diskBytes: 1 << 30 },
+    });
+    const env = baseRunEnvironment({ runId: 'r1', workspaceDir: dir });
+    const pending = harness.run(input(prompt), { emit: (e) => events.push(e), inbox, signal: abort.signal, sandbox, env });
     drive?.(inbox, abort);
     return { outcome: await pending, events };
   }

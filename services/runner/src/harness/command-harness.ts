@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { runEventSchema } from '@conveyor/run-events';
@@ -29,22 +28,12 @@ export class CommandHarness implements Harness {
   }
 
   run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
-    const child = spawn('/bin/sh', ['-c', this.command ?? 'false'], {
-      cwd: input.workspaceDir,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        CONVEYOR_RUN_ID: input.runId,
-        CONVEYOR_WORKSPACE: input.workspaceDir,
-        // The agent's credential for harness support (report-artifact, judge scores); dies with the execution.
-        CONVEYOR_API_KEY: input.runApiKey ?? '',
-        CONVEYOR_API_BASE_URL: input.apiBaseUrl ?? '',
-      },
-    });
+    const child = ctx.sandbox.exec({ argv: ['/bin/sh', '-c', this.command ?? 'false'], env: ctx.env, stdin: 'pipe' });
+    const stdin = child.stdin!;
     const send = (message: object) => {
-      if (child.stdin.writable) child.stdin.write(`${JSON.stringify(message)}\n`);
+      if (stdin.writable) stdin.write(`${JSON.stringify(message)}\n`);
     };
-    child.stdin.on('error', () => undefined);
+    stdin.on('error', () => undefined);
     send({
       type: 'start',
       run_id: input.runId,
@@ -83,25 +72,21 @@ export class CommandHarness implements Harness {
     const forward = setInterval(() => {
       for (const message of ctx.inbox.drain()) send({ type: 'followup', message });
     }, 100);
+    // The agent gets a moment to wind down after `cancel`, then its whole process tree goes.
     const onAbort = () => {
       send({ type: 'cancel' });
-      setTimeout(() => child.kill('SIGTERM'), KILL_GRACE_MS).unref();
-      setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS * 2).unref();
+      setTimeout(() => void child.kill(KILL_GRACE_MS), KILL_GRACE_MS).unref();
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
 
-    return new Promise((resolve) => {
-      child.on('error', (err) => {
-        result ??= { state: 'FAILED', message: `Agent could not start: ${err.message}`, errorCode: 'environment_setup_failed' };
-      });
-      child.on('close', (code, signal) => {
-        clearInterval(forward);
-        ctx.signal.removeEventListener('abort', onAbort);
-        if (result) return resolve(result);
-        if (ctx.signal.aborted) return resolve({ state: 'ERROR', message: 'cancelled' });
-        if (code === 0) return resolve({ state: 'SUCCEEDED', message: 'Agent exited' });
-        resolve({ state: 'FAILED', message: `Agent exited with ${signal ? `signal ${signal}` : `code ${code}`}` });
-      });
+    return child.exited.then(({ code, signal, limit }): HarnessOutcome => {
+      clearInterval(forward);
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (result) return result;
+      if (ctx.signal.aborted) return { state: 'ERROR', message: 'cancelled' };
+      if (limit) return { state: 'ERROR', message: `The run exceeded its ${limit} limit`, errorCode: 'resource_unavailable' };
+      if (code === 0) return { state: 'SUCCEEDED', message: 'Agent exited' };
+      return { state: 'FAILED', message: `Agent exited with ${signal ? `signal ${signal}` : `code ${code}`}` };
     });
   }
 }

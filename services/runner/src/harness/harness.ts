@@ -1,5 +1,17 @@
 import type { RunEvent } from '@conveyor/run-events';
+import type { RunSandbox } from '../sandbox/run-sandbox';
 import type { FollowupInbox } from './followup-inbox';
+
+/** How the agent reaches its model: the run's model proxy, as seen from inside the sandbox (docs/harnesses.md). */
+export interface ModelAccess {
+  /** Base URL per provider wire protocol, as the CLIs' own base-URL variables expect them. */
+  baseUrls: { anthropic: string; openai: string; gemini: string };
+  /** Per-run token the CLI sends as its API key; the proxy swaps it for the real key, which never enters the sandbox. */
+  token: string;
+  /** The model as the provider names it. */
+  model: string;
+  reasoningLevel?: string;
+}
 
 export interface HarnessInput {
   runId: string;
@@ -11,6 +23,7 @@ export interface HarnessInput {
   mode: string;
   /** A debug agent in a failed run's retained session. */
   debugSession: boolean;
+  /** The workspace as seen inside the sandbox. */
   workspaceDir: string;
   /** Run-scoped API key for harness support (report-artifact) and, for judge runs, scores; '' when none. */
   runApiKey?: string;
@@ -18,6 +31,10 @@ export interface HarnessInput {
   apiBaseUrl?: string;
   /** Instructions of the run's skill (its SKILL.md body), resolved at creation; '' or absent when none. */
   skillInstructions?: string;
+  /** Files written under `attachments/` of the workspace (safe base names). */
+  attachments?: string[];
+  /** Set when the harness drives a model through the platform's model proxy. */
+  modelAccess?: ModelAccess;
 }
 
 export interface HarnessContext {
@@ -27,11 +44,17 @@ export interface HarnessContext {
   inbox: FollowupInbox;
   /** Aborted when the run is cancelled; the harness must stop promptly. */
   signal: AbortSignal;
+  /** Where every process of the run executes; nothing is spawned outside it. */
+  sandbox: RunSandbox;
+  /** The allow-listed environment every process of the run starts from (see sandbox/run-environment.ts). */
+  env: Record<string, string>;
 }
 
-export type HarnessOutcome =
+/** `transcript`: the execution's raw transcript when the agent keeps its own (a CLI's session file), else the events. */
+export type HarnessOutcome = (
   | { state: 'SUCCEEDED'; message?: string }
-  | { state: 'FAILED' | 'ERROR' | 'BLOCKED'; message: string; errorCode?: string };
+  | { state: 'FAILED' | 'ERROR' | 'BLOCKED'; message: string; errorCode?: string }
+) & { transcript?: Buffer };
 
 /** Thrown from `prepare` to fail the run during environment setup (the run can then get a debug session). */
 export class SetupFailure extends Error {}
