@@ -116,6 +116,15 @@ export type OrchestratorConfig = z.infer<typeof schema>;
 
 export const loadOrchestratorConfig = (env: NodeJS.ProcessEnv = process.env): OrchestratorConfig => loadConfig(schema, env);
 
-/** Only the catalog's settings, for CLI commands that check runs like the orchestrator without holding its keys. */
-const catalogSchema = schema.innerType().pick({ MODELS_CONFIG: true, MODELS_CONFIG_FILE: true, GIT_BASE_URL: true, GIT_ALLOW_LOCAL_URLS: true, SKILL_CACHE_TTL_MS: true });
-export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): z.infer<typeof catalogSchema> => loadConfig(catalogSchema, env);
+/** The catalog's settings (CatalogModule), loadable alone: CLI commands check runs like the orchestrator without its keys. */
+const catalogSchema = schema.innerType().pick({
+  MODELS_CONFIG: true,
+  MODELS_CONFIG_FILE: true,
+  GIT_BASE_URL: true,
+  GIT_ALLOW_LOCAL_URLS: true,
+  GIT_ALLOWED_SCHEMES: true,
+  EGRESS_ALLOWED_ADDRESSES: true,
+  SKILL_CACHE_TTL_MS: true,
+});
+export type CatalogConfig = z.infer<typeof catalogSchema>;
+export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): CatalogConfig => loadConfig(catalogSchema, env);

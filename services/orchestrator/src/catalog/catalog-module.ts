@@ -1,7 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { CatalogServiceHandlers, AgentIdentityServiceHandlers } from '@conveyor/proto';
-import type { OrchestratorConfig } from '../config';
+import type { CatalogConfig } from '../config';
 import { EgressPolicy } from '../egress/egress-policy';
 import { planGitFetch } from '../egress/git-egress';
 import { AgentIdentities } from '../identities/agent-identities';
@@ -16,10 +16,7 @@ import { ModelCatalog } from './model-catalog';
 import { SkillCatalog } from './skill-catalog';
 import { SkillRepositoryCache } from './skill-repository-cache';
 
-export type CatalogModuleConfig = Pick<
-  OrchestratorConfig,
-  'MODELS_CONFIG' | 'MODELS_CONFIG_FILE' | 'GIT_BASE_URL' | 'GIT_ALLOW_LOCAL_URLS' | 'GIT_ALLOWED_SCHEMES' | 'EGRESS_ALLOWED_ADDRESSES' | 'SKILL_CACHE_TTL_MS'
->;
+export type CatalogModuleConfig = CatalogConfig;
 
 /**
  * Environments, skills, models and agent identities wired for the orchestrator: the gRPC handlers and the
