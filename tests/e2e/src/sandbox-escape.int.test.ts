@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startPlatform, type RunningPlatform } from './platform';
-import { apiCall, waitForRunState, type Json } from './run-waits';
+import { apiCall, waitForRunState } from './run-waits';
 
 // Issue 12: every run in its own sandbox. The real platform with the real runner on the local (bubblewrap) backend;
 // a hostile command harness and a hostile setup command try each escape, and every attempt must fail where the
