@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startPlatform, type RunningPlatform } from './platform';
-import { apiCall, waitForRunState, type Json } from './run-waits';
+import { apiCall, waitForRunState } from './run-waits';
 
 // Issue 12: every run in its own sandbox. The real platform with the real runner on the local (bubblewrap) backend;
 // a hostile command harness and a hostile setup command try each escape, and every attempt must fail where the
@@ -15,6 +15,8 @@ import { apiCall, waitForRunState, type Json } from './run-waits';
 const FIXTURES = path.resolve(__dirname, '../fixtures');
 const AGENT = path.join(FIXTURES, 'sandbox-escape-agent.js');
 const ROOT = path.resolve(__dirname, '../../..');
+
+type Probe = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the agent's free-form report
 
 /** Every string anywhere in a JSON value (the conversation's messages, whatever their nesting). */
 const stringsIn = (value: unknown): string[] =>
@@ -72,6 +74,8 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
       workspaceRoot,
       runnerFile: path.join(ROOT, 'services/runner/dist/main.js'),
       conveyorDir: path.join(ROOT, '.conveyor'),
+      // The platform's CA, the runner's TLS certificate and key.
+      pkiDir: platform.trust.pkiDir,
       ports: { postgres: pgPort, redis: redisPort, kafka: kafkaPort, grpc: Number(platform.orchestratorGrpcAddr.split(':').pop()) },
       allowedUrl,
       marker,
@@ -89,9 +93,9 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     const conversation = JSON.stringify(conversationBody);
     const reportText = stringsIn(conversationBody).find((s) => s.startsWith('ESCAPE-REPORT '));
     expect(reportText).toBeDefined();
-    const report = JSON.parse(reportText!.slice('ESCAPE-REPORT '.length)) as Json;
+    const report = JSON.parse(reportText!.slice('ESCAPE-REPORT '.length)) as Probe;
 
-    for (const probe of [report, report.setup as Json]) {
+    for (const probe of [report, report.setup as Probe]) {
       expect(probe.platformEnv).toEqual([]);
       expect(probe.procEnvironsWithDatabaseUrl).toEqual([]);
       expect(probe.pid1Environ).toBe('clean');
@@ -99,6 +103,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
       expect(probe.workspaceRoot).toBe('ENOENT');
       expect(probe.runnerFile).toBe('ENOENT');
       expect(probe.conveyorDir).toBe('ENOENT');
+      expect(probe.runnerKeys).toBe('ENOENT');
       expect(probe.rootHome).toBe('ENOENT');
       for (const port of Object.keys(target.ports)) {
         expect([port, probe.tcp[port]]).toEqual([port, 'ECONNREFUSED']);
