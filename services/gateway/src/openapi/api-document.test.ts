@@ -16,7 +16,7 @@ describe('the OpenAPI document', () => {
   // Routes are only listed, never called: nothing connects.
   const api = new OrchestratorApi('127.0.0.1:1', credentials.createInsecure(), 1000);
   const redis = new Redis({ lazyConnect: true });
-  const app = buildApp({ config: loadGatewayConfig({}), logger: createLogger({ service: 'test', level: 'silent' }), api, redis, readiness: new Readiness(), publicUrl: () => 'http://x' });
+  const app = buildApp({ config: loadGatewayConfig({ GRPC_TLS_CA_FILE: 'unused', GRPC_TLS_CERT_FILE: 'unused', GRPC_TLS_KEY_FILE: 'unused' }), logger: createLogger({ service: 'test', level: 'silent' }), api, redis, readiness: new Readiness(), publicUrl: () => 'http://x' });
   // The web console's routes (/console, docs/console.md) are the console's own, not the public API.
   const served = [...new Set(listRoutes(app).filter((route) => !route.split(' ')[1]!.startsWith('/console')).map((route) => {
     const [method, path] = route.split(' ') as [string, string];
