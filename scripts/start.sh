@@ -64,7 +64,7 @@ start_service orchestrator services/orchestrator/dist/main.js HTTP_PORT="$ORCH_H
 wait_ready orchestrator "http://127.0.0.1:$ORCH_HTTP_PORT/readyz"
 start_service gateway services/gateway/dist/main.js PORT="$GATEWAY_PORT" "${gateway_tls[@]}"
 start_service ingress services/ingress/dist/main.js PORT="$INGRESS_PORT" "${ingress_tls[@]}"
-start_service runner services/runner/dist/main.js HTTP_PORT="$RUNNER_HTTP_PORT" WORKSPACE_ROOT="$ROOT/.conveyor/workspaces" RUN_SANDBOX="${RUN_SANDBOX:-none}" "${runner_tls[@]}"
+start_service runner services/runner/dist/main.js HTTP_PORT="$RUNNER_HTTP_PORT" WORKSPACE_ROOT="$ROOT/.conveyor/workspaces" RUN_SANDBOX="${RUN_SANDBOX:-bubblewrap}" "${runner_tls[@]}"
 wait_ready runner "http://127.0.0.1:$RUNNER_HTTP_PORT/readyz"
 wait_ready gateway "http://127.0.0.1:$GATEWAY_PORT/readyz"
 wait_ready ingress "http://127.0.0.1:$INGRESS_PORT/readyz"
