@@ -73,7 +73,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
       workspaceDir: dir,
       allowedHosts: [],
       endpoints: modelEndpoint(server.url),
-      limits: { wallClockMs: 120_000, maxProcesses: 512, memoryBytes: 4 << 30, diskBytes: 1 << 30 },
+      limits: { wallClockMs: 120_000, maxProcesses: 512, memoryBytes: 4 * 1024 ** 3, diskBytes: 1024 ** 3 },
     });
     return { runId, dir, sandbox };
   }
