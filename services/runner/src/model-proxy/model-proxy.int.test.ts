@@ -63,12 +63,9 @@ describe('model proxy (real sockets, local upstream)', () => {
       req.on('data', (d: Buffer) => (body += d.toString()));
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-        if (rejectKey) {
-          res.writeHead(401, { 'content-type': 'application/json' });
-          return res.end(JSON.stringify({ error: { message: 'invalid x-api-key' } }));
-        }
-        const answer = ANSWERS[(req.url ?? '').split('?')[0]!];
-        if (!answer) return res.writeHead(404).end();
+        const answer = rejectKey
+          ? { status: 401, type: 'application/json', body: JSON.stringify({ error: { message: 'invalid x-api-key' } }) }
+          : (ANSWERS[(req.url ?? '').split('?')[0]!] ?? { status: 404, type: 'text/plain', body: '' });
         res.writeHead(answer.status ?? 200, { 'content-type': answer.type });
         res.end(answer.body);
       });
