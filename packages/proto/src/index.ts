@@ -28,6 +28,8 @@ export type * from './gen/conveyor/orchestrator/v1/ReportEventsRequest';
 export type * from './gen/conveyor/orchestrator/v1/CompleteRunRequest';
 export type * from './gen/conveyor/orchestrator/v1/HeartbeatRequest';
 export type * from './gen/conveyor/orchestrator/v1/ClaimRunRequest';
+export type * from './gen/conveyor/orchestrator/v1/HarnessCredentialRequest';
+export type * from './gen/conveyor/orchestrator/v1/HarnessCredential';
 // Factories, webhooks, automations, secrets, definitions (webhooks.proto).
 export type * from './gen/conveyor/orchestrator/v1/FactoryService';
 export type * from './gen/conveyor/orchestrator/v1/WebhookIngressService';

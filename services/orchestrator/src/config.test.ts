@@ -13,6 +13,7 @@ describe('orchestrator config: signed download links', () => {
     const production = {
       NODE_ENV: 'production',
       CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
+      DEFAULT_HARNESS: 'claude',
     };
     expect(() => loadOrchestratorConfig(production)).toThrow(ConfigError);
     expect(() => loadOrchestratorConfig(production)).toThrow(/BLOB_SIGNING_SECRET: required in production/);
@@ -21,5 +22,20 @@ describe('orchestrator config: signed download links', () => {
       secret,
     );
     expect(() => loadOrchestratorConfig({ BLOB_SIGNING_SECRET: 'short' })).toThrow(/BLOB_SIGNING_SECRET/);
+  });
+});
+
+describe('orchestrator config: default harness', () => {
+  const production = { NODE_ENV: 'production', CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'), BLOB_SIGNING_SECRET: 'a'.repeat(32) };
+
+  it('is the demo harness only when not in production, and must be chosen in production', () => {
+    expect(loadOrchestratorConfig({}).DEFAULT_HARNESS).toBe('demo');
+    expect(() => loadOrchestratorConfig(production)).toThrow(/DEFAULT_HARNESS: required in production/);
+    expect(loadOrchestratorConfig({ ...production, DEFAULT_HARNESS: 'codex' }).DEFAULT_HARNESS).toBe('codex');
+  });
+
+  it('accepts the built-in harnesses and operator commands only', () => {
+    expect(loadOrchestratorConfig({ DEFAULT_HARNESS: 'command:aider' }).DEFAULT_HARNESS).toBe('command:aider');
+    expect(() => loadOrchestratorConfig({ DEFAULT_HARNESS: 'oz' })).toThrow(/DEFAULT_HARNESS/);
   });
 });

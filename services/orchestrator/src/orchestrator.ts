@@ -102,7 +102,7 @@ export class Orchestrator implements Service {
     workerHub.start();
 
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher: webhooks.cipher }),
       ...webhooks.grpcHandlers(),
       ...schedules.grpcHandlers(),
       ...workerHub.grpcHandlers(),
