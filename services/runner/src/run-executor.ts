@@ -5,8 +5,11 @@ import type { RunEvent, RunJob } from '@conveyor/run-events';
 import { environmentSchema, setUpEnvironment } from './environment-setup';
 import { EventReporter } from './event-reporter';
 import { FollowupInbox } from './harness/followup-inbox';
-import { SetupFailure, type HarnessInput, type HarnessOutcome } from './harness/harness';
+import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from './harness/harness';
+import { CommandHarness } from './harness/command-harness';
 import { harnessFor } from './harness/harness-registry';
+import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
+import type { RunningModelProxy } from './model-proxy/model-proxy-config';
 import type { RunnerConfig } from './config';
 import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
@@ -23,12 +26,14 @@ export interface ExecutorOptions {
   /** Hosts every run may reach, before the environment's own. */
   allowedHosts: string[];
   limits: SandboxLimits;
+  /** The model proxy runs of CLI harnesses reach their model through; absent = those runs get no model access. */
+  modelProxy?: RunningModelProxy;
 }
 
 /** The settings the runner and the self-hosted worker program share. */
 type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB'>;
 
-export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend): ExecutorOptions {
+export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend, modelProxy?: RunningModelProxy): ExecutorOptions {
   return {
     runnerId,
     workspaceRoot: config.WORKSPACE_ROOT,
@@ -37,6 +42,7 @@ export function executorOptions(config: ExecutorSettings, runnerId: string, sand
     sandbox,
     allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
     limits: sandboxLimits(config),
+    modelProxy,
   };
 }
 
@@ -48,6 +54,15 @@ const setupStepReporter =
     reporter.emit({ kind: 'setup_step', step, status, ...(detail ? { detail } : {}) });
 
 type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean };
+
+/** Ends the execution early with this outcome (the budget ran out), rather than as cancelled. */
+type Halt = (completion: Completion) => void;
+
+const overBudget = (spentUsd: number, budgetUsd: number): Completion => ({
+  state: 'FAILED',
+  message: `The run exceeded its budget of $${budgetUsd.toFixed(4)} (spent $${spentUsd.toFixed(4)})`,
+  errorCode: 'budget_exceeded',
+});
 
 /**
  * One execution of one run: claim it, prepare the workspace and environment (PENDING), run the harness
@@ -99,9 +114,15 @@ export class RunExecutor {
       this.link.call('Heartbeat', rpcTarget, 5000).then(onControl, onLinkError);
     }, this.options.heartbeatIntervalMs);
 
+    let halted: Completion | undefined;
+    const halt: Halt = (outcome) => {
+      halted ??= outcome;
+      log.info({ errorCode: outcome.errorCode }, 'stopping harness');
+      abort.abort();
+    };
     let completion: Completion;
     try {
-      completion = await this.drive(assignment, reporter, inbox, abort.signal);
+      completion = await this.drive(assignment, reporter, inbox, abort.signal, halt);
     } catch (err) {
       log.error({ err }, 'harness crashed');
       completion = { state: 'ERROR', message: 'The agent harness crashed', errorCode: 'internal_error' };
@@ -112,6 +133,8 @@ export class RunExecutor {
     await reporter.close();
     if (stopSignal.aborted) {
       completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
+    } else if (halted) {
+      completion = halted;
     } else if (abort.signal.aborted) {
       completion = { state: 'CANCELLED', message: 'Cancelled' };
     }
@@ -129,9 +152,59 @@ export class RunExecutor {
     return completion.state.toLowerCase();
   }
 
-  /** Prepares the workspace and the run's sandbox, drives the harness inside it, and always tears the sandbox down. */
-  private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal): Promise<Completion> {
+  /** Opens the run's model access (when its harness needs one), then drives it; the access always closes with it. */
+  private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal, halt: Halt): Promise<Completion> {
     if (!assignment.debug_session) reporter.emit({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' });
+    const step = setupStepReporter(reporter);
+    const harness = harnessFor(assignment.harness, this.options.harnessCommands);
+
+    let grant: ModelAccessGrant | undefined;
+    try {
+      grant = await this.grantModelAccess(assignment, harness, reporter, halt);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code === 'conflict') throw err;
+      // No credential, or one that cannot be used: the run fails before anything of it starts.
+      step('harness_start', 'failed', err.message);
+      return { state: 'FAILED', message: err.message, errorCode: err.code };
+    }
+    try {
+      if (grant?.overBudget) return overBudget(grant.credential.spent_usd, grant.credential.budget_usd);
+      return await this.driveInWorkspace(assignment, harness, grant, reporter, inbox, signal);
+    } finally {
+      grant?.close();
+    }
+  }
+
+  /**
+   * Registers the run with the model proxy when its harness drives a model CLI. An operator's command adapter may run
+   * without a credential (it may bring its own); a built-in CLI harness may not.
+   */
+  private async grantModelAccess(assignment: RunAssignment__Output, harness: Harness, reporter: EventReporter, halt: Halt): Promise<ModelAccessGrant | undefined> {
+    const proxy = this.options.modelProxy;
+    if (!proxy || !modelHarnessType(assignment.harness)) return undefined;
+    const target = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
+    try {
+      const grant = await ModelAccessGrant.open(this.link, proxy, target, assignment.run_id, {
+        onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
+        onBudgetExceeded: (spent, budget) => halt(overBudget(spent, budget)),
+      });
+      reporter.redactor.add(grant.credential.api_key);
+      return grant;
+    } catch (err) {
+      if (harness instanceof CommandHarness && err instanceof AppError && err.code === 'integration_not_configured') return undefined;
+      throw err;
+    }
+  }
+
+  /** Prepares the workspace and the run's sandbox, drives the harness inside it, and always tears the sandbox down. */
+  private async driveInWorkspace(
+    assignment: RunAssignment__Output,
+    harness: Harness,
+    grant: ModelAccessGrant | undefined,
+    reporter: EventReporter,
+    inbox: FollowupInbox,
+    signal: AbortSignal,
+  ): Promise<Completion> {
     const step = setupStepReporter(reporter);
 
     step('workspace', 'started');
@@ -142,7 +215,7 @@ export class RunExecutor {
         runId: assignment.run_id,
         workspaceDir,
         allowedHosts: this.options.allowedHosts,
-        endpoints: [],
+        endpoints: grant ? [grant.endpoint] : [],
         limits: this.options.limits,
       });
     } catch (err) {
@@ -152,7 +225,7 @@ export class RunExecutor {
     }
     step('workspace', 'succeeded', `${assignment.attachments.length} attachment(s)`);
     try {
-      return await this.driveInSandbox(assignment, sandbox, reporter, inbox, signal);
+      return await this.driveInSandbox(assignment, harness, grant, sandbox, reporter, inbox, signal);
     } finally {
       await sandbox.destroy();
     }
@@ -160,13 +233,14 @@ export class RunExecutor {
 
   private async driveInSandbox(
     assignment: RunAssignment__Output,
+    harness: Harness,
+    grant: ModelAccessGrant | undefined,
     sandbox: RunSandbox,
     reporter: EventReporter,
     inbox: FollowupInbox,
     signal: AbortSignal,
   ): Promise<Completion> {
     const debug = assignment.debug_session;
-    const harness = harnessFor(assignment.harness, this.options.harnessCommands);
     const step = setupStepReporter(reporter);
     const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir, runApiKey: assignment.run_api_key, apiBaseUrl: assignment.api_base_url });
 
@@ -186,6 +260,7 @@ export class RunExecutor {
         apiBaseUrl: assignment.api_base_url,
         skillInstructions: assignment.skill_instructions,
       };
+      input.modelAccess = grant?.access(sandbox, input.config);
       if (!debug) {
         const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
         if (environment.repositories.length + environment.setup_commands.length > 0) {
@@ -208,8 +283,11 @@ export class RunExecutor {
     await reporter.flush();
     const outcome = await harness.run(input, { emit: (e) => reporter.emit(e), inbox, signal, sandbox, env });
     if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled' };
-    return outcome.state === 'SUCCEEDED'
-      ? { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed' }
-      : { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode };
+    if (outcome.state === 'SUCCEEDED') return { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed' };
+    if (grant?.keyRejected) {
+      const secret = grant.credential.secret_name;
+      return { state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}": ${outcome.message}`, errorCode: 'external_authentication_required' };
+    }
+    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode };
   }
 }
