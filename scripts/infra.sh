@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Local infrastructure for Conveyor on machines without a Docker engine: real PostgreSQL, Redis and a
-# single-node Apache Kafka (KRaft) broker, all on 127.0.0.1, data under $CONVEYOR_DATA_DIR.
+# single-node Apache Kafka (KRaft) broker, all on 127.0.0.1, data under $CONVEYOR_DATA_DIR; plus Debian's
+# chromium for the console's browser tests.
 #
 #   scripts/infra.sh up       install what is missing, start what is not running (idempotent)
 #   scripts/infra.sh status   one line per server; exit status 1 if any is down
 #   scripts/infra.sh down     stop the servers this script started (servers it merely reused are left alone)
+#   scripts/infra.sh browser  install Debian's chromium for the console's browser tests (idempotent)
 #   scripts/infra.sh env      print the export lines for DATABASE_URL, REDIS_URL and KAFKA_BROKERS
 #
 # Settings (environment): PGPORT=5432 REDIS_PORT=6379 KAFKA_PORT=9092 KAFKA_CONTROLLER_PORT=9093
@@ -29,9 +31,11 @@ source "$INFRA_SCRIPT_DIR/infra/postgres.sh"
 source "$INFRA_SCRIPT_DIR/infra/redis.sh"
 # shellcheck source=SCRIPTDIR/infra/kafka.sh
 source "$INFRA_SCRIPT_DIR/infra/kafka.sh"
+# shellcheck source=SCRIPTDIR/infra/chromium.sh
+source "$INFRA_SCRIPT_DIR/infra/chromium.sh"
 
 usage() {
-  sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+  sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 }
 
 cmd_up() {
@@ -71,6 +75,10 @@ case "${1:-}" in
   status) cmd_status ;;
   down) cmd_down ;;
   env) cmd_env ;;
+  browser)
+    take_lock
+    chromium_up
+    ;;
   -h | --help | help) usage ;;
   *)
     usage

@@ -8,12 +8,16 @@ source "$ROOT/scripts/lib/bootstrap.sh"
 ensure_node_modules
 ensure_deploy_tools
 ensure_infra
+ensure_browser
 log "integration tests run against these real servers:"
 bash "$ROOT/scripts/infra.sh" status >&2
 build_all
 
 log "checking that generated gRPC types match protos/…"
 (cd "$ROOT" && npm run --silent check-generated -w @conveyor/proto)
+
+log "checking that services/gateway/openapi/openapi.json matches the gateway's schemas…"
+(cd "$ROOT" && npm run --silent check-openapi -w @conveyor/gateway)
 
 log "typechecking…"
 (cd "$ROOT" && npx turbo run typecheck --output-logs=errors-only)

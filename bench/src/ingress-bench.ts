@@ -1,97 +1,89 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startPlatform } from '@conveyor/testing';
-import { runLoad } from './load';
+import { ratios, runAutocannon, type AutocannonTarget } from './autocannon-target';
+import { startBaseline } from './baseline-server';
+import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
+import { DeliveryProgress, type ProgressSample } from './delivery-progress';
+
+const BODY_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 1024);
+const DRAIN_TIMEOUT_SECONDS = Number(process.env.BENCH_DRAIN_TIMEOUT_SECONDS ?? 600);
 
 /**
- * Webhook ingress throughput and latency with real Redis and Kafka: accepted deliveries per second and p50/p99 of
- * POST /webhooks/w/{uid} (token mode: route, streamed body with the 256 KB cap, configuration version check in
- * Redis, credential, JSON parse, rate budget, identity, dedupe reservation, publish with acks=all, dedupe mark),
- * against a bare node:http server that reads the body and answers 202, measured in the same run.
- * Env: BENCH_REQUESTS (default 5000), BENCH_CONCURRENCY (default 32), BENCH_BODY_BYTES (default 1024).
- * JSON on stdout, progress on stderr.
+ * The webhook ingress at its maximum rate with real Redis and Kafka (token mode: route, streamed body under the
+ * 256 KB cap, configuration version, credential, JSON parse, budgets, dedupe reservation, publish with acks=all, 202),
+ * against a bare node:http 202 server in its own process, in the same run; and, from the same load, the delivery
+ * consumer: what the orchestrator recorded per second while the ingress ran flat out, its lag (produced − recorded)
+ * over time, and how long it took to drain afterwards. autocannon runs in its own process.
  */
 async function main(): Promise<void> {
-  const total = Number(process.env.BENCH_REQUESTS ?? 5000);
-  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
-  const bodyBytes = Number(process.env.BENCH_BODY_BYTES ?? 1024);
-  const body = JSON.stringify({ action: 'opened', padding: 'x'.repeat(Math.max(0, bodyBytes - 40)) });
-
-  const bare = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.on('data', () => undefined);
-    req.on('end', () => {
-      res.writeHead(202, { 'content-type': 'application/json' });
-      res.end('{"delivery_id":"bare"}');
-    });
-  });
-  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
-  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/webhooks/w/bare`;
-
-  process.stderr.write('starting the platform (gateway, orchestrator, ingress; no runner)…\n');
-  // The per-sender budget (60 a minute) would turn a load test into a 429 test; it still runs on every request.
-  const platform = await startPlatform({ env: { LOG_LEVEL: 'warn', DELIVERY_RATE_PER_MINUTE: String(10 * (total + 1000)) }, withRunner: false });
+  const body = JSON.stringify({ action: 'opened', padding: 'x'.repeat(Math.max(0, BODY_BYTES - 40)) });
+  progress('starting the platform (gateway, orchestrator, ingress; no runner)…');
+  // The per-sender budget (60 a minute) would turn a load test into a 429 test; it is still taken on every request.
+  const platform = await startBenchPlatform({ DELIVERY_RATE_PER_MINUTE: '100000000' });
+  const bare = await startBaseline('bare-http-server');
+  const watch = new DeliveryProgress(platform);
   try {
-    const api = async (path: string, payload: unknown) => {
-      const res = await fetch(`${platform.apiUrl}${path}`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${platform.apiKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify(payload),
-      });
-      if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return (await res.json()) as Record<string, string>;
-    };
-    const factory = await api('/factories', { name: 'bench' });
-    const webhook = await api(`/factories/${factory.factory_id}/webhooks`, { name: 'bench' });
-    const ingressUrl = webhook.ingress_url!;
-
-    let run = 0;
-    const post = (url: string, auth: boolean) => async (i: number) => {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-service-delivery-id': `bench-${run}-${i}`, ...(auth ? { authorization: `Bearer ${webhook.secret}` } : {}) },
-        body,
-      });
-      await res.arrayBuffer();
-      return res.status === 202;
-    };
-    process.stderr.write('warming up…\n');
-    run = 1;
-    await runLoad(300, concurrency, post(bareUrl, false));
-    await runLoad(300, concurrency, post(ingressUrl, true));
-    process.stderr.write(`measuring the bare server (${total} requests, concurrency ${concurrency})…\n`);
-    run = 2;
-    const baseline = await runLoad(total, concurrency, post(bareUrl, false));
-    process.stderr.write('measuring the ingress…\n');
-    run = 3;
-    const ingress = await runLoad(total, concurrency, post(ingressUrl, true));
-    console.log(
-      JSON.stringify(
-        {
-          benchmark: 'webhook-ingress',
-          requests: total,
-          concurrency,
-          body_bytes: Buffer.byteLength(body),
-          baseline: { name: 'bare node:http server answering 202', ...baseline },
-          ingress: {
-            name: 'POST /webhooks/w/{uid} (token mode, Redis budgets + dedupe, Kafka acks=all)',
-            ...ingress,
-            acceptedPerSecond: Number(((ingress.requests - ingress.errors) / ingress.seconds).toFixed(1)),
-          },
-          ratios: {
-            throughput: Number((ingress.throughputPerSecond / baseline.throughputPerSecond).toFixed(3)),
-            p50: Number((ingress.p50Ms / baseline.p50Ms).toFixed(2)),
-            p99: Number((ingress.p99Ms / baseline.p99Ms).toFixed(2)),
-          },
-        },
-        null,
-        2,
-      ),
-    );
+    await watch.connect();
+    const factory = await apiPost(platform, '/factories', { name: 'bench' });
+    const webhook = await apiPost(platform, `/factories/${factory.factory_id}/webhooks`, { name: 'bench' });
+    const target = (url: string, prefix: string, durationSeconds = DURATION_SECONDS): AutocannonTarget => ({
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${webhook.secret}` },
+      body,
+      connections: CONNECTIONS,
+      durationSeconds,
+      expectStatus: 202,
+      uniqueHeader: { name: 'x-service-delivery-id', prefix },
+    });
+    const bareUrl = `${bare.url}/webhooks/w/bare`;
+    progress('warming up…');
+    await runAutocannon(target(bareUrl, 'warm-bare', WARMUP_SECONDS));
+    await runAutocannon(target(webhook.ingress_url!, 'warm', Math.min(2, WARMUP_SECONDS)));
+    const warm = await watch.drain(120);
+    progress(`warm-up deliveries recorded (${warm.drained ? 'drained' : 'NOT drained'} in ${warm.seconds} s)`);
+    progress(`measuring the bare node:http server (${DURATION_SECONDS} s, ${CONNECTIONS} connections)…`);
+    const baseline = await runAutocannon(target(bareUrl, 'bare'));
+    progress('measuring the ingress, the orchestrator consuming meanwhile…');
+    const before = await watch.sample();
+    watch.startSampling();
+    const ingress = await runAutocannon(target(webhook.ingress_url!, 'bench'));
+    watch.stopSampling();
+    const atEnd = await watch.sample();
+    progress(`load done: lag ${atEnd.lag}; draining…`);
+    const drain = await watch.drain(DRAIN_TIMEOUT_SECONDS);
+    const during = watch.samples.filter((s) => s.t >= before.t && s.t <= atEnd.t);
+    const recordedDuringLoad = atEnd.recorded - before.recorded;
+    const loadSeconds = atEnd.t - before.t;
+    const final = watch.samples.at(-1)!;
+    printJson({
+      benchmark: 'webhook-ingress',
+      connections: CONNECTIONS,
+      duration_seconds: DURATION_SECONDS,
+      body_bytes: Buffer.byteLength(body),
+      baseline: { name: 'bare node:http server answering 202 (own process)', ...baseline },
+      ingress: { name: 'POST /webhooks/w/{uid} (token mode, Redis budgets + dedupe, Kafka acks=all)', ...ingress },
+      ratios: ratios(ingress, baseline),
+      consumer: {
+        name: 'orchestrator delivery consumer during the ingress load (produced to Kafka vs recorded in PostgreSQL)',
+        produced_during_load: atEnd.produced - before.produced,
+        recorded_during_load: recordedDuringLoad,
+        recorded_per_second_during_load: Number((recordedDuringLoad / loadSeconds).toFixed(1)),
+        lag_at_start: before.lag,
+        lag_at_end_of_load: atEnd.lag,
+        max_lag: Math.max(...during.map((s) => s.lag)),
+        drained: drain.drained,
+        drain_seconds: drain.seconds,
+        recorded_per_second_overall: Number(((final.recorded - before.recorded) / (final.t - before.t)).toFixed(1)),
+        lag_every_5s: everyNth(during, 5).map((s) => [Number((s.t - before.t).toFixed(1)), s.lag]),
+      },
+    });
   } finally {
-    bare.close();
+    bare.stop();
+    await watch.close();
     await platform.stop();
   }
 }
+
+const everyNth = (samples: ProgressSample[], n: number) => samples.filter((_, i) => i % n === 0);
 
 void main().catch((err: unknown) => {
   console.error(err);

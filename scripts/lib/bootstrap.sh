@@ -21,6 +21,11 @@ ensure_infra() {
   eval "$(bash "$ROOT/scripts/infra.sh" env)"
 }
 
+ensure_browser() {
+  log "checking for chromium (console browser tests)…"
+  bash "$ROOT/scripts/infra.sh" browser
+}
+
 build_all() {
   log "building all workspaces…"
   (cd "$ROOT" && npx turbo run build --output-logs=errors-only)

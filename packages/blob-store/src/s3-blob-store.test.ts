@@ -27,6 +27,7 @@ describe('S3 blob store (pure parts)', () => {
     expect(url.searchParams.get('X-Amz-Algorithm')).toBe('AWS4-HMAC-SHA256');
     expect(Number(url.searchParams.get('X-Amz-Expires'))).toBeGreaterThanOrEqual(599);
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect(url.searchParams.get('response-content-disposition')).toBe('attachment');
     store.close();
   });
 });

@@ -93,9 +93,11 @@ export class S3BlobStore implements PresigningBlobStore {
   }
 
   async presignedGetUrl(key: string, expiresAt: Date): Promise<string> {
+    // A download, never rendered by a browser (the bucket's origin may be shared with other content).
     const command = new GetObjectCommand({
       Bucket: this.options.bucket,
       Key: objectKey(this.options.prefix, key),
+      ResponseContentDisposition: 'attachment',
     });
     return getSignedUrl(this.client, command, { expiresIn: presignSeconds(expiresAt) });
   }

@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type Producer, type Consumer, type ITopicConfig, type LogEntry, type RetryOptions, type ISocketFactory } from 'kafkajs';
+import type { KafkaSecurityOptions } from './kafka-security';
 
 export type KafkaLog = (level: 'error' | 'warn' | 'info' | 'debug', message: string, fields: Record<string, unknown>) => void;
 
@@ -14,6 +15,8 @@ export function createKafka(options: {
   retry?: RetryOptions;
   /** Replaces kafkajs's TCP socket creation (tests simulate broker outages with it). */
   socketFactory?: ISocketFactory;
+  /** TLS and SASL, from `kafkaSecurityOptions` (absent: plain text, no authentication). */
+  security?: KafkaSecurityOptions;
 }): Kafka {
   const log = options.log;
   return new Kafka({
@@ -23,6 +26,8 @@ export function createKafka(options: {
     ...(options.requestTimeoutMs !== undefined && { requestTimeout: options.requestTimeoutMs }),
     ...(options.retry && { retry: options.retry }),
     ...(options.socketFactory && { socketFactory: options.socketFactory }),
+    ...(options.security?.ssl !== undefined && { ssl: options.security.ssl }),
+    ...(options.security?.sasl && { sasl: options.security.sasl }),
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       if (!log) return;

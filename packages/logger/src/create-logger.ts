@@ -12,6 +12,13 @@ const REDACT_PATHS = [
   '*.secret',
   '*.password',
   '*.apiKey',
+  // Signed download tokens, webhook url_tokens and API keys under their wire names.
+  'token',
+  '*.token',
+  'url_token',
+  '*.url_token',
+  'api_key',
+  '*.api_key',
 ];
 
 /** Structured JSON logs with the service's base fields; credentials never reach the output. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from '@conveyor/logger';
+import { redactUrl, type Logger } from '@conveyor/logger';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -11,7 +11,10 @@ declare module 'express-serve-static-core' {
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Gives every request an ID (honouring a sane incoming X-Request-Id), a child logger, and one access-log line. */
+/**
+ * Gives every request an ID (honouring a sane incoming X-Request-Id), a child logger, and one access-log line
+ * (whose path has its credentials redacted: signed download tokens, url_tokens).
+ */
 export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const incoming = req.header('x-request-id');
@@ -22,7 +25,7 @@ export function requestContext(logger: Logger) {
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (req.path === '/healthz' || req.path === '/readyz') return;
-      req.log.info({ method: req.method, path: req.path, status: res.statusCode, durationMs }, 'request');
+      req.log.info({ method: req.method, path: redactUrl(req.originalUrl.split('?')[0]!), status: res.statusCode, durationMs }, 'request');
     });
     next();
   };

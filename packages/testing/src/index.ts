@@ -9,3 +9,5 @@ export {
 export { uniqueName } from './unique-name';
 export { freePort, startPlatform, runCli, type RunningPlatform } from './start-platform';
 export { apiCall, type Json } from './api-call';
+export { startExtraService, type ExtraService } from './start-extra-service';
+export * from './model-server';

@@ -85,6 +85,8 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
     SCHEDULE_QUEUE: `schedule-ticks-${suffix}`,
     WORKSPACE_ROOT: path.join(os.tmpdir(), `conveyor-e2e-${suffix}`),
     RUN_SANDBOX: 'none',
+    // Every test platform seeds the same team ID; its API budget must not be shared with other platforms.
+    RATE_LIMIT_REDIS_PREFIX: `conveyor:rl:${suffix}`,
     RUNNER_LOST_AFTER_MS: '5000',
     ...options.env,
     LOG_LEVEL: 'warn',
@@ -127,7 +129,8 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
     });
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
-    const gateway = start('gateway', 'services/gateway/dist/main.js', { PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr });
+    // Every JSON response is checked against the OpenAPI document's schema; a mismatch becomes a 500.
+    const gateway = start('gateway', 'services/gateway/dist/main.js', { PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr, VALIDATE_RESPONSES: 'true' });
     const ingress = start('ingress', 'services/ingress/dist/main.js', { PORT: String(ingressPort), ORCHESTRATOR_ADDR: orchestratorAddr });
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, gateway, 'gateway', logs);
     await waitReady(`http://127.0.0.1:${ingressPort}/readyz`, ingress, 'ingress', logs);

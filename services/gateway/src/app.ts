@@ -1,13 +1,19 @@
 import express, { type Express } from 'express';
+import type { Redis } from 'ioredis';
+import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readiness } from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
 import { identify, requireAuth } from './middleware/authenticate';
+import { rateLimit } from './middleware/rate-limit';
 import type { OrchestratorApi } from './orchestrator-api';
+import { validateResponses } from './openapi/response-validator';
 import { artifactRoutes } from './routes/artifact-routes';
 import { blobRoutes } from './routes/blob-routes';
+import { openapiRoutes } from './routes/openapi-routes';
 import { harnessSupportRoutes } from './routes/harness-support-routes';
+import { redirectRoutes } from './routes/redirect-routes';
 import { runScoringRoutes } from './routes/run-scoring-routes';
 import { workerRoutes } from './routes/worker-routes';
 import { runInspectionRoutes } from './routes/run-inspection-routes';
@@ -23,31 +29,55 @@ import { environmentRoutes } from './routes/environment-routes';
 import { identityRoutes } from './routes/identity-routes';
 
 /** The public REST API: health at the root, everything else under /v1 behind API-key auth. */
-export function buildApp(deps: { config: GatewayConfig; logger: Logger; api: OrchestratorApi; readiness: Readiness; metrics?: Registry }): Express {
+export interface AppDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  api: OrchestratorApi;
+  redis: Redis;
+  readiness: Readiness;
+  /** Where users reach this gateway (links in responses); read per request since the port is known after listen. */
+  publicUrl: () => string;
+  metrics?: Registry;
+}
+
+export function buildApp(deps: AppDeps): Express {
+  const { config } = deps;
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
   const metrics = deps.metrics ?? createMetricsRegistry('gateway');
   app.use(httpMetrics(metrics));
   app.use(requestContext(deps.logger));
+  if (config.VALIDATE_RESPONSES) app.use(validateResponses());
   app.use(healthRoutes(deps.readiness));
   app.use(metricsRouter(metrics));
 
   const v1 = express.Router();
-  // Any content type is parsed as JSON: bodies are JSON by contract, and a wrong header should not turn into {}.
-  v1.use(express.json({ limit: deps.config.MAX_BODY_BYTES, type: () => true, strict: false }));
   // Signed download links carry their own credential; they are served before API-key auth.
   v1.use(blobRoutes(deps.api));
+  v1.use(openapiRoutes());
   v1.use(identify(deps.api));
+  v1.use(
+    rateLimit(deps.redis, {
+      prefix: config.RATE_LIMIT_REDIS_PREFIX,
+      perKey: { points: config.RATE_LIMIT_PER_KEY_POINTS, seconds: config.RATE_LIMIT_PER_KEY_SECONDS },
+      perTeam: { points: config.RATE_LIMIT_PER_TEAM_POINTS, seconds: config.RATE_LIMIT_PER_TEAM_SECONDS },
+    }),
+  );
   // Public artifacts are readable without a key (private ones check the caller identified above).
   v1.use(artifactRoutes(deps.api));
+  // The SDK's redirect checks carry no key; they answer anonymous callers for publicly shared sessions only.
+  v1.use(redirectRoutes(deps.api));
   v1.use(requireAuth);
+  // Bodies are read only now, for an authenticated caller within its budget. Any content type is parsed as JSON:
+  // bodies are JSON by contract, and a wrong header should not turn into {}.
+  v1.use(express.json({ limit: config.MAX_BODY_BYTES, type: () => true, strict: false }));
   v1.use(harnessSupportRoutes(deps.api));
-  v1.use(runScoringRoutes(deps.api));
+  v1.use(runScoringRoutes(deps.api, deps.publicUrl));
   v1.use(workerRoutes(deps.api));
-  v1.use(runListRoutes(deps.api));
+  v1.use(runListRoutes(deps.api, deps.publicUrl));
   v1.use(runInspectionRoutes(deps.api));
-  v1.use(runLifecycleRoutes(deps.api));
+  v1.use(runLifecycleRoutes(deps.api, deps.publicUrl));
   v1.use(scheduleRoutes(deps.api));
   v1.use(webhookFactoryRoutes(deps.api));
   v1.use(webhookRoutes(deps.api));

@@ -1,8 +1,9 @@
 import type { Server } from 'node:http';
+import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
 import { closeAll, closeServer, listen, Readiness, type Service } from '@conveyor/runtime';
 import { buildApp } from './app';
-import type { GatewayConfig } from './config';
+import { publicUrl, type GatewayConfig } from './config';
 import { OrchestratorApi } from './orchestrator-api';
 
 export class Gateway implements Service {
@@ -10,6 +11,7 @@ export class Gateway implements Service {
   port = 0;
   private server: Server | undefined;
   private api: OrchestratorApi | undefined;
+  private redis: Redis | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -24,7 +26,11 @@ export class Gateway implements Service {
       const health = await api.call('health', 'Check', {});
       if (!health.ready) throw new Error(`orchestrator not ready: ${JSON.stringify(health.checks)}`);
     });
-    const app = buildApp({ config: this.config, logger: this.logger, api, readiness: this.readiness });
+    // No offline queue: while Redis is unreachable, rate limiting falls back to memory at once instead of waiting.
+    const redis = new Redis(this.config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'redis (rate limits) unavailable'));
+    this.redis = redis;
+    const app = buildApp({ config: this.config, logger: this.logger, api, redis, readiness: this.readiness, publicUrl: () => publicUrl(this.config, this.port) });
     ({ server: this.server, port: this.port } = await listen(app, this.config.PORT, this.config.HOST));
     this.logger.info({ port: this.port }, 'gateway started');
   }
@@ -35,6 +41,7 @@ export class Gateway implements Service {
       await closeAll(this.logger, [
         ['http server', () => this.server && closeServer(this.server)],
         ['orchestrator client', () => this.api?.close()],
+        ['redis', () => this.redis?.disconnect()],
       ]);
     })();
     return this.stopped;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { commonEnv, csv, loadConfig, port } from '@conveyor/config';
-import { DEFAULT_DELIVERIES_TOPIC } from '@conveyor/kafka';
+import { commonEnv, csv, loadConfig, port, trustProxy } from '@conveyor/config';
+import { DEFAULT_DELIVERIES_TOPIC, kafkaSecurityEnv } from '@conveyor/kafka';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -13,19 +13,16 @@ const schema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Kafka bootstrap brokers, comma-separated. */
   KAFKA_BROKERS: csv('127.0.0.1:9092'),
+  /** TLS and SASL to the brokers (KAFKA_SSL*, KAFKA_SASL_*; deploy/README.md). */
+  ...kafkaSecurityEnv,
   /** Topic deliveries are published to. */
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   /** Orchestrator gRPC address (webhook configuration lookups). */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
   /** Deadline of a configuration lookup; a lookup that fails answers 503. */
   ORCHESTRATOR_DEADLINE_MS: positiveInt(3000),
-  /**
-   * Which proxies' X-Forwarded-For is believed when deciding who the sender is (express "trust proxy": `true`,
-   * `false`, a hop count, or comma-separated addresses/subnets/`loopback`/`linklocal`/`uniquelocal`). Nobody by
-   * default: any pod of a cluster is on a private address and would otherwise choose its own rate budget; name the
-   * ingress controller's addresses.
-   */
-  TRUST_PROXY: z.string().default('false'),
+  /** Whose X-Forwarded-For names the sender (nobody by default; see @conveyor/config's trustProxy). */
+  TRUST_PROXY: trustProxy,
   /** Largest body accepted (the contract says 256 KB); larger ones get 413 while streaming. */
   MAX_BODY_BYTES: positiveInt(256 * 1024),
   /** Deliveries per minute per sender per webhook (authenticated, valid JSON, duplicates included). */
@@ -44,11 +41,3 @@ export type IngressConfig = z.infer<typeof schema>;
 
 export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => loadConfig(schema, env);
 
-/** Express's "trust proxy" value from TRUST_PROXY. */
-export function trustProxySetting(value: string): boolean | number | string[] {
-  const trimmed = value.trim();
-  if (trimmed === 'true') return true;
-  if (trimmed === 'false' || trimmed === '') return false;
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  return trimmed.split(',').map((s) => s.trim()).filter(Boolean);
-}

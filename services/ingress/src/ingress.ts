@@ -1,13 +1,14 @@
 import type { Server } from 'node:http';
 import express from 'express';
+import { trustProxySetting } from '@conveyor/config';
 import { Redis } from 'ioredis';
 import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
-import { createKafka, ensureTopics } from '@conveyor/kafka';
+import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import { countWebhookDelivery, createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { createOrchestratorClients, type OrchestratorClients } from '@conveyor/proto';
 import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
-import { trustProxySetting, type IngressConfig } from './config';
+import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
 import { DeliveryPublisher } from './delivery-publisher';
 import { orchestratorWebhookLookup } from './orchestrator-lookup';
@@ -59,6 +60,7 @@ export class Ingress implements Service {
     const kafka = createKafka({
       clientId: 'conveyor-ingress',
       brokers: config.KAFKA_BROKERS,
+      security: kafkaSecurityOptions(config),
       log: (level, msg, fields) => logger[level](fields, msg),
       connectionTimeoutMs: 1000,
       requestTimeoutMs: 3000,

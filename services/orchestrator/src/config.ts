@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonEnv, csv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
-import { DEFAULT_DELIVERIES_TOPIC, DEFAULT_ORCHESTRATOR_CONSUMER_GROUP } from '@conveyor/kafka';
+import { DEFAULT_DELIVERIES_TOPIC, DEFAULT_ORCHESTRATOR_CONSUMER_GROUP, kafkaSecurityEnv } from '@conveyor/kafka';
 
 /** Development and tests only: production refuses to start without its own secret. */
 export const DEV_BLOB_SIGNING_SECRET = 'conveyor-dev-blob-signing-secret-not-for-production';
@@ -14,6 +14,8 @@ const schema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Kafka bootstrap brokers, comma-separated. */
   KAFKA_BROKERS: csv('127.0.0.1:9092'),
+  /** TLS and SASL to the brokers (KAFKA_SSL*, KAFKA_SASL_*; deploy/README.md). */
+  ...kafkaSecurityEnv,
   /** Topic the ingress publishes deliveries to, and the consumer group reading it. */
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   DELIVERIES_CONSUMER_GROUP: z.string().min(1).default(DEFAULT_ORCHESTRATOR_CONSUMER_GROUP),

@@ -4,7 +4,7 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
-import { createKafka, ensureTopics } from '@conveyor/kafka';
+import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
@@ -15,6 +15,7 @@ import { startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { OutboxRelay } from './runs/outbox-relay';
+import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
 import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
@@ -41,6 +42,7 @@ export class Orchestrator implements Service {
   private webhooks: WebhookModule | undefined;
   private schedules: ScheduleModule | undefined;
   private workerHub: WorkerHub | undefined;
+  private runEventFeed: RunEventFeed | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -101,8 +103,15 @@ export class Orchestrator implements Service {
     this.workerHub = workerHub;
     workerHub.start();
 
+    const runEventFeed = new RunEventFeed(config.DATABASE_URL, logger.child({ component: 'run-event-feed' }));
+    this.runEventFeed = runEventFeed;
+    await runEventFeed.start();
+    this.readiness.add('run event feed', async () => {
+      if (!runEventFeed.connected) throw new Error('not listening for run events');
+    });
+
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher: webhooks.cipher }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher: webhooks.cipher, runEventFeed }),
       ...webhooks.grpcHandlers(),
       ...schedules.grpcHandlers(),
       ...workerHub.grpcHandlers(),
@@ -119,6 +128,7 @@ export class Orchestrator implements Service {
     const kafka = createKafka({
       clientId: 'conveyor-orchestrator',
       brokers: config.KAFKA_BROKERS,
+      security: kafkaSecurityOptions(config),
       log: (level, msg, fields) => logger[level](fields, msg),
     });
     await ensureTopics(kafka, [{ topic: config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 }]);
@@ -155,6 +165,7 @@ export class Orchestrator implements Service {
     await closeAll(this.logger, [
       // Worker streams are ended first: a graceful gRPC shutdown would otherwise wait for them until its deadline.
       ['self-hosted workers', () => this.workerHub?.stop()],
+      ['run event watchers', () => this.runEventFeed?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],
       ['consumer lag monitor', () => this.lagMonitor?.stop()],

@@ -15,7 +15,7 @@ import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
 import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
-import { prepareWorkspace } from './workspace';
+import { prepareWorkspace, safeFileName } from './workspace';
 
 export interface ExecutorOptions {
   runnerId: string;
@@ -53,7 +53,7 @@ const setupStepReporter =
   (step: SetupStep['step'], status: SetupStep['status'], detail?: string): void =>
     reporter.emit({ kind: 'setup_step', step, status, ...(detail ? { detail } : {}) });
 
-type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean };
+type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer };
 
 /** Ends the execution early with this outcome (the budget ran out), rather than as cancelled. */
 type Halt = (completion: Completion) => void;
@@ -136,7 +136,7 @@ export class RunExecutor {
     } else if (halted) {
       completion = halted;
     } else if (abort.signal.aborted) {
-      completion = { state: 'CANCELLED', message: 'Cancelled' };
+      completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript };
     }
     await this.link
       .call('CompleteRun', {
@@ -145,7 +145,7 @@ export class RunExecutor {
         message: completion.message,
         error_code: completion.errorCode ?? '',
         setup_failed: completion.setupFailed ?? false,
-        transcript: reporter.transcriptBytes(),
+        transcript: completion.transcript ?? reporter.transcriptBytes(),
       })
       .catch((err: unknown) => log.warn({ err }, 'could not report completion'));
     log.info({ state: completion.state }, 'run execution finished');
@@ -184,7 +184,7 @@ export class RunExecutor {
     if (!proxy || !modelHarnessType(assignment.harness)) return undefined;
     const target = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
     try {
-      const grant = await ModelAccessGrant.open(this.link, proxy, target, assignment.run_id, {
+      const grant = await ModelAccessGrant.open(this.link, proxy, target, {
         onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
         onBudgetExceeded: (spent, budget) => halt(overBudget(spent, budget)),
       });
@@ -259,6 +259,7 @@ export class RunExecutor {
         runApiKey: assignment.run_api_key,
         apiBaseUrl: assignment.api_base_url,
         skillInstructions: assignment.skill_instructions,
+        attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
       };
       input.modelAccess = grant?.access(sandbox, input.config);
       if (!debug) {
@@ -281,13 +282,16 @@ export class RunExecutor {
 
     if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
     await reporter.flush();
-    const outcome = await harness.run(input, { emit: (e) => reporter.emit(e), inbox, signal, sandbox, env });
-    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled' };
-    if (outcome.state === 'SUCCEEDED') return { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed' };
+    // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
+    const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
+    const outcome = await harness.run(input, { emit, inbox, signal, sandbox, env });
+    const transcript = outcome.transcript && reporter.redactor.buffer(outcome.transcript);
+    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript };
+    if (outcome.state === 'SUCCEEDED') return { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed', transcript };
     if (grant?.keyRejected) {
       const secret = grant.credential.secret_name;
-      return { state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}": ${outcome.message}`, errorCode: 'external_authentication_required' };
+      return { state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}": ${outcome.message}`, errorCode: 'external_authentication_required', transcript };
     }
-    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode };
+    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
   }
 }

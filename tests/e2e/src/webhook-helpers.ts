@@ -1,9 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { runCli, type RunningPlatform } from './platform';
 import { apiCall, type Json } from './run-waits';
-
-const ROOT = path.resolve(__dirname, '../../..');
 
 /** An API key of a new user of the dev team with the given role (MEMBER cannot manage factories). */
 export async function keyForRole(platform: RunningPlatform, role: 'ADMIN' | 'MEMBER', teamId = 'team_dev'): Promise<string> {
@@ -47,37 +43,5 @@ export function webhookApi(platform: RunningPlatform) {
       }
       throw new Error(`timed out waiting for ${what}; log: ${JSON.stringify(entries.map((e) => [e.delivery_id, e.label, e.processed_at]))}\n${platform.logs().slice(-3000)}`);
     },
-  };
-}
-
-/** Starts one more ingress process of the platform with different settings (e.g. an unreachable Kafka). */
-export async function startExtraIngress(platform: RunningPlatform, port: number, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => Promise<void>; logs: () => string }> {
-  let output = '';
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'services/ingress/dist/main.js')], {
-    env: { ...platform.env, PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
-  });
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`extra ingress exited: ${output}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not yet listening
-    }
-    if (Date.now() > deadline) throw new Error(`extra ingress did not start: ${output}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  return {
-    url,
-    logs: () => output,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
   };
 }

@@ -1,10 +1,10 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { signWebhook, SIGNATURE_SCHEMES, type SignatureScheme } from '@conveyor/webhook-auth';
-import { freePort } from '@conveyor/testing';
+import { freePort, startExtraService } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import type { Json } from './run-waits';
-import { startExtraIngress, webhookApi } from './webhook-helpers';
+import { webhookApi } from './webhook-helpers';
 
 jest.setTimeout(120_000);
 
@@ -217,7 +217,7 @@ describe('webhook ingress end to end: real sockets, Redis, Kafka and PostgreSQL'
   it('Kafka stopped during a delivery: 503 with Retry-After, nothing recorded as accepted, the retry is accepted once', async () => {
     const hook = await w.webhook(factoryId, { name: name('outage') });
     const kafkaPort = await freePort();
-    const extra = await startExtraIngress(platform, await freePort(), { KAFKA_BROKERS: `127.0.0.1:${kafkaPort}` });
+    const extra = await startExtraService(platform, 'ingress', { KAFKA_BROKERS: `127.0.0.1:${kafkaPort}` });
     let proxy: Server | undefined;
     const sockets = new Set<Socket>();
     try {

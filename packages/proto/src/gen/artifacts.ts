@@ -9,6 +9,8 @@ import type { ArtifactView as _conveyor_orchestrator_v1_ArtifactView, ArtifactVi
 import type { Attachment as _conveyor_orchestrator_v1_Attachment, Attachment__Output as _conveyor_orchestrator_v1_Attachment__Output } from './conveyor/orchestrator/v1/Attachment';
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CancelRunResponse as _conveyor_orchestrator_v1_CancelRunResponse, CancelRunResponse__Output as _conveyor_orchestrator_v1_CancelRunResponse__Output } from './conveyor/orchestrator/v1/CancelRunResponse';
+import type { CheckRedirectRequest as _conveyor_orchestrator_v1_CheckRedirectRequest, CheckRedirectRequest__Output as _conveyor_orchestrator_v1_CheckRedirectRequest__Output } from './conveyor/orchestrator/v1/CheckRedirectRequest';
+import type { CheckRedirectResponse as _conveyor_orchestrator_v1_CheckRedirectResponse, CheckRedirectResponse__Output as _conveyor_orchestrator_v1_CheckRedirectResponse__Output } from './conveyor/orchestrator/v1/CheckRedirectResponse';
 import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResponse, ConversationResponse__Output as _conveyor_orchestrator_v1_ConversationResponse__Output } from './conveyor/orchestrator/v1/ConversationResponse';
 import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from './conveyor/orchestrator/v1/CreateRunRequest';
 import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from './conveyor/orchestrator/v1/CreateRunResponse';
@@ -17,11 +19,15 @@ import type { GetArtifactRequest as _conveyor_orchestrator_v1_GetArtifactRequest
 import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from './conveyor/orchestrator/v1/GetConversationRequest';
 import type { GetRunByExternalReferenceRequest as _conveyor_orchestrator_v1_GetRunByExternalReferenceRequest, GetRunByExternalReferenceRequest__Output as _conveyor_orchestrator_v1_GetRunByExternalReferenceRequest__Output } from './conveyor/orchestrator/v1/GetRunByExternalReferenceRequest';
 import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from './conveyor/orchestrator/v1/GetRunRequest';
+import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from './conveyor/orchestrator/v1/HandoffAttachment';
+import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from './conveyor/orchestrator/v1/HandoffAttachmentsResponse';
 import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, ListRunsRequest__Output as _conveyor_orchestrator_v1_ListRunsRequest__Output } from './conveyor/orchestrator/v1/ListRunsRequest';
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from './conveyor/orchestrator/v1/ListRunsResponse';
 import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Output as _conveyor_orchestrator_v1_Principal__Output } from './conveyor/orchestrator/v1/Principal';
 import type { ReportArtifactRequest as _conveyor_orchestrator_v1_ReportArtifactRequest, ReportArtifactRequest__Output as _conveyor_orchestrator_v1_ReportArtifactRequest__Output } from './conveyor/orchestrator/v1/ReportArtifactRequest';
+import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from './conveyor/orchestrator/v1/RequestUsage';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
 import type { ScheduleRef as _conveyor_orchestrator_v1_ScheduleRef, ScheduleRef__Output as _conveyor_orchestrator_v1_ScheduleRef__Output } from './conveyor/orchestrator/v1/ScheduleRef';
 import type { StatusMessage as _conveyor_orchestrator_v1_StatusMessage, StatusMessage__Output as _conveyor_orchestrator_v1_StatusMessage__Output } from './conveyor/orchestrator/v1/StatusMessage';
@@ -32,7 +38,9 @@ import type { SubmitScoresResponse as _conveyor_orchestrator_v1_SubmitScoresResp
 import type { TimelineEvent as _conveyor_orchestrator_v1_TimelineEvent, TimelineEvent__Output as _conveyor_orchestrator_v1_TimelineEvent__Output } from './conveyor/orchestrator/v1/TimelineEvent';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from './conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
+import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from './conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
 import type { VerdictResult as _conveyor_orchestrator_v1_VerdictResult, VerdictResult__Output as _conveyor_orchestrator_v1_VerdictResult__Output } from './conveyor/orchestrator/v1/VerdictResult';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -49,6 +57,8 @@ export interface ProtoGrpcType {
         Attachment: MessageTypeDefinition<_conveyor_orchestrator_v1_Attachment, _conveyor_orchestrator_v1_Attachment__Output>
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CancelRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CancelRunResponse, _conveyor_orchestrator_v1_CancelRunResponse__Output>
+        CheckRedirectRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectRequest, _conveyor_orchestrator_v1_CheckRedirectRequest__Output>
+        CheckRedirectResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectResponse, _conveyor_orchestrator_v1_CheckRedirectResponse__Output>
         ConversationResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_ConversationResponse__Output>
         CreateRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunRequest__Output>
         CreateRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunResponse__Output>
@@ -57,11 +67,15 @@ export interface ProtoGrpcType {
         GetConversationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_GetConversationRequest__Output>
         GetRunByExternalReferenceRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetRunByExternalReferenceRequest, _conveyor_orchestrator_v1_GetRunByExternalReferenceRequest__Output>
         GetRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_GetRunRequest__Output>
+        HandoffAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_HandoffAttachment__Output>
+        HandoffAttachmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
         ListRunsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListRunsRequest, _conveyor_orchestrator_v1_ListRunsRequest__Output>
         ListRunsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListRunsResponse, _conveyor_orchestrator_v1_ListRunsResponse__Output>
         Principal: MessageTypeDefinition<_conveyor_orchestrator_v1_Principal, _conveyor_orchestrator_v1_Principal__Output>
         ReportArtifactRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ReportArtifactRequest, _conveyor_orchestrator_v1_ReportArtifactRequest__Output>
+        RequestUsage: MessageTypeDefinition<_conveyor_orchestrator_v1_RequestUsage, _conveyor_orchestrator_v1_RequestUsage__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
+        RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
         ScheduleRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleRef, _conveyor_orchestrator_v1_ScheduleRef__Output>
         StatusMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_StatusMessage, _conveyor_orchestrator_v1_StatusMessage__Output>
@@ -72,7 +86,9 @@ export interface ProtoGrpcType {
         TimelineEvent: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineEvent, _conveyor_orchestrator_v1_TimelineEvent__Output>
         TimelineResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_TimelineResponse__Output>
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
+        UploadHandoffAttachmentRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output>
         VerdictResult: MessageTypeDefinition<_conveyor_orchestrator_v1_VerdictResult, _conveyor_orchestrator_v1_VerdictResult__Output>
+        WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }
   }

@@ -7,6 +7,8 @@ import type { Attachment as _conveyor_orchestrator_v1_Attachment, Attachment__Ou
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CancelRunResponse as _conveyor_orchestrator_v1_CancelRunResponse, CancelRunResponse__Output as _conveyor_orchestrator_v1_CancelRunResponse__Output } from './conveyor/orchestrator/v1/CancelRunResponse';
 import type { CatalogServiceClient as _conveyor_orchestrator_v1_CatalogServiceClient, CatalogServiceDefinition as _conveyor_orchestrator_v1_CatalogServiceDefinition } from './conveyor/orchestrator/v1/CatalogService';
+import type { CheckRedirectRequest as _conveyor_orchestrator_v1_CheckRedirectRequest, CheckRedirectRequest__Output as _conveyor_orchestrator_v1_CheckRedirectRequest__Output } from './conveyor/orchestrator/v1/CheckRedirectRequest';
+import type { CheckRedirectResponse as _conveyor_orchestrator_v1_CheckRedirectResponse, CheckRedirectResponse__Output as _conveyor_orchestrator_v1_CheckRedirectResponse__Output } from './conveyor/orchestrator/v1/CheckRedirectResponse';
 import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResponse, ConversationResponse__Output as _conveyor_orchestrator_v1_ConversationResponse__Output } from './conveyor/orchestrator/v1/ConversationResponse';
 import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from './conveyor/orchestrator/v1/CreateRunRequest';
 import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from './conveyor/orchestrator/v1/CreateRunResponse';
@@ -19,6 +21,8 @@ import type { EnvironmentRef as _conveyor_orchestrator_v1_EnvironmentRef, Enviro
 import type { EnvironmentWrite as _conveyor_orchestrator_v1_EnvironmentWrite, EnvironmentWrite__Output as _conveyor_orchestrator_v1_EnvironmentWrite__Output } from './conveyor/orchestrator/v1/EnvironmentWrite';
 import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from './conveyor/orchestrator/v1/GetConversationRequest';
 import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from './conveyor/orchestrator/v1/GetRunRequest';
+import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from './conveyor/orchestrator/v1/HandoffAttachment';
+import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from './conveyor/orchestrator/v1/HandoffAttachmentsResponse';
 import type { ListEnvironmentGuestsResponse as _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse, ListEnvironmentGuestsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output } from './conveyor/orchestrator/v1/ListEnvironmentGuestsResponse';
 import type { ListEnvironmentsRequest as _conveyor_orchestrator_v1_ListEnvironmentsRequest, ListEnvironmentsRequest__Output as _conveyor_orchestrator_v1_ListEnvironmentsRequest__Output } from './conveyor/orchestrator/v1/ListEnvironmentsRequest';
 import type { ListEnvironmentsResponse as _conveyor_orchestrator_v1_ListEnvironmentsResponse, ListEnvironmentsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentsResponse__Output } from './conveyor/orchestrator/v1/ListEnvironmentsResponse';
@@ -31,7 +35,9 @@ import type { ListSkillsResponse as _conveyor_orchestrator_v1_ListSkillsResponse
 import type { Model as _conveyor_orchestrator_v1_Model, Model__Output as _conveyor_orchestrator_v1_Model__Output } from './conveyor/orchestrator/v1/Model';
 import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Output as _conveyor_orchestrator_v1_Principal__Output } from './conveyor/orchestrator/v1/Principal';
 import type { RedeemEnvironmentLinkRequest as _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest, RedeemEnvironmentLinkRequest__Output as _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest__Output } from './conveyor/orchestrator/v1/RedeemEnvironmentLinkRequest';
+import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from './conveyor/orchestrator/v1/RequestUsage';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
 import type { ScheduleRef as _conveyor_orchestrator_v1_ScheduleRef, ScheduleRef__Output as _conveyor_orchestrator_v1_ScheduleRef__Output } from './conveyor/orchestrator/v1/ScheduleRef';
 import type { StatusMessage as _conveyor_orchestrator_v1_StatusMessage, StatusMessage__Output as _conveyor_orchestrator_v1_StatusMessage__Output } from './conveyor/orchestrator/v1/StatusMessage';
@@ -40,6 +46,8 @@ import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowup
 import type { TimelineEvent as _conveyor_orchestrator_v1_TimelineEvent, TimelineEvent__Output as _conveyor_orchestrator_v1_TimelineEvent__Output } from './conveyor/orchestrator/v1/TimelineEvent';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from './conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
+import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from './conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -54,6 +62,8 @@ export interface ProtoGrpcType {
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CancelRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CancelRunResponse, _conveyor_orchestrator_v1_CancelRunResponse__Output>
         CatalogService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_CatalogServiceClient> & { service: _conveyor_orchestrator_v1_CatalogServiceDefinition }
+        CheckRedirectRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectRequest, _conveyor_orchestrator_v1_CheckRedirectRequest__Output>
+        CheckRedirectResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectResponse, _conveyor_orchestrator_v1_CheckRedirectResponse__Output>
         ConversationResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_ConversationResponse__Output>
         CreateRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunRequest__Output>
         CreateRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunResponse__Output>
@@ -66,6 +76,8 @@ export interface ProtoGrpcType {
         EnvironmentWrite: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentWrite, _conveyor_orchestrator_v1_EnvironmentWrite__Output>
         GetConversationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_GetConversationRequest__Output>
         GetRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_GetRunRequest__Output>
+        HandoffAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_HandoffAttachment__Output>
+        HandoffAttachmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
         ListEnvironmentGuestsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse, _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>
         ListEnvironmentsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentsRequest, _conveyor_orchestrator_v1_ListEnvironmentsRequest__Output>
         ListEnvironmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentsResponse, _conveyor_orchestrator_v1_ListEnvironmentsResponse__Output>
@@ -78,7 +90,9 @@ export interface ProtoGrpcType {
         Model: MessageTypeDefinition<_conveyor_orchestrator_v1_Model, _conveyor_orchestrator_v1_Model__Output>
         Principal: MessageTypeDefinition<_conveyor_orchestrator_v1_Principal, _conveyor_orchestrator_v1_Principal__Output>
         RedeemEnvironmentLinkRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest, _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest__Output>
+        RequestUsage: MessageTypeDefinition<_conveyor_orchestrator_v1_RequestUsage, _conveyor_orchestrator_v1_RequestUsage__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
+        RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
         ScheduleRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleRef, _conveyor_orchestrator_v1_ScheduleRef__Output>
         StatusMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_StatusMessage, _conveyor_orchestrator_v1_StatusMessage__Output>
@@ -87,6 +101,8 @@ export interface ProtoGrpcType {
         TimelineEvent: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineEvent, _conveyor_orchestrator_v1_TimelineEvent__Output>
         TimelineResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_TimelineResponse__Output>
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
+        UploadHandoffAttachmentRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output>
+        WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }
   }

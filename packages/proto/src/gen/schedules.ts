@@ -6,6 +6,8 @@ import type { Artifact as _conveyor_orchestrator_v1_Artifact, Artifact__Output a
 import type { Attachment as _conveyor_orchestrator_v1_Attachment, Attachment__Output as _conveyor_orchestrator_v1_Attachment__Output } from './conveyor/orchestrator/v1/Attachment';
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CancelRunResponse as _conveyor_orchestrator_v1_CancelRunResponse, CancelRunResponse__Output as _conveyor_orchestrator_v1_CancelRunResponse__Output } from './conveyor/orchestrator/v1/CancelRunResponse';
+import type { CheckRedirectRequest as _conveyor_orchestrator_v1_CheckRedirectRequest, CheckRedirectRequest__Output as _conveyor_orchestrator_v1_CheckRedirectRequest__Output } from './conveyor/orchestrator/v1/CheckRedirectRequest';
+import type { CheckRedirectResponse as _conveyor_orchestrator_v1_CheckRedirectResponse, CheckRedirectResponse__Output as _conveyor_orchestrator_v1_CheckRedirectResponse__Output } from './conveyor/orchestrator/v1/CheckRedirectResponse';
 import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResponse, ConversationResponse__Output as _conveyor_orchestrator_v1_ConversationResponse__Output } from './conveyor/orchestrator/v1/ConversationResponse';
 import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from './conveyor/orchestrator/v1/CreateRunRequest';
 import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from './conveyor/orchestrator/v1/CreateRunResponse';
@@ -13,12 +15,16 @@ import type { CreateScheduleRequest as _conveyor_orchestrator_v1_CreateScheduleR
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
 import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from './conveyor/orchestrator/v1/GetConversationRequest';
 import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from './conveyor/orchestrator/v1/GetRunRequest';
+import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from './conveyor/orchestrator/v1/HandoffAttachment';
+import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from './conveyor/orchestrator/v1/HandoffAttachmentsResponse';
 import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, ListRunsRequest__Output as _conveyor_orchestrator_v1_ListRunsRequest__Output } from './conveyor/orchestrator/v1/ListRunsRequest';
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from './conveyor/orchestrator/v1/ListRunsResponse';
 import type { ListSchedulesRequest as _conveyor_orchestrator_v1_ListSchedulesRequest, ListSchedulesRequest__Output as _conveyor_orchestrator_v1_ListSchedulesRequest__Output } from './conveyor/orchestrator/v1/ListSchedulesRequest';
 import type { ListSchedulesResponse as _conveyor_orchestrator_v1_ListSchedulesResponse, ListSchedulesResponse__Output as _conveyor_orchestrator_v1_ListSchedulesResponse__Output } from './conveyor/orchestrator/v1/ListSchedulesResponse';
 import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Output as _conveyor_orchestrator_v1_Principal__Output } from './conveyor/orchestrator/v1/Principal';
+import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from './conveyor/orchestrator/v1/RequestUsage';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
 import type { Schedule as _conveyor_orchestrator_v1_Schedule, Schedule__Output as _conveyor_orchestrator_v1_Schedule__Output } from './conveyor/orchestrator/v1/Schedule';
 import type { ScheduleIdRef as _conveyor_orchestrator_v1_ScheduleIdRef, ScheduleIdRef__Output as _conveyor_orchestrator_v1_ScheduleIdRef__Output } from './conveyor/orchestrator/v1/ScheduleIdRef';
@@ -32,6 +38,8 @@ import type { TimelineEvent as _conveyor_orchestrator_v1_TimelineEvent, Timeline
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from './conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
 import type { UpdateScheduleRequest as _conveyor_orchestrator_v1_UpdateScheduleRequest, UpdateScheduleRequest__Output as _conveyor_orchestrator_v1_UpdateScheduleRequest__Output } from './conveyor/orchestrator/v1/UpdateScheduleRequest';
+import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from './conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -45,6 +53,8 @@ export interface ProtoGrpcType {
         Attachment: MessageTypeDefinition<_conveyor_orchestrator_v1_Attachment, _conveyor_orchestrator_v1_Attachment__Output>
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CancelRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CancelRunResponse, _conveyor_orchestrator_v1_CancelRunResponse__Output>
+        CheckRedirectRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectRequest, _conveyor_orchestrator_v1_CheckRedirectRequest__Output>
+        CheckRedirectResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectResponse, _conveyor_orchestrator_v1_CheckRedirectResponse__Output>
         ConversationResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_ConversationResponse__Output>
         CreateRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunRequest__Output>
         CreateRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunResponse__Output>
@@ -52,12 +62,16 @@ export interface ProtoGrpcType {
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
         GetConversationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_GetConversationRequest__Output>
         GetRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_GetRunRequest__Output>
+        HandoffAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_HandoffAttachment__Output>
+        HandoffAttachmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
         ListRunsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListRunsRequest, _conveyor_orchestrator_v1_ListRunsRequest__Output>
         ListRunsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListRunsResponse, _conveyor_orchestrator_v1_ListRunsResponse__Output>
         ListSchedulesRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSchedulesRequest, _conveyor_orchestrator_v1_ListSchedulesRequest__Output>
         ListSchedulesResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSchedulesResponse, _conveyor_orchestrator_v1_ListSchedulesResponse__Output>
         Principal: MessageTypeDefinition<_conveyor_orchestrator_v1_Principal, _conveyor_orchestrator_v1_Principal__Output>
+        RequestUsage: MessageTypeDefinition<_conveyor_orchestrator_v1_RequestUsage, _conveyor_orchestrator_v1_RequestUsage__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
+        RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
         Schedule: MessageTypeDefinition<_conveyor_orchestrator_v1_Schedule, _conveyor_orchestrator_v1_Schedule__Output>
         ScheduleIdRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleIdRef, _conveyor_orchestrator_v1_ScheduleIdRef__Output>
@@ -71,6 +85,8 @@ export interface ProtoGrpcType {
         TimelineResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_TimelineResponse__Output>
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
         UpdateScheduleRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UpdateScheduleRequest, _conveyor_orchestrator_v1_UpdateScheduleRequest__Output>
+        UploadHandoffAttachmentRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output>
+        WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }
   }

@@ -20,8 +20,36 @@ function agentSkill(spec: string, config: Record<string, unknown>) {
   return { name: typeof config.name === 'string' ? config.name : undefined, full_path: fullPath };
 }
 
-/** gRPC Run → the contract's RunItem (§2.2); absent optional keys are omitted rather than sent empty. */
-export function toRunItem(run: Run__Output): Record<string, unknown> {
+/** Milliseconds → ISO 8601 duration (`PT2M30S`, `PT1H0M0.25S`), the contract's `run_time` format. */
+export function isoDuration(ms: number): string {
+  const totalSeconds = Math.max(0, ms) / 1000;
+  const hours = Math.floor(totalSeconds / 3600);
+  const minutes = Math.floor((totalSeconds % 3600) / 60);
+  const seconds = Math.round((totalSeconds % 60) * 1000) / 1000;
+  return `PT${hours ? `${hours}H` : ''}${hours || minutes ? `${minutes}M` : ''}${seconds}S`;
+}
+
+/** Total runtime once the run has started and ended (an unfinished run has no total yet). */
+function runTime(run: Run__Output): string | undefined {
+  if (!run.started_at || !run.ended_at) return undefined;
+  return isoDuration(Date.parse(run.ended_at) - Date.parse(run.started_at));
+}
+
+function requestUsage(usage: Run__Output['request_usage']) {
+  if (!usage) return undefined;
+  const inference = usage.inference_cost_usd ?? undefined;
+  return {
+    total_tokens: Number(usage.total_tokens),
+    ...(inference === undefined ? {} : { inference_cost_usd: inference }),
+    usage_by_category: { input_tokens: Number(usage.input_tokens), output_tokens: Number(usage.output_tokens) },
+  };
+}
+
+/**
+ * gRPC Run → the contract's RunItem (§2.2); absent optional keys are omitted rather than sent empty. `publicUrl` is
+ * the gateway's public base: `session_link` is the web console's page of the run there.
+ */
+export function toRunItem(run: Run__Output, publicUrl: string): Record<string, unknown> {
   const config = JSON.parse(run.config_json || '{}') as Record<string, unknown>;
   const status = run.status_message;
   return {
@@ -38,6 +66,7 @@ export function toRunItem(run: Run__Output): Record<string, unknown> {
     artifacts: run.artifacts.map((a) => ({ artifact_type: a.artifact_type, created_at: a.created_at, data: JSON.parse(a.data_json || '{}') as unknown })),
     conversation_id: orUndefined(run.conversation_id),
     session_id: orUndefined(run.session_id),
+    session_link: `${publicUrl}/console/runs/${encodeURIComponent(run.run_id)}`,
     creator: principal(run.creator),
     executor: principal(run.executor),
     execution_location: orUndefined(run.execution_location),
@@ -56,5 +85,8 @@ export function toRunItem(run: Run__Output): Record<string, unknown> {
           session_debug_until: orUndefined(status.session_debug_until),
         }
       : undefined,
+    run_time: runTime(run),
+    trigger_url: run.schedule?.schedule_id ? `${publicUrl}/v1/agent/schedules/${encodeURIComponent(run.schedule.schedule_id)}` : undefined,
+    request_usage: requestUsage(run.request_usage),
   };
 }

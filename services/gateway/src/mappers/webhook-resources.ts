@@ -9,7 +9,7 @@ import type {
   WebhookWithSecret__Output,
 } from '@conveyor/proto';
 
-/** gRPC → REST JSON of factories, webhooks, deliveries, automations and secrets (see openapi/openapi.yaml). */
+/** gRPC → REST JSON of factories, webhooks, deliveries, automations and secrets (shapes in schemas/webhook-schemas.ts). */
 
 const orNull = (value: string): string | null => (value === '' ? null : value);
 

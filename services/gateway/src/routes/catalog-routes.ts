@@ -11,7 +11,7 @@ const bool = z
   .optional()
   .transform((v) => v === 'true');
 
-const listSkillsQuery = z
+export const listSkillsQuery = z
   .object({
     repo: z
       .string()

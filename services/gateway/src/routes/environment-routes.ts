@@ -24,10 +24,10 @@ const environmentFields = {
   team: z.boolean(),
 };
 
-const createBody = z.object(environmentFields).partial().required({ name: true }).strict();
-const updateBody = z.object(environmentFields).omit({ team: true }).partial().strict();
-const listQuery = z.object({ sort_by: z.enum(['last_updated', 'name']).optional() }).passthrough();
-const guestBody = z.object({ user_id: z.string().min(1).max(200) }).strict();
+export const createEnvironmentBody = z.object(environmentFields).partial().required({ name: true }).strict();
+export const updateEnvironmentBody = z.object(environmentFields).omit({ team: true }).partial().strict();
+export const listEnvironmentsQuery = z.object({ sort_by: z.enum(['last_updated', 'name']).optional() }).passthrough();
+export const guestBody = z.object({ user_id: z.string().min(1).max(200) }).strict();
 
 /** Where a share token is redeemed, on this gateway under the same base path the request came in on. */
 function linkUrl(req: Request, token: string): string {
@@ -39,13 +39,13 @@ export function environmentRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.get('/agent/environments', async (req, res) => {
-    const query = parseQuery(listQuery, req.query);
+    const query = parseQuery(listEnvironmentsQuery, req.query);
     const result = await api.call('catalog', 'ListEnvironments', { caller: callerOf(req), sort_by: query.sort_by ?? 'last_updated' }, req.id);
     res.json({ environments: result.environments.map(toCloudEnvironment) });
   });
 
   router.post('/agent/environments', async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createEnvironmentBody, req.body);
     const env = await api.call('catalog', 'CreateEnvironment', { caller: callerOf(req), environment_id: '', body_json: JSON.stringify(body) }, req.id);
     res.status(201).json(toCloudEnvironment(env));
   });
@@ -55,7 +55,7 @@ export function environmentRoutes(api: OrchestratorApi): Router {
   });
 
   router.put('/agent/environments/:uid', async (req, res) => {
-    const body = parseBody(updateBody, req.body);
+    const body = parseBody(updateEnvironmentBody, req.body);
     const env = await api.call('catalog', 'UpdateEnvironment', { caller: callerOf(req), environment_id: req.params.uid!, body_json: JSON.stringify(body) }, req.id);
     res.json(toCloudEnvironment(env));
   });

@@ -11,7 +11,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * Body of POST /harness-support/report-artifact (docs/artifacts.md): the type, its `data` (checked per type by
  * the orchestrator), file and screenshot bytes as base64, visibility, and for a plan update the plan's UID.
  */
-const reportBody = z
+export const reportArtifactBody = z
   .object({
     artifact_type: z.enum(ARTIFACT_TYPES),
     data: z.record(z.unknown()),
@@ -21,12 +21,21 @@ const reportBody = z
   })
   .strict();
 
+/** Body of POST /harness-support/handoff-attachments: one snapshot file of the current execution (docs/api-surface.md). */
+export const handoffAttachmentBody = z
+  .object({
+    filename: z.string().min(1).max(255),
+    mime_type: z.string().min(1).max(255).optional(),
+    content_base64: z.string().min(1).refine((d) => BASE64.test(d), 'must be base64'),
+  })
+  .strict();
+
 /** Harness support: called by a run's harness with the run-scoped key it was given; writes to that run only. */
 export function harnessSupportRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.post('/harness-support/report-artifact', async (req, res) => {
-    const body = parseBody(reportBody, req.body);
+    const body = parseBody(reportArtifactBody, req.body);
     const content = body.content_base64 === undefined ? undefined : Buffer.from(body.content_base64, 'base64');
     const view = await api.call(
       'artifacts',
@@ -49,6 +58,23 @@ export function harnessSupportRoutes(api: OrchestratorApi): Router {
       run_id: view.run_id,
       is_public: view.is_public,
       data: JSON.parse(view.data_json || '{}') as unknown,
+    });
+  });
+
+  router.post('/harness-support/handoff-attachments', async (req, res) => {
+    const body = parseBody(handoffAttachmentBody, req.body);
+    const stored = await api.call(
+      'runs',
+      'UploadHandoffAttachment',
+      { caller: callerOf(req), filename: body.filename, mime_type: body.mime_type ?? '', data: Buffer.from(body.content_base64, 'base64') },
+      req.id,
+    );
+    res.status(201).json({
+      attachment_id: stored.attachment_id,
+      filename: stored.filename,
+      ...(stored.mime_type ? { mime_type: stored.mime_type } : {}),
+      execution: stored.execution,
+      size_bytes: Number(stored.size_bytes),
     });
   });
 

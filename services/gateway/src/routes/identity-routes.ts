@@ -39,7 +39,7 @@ const common = {
   skills: z.array(skillSpec).max(100).nullable(),
 };
 
-const createBody = z
+export const createAgentBody = z
   .object({
     name: z.string().trim().min(1).max(200),
     ...common,
@@ -50,7 +50,7 @@ const createBody = z
   .required({ name: true })
   .strict();
 
-const updateBody = z
+export const updateAgentBody = z
   .object({
     name: z.string().trim().min(1).max(200).nullable(),
     ...common,
@@ -59,7 +59,7 @@ const updateBody = z
   .partial()
   .strict();
 
-const keyBody = z.object({ name: z.string().trim().max(128).optional(), expires_at: z.string().datetime({ offset: true }).optional() }).strict();
+export const createKeyBody = z.object({ name: z.string().trim().max(128).optional(), expires_at: z.string().datetime({ offset: true }).optional() }).strict();
 
 function toKeyJson(key: AgentIdentityKey__Output | null): Record<string, unknown> {
   return {
@@ -79,7 +79,7 @@ export function identityRoutes(api: OrchestratorApi): Router {
   const agent = (json: string) => JSON.parse(json || '{}') as unknown;
 
   router.post('/agent/identities', async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createAgentBody, req.body);
     const created = await api.call('identities', 'CreateAgentIdentity', { caller: callerOf(req), uid: '', body_json: JSON.stringify(body) }, req.id);
     res.status(201).json(agent(created.agent_json));
   });
@@ -95,7 +95,7 @@ export function identityRoutes(api: OrchestratorApi): Router {
   });
 
   router.put('/agent/identities/:uid', async (req, res) => {
-    const body = parseBody(updateBody, req.body);
+    const body = parseBody(updateAgentBody, req.body);
     const updated = await api.call('identities', 'UpdateAgentIdentity', { caller: callerOf(req), uid: req.params.uid!, body_json: JSON.stringify(body) }, req.id);
     res.json(agent(updated.agent_json));
   });
@@ -106,7 +106,7 @@ export function identityRoutes(api: OrchestratorApi): Router {
   });
 
   router.post('/agent/identities/:uid/api-keys', async (req, res) => {
-    const body = parseBody(keyBody, req.body);
+    const body = parseBody(createKeyBody, req.body);
     const created = await api.call(
       'identities',
       'CreateAgentIdentityKey',

@@ -3,8 +3,8 @@ import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 
 /**
- * Inspection of a run or conversation (contract §2.7–2.9, §3): timeline, normalized conversation and a 302 to
- * a signed, time-limited link to the raw transcript. Unknown and other teams' IDs answer the same 404.
+ * Inspection of a run or conversation (contract §2.7–2.9, §3, §8): timeline, handoff attachments, normalized
+ * conversation and a 302 to a signed, time-limited link to the raw transcript. Unknown and other teams' IDs answer the same 404.
  */
 export function runInspectionRoutes(api: OrchestratorApi): Router {
   const router = Router();
@@ -20,6 +20,20 @@ export function runInspectionRoutes(api: OrchestratorApi): Router {
         created_at: e.created_at,
         execution: e.execution,
         data: JSON.parse(e.data_json || '{}') as unknown,
+      })),
+    });
+  });
+
+  // Snapshot files of the latest ended execution, for a harness continuing the run (contract §8).
+  router.get('/agent/runs/:runId/handoff/attachments', async (req, res) => {
+    const result = await api.call('runs', 'ListHandoffAttachments', { caller: callerOf(req), run_id: String(req.params.runId) }, req.id);
+    res.set('Cache-Control', 'no-store');
+    res.json({
+      attachments: result.attachments.map((a) => ({
+        attachment_id: a.attachment_id,
+        download_url: a.download_url,
+        filename: a.filename,
+        ...(a.mime_type ? { mime_type: a.mime_type } : {}),
       })),
     });
   });

@@ -23,7 +23,7 @@ const attachmentSchema = z.object({
 const modeSchema = z.enum(['normal', 'plan', 'orchestrate']);
 
 /** Body of POST /agent/run(s) (contract §2.4). */
-const createRunBody = z
+export const createRunBody = z
   .object({
     prompt: z.string().max(200_000).optional(),
     title: z.string().max(300).optional(),
@@ -47,13 +47,13 @@ const createRunBody = z
     path: ['prompt'],
   });
 
-const followupBody = z.object({
+export const followupBody = z.object({
   message: z.string().max(200_000).optional(),
   mode: modeSchema.optional(),
 });
 
 /** Create, read one, cancel and follow up (contract §2.4, §2.6, §2.10, §2.11). */
-export function runLifecycleRoutes(api: OrchestratorApi): Router {
+export function runLifecycleRoutes(api: OrchestratorApi, publicUrl: () => string): Router {
   const router = Router();
 
   router.post(['/agent/run', '/agent/runs'], async (req, res) => {
@@ -86,7 +86,7 @@ export function runLifecycleRoutes(api: OrchestratorApi): Router {
 
   router.get('/agent/runs/:runId', async (req, res) => {
     const run = await api.call('runs', 'GetRun', { caller: callerOf(req), run_id: req.params.runId }, req.id);
-    res.json(toRunItem(run));
+    res.json(toRunItem(run, publicUrl()));
   });
 
   // The SDK sends no body here; the response is the run ID as a bare JSON string.

@@ -5,14 +5,14 @@ import { toRunItem } from '../mappers/run-item';
 import { parseRunListQuery } from '../schemas/run-list-query';
 
 /** GET /agent/runs (contract §2.5): filters, sorts and keyset pagination; rules in docs/runs.md. */
-export function runListRoutes(api: OrchestratorApi): Router {
+export function runListRoutes(api: OrchestratorApi, publicUrl: () => string): Router {
   const router = Router();
 
   router.get('/agent/runs', async (req, res) => {
     const request = parseRunListQuery(req.query as Record<string, unknown>);
     const result = await api.call('runs', 'ListRuns', { caller: callerOf(req), ...request }, req.id);
     res.json({
-      runs: result.runs.map(toRunItem),
+      runs: result.runs.map((run) => toRunItem(run, publicUrl())),
       page_info: {
         has_next_page: result.has_next_page,
         ...(result.next_cursor ? { next_cursor: result.next_cursor } : {}),

@@ -11,12 +11,12 @@ const MAX_VERDICTS = 100;
  * The envelope only: one or more verdicts. Each verdict's own fields are checked one by one by the orchestrator,
  * so a malformed verdict is a per-verdict rejection instead of failing its neighbours (contract §2.12).
  */
-const scoresBody = z.object({ verdicts: z.array(z.unknown()).min(1).max(MAX_VERDICTS) });
+export const scoresBody = z.object({ verdicts: z.array(z.unknown()).min(1).max(MAX_VERDICTS) });
 
-const externalReferenceQuery = z.object({ url: z.string({ required_error: 'url is required' }).min(1, 'url is required') });
+export const externalReferenceQuery = z.object({ url: z.string({ required_error: 'url is required' }).min(1, 'url is required') });
 
 /** Judge scores (contract §2.12) and the run behind an external reference (§2.13). */
-export function runScoringRoutes(api: OrchestratorApi): Router {
+export function runScoringRoutes(api: OrchestratorApi, publicUrl: () => string): Router {
   const router = Router();
 
   router.post('/agent/runs/:runId/scores', async (req, res) => {
@@ -45,7 +45,7 @@ export function runScoringRoutes(api: OrchestratorApi): Router {
   router.get('/agent/run-by-external-reference', async (req, res) => {
     const query = parseQuery(externalReferenceQuery, req.query);
     const run = await api.call('artifacts', 'GetRunByExternalReference', { caller: callerOf(req), url: query.url }, req.id);
-    res.json(toRunItem(run));
+    res.json(toRunItem(run, publicUrl()));
   });
 
   return router;

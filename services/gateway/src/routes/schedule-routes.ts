@@ -18,7 +18,7 @@ const promptRule = {
 };
 
 /** ScheduleCreate (contract §4.2); `timezone` is ours (IANA, default UTC). */
-const createBody = z
+export const createScheduleBody = z
   .object({
     name: z.string().trim().min(1).max(200),
     cron_schedule: cronSchema,
@@ -39,7 +39,7 @@ const createBody = z
  * enabled, prompt and optionally agent_config, so those are the required ones; the other optional fields replace
  * the stored value only when present (docs/schedules.md).
  */
-const updateBody = z
+export const updateScheduleBody = z
   .object({
     name: z.string().trim().min(1).max(200),
     cron_schedule: cronSchema,
@@ -58,7 +58,7 @@ export function scheduleRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.post('/agent/schedules', async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createScheduleBody, req.body);
     const schedule = await api.call(
       'schedules',
       'CreateSchedule',
@@ -90,7 +90,7 @@ export function scheduleRoutes(api: OrchestratorApi): Router {
   });
 
   router.put('/agent/schedules/:scheduleId', async (req, res) => {
-    const body = parseBody(updateBody, req.body);
+    const body = parseBody(updateScheduleBody, req.body);
     const schedule = await api.call(
       'schedules',
       'UpdateSchedule',

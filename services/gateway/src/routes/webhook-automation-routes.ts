@@ -9,7 +9,7 @@ import { parseBody } from '../validation';
 /** The trigger's shape is checked here; its payload filter and webhook UIDs are validated by the orchestrator. */
 const triggerSchema = z.record(z.unknown());
 
-const createBody = z
+export const createAutomationBody = z
   .object({
     name: z.string().trim().min(1).max(100),
     prompt: z.string().min(1).max(100_000),
@@ -19,7 +19,7 @@ const createBody = z
   })
   .strict();
 
-const updateBody = z
+export const updateAutomationBody = z
   .object({
     name: z.string().trim().min(1).max(100).optional(),
     prompt: z.string().min(1).max(100_000).optional(),
@@ -43,7 +43,7 @@ export function webhookAutomationRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.post(BASE, async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createAutomationBody, req.body);
     const created = await api.call(
       'factories',
       'CreateAutomation',
@@ -71,7 +71,7 @@ export function webhookAutomationRoutes(api: OrchestratorApi): Router {
   });
 
   router.patch(ONE, async (req, res) => {
-    const body = parseBody(updateBody, req.body);
+    const body = parseBody(updateAutomationBody, req.body);
     const updated = await api.call(
       'factories',
       'UpdateAutomation',

@@ -5,7 +5,7 @@ import { callerOf } from '../middleware/authenticate';
 import { toAppliedAutomationJson, toAppliedWebhookJson, toFactoryJson } from '../mappers/webhook-resources';
 import { parseBody } from '../validation';
 
-const createFactoryBody = z.object({ name: z.string().trim().min(1).max(100) }).strict();
+export const createFactoryBody = z.object({ name: z.string().trim().min(1).max(100) }).strict();
 
 const MAX_DEFINITION_BYTES = 256 * 1024;
 const definitionContent = z.string().max(MAX_DEFINITION_BYTES, `must be at most ${MAX_DEFINITION_BYTES} characters`);
@@ -14,7 +14,7 @@ const definitionContent = z.string().max(MAX_DEFINITION_BYTES, `must be at most 
  * Body of POST /factories/{id}/apply: the definition files themselves, either as paths and contents
  * (`webhooks/<name>.yaml`, `automations/<name>.yaml`) or grouped by kind with the name and the YAML text.
  */
-const applyBody = z
+export const applyBody = z
   .object({
     files: z.array(z.object({ path: z.string().min(1).max(500), content: definitionContent }).strict()).max(200).optional(),
     webhooks: z.array(z.object({ name: z.string().min(1).max(64), yaml: definitionContent }).strict()).max(200).optional(),

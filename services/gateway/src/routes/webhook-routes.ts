@@ -5,7 +5,7 @@ import { callerOf } from '../middleware/authenticate';
 import { toDeliveryJson, toTestFilterJson, toWebhookJson, toWebhookWithSecretJson } from '../mappers/webhook-resources';
 import { parseBody, parseQuery } from '../validation';
 
-const createWebhookBody = z
+export const createWebhookBody = z
   .object({
     name: z.string().trim().min(1).max(100),
     auth_mode: z.enum(['token', 'url_token', 'signature']).optional(),
@@ -16,15 +16,15 @@ const createWebhookBody = z
   })
   .strict();
 
-const enabledBody = z.object({ enabled: z.boolean() }).strict();
-const rotateBody = z.object({ provider_secret: z.string().max(8192).optional() }).strict();
+export const enabledBody = z.object({ enabled: z.boolean() }).strict();
+export const rotateBody = z.object({ provider_secret: z.string().max(8192).optional() }).strict();
 
-const deliveriesQuery = z.object({
+export const deliveriesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).optional(),
   cursor: z.string().min(1).optional(),
 });
 
-const testFilterBody = z
+export const testFilterBody = z
   .object({
     delivery_id: z.string().min(1),
     automation_id: z.string().min(1).optional(),

@@ -6,15 +6,15 @@ import { toSecretJson } from '../mappers/webhook-resources';
 import { parseBody } from '../validation';
 
 const value = z.string().min(1).max(8192);
-const createBody = z.object({ name: z.string().min(1).max(128), value }).strict();
-const setBody = z.object({ value }).strict();
+export const createSecretBody = z.object({ name: z.string().min(1).max(128), value }).strict();
+export const setSecretBody = z.object({ value }).strict();
 
 /** Team-managed secrets: create, set value, list and read metadata; a value is never returned. */
 export function webhookSecretRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.post('/secrets', async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createSecretBody, req.body);
     res.status(201).json(toSecretJson(await api.call('factories', 'CreateSecret', { caller: callerOf(req), name: body.name, value: body.value }, req.id)));
   });
 
@@ -28,7 +28,7 @@ export function webhookSecretRoutes(api: OrchestratorApi): Router {
   });
 
   router.put('/secrets/:name', async (req, res) => {
-    const body = parseBody(setBody, req.body);
+    const body = parseBody(setSecretBody, req.body);
     res.json(toSecretJson(await api.call('factories', 'SetSecretValue', { caller: callerOf(req), name: req.params.name, value: body.value }, req.id)));
   });
 

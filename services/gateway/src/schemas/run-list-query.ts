@@ -39,7 +39,7 @@ const timestamp = once.transform((value, ctx) => {
 });
 
 /** Query of GET /agent/runs (contract §2.5) without the `metadata[<key>]` pairs, which are read separately. */
-const listQuery = z
+export const runListQueryObject = z
   .object({
     limit: once
       .regex(/^\d+$/, 'must be a positive integer')
@@ -90,8 +90,9 @@ const listQuery = z
       .optional(),
     automation_id: once.refine(isMetadataValue, 'must be at most 256 bytes without NUL').optional(),
     factory_uid: once.optional(),
-  })
-  .refine((q) => !q.skill || !q.skill_spec || q.skill === q.skill_spec, {
+  });
+
+const listQuery = runListQueryObject.refine((q) => !q.skill || !q.skill_spec || q.skill === q.skill_spec, {
     message: 'skill is an alias of skill_spec; give one, or the same value',
     path: ['skill'],
   });

@@ -2,6 +2,7 @@ import type { PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
 import type { Caller__Output, Run } from '@conveyor/proto';
 import { runToProto } from '../runs/run-to-proto';
+import { usageByRun } from '../runs/run-usage';
 import { canonicalizeUrl } from './canonical-url';
 
 /**
@@ -20,5 +21,6 @@ export async function runByExternalReference(db: PrismaClient, caller: Caller__O
     select: { run: { include: { artifacts: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } } } },
   });
   if (!match) throw notFound('Run');
-  return runToProto(match.run, match.run.artifacts);
+  const usage = await usageByRun(db, [match.run.id]);
+  return runToProto(match.run, match.run.artifacts, usage.get(match.run.id));
 }

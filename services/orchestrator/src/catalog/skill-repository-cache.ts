@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from '@conveyor/db';
-import type { Logger } from '@conveyor/logger';
+import { redactUrl, type Logger } from '@conveyor/logger';
 import type { GitSkillScanner, ScannedSkill } from './git-skill-scanner';
 
 /**
@@ -39,7 +39,7 @@ export class SkillRepositoryCache {
       });
       return scan.skills;
     } catch (err) {
-      this.logger.warn({ repoUrl: url, err: (err as Error).message }, 'skill discovery failed for a repository');
+      this.logger.warn({ repoUrl: redactUrl(url), err: redactUrl((err as Error).message) }, 'skill discovery failed for a repository');
       return cached ? (cached.skills as unknown as ScannedSkill[]) : [];
     }
   }

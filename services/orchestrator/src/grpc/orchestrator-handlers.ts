@@ -9,9 +9,12 @@ import type { OrchestratorConfig } from '../config';
 import { runnerHandlers } from '../runner/runner-handlers';
 import { runLifecycleHandlers } from '../runs/run-lifecycle-handlers';
 import type { CreateRunDeps } from '../runs/create-run';
+import { runHandoffHandlers } from '../runs/run-handoff-handlers';
 import { runQueryHandlers } from '../runs/run-query-handlers';
+import type { RunEventFeed } from '../runs/run-event-feed';
 import type { RunQueue } from '../runs/run-queue';
 import type { SecretCipher } from '../secrets/secret-cipher';
+import { watchRunEvents } from '../runs/watch-run-events';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from '../runs/transcript';
 import type { OrchestratorHandlers } from './grpc-server';
 import { unary } from './unary-handler';
@@ -26,12 +29,15 @@ export interface HandlerDeps {
   runDeps: CreateRunDeps;
   /** Decrypts team secrets (harness credentials for runners). */
   cipher: SecretCipher;
+  /** Wakes WatchRunEvents streams when a run's events are recorded. */
+  runEventFeed: RunEventFeed;
 }
 
 /** Maps each RPC to its domain function; the domain functions know nothing about gRPC. */
-export function orchestratorHandlers({ db, readiness, logger, config, runQueue, runDeps, cipher }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
+export function orchestratorHandlers({ db, readiness, logger, config, runQueue, runDeps, cipher, runEventFeed }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
   const blobs = configuredBlobStore(db, config);
   const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
+  const sign = artifactLinkSigner(blobs, config);
   return {
     auth: {
       Authenticate: unary(logger, 'Authenticate', async (req) => ({ caller: await authenticateApiKey(db, req.api_key) })),
@@ -39,6 +45,8 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
     runs: {
       ...runQueryHandlers({ db, logger, blobs, links }),
       ...runLifecycleHandlers({ ...runDeps, logger, queue: runQueue }),
+      ...runHandoffHandlers({ db, logger, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS }),
+      WatchRunEvents: watchRunEvents({ db, feed: runEventFeed, logger }),
     },
     runner: runnerHandlers({
       db,
@@ -53,7 +61,7 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
       },
     }),
     blobs: blobHandlers({ blobs, secret: config.BLOB_SIGNING_SECRET, logger }),
-    artifacts: artifactHandlers({ db, blobs, sign: artifactLinkSigner(blobs, config), ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
+    artifacts: artifactHandlers({ db, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
     health: {
       Check: unary(logger, 'HealthCheck', async () => {
         const report = await readiness.report();

@@ -6,6 +6,7 @@ import { encodeRunCursor, type RunCursor } from './run-cursor';
 import { parseRunListRequest, type RunListQuery } from './run-list-filters';
 import { artifactProbe, pageQuery, RARE_ARTIFACT_LIMIT, type ArtifactStrategy } from './run-list-sql';
 import { runToProto } from './run-to-proto';
+import { usageByRun } from './run-usage';
 
 export {
   DEFAULT_RUN_LIST_LIMIT as DEFAULT_LIMIT,
@@ -35,8 +36,9 @@ export async function listRuns(
   const page = ordered.slice(0, query.limit);
   const last = page[page.length - 1];
   const hasNext = ids.length > query.limit && last !== undefined;
+  const usage = await usageByRun(db, page.map((row) => row.id));
   return {
-    runs: page.map((row) => runToProto(row, row.artifacts)),
+    runs: page.map((row) => runToProto(row, row.artifacts, usage.get(row.id))),
     has_next_page: hasNext,
     next_cursor: hasNext ? encodeRunCursor(cursorAfter(query, last)) : '',
   };

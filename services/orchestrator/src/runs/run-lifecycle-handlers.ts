@@ -8,6 +8,7 @@ import { createRun, type CreateRunDeps } from './create-run';
 import { findRunForCaller } from './run-access';
 import type { RunQueue } from './run-queue';
 import { runToProto } from './run-to-proto';
+import { usageByRun } from './run-usage';
 import { submitFollowup } from './submit-followup';
 
 export interface RunLifecycleDeps extends CreateRunDeps {
@@ -45,8 +46,11 @@ export function runLifecycleHandlers(deps: RunLifecycleDeps): Pick<RunServiceHan
     }),
     GetRun: unary(logger, 'GetRun', async (req) => {
       const run = await findRunForCaller(db, requireCaller(req.caller), req.run_id);
-      const artifacts = await db.artifact.findMany({ where: { runId: run.id }, orderBy: { createdAt: 'asc' } });
-      return runToProto(run, artifacts);
+      const [artifacts, usage] = await Promise.all([
+        db.artifact.findMany({ where: { runId: run.id }, orderBy: { createdAt: 'asc' } }),
+        usageByRun(db, [run.id]),
+      ]);
+      return runToProto(run, artifacts, usage.get(run.id));
     }),
     CancelRun: unary(logger, 'CancelRun', async (req) => {
       const result = await cancelRun(deps, requireCaller(req.caller), req.run_id);

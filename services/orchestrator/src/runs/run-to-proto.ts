@@ -1,10 +1,10 @@
 import type { Artifact as ArtifactRow, Run as RunRow } from '@conveyor/db';
-import type { Run } from '@conveyor/proto';
+import type { RequestUsage, Run } from '@conveyor/proto';
 import { isCancellableType } from './cancel-run';
 
 const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 
-export function runToProto(row: RunRow, artifacts: ArtifactRow[] = []): Run {
+export function runToProto(row: RunRow, artifacts: ArtifactRow[] = [], usage?: RequestUsage): Run {
   return {
     run_id: row.id,
     team_id: row.teamId,
@@ -45,5 +45,6 @@ export function runToProto(row: RunRow, artifacts: ArtifactRow[] = []): Run {
     })),
     is_sandbox_running: row.state === 'INPROGRESS' || row.state === 'CLAIMED',
     is_run_type_cancellable: isCancellableType(row),
+    request_usage: usage,
   };
 }

@@ -1,13 +1,21 @@
+import { claudeProfile } from './cli/claude-profile';
+import { CliHarness } from './cli/cli-harness';
+import type { CliName, CliProfile } from './cli/cli-profile';
+import { codexProfile } from './cli/codex-profile';
+import { geminiProfile } from './cli/gemini-profile';
 import { CommandHarness } from './command-harness';
 import { DemoHarness } from './demo-harness';
 import type { Harness } from './harness';
 
-/** `demo` is built in; `command:<type>` runs the operator-configured CLI for that harness type. */
+const CLI_PROFILES: Record<CliName, CliProfile> = { claude: claudeProfile, codex: codexProfile, gemini: geminiProfile };
+
+/**
+ * `demo` is built in; `claude`, `codex` and `gemini` drive the vendor CLIs installed with the runner
+ * (docs/harnesses.md); `command:<type>` runs the operator-configured command for that harness type.
+ */
 export function harnessFor(name: string, commands: Record<string, string>): Harness {
   if (name === 'demo') return new DemoHarness();
-  if (name.startsWith('command:')) {
-    const type = name.slice('command:'.length);
-    return new CommandHarness(type, commands[type]);
-  }
-  return new CommandHarness(name, commands[name]);
+  if (name in CLI_PROFILES) return new CliHarness(CLI_PROFILES[name as CliName]);
+  const type = name.startsWith('command:') ? name.slice('command:'.length) : name;
+  return new CommandHarness(type, commands[type]);
 }

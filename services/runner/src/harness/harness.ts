@@ -31,6 +31,8 @@ export interface HarnessInput {
   apiBaseUrl?: string;
   /** Instructions of the run's skill (its SKILL.md body), resolved at creation; '' or absent when none. */
   skillInstructions?: string;
+  /** Files written under `attachments/` of the workspace (safe base names). */
+  attachments?: string[];
   /** Set when the harness drives a model through the platform's model proxy. */
   modelAccess?: ModelAccess;
 }
@@ -48,9 +50,11 @@ export interface HarnessContext {
   env: Record<string, string>;
 }
 
-export type HarnessOutcome =
+/** `transcript`: the execution's raw transcript when the agent keeps its own (a CLI's session file), else the events. */
+export type HarnessOutcome = (
   | { state: 'SUCCEEDED'; message?: string }
-  | { state: 'FAILED' | 'ERROR' | 'BLOCKED'; message: string; errorCode?: string };
+  | { state: 'FAILED' | 'ERROR' | 'BLOCKED'; message: string; errorCode?: string }
+) & { transcript?: Buffer };
 
 /** Thrown from `prepare` to fail the run during environment setup (the run can then get a debug session). */
 export class SetupFailure extends Error {}

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { Logger } from '@conveyor/logger';
+import { descendantsOf } from './process-tree';
 import type { RunSandbox, SandboxBackend, SandboxExecOptions, SandboxExit, SandboxPolicy, SandboxProcess } from './run-sandbox';
 
 const DEFAULT_KILL_GRACE_MS = 3000;
@@ -12,6 +13,17 @@ function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Signals every process in `pids`, ignoring those already gone. */
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
   }
 }
 
@@ -85,10 +97,18 @@ function startProcess(policy: SandboxPolicy, options: SandboxExecOptions): Sandb
     exited,
     async kill(graceMs = DEFAULT_KILL_GRACE_MS) {
       if (!pid || child.exitCode !== null || child.signalCode !== null) return;
+      // Descendants that left the group (their own session) are taken too: found before the leader dies.
+      const tree = descendantsOf(pid);
       signalGroup(pid, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
-      const forced = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+      signalAll(tree, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+      const forced = setTimeout(() => {
+        signalGroup(pid, 'SIGKILL');
+        signalAll(tree, 'SIGKILL');
+      }, graceMs);
       await Promise.race([exited, once(child, 'close')]);
       clearTimeout(forced);
+      // The leader is gone: what it left behind outside its group goes now.
+      signalAll(tree, 'SIGKILL');
     },
   };
 }

@@ -18,6 +18,7 @@ export interface CreateRunRequest {
   'agent_identity_uid'?: (string);
   'interactive'?: (boolean);
   'source'?: (string);
+  'on_behalf_of'?: (string);
 }
 
 export interface CreateRunRequest__Output {
@@ -34,4 +35,5 @@ export interface CreateRunRequest__Output {
   'agent_identity_uid': (string);
   'interactive': (boolean);
   'source': (string);
+  'on_behalf_of': (string);
 }

@@ -5,6 +5,7 @@ import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Outpu
 import type { ScheduleRef as _conveyor_orchestrator_v1_ScheduleRef, ScheduleRef__Output as _conveyor_orchestrator_v1_ScheduleRef__Output } from '../../../conveyor/orchestrator/v1/ScheduleRef';
 import type { StatusMessage as _conveyor_orchestrator_v1_StatusMessage, StatusMessage__Output as _conveyor_orchestrator_v1_StatusMessage__Output } from '../../../conveyor/orchestrator/v1/StatusMessage';
 import type { Artifact as _conveyor_orchestrator_v1_Artifact, Artifact__Output as _conveyor_orchestrator_v1_Artifact__Output } from '../../../conveyor/orchestrator/v1/Artifact';
+import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from '../../../conveyor/orchestrator/v1/RequestUsage';
 
 export interface Run {
   'run_id'?: (string);
@@ -32,6 +33,7 @@ export interface Run {
   'is_sandbox_running'?: (boolean);
   'is_run_type_cancellable'?: (boolean);
   'skill_spec'?: (string);
+  'request_usage'?: (_conveyor_orchestrator_v1_RequestUsage | null);
 }
 
 export interface Run__Output {
@@ -60,4 +62,5 @@ export interface Run__Output {
   'is_sandbox_running': (boolean);
   'is_run_type_cancellable': (boolean);
   'skill_spec': (string);
+  'request_usage': (_conveyor_orchestrator_v1_RequestUsage__Output | null);
 }

@@ -4,18 +4,25 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CancelRunResponse as _conveyor_orchestrator_v1_CancelRunResponse, CancelRunResponse__Output as _conveyor_orchestrator_v1_CancelRunResponse__Output } from '../../../conveyor/orchestrator/v1/CancelRunResponse';
+import type { CheckRedirectRequest as _conveyor_orchestrator_v1_CheckRedirectRequest, CheckRedirectRequest__Output as _conveyor_orchestrator_v1_CheckRedirectRequest__Output } from '../../../conveyor/orchestrator/v1/CheckRedirectRequest';
+import type { CheckRedirectResponse as _conveyor_orchestrator_v1_CheckRedirectResponse, CheckRedirectResponse__Output as _conveyor_orchestrator_v1_CheckRedirectResponse__Output } from '../../../conveyor/orchestrator/v1/CheckRedirectResponse';
 import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResponse, ConversationResponse__Output as _conveyor_orchestrator_v1_ConversationResponse__Output } from '../../../conveyor/orchestrator/v1/ConversationResponse';
 import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from '../../../conveyor/orchestrator/v1/CreateRunRequest';
 import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from '../../../conveyor/orchestrator/v1/CreateRunResponse';
 import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from '../../../conveyor/orchestrator/v1/GetConversationRequest';
 import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from '../../../conveyor/orchestrator/v1/GetRunRequest';
+import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from '../../../conveyor/orchestrator/v1/HandoffAttachment';
+import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from '../../../conveyor/orchestrator/v1/HandoffAttachmentsResponse';
 import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, ListRunsRequest__Output as _conveyor_orchestrator_v1_ListRunsRequest__Output } from '../../../conveyor/orchestrator/v1/ListRunsRequest';
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from '../../../conveyor/orchestrator/v1/ListRunsResponse';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from '../../../conveyor/orchestrator/v1/Run';
+import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from '../../../conveyor/orchestrator/v1/RunEventMessage';
 import type { SubmitFollowupRequest as _conveyor_orchestrator_v1_SubmitFollowupRequest, SubmitFollowupRequest__Output as _conveyor_orchestrator_v1_SubmitFollowupRequest__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupRequest';
 import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowupResponse, SubmitFollowupResponse__Output as _conveyor_orchestrator_v1_SubmitFollowupResponse__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupResponse';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from '../../../conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from '../../../conveyor/orchestrator/v1/TranscriptResponse';
+import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from '../../../conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from '../../../conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 export interface RunServiceClient extends grpc.Client {
   CancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
@@ -26,6 +33,15 @@ export interface RunServiceClient extends grpc.Client {
   cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
   cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
   cancelRun(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CancelRunResponse__Output>): grpc.ClientUnaryCall;
+  
+  CheckRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  CheckRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  CheckRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  CheckRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  checkRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  checkRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  checkRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
+  checkRedirect(argument: _conveyor_orchestrator_v1_CheckRedirectRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CheckRedirectResponse__Output>): grpc.ClientUnaryCall;
   
   CreateRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
   CreateRun(argument: _conveyor_orchestrator_v1_CreateRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_CreateRunResponse__Output>): grpc.ClientUnaryCall;
@@ -72,6 +88,15 @@ export interface RunServiceClient extends grpc.Client {
   getTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
   getTranscript(argument: _conveyor_orchestrator_v1_GetConversationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TranscriptResponse__Output>): grpc.ClientUnaryCall;
   
+  ListHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  ListHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  ListHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  ListHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  listHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  listHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  listHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  listHandoffAttachments(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>): grpc.ClientUnaryCall;
+  
   ListRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   ListRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
   ListRuns(argument: _conveyor_orchestrator_v1_ListRunsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListRunsResponse__Output>): grpc.ClientUnaryCall;
@@ -90,10 +115,26 @@ export interface RunServiceClient extends grpc.Client {
   submitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
   submitFollowup(argument: _conveyor_orchestrator_v1_SubmitFollowupRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SubmitFollowupResponse__Output>): grpc.ClientUnaryCall;
   
+  UploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  UploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  UploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  UploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  uploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  uploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  uploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  uploadHandoffAttachment(argument: _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HandoffAttachment__Output>): grpc.ClientUnaryCall;
+  
+  WatchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  WatchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  watchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  watchRunEvents(argument: _conveyor_orchestrator_v1_WatchRunEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_conveyor_orchestrator_v1_RunEventMessage__Output>;
+  
 }
 
 export interface RunServiceHandlers extends grpc.UntypedServiceImplementation {
   CancelRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_CancelRunResponse>;
+  
+  CheckRedirect: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CheckRedirectRequest__Output, _conveyor_orchestrator_v1_CheckRedirectResponse>;
   
   CreateRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateRunRequest__Output, _conveyor_orchestrator_v1_CreateRunResponse>;
   
@@ -105,19 +146,29 @@ export interface RunServiceHandlers extends grpc.UntypedServiceImplementation {
   
   GetTranscript: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_TranscriptResponse>;
   
+  ListHandoffAttachments: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_HandoffAttachmentsResponse>;
+  
   ListRuns: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListRunsRequest__Output, _conveyor_orchestrator_v1_ListRunsResponse>;
   
   SubmitFollowup: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SubmitFollowupRequest__Output, _conveyor_orchestrator_v1_SubmitFollowupResponse>;
+  
+  UploadHandoffAttachment: grpc.handleUnaryCall<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output, _conveyor_orchestrator_v1_HandoffAttachment>;
+  
+  WatchRunEvents: grpc.handleServerStreamingCall<_conveyor_orchestrator_v1_WatchRunEventsRequest__Output, _conveyor_orchestrator_v1_RunEventMessage>;
   
 }
 
 export interface RunServiceDefinition extends grpc.ServiceDefinition {
   CancelRun: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_CancelRunResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_CancelRunResponse__Output>
+  CheckRedirect: MethodDefinition<_conveyor_orchestrator_v1_CheckRedirectRequest, _conveyor_orchestrator_v1_CheckRedirectResponse, _conveyor_orchestrator_v1_CheckRedirectRequest__Output, _conveyor_orchestrator_v1_CheckRedirectResponse__Output>
   CreateRun: MethodDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunRequest__Output, _conveyor_orchestrator_v1_CreateRunResponse__Output>
   GetConversation: MethodDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_ConversationResponse__Output>
   GetRun: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_Run__Output>
   GetTimeline: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_TimelineResponse__Output>
   GetTranscript: MethodDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_TranscriptResponse__Output>
+  ListHandoffAttachments: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
   ListRuns: MethodDefinition<_conveyor_orchestrator_v1_ListRunsRequest, _conveyor_orchestrator_v1_ListRunsResponse, _conveyor_orchestrator_v1_ListRunsRequest__Output, _conveyor_orchestrator_v1_ListRunsResponse__Output>
   SubmitFollowup: MethodDefinition<_conveyor_orchestrator_v1_SubmitFollowupRequest, _conveyor_orchestrator_v1_SubmitFollowupResponse, _conveyor_orchestrator_v1_SubmitFollowupRequest__Output, _conveyor_orchestrator_v1_SubmitFollowupResponse__Output>
+  UploadHandoffAttachment: MethodDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output, _conveyor_orchestrator_v1_HandoffAttachment__Output>
+  WatchRunEvents: MethodDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output, _conveyor_orchestrator_v1_RunEventMessage__Output>
 }

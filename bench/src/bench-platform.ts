@@ -1,0 +1,37 @@
+import { startPlatform, type RunningPlatform } from '@conveyor/testing';
+
+/** Seconds of each measured load run and its connections, shared by the HTTP benchmarks. */
+export const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 20);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
+
+export const progress = (line: string): void => {
+  process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+};
+
+/**
+ * The platform as processes (no runner: runs stay queued). With BENCH_CPU_PROF_DIR set, every service writes a V8 CPU
+ * profile there when it stops (`node --cpu-prof`), to read the top self-time functions of the hot path.
+ */
+export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<RunningPlatform> {
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  return startPlatform({
+    // The measured load is far above an API key's default rate budget.
+    env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY_POINTS: '100000000', RATE_LIMIT_PER_TEAM_POINTS: '100000000', ...env, ...(profileDir && { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` }) },
+    withRunner: false,
+  });
+}
+
+export async function apiPost(platform: RunningPlatform, path: string, payload: unknown): Promise<Record<string, string>> {
+  const res = await fetch(`${platform.apiUrl}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${platform.apiKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, string>;
+}
+
+export const printJson = (value: unknown): void => {
+  console.log(JSON.stringify(value, null, 2));
+};

@@ -1,0 +1,38 @@
+import type { PrismaClient, Run } from '@conveyor/db';
+import type { CheckRedirectRequest__Output, CheckRedirectResponse } from '@conveyor/proto';
+import { isUuid } from './run-access';
+import { isTerminal } from './run-state-machine';
+
+const NO_REDIRECT: CheckRedirectResponse = { conversation_id: '', session_id: '' };
+const CONVERSATION_KINDS = ['user_message', 'agent_message', 'tool_call', 'tool_result'];
+
+/** A run the (possibly anonymous) caller may learn about: its own team's, or one whose session is shared publicly. */
+function visible(run: Run, teamId: string | undefined): boolean {
+  if (teamId && run.teamId === teamId) return true;
+  const sharing = (run.config as { session_sharing?: { public_access?: string } } | null)?.session_sharing;
+  return sharing?.public_access === 'VIEWER' || sharing?.public_access === 'EDITOR';
+}
+
+/**
+ * The public redirect checks (contract §8, docs/api-surface.md). Without credentials they answer only for publicly
+ * shared sessions; a malformed, unknown or invisible ID answers exactly like "no redirect needed" (`{}`), so the
+ * endpoint reveals nothing about runs the caller could not open anyway.
+ */
+export async function checkRedirect(db: PrismaClient, req: CheckRedirectRequest__Output): Promise<CheckRedirectResponse> {
+  const teamId = req.caller?.team_id || undefined;
+  if (req.session_id) {
+    if (!isUuid(req.session_id)) return NO_REDIRECT;
+    const run = await db.run.findFirst({ where: { sessionId: req.session_id } });
+    if (!run || !visible(run, teamId) || !isTerminal(run.state)) return NO_REDIRECT;
+    const hasData = await db.runEvent.findFirst({ where: { runId: run.id, kind: { in: CONVERSATION_KINDS } }, select: { id: true } });
+    return hasData ? { ...NO_REDIRECT, conversation_id: run.conversationId } : NO_REDIRECT;
+  }
+  if (req.conversation_id) {
+    if (!isUuid(req.conversation_id)) return NO_REDIRECT;
+    const run = await db.run.findFirst({ where: { conversationId: req.conversation_id }, orderBy: { createdAt: 'desc' } });
+    if (!run || !visible(run, teamId)) return NO_REDIRECT;
+    const live = run.state === 'INPROGRESS' || run.state === 'CLAIMED';
+    return live ? { ...NO_REDIRECT, session_id: run.sessionId } : NO_REDIRECT;
+  }
+  return NO_REDIRECT;
+}

@@ -1,0 +1,188 @@
+import { once } from 'node:events';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { HOME_DIR_NAME } from '../../sandbox/run-environment';
+import type { SandboxProcess } from '../../sandbox/run-sandbox';
+import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome } from '../harness';
+import { cliCommand } from './cli-command';
+import type { CliProfile, CliSetup, TurnEnd } from './cli-profile';
+import { mcpServersOf } from './mcp-servers';
+import { debugMessage, firstMessage, skillNameOf, skillSpecOf } from './prompt-assembly';
+import { readSandboxFile, writeSandboxFile } from './sandbox-files';
+
+/** SIGTERM first; what still runs after this is killed. */
+const KILL_GRACE_MS = 2000;
+/** How often follow-ups are taken from the inbox while a process runs. */
+const INBOX_POLL_MS = 200;
+const MAX_STATUS_CHARS = 1000;
+const STDERR_TAIL_LINES = 20;
+
+interface ProcessResult {
+  turnEnd?: TurnEnd;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  limit?: string;
+  stderrTail: string[];
+}
+
+const clip = (text: string) => (text.length > MAX_STATUS_CHARS ? `${text.slice(0, MAX_STATUS_CHARS - 1)}…` : text);
+
+/**
+ * Runs a vendor agent CLI (Claude Code, Codex, Gemini CLI) inside the run's sandbox, in the workspace, with a private
+ * HOME that persists across the run's executions so a later execution resumes the same session. The profile says what
+ * differs between CLIs; this class starts processes, feeds them messages and follow-ups, maps their JSON-lines
+ * stream to run events, cancels them, and hands back the CLI's own session file as the execution's transcript.
+ */
+export class CliHarness implements Harness {
+  constructor(private readonly profile: CliProfile) {}
+
+  async prepare(input: HarnessInput): Promise<void> {
+    if (!input.modelAccess) throw new SetupFailure(`The ${this.profile.name} harness has no model access on this runner (no model proxy is configured)`);
+  }
+
+  async run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
+    const setup = this.setupOf(input, ctx);
+    const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
+    for (const file of this.profile.files(setup)) await writeSandboxFile(ctx.sandbox, env, file.path, file.content);
+
+    const glob = this.profile.sessionGlob(setup);
+    const before = await readSandboxFile(ctx.sandbox, env, glob);
+    const resume = before !== undefined && !input.debugSession;
+    const messages = input.debugSession
+      ? [debugMessage(input)]
+      : resume
+        ? [...input.followups]
+        : [firstMessage(input, setup.skill?.name), ...input.followups];
+
+    let result: ProcessResult | undefined;
+    for (let index = 0; messages.length > 0 && !ctx.signal.aborted; index++) {
+      // A live CLI takes every queued message (and later follow-ups) on stdin; the others handle one per process.
+      const batch = this.profile.liveInput ? messages.splice(0) : messages.splice(0, 1);
+      const previous = index === 0 ? before : await readSandboxFile(ctx.sandbox, env, glob);
+      result = await this.runProcess(setup, env, ctx, batch, resume || index > 0, index, previous?.toString('utf8') ?? '');
+      if (!result.turnEnd?.ok) break;
+      // Follow-ups that arrived after the process stopped listening resume the session once it has ended.
+      messages.push(...ctx.inbox.drain());
+    }
+
+    const after = await readSandboxFile(ctx.sandbox, env, glob).catch(() => undefined);
+    // This execution's part: what the CLI appended, or the whole file when it wrote a new one (Gemini CLI may).
+    const appended = before && after && after.subarray(0, before.length).equals(before);
+    const transcript = appended ? after.subarray(before.length) : after;
+    return { ...this.outcomeOf(result, ctx), ...(transcript && transcript.length > 0 ? { transcript } : {}) };
+  }
+
+  private setupOf(input: HarnessInput, ctx: HarnessContext): CliSetup {
+    const { servers, unsupported } = mcpServersOf(input.config);
+    for (const name of unsupported) {
+      ctx.emit({ kind: 'log', level: 'warn', text: `MCP server "${name}" is not started: only command and url servers can run inside the run's sandbox` });
+    }
+    const spec = skillSpecOf(input.config);
+    const skill = input.skillInstructions?.trim()
+      ? { name: skillNameOf(spec ?? 'run-skill'), description: `The skill this run was started with (${spec ?? 'run skill'})`, instructions: input.skillInstructions }
+      : undefined;
+    return {
+      runId: input.runId,
+      workspaceDir: input.workspaceDir,
+      home: path.posix.join(input.workspaceDir, HOME_DIR_NAME),
+      model: input.modelAccess!,
+      mcpServers: servers,
+      skill,
+    };
+  }
+
+  /** One CLI process: a new session or a resumed one, handling `messages` (and, for live CLIs, follow-ups) to the end. */
+  private async runProcess(
+    setup: CliSetup,
+    env: Record<string, string>,
+    ctx: HarnessContext,
+    messages: string[],
+    resume: boolean,
+    processIndex: number,
+    previousSession: string,
+  ): Promise<ProcessResult> {
+    const live = this.profile.liveInput;
+    const first = live ? '' : (messages[0] ?? '');
+    const proc = ctx.sandbox.exec({ argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, resume)], env, stdin: live ? 'pipe' : 'ignore' });
+    const mapper = this.profile.mapper({ processIndex, previousSession });
+    const pending = live ? [...messages] : [];
+    const stderrTail: string[] = [];
+    let turnEnd: TurnEnd | undefined;
+
+    const write = (message: string) => {
+      if (proc.stdin?.writable) proc.stdin.write(this.profile.stdinLine!(message));
+    };
+    proc.stdin?.on('error', () => undefined);
+    if (live) write(pending.shift() ?? '');
+    const forward = live
+      ? setInterval(() => {
+          for (const message of ctx.inbox.drain()) write(message);
+        }, INBOX_POLL_MS)
+      : undefined;
+
+    const stdout = createInterface({ input: proc.stdout });
+    stdout.on('line', (line) => {
+      if (!line.trim()) return;
+      let event: unknown;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        ctx.emit({ kind: 'log', level: 'info', text: line });
+        return;
+      }
+      if (!event || typeof event !== 'object' || Array.isArray(event)) return ctx.emit({ kind: 'log', level: 'info', text: line });
+      const mapped = mapper.map(event as Record<string, unknown>);
+      for (const e of mapped.events) ctx.emit(e);
+      if (!mapped.turnEnd) return;
+      turnEnd = mapped.turnEnd;
+      if (live) this.afterLiveTurn(proc, turnEnd, event as Record<string, unknown>, pending, ctx, write);
+    });
+    const stderr = createInterface({ input: proc.stderr });
+    stderr.on('line', (line) => {
+      if (!line.trim()) return;
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+      ctx.emit({ kind: 'log', level: 'info', text: `${this.profile.name}: ${line}` });
+    });
+
+    const onAbort = () => void proc.kill(KILL_GRACE_MS);
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const [exit] = await Promise.all([proc.exited, once(stdout, 'close'), once(stderr, 'close')]);
+      for (const e of mapper.flush()) ctx.emit(e);
+      return { turnEnd, code: exit.code, signal: exit.signal, limit: exit.limit, stderrTail };
+    } finally {
+      if (forward) clearInterval(forward);
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * A live CLI finished a turn: send the next queued message or waiting follow-up, or, when the CLI has nothing queued
+   * either, end its input so it exits. Messages written before the end are still handled.
+   */
+  private afterLiveTurn(proc: SandboxProcess, turnEnd: TurnEnd, event: Record<string, unknown>, pending: string[], ctx: HarnessContext, write: (m: string) => void) {
+    if (!turnEnd.ok) {
+      proc.stdin?.end();
+      return;
+    }
+    pending.push(...ctx.inbox.drain());
+    const next = pending.shift();
+    if (next !== undefined) return write(next);
+    const queued = typeof event.queued_turn_count === 'number' ? event.queued_turn_count : 0;
+    if (queued === 0) proc.stdin?.end();
+  }
+
+  private outcomeOf(result: ProcessResult | undefined, ctx: HarnessContext): HarnessOutcome {
+    const name = this.profile.name;
+    if (ctx.signal.aborted) return { state: 'ERROR', message: 'cancelled' };
+    if (!result) return { state: 'SUCCEEDED', message: 'Nothing to do' };
+    if (result.limit) return { state: 'ERROR', message: `The run exceeded its ${result.limit} limit`, errorCode: 'resource_unavailable' };
+    if (result.turnEnd?.ok) return { state: 'SUCCEEDED', message: clip(result.turnEnd.message || `${name} finished`) };
+    if (result.turnEnd) return { state: 'FAILED', message: clip(result.turnEnd.message) };
+    const how = result.signal ? `signal ${result.signal}` : `code ${result.code}`;
+    const detail = result.stderrTail.slice(-3).join(' | ');
+    return { state: 'FAILED', message: clip(`The ${name} CLI exited with ${how} before finishing its turn${detail ? `: ${detail}` : ''}`) };
+  }
+}

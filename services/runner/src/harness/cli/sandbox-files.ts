@@ -1,0 +1,33 @@
+import type { RunSandbox } from '../../sandbox/run-sandbox';
+
+/**
+ * Files of the run's HOME are written and read by processes inside the sandbox, never by the runner on the host:
+ * the agent owns that directory and may have replaced any path in it with a symlink (to /etc/shadow, the runner's
+ * keys); inside the sandbox such a link reaches only what the agent could read or write anyway.
+ */
+
+async function collect(proc: ReturnType<RunSandbox['exec']>): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+  const chunks: Buffer[] = [];
+  let stderr = '';
+  proc.stdout.on('data', (d: Buffer) => chunks.push(d));
+  proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  const { code } = await proc.exited;
+  return { code, stdout: Buffer.concat(chunks), stderr };
+}
+
+export async function writeSandboxFile(sandbox: RunSandbox, env: Record<string, string>, path: string, content: string): Promise<void> {
+  const proc = sandbox.exec({ argv: ['/bin/sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', path], env, stdin: 'pipe' });
+  proc.stdin?.end(content);
+  const { code, stderr } = await collect(proc);
+  if (code !== 0) throw new Error(`could not write ${path} in the sandbox: ${stderr.trim()}`);
+}
+
+/** The most recently modified file matching a shell glob, or undefined when none does. */
+export async function readSandboxFile(sandbox: RunSandbox, env: Record<string, string>, glob: string): Promise<Buffer | undefined> {
+  // IFS= keeps a path with spaces whole while the unquoted $1 still expands as a glob.
+  const script = 'IFS=; set -- $1; [ -f "$1" ] || exit 3; exec cat -- "$(ls -t -- "$@" | head -n 1)"';
+  const { code, stdout, stderr } = await collect(sandbox.exec({ argv: ['/bin/sh', '-c', script, 'sh', glob], env }));
+  if (code === 3) return undefined;
+  if (code !== 0) throw new Error(`could not read ${glob} in the sandbox: ${stderr.trim()}`);
+  return stdout;
+}
