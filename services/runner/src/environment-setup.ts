@@ -11,6 +11,9 @@ export const environmentSchema = z.object({
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
+/** Where a repository is cloned, relative to the workspace. */
+export const repositoryDirectory = (repo: EnvironmentSpec['repositories'][number]): string => repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
+
 /**
  * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any
  * failure is a setup failure of the run.
@@ -23,7 +26,7 @@ export async function setUpEnvironment(
   report: (detail: string) => void,
 ): Promise<void> {
   for (const repo of spec.repositories) {
-    const dir = repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
+    const dir = repositoryDirectory(repo);
     report(`cloning ${repo.url}`);
     const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];
     const cloned = await runToCompletion(sandbox, { argv, env }, signal);

@@ -2,7 +2,8 @@ import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output, RunnerControl__Output } from '@conveyor/proto';
 import type { RunEvent, RunJob } from '@conveyor/run-events';
-import { environmentSchema, setUpEnvironment } from './environment-setup';
+import { environmentSchema, repositoryDirectory, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
+import { reportFileArtifact } from './harness-support-client';
 import { EventReporter } from './event-reporter';
 import { FollowupInbox } from './harness/followup-inbox';
 import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from './harness/harness';
@@ -15,6 +16,7 @@ import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
 import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
+import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
 import { prepareWorkspace, safeFileName } from './workspace';
 
 export interface ExecutorOptions {
@@ -244,6 +246,7 @@ export class RunExecutor {
     const step = setupStepReporter(reporter);
     const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir, runApiKey: assignment.run_api_key, apiBaseUrl: assignment.api_base_url });
 
+    const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
     let input: HarnessInput;
     let current: SetupStep['step'] = 'setup_commands';
     try {
@@ -263,7 +266,6 @@ export class RunExecutor {
       };
       input.modelAccess = grant?.access(sandbox, input.config);
       if (!debug) {
-        const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
         if (environment.repositories.length + environment.setup_commands.length > 0) {
           step('setup_commands', 'started');
           await setUpEnvironment(environment, sandbox, env, signal, (detail) => reporter.emit({ kind: 'log', level: 'info', text: detail }));
@@ -287,11 +289,45 @@ export class RunExecutor {
     const outcome = await harness.run(input, { emit, inbox, signal, sandbox, env });
     const transcript = outcome.transcript && reporter.redactor.buffer(outcome.transcript);
     if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript };
-    if (outcome.state === 'SUCCEEDED') return { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed', transcript };
+    const changed = debug ? undefined : await this.recordChanges(assignment, sandbox, env, environment, reporter);
+    if (outcome.state === 'SUCCEEDED') {
+      const message = outcome.message ?? 'Run completed';
+      return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript };
+    }
     if (grant?.keyRejected) {
       const secret = grant.credential.secret_name;
       return { state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}": ${outcome.message}`, errorCode: 'external_authentication_required', transcript };
     }
     return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
+  }
+
+  /**
+   * Records the changes the execution made to the environment's repositories as a FILE artifact (a patch computed in
+   * the sandbox). Returns whether anything changed; undefined when there is nothing to compare or it could not tell.
+   */
+  private async recordChanges(assignment: RunAssignment__Output, sandbox: RunSandbox, env: Record<string, string>, environment: EnvironmentSpec, reporter: EventReporter): Promise<boolean | undefined> {
+    const dirs = environment.repositories.map(repositoryDirectory);
+    if (dirs.length === 0) return undefined;
+    const note = (level: 'info' | 'warn', text: string) => reporter.emit({ kind: 'log', level, text });
+    try {
+      const changes = await collectWorkspacePatch(sandbox, env, dirs);
+      if ('tooLarge' in changes) {
+        note('warn', `The workspace's changes (a ${changes.bytes}-byte patch) exceed the ${MAX_PATCH_BYTES}-byte artifact limit and were not recorded`);
+        return true;
+      }
+      if (changes.files === 0) {
+        note('info', 'The agent changed no files in the repositories');
+        return false;
+      }
+      const filepath = `conveyor-run-${assignment.run_id}-${assignment.execution}.patch`;
+      const content = reporter.redactor.buffer(changes.patch);
+      const description = `${changes.files} file(s) changed in execution ${assignment.execution}`;
+      await reportFileArtifact({ apiBaseUrl: assignment.api_base_url, runApiKey: assignment.run_api_key }, { filepath, mimeType: 'text/x-diff', title: 'Workspace changes', description, content });
+      note('info', `Recorded the workspace's changes as ${filepath}: ${description}`);
+      return true;
+    } catch (err) {
+      note('warn', `Could not record the workspace's changes: ${(err as Error).message}`);
+      return undefined;
+    }
   }
 }

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -53,6 +54,7 @@ describe('model proxy end to end: credentials, metering, budget', () => {
     platform = await startPlatform({
       env: {
         ANTHROPIC_BASE_URL: modelUrl,
+        GIT_ALLOW_LOCAL_URLS: 'true',
         HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }),
         // One answer costs $0.0045 (claude-sonnet-4 at $3/$15 per million): a run may make two, not three.
         MODELS_CONFIG: JSON.stringify({
@@ -82,8 +84,9 @@ describe('model proxy end to end: credentials, metering, budget', () => {
 
   const transcriptOf = async (runId: string): Promise<string> => {
     const res = await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { Authorization: `Bearer ${platform.apiKey}` } });
-    expect(res.status).toBe(200);
-    return res.text();
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`transcript: ${res.status} ${text}\n${platform.logs().slice(-3000)}`);
+    return text;
   };
 
   it('hands the team secret\'s key to the model while the agent\'s shell cannot find it, and meters the run', async () => {
@@ -145,6 +148,34 @@ describe('model proxy end to end: credentials, metering, budget', () => {
     // The third answer took it past $0.01; the proxy answered no further request.
     expect(seen.length - before).toBe(3);
   }, 90_000);
+
+  it('records the changes to the environment\'s repositories as a FILE patch, and says when there were none', async () => {
+    const origin = mkdtempSync(path.join(os.tmpdir(), 'origin-'));
+    execFileSync('git', ['init', '-q', '-b', 'main', origin]);
+    writeFileSync(path.join(origin, 'hello.txt'), 'hello world\n');
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', 'add', '-A'], { cwd: origin });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', 'commit', '-q', '-m', 'hello'], { cwd: origin });
+    const env = await apiCall(platform, 'POST', '/agent/environments', { name: 'Repo env', repositories: [{ url: `file://${origin}`, directory: 'repo' }] });
+    expect(env.status).toBe(201);
+    const environmentId = env.body.uid as string;
+
+    const edited = await startRun({ task: 'edit', file: 'repo/hello.txt', content: 'hello conveyor\n' }, { environment_id: environmentId });
+    const run = await waitForRunState(platform, edited, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    expect(run.state).toBe('SUCCEEDED');
+    const artifacts = (run.artifacts as Json[]).filter((a) => a.artifact_type === 'FILE');
+    expect(artifacts).toHaveLength(1);
+    const file = artifacts[0]!.data as Json;
+    expect(file).toMatchObject({ filepath: `conveyor-run-${edited}-1.patch`, mime_type: 'text/x-diff', title: 'Workspace changes' });
+    const artifact = (await apiCall(platform, 'GET', `/agent/artifacts/${String(file.artifact_uid)}`)).body;
+    const patch = await (await fetch((artifact.data as Json).download_url as string)).text();
+    expect(patch).toContain('diff --git a/repo/hello.txt b/repo/hello.txt');
+    expect(patch).toContain('-hello world\n+hello conveyor\n');
+
+    const untouched = await startRun({ task: 'edit' }, { environment_id: environmentId });
+    const quiet = await waitForRunState(platform, untouched, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    expect((quiet.status_message as Json).message).toBe('looked around (the agent changed no files)');
+    expect((quiet.artifacts as Json[] | undefined) ?? []).toEqual([]);
+  }, 120_000);
 
   it('refuses at creation a model the chosen harness cannot use', async () => {
     const res = await apiCall(platform, 'POST', '/agent/runs', { prompt: 'hi', config: { harness: { type: 'codex', model_id: 'claude-sonnet-4' } } });

@@ -24,7 +24,8 @@ export function validateResponses() {
     const send = res.send.bind(res);
     res.send = (body?: unknown) => {
       const type = String(res.getHeader('content-type') ?? '');
-      if (!/json/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
+      // JSON and `+json` media types only: a transcript blob (application/x-ndjson) is bytes, not a JSON body.
+      if (!/\bjson\b/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
       const expected = expectedSchema(req, res.statusCode);
       let problem: string | undefined;
       if (typeof expected === 'string') problem = expected;
