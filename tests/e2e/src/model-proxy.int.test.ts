@@ -67,7 +67,7 @@ describe('model proxy end to end: credentials, metering, budget', () => {
       ['ANTHROPIC_API_KEY', GOOD_KEY],
       ['WRONG_ANTHROPIC_KEY', WRONG_KEY],
     ]) {
-      expect((await apiCall(platform, 'POST', '/secrets', { name, value })).status).toBe(201);
+      expect((await apiCall(platform, 'PUT', `/secrets/${name}`, { value })).status).toBe(200);
     }
   }, 180_000);
 

@@ -1,11 +1,18 @@
 import type { PrismaClient } from '@conveyor/db';
 import { createUserApiKey } from '../auth/team-admin';
+import { CLI_HARNESSES } from '../runs/harness-types';
+import { SecretCipher } from '../secrets/secret-cipher';
+import { writeTeamSecret } from '../secrets/team-secrets';
 
 export const DEV_TEAM_ID = 'team_dev';
 export const DEV_USER_ID = 'user_dev';
 
-/** Idempotent dev seed: one team and one admin user; a fresh key each call, since keys are shown only once. */
-export async function seedDev(db: PrismaClient): Promise<{ teamId: string; userId: string; apiKey: string }> {
+/**
+ * Idempotent dev seed: one team and one admin user; a fresh key each call, since keys are shown only once. Provider
+ * keys found in `env` under the CLIs' own names (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY) become the dev
+ * team's secrets of the same names, the ones runs of the claude, codex and gemini harnesses use by default.
+ */
+export async function seedDev(db: PrismaClient, env: NodeJS.ProcessEnv = {}): Promise<{ teamId: string; userId: string; apiKey: string; providerSecrets: string[] }> {
   await db.team.upsert({ where: { id: DEV_TEAM_ID }, update: {}, create: { id: DEV_TEAM_ID, name: 'Dev Team' } });
   await db.user.upsert({
     where: { id: DEV_USER_ID },
@@ -13,5 +20,12 @@ export async function seedDev(db: PrismaClient): Promise<{ teamId: string; userI
     create: { id: DEV_USER_ID, teamId: DEV_TEAM_ID, email: 'dev@conveyor.local', displayName: 'Dev User', role: 'ADMIN' },
   });
   const key = await createUserApiKey(db, { userId: DEV_USER_ID, name: 'dev seed' });
-  return { teamId: DEV_TEAM_ID, userId: DEV_USER_ID, apiKey: key.key };
+  const providerSecrets: string[] = [];
+  for (const { defaultSecretName: name } of Object.values(CLI_HARNESSES)) {
+    const value = env[name]?.trim();
+    if (!value) continue;
+    await writeTeamSecret(db, SecretCipher.fromEnv(env), { teamId: DEV_TEAM_ID, name, value, createdById: DEV_USER_ID });
+    providerSecrets.push(name);
+  }
+  return { teamId: DEV_TEAM_ID, userId: DEV_USER_ID, apiKey: key.key, providerSecrets };
 }

@@ -9,7 +9,8 @@ import { ModelCatalog } from '../catalog/model-catalog';
 import { loadOrchestratorConfig } from '../config';
 import { createRun } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
-import { writeTeamSecret } from '../secrets/team-secrets';
+import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
+import { DEV_TEAM_ID, seedDev } from '../cli/seed-dev';
 import { claimRun } from './claim-run';
 import { getHarnessCredential } from './harness-credential';
 import { reportEvents } from './report-events';
@@ -97,5 +98,12 @@ describe('GetHarnessCredential over real PostgreSQL', () => {
     const undecryptable = await refusal(getHarnessCredential({ db, cipher, models }, foreign));
     expect(undecryptable.code).toBe('integration_not_configured');
     expect(undecryptable.message).toMatch(/could not be decrypted/);
+  });
+
+  it('seed-dev (npm start) turns provider keys of its environment into the dev team\'s default secrets', async () => {
+    const seeded = await seedDev(db, { ANTHROPIC_API_KEY: 'sk-ant-from-shell', GEMINI_API_KEY: ' ', PATH: '/bin' });
+    expect(seeded.providerSecrets).toEqual(['ANTHROPIC_API_KEY']);
+    expect(await readTeamSecretValue(db, SecretCipher.fromEnv({}), DEV_TEAM_ID, 'ANTHROPIC_API_KEY')).toBe('sk-ant-from-shell');
+    expect(await readTeamSecretValue(db, SecretCipher.fromEnv({}), DEV_TEAM_ID, 'GEMINI_API_KEY')).toBeUndefined();
   });
 });
