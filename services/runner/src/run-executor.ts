@@ -136,7 +136,7 @@ export class RunExecutor {
     if (stopSignal.aborted) {
       completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
     } else if (halted) {
-      completion = halted;
+      completion = { ...halted, transcript: completion.transcript };
     } else if (abort.signal.aborted) {
       completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript };
     }
@@ -189,6 +189,9 @@ export class RunExecutor {
       const grant = await ModelAccessGrant.open(this.link, proxy, target, {
         onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
         onBudgetExceeded: (spent, budget) => halt(overBudget(spent, budget)),
+        // A CLI may retry or wait for input after a refused key; the run cannot go on, so it ends here.
+        onKeyRejected: (status, secret) =>
+          halt({ state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`, errorCode: 'external_authentication_required' }),
       });
       reporter.redactor.add(grant.credential.api_key);
       return grant;
@@ -293,10 +296,6 @@ export class RunExecutor {
     if (outcome.state === 'SUCCEEDED') {
       const message = outcome.message ?? 'Run completed';
       return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript };
-    }
-    if (grant?.keyRejected) {
-      const secret = grant.credential.secret_name;
-      return { state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}": ${outcome.message}`, errorCode: 'external_authentication_required', transcript };
     }
     return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
   }

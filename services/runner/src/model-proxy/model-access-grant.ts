@@ -20,6 +20,8 @@ export function modelHarnessType(harness: string): string | undefined {
 export interface GrantHooks {
   onUsage(usage: ModelUsage): void;
   onBudgetExceeded(spentUsd: number, budgetUsd: number): void;
+  /** The provider refused the key (401/403): the run cannot go on with it. */
+  onKeyRejected(status: number, secretName: string): void;
 }
 
 /**
@@ -27,8 +29,6 @@ export interface GrantHooks {
  * registration), the sandbox gets an endpoint and a per-run token. Closed when the execution ends.
  */
 export class ModelAccessGrant {
-  /** Set when the provider refused the key (401/403): a failing run then fails as `external_authentication_required`. */
-  keyRejected = false;
   private registration: ProxyRegistration | undefined;
 
   private constructor(
@@ -55,9 +55,7 @@ export class ModelAccessGrant {
       spentUsd: credential.spent_usd,
       onUsage: hooks.onUsage,
       onBudgetExceeded: (spent) => hooks.onBudgetExceeded(spent, credential.budget_usd),
-      onKeyRejected: () => {
-        grant.keyRejected = true;
-      },
+      onKeyRejected: (status) => hooks.onKeyRejected(status, credential.secret_name),
     });
     return grant;
   }

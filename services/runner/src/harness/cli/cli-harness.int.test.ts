@@ -79,7 +79,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
       proxy,
       runId,
       { provider: PROVIDERS[cli], api_key: PROVIDER_KEY, secret_name: 'KEY', models: [MODELS[cli]], input_usd_per_million_tokens: 0, output_usd_per_million_tokens: 0, budget_usd: 0, spent_usd: 0 },
-      { onUsage: () => undefined, onBudgetExceeded: () => undefined },
+      { onUsage: () => undefined, onBudgetExceeded: () => undefined, onKeyRejected: () => undefined },
     );
 
   /** A run's workspace and sandbox, reaching the model proxy as its `model-proxy` endpoint. */
