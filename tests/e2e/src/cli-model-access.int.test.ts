@@ -41,7 +41,7 @@ describe('a real CLI run gets its model through the model proxy', () => {
     const agentTurns = model.requests.filter((r) => r.scripted);
     expect(agentTurns.length).toBeGreaterThan(0);
     for (const r of model.requests) expect(r.apiKey).toBe(GOOD_KEY);
-    expect(agentTurns[0]!.body.model).toBe('claude-sonnet-4');
+    expect((agentTurns[0]!.body as Json).model).toBe('claude-sonnet-4');
     const conversation = JSON.stringify((await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body);
     expect(conversation).toContain('All done through the proxy.');
     expect(conversation).not.toContain(GOOD_KEY);
