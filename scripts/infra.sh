@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local infrastructure for Conveyor on machines without a Docker engine: real PostgreSQL, Redis and a
 # single-node Apache Kafka (KRaft) broker, all on 127.0.0.1, data under $CONVEYOR_DATA_DIR; plus Debian's
-# chromium for the console's browser tests.
+# chromium for the console's browser tests and the local run sandbox's tools (bubblewrap, socat).
 #
 #   scripts/infra.sh up       install what is missing, start what is not running (idempotent)
 #   scripts/infra.sh status   one line per server; exit status 1 if any is down
@@ -33,6 +33,8 @@ source "$INFRA_SCRIPT_DIR/infra/redis.sh"
 source "$INFRA_SCRIPT_DIR/infra/kafka.sh"
 # shellcheck source=SCRIPTDIR/infra/chromium.sh
 source "$INFRA_SCRIPT_DIR/infra/chromium.sh"
+# shellcheck source=SCRIPTDIR/infra/sandbox.sh
+source "$INFRA_SCRIPT_DIR/infra/sandbox.sh"
 
 usage() {
   sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
@@ -44,6 +46,7 @@ cmd_up() {
   postgres_up
   redis_up
   kafka_up
+  sandbox_up
   log "all servers up in $((SECONDS - started))s; run: eval \"\$(scripts/infra.sh env)\""
 }
 
@@ -52,6 +55,7 @@ cmd_status() {
   postgres_status || rc=1
   redis_status || rc=1
   kafka_status || rc=1
+  sandbox_status || rc=1
   return "$rc"
 }
 

@@ -32,6 +32,7 @@ if ! bash "$ROOT/scripts/infra.sh" status >/dev/null 2>&1; then infra_started_he
 ensure_infra
 build_all
 run_migrations
+ensure_trust
 
 mkdir -p "$LOG_DIR"
 start_service() { # name, entry, env...
@@ -54,11 +55,17 @@ wait_ready() { # name, url
   return 1
 }
 
-start_service orchestrator services/orchestrator/dist/main.js HTTP_PORT="$ORCH_HTTP_PORT"
+# Only the orchestrator holds the keys; every service gets its own certificate.
+mapfile -t keys < <(grep -v '^#' "$ROOT/.conveyor/keys.env")
+mapfile -t orchestrator_tls < <(tls_env orchestrator)
+mapfile -t gateway_tls < <(tls_env gateway)
+mapfile -t ingress_tls < <(tls_env ingress)
+mapfile -t runner_tls < <(tls_env runner)
+start_service orchestrator services/orchestrator/dist/main.js HTTP_PORT="$ORCH_HTTP_PORT" "${keys[@]}" "${orchestrator_tls[@]}"
 wait_ready orchestrator "http://127.0.0.1:$ORCH_HTTP_PORT/readyz"
-start_service gateway services/gateway/dist/main.js PORT="$GATEWAY_PORT"
-start_service ingress services/ingress/dist/main.js PORT="$INGRESS_PORT"
-start_service runner services/runner/dist/main.js HTTP_PORT="$RUNNER_HTTP_PORT" WORKSPACE_ROOT="$ROOT/.conveyor/workspaces" RUN_SANDBOX="${RUN_SANDBOX:-none}"
+start_service gateway services/gateway/dist/main.js PORT="$GATEWAY_PORT" "${gateway_tls[@]}"
+start_service ingress services/ingress/dist/main.js PORT="$INGRESS_PORT" "${ingress_tls[@]}"
+start_service runner services/runner/dist/main.js HTTP_PORT="$RUNNER_HTTP_PORT" WORKSPACE_ROOT="$ROOT/.conveyor/workspaces" RUN_SANDBOX="${RUN_SANDBOX:-none}" "${runner_tls[@]}"
 wait_ready runner "http://127.0.0.1:$RUNNER_HTTP_PORT/readyz"
 wait_ready gateway "http://127.0.0.1:$GATEWAY_PORT/readyz"
 wait_ready ingress "http://127.0.0.1:$INGRESS_PORT/readyz"
@@ -71,7 +78,9 @@ cat >&2 <<MSG
 
   Conveyor is running.
     REST API     http://127.0.0.1:$GATEWAY_PORT/v1
+    Console      http://127.0.0.1:$GATEWAY_PORT/console   (sign in with the key below)
     Webhooks     http://127.0.0.1:$INGRESS_PORT/webhooks/w/{webhook_uid}
+    Workers      127.0.0.1:50052 (TLS; CA .conveyor/pki/ca.pem; see docs/workers.md)
     Dev API key  $api_key   (shown once; team "Dev Team", user dev@conveyor.local, admin)
 
   Try it:

@@ -7,6 +7,7 @@ source "$ROOT/scripts/lib/bootstrap.sh"
 
 ensure_node_modules
 ensure_deploy_tools
+ensure_python_tools
 ensure_infra
 ensure_browser
 log "integration tests run against these real servers:"

@@ -1,6 +1,6 @@
 import { ratios, runAutocannon, type AutocannonTarget } from './autocannon-target';
 import { startBaseline } from './baseline-server';
-import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, printJson, progress, startBenchPlatform } from './bench-platform';
+import { reportServerErrors, CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, printJson, progress, startBenchPlatform } from './bench-platform';
 
 /**
  * The public API through the real gateway → orchestrator → PostgreSQL: POST /v1/agent/runs (with the outbox relay to
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     const bareList = await runAutocannon(list(`${baseline.url}/v1`, {}));
     progress('measuring the first page of runs through the gateway…');
     const gatewayList = await runAutocannon(list(platform.apiUrl, auth));
+    reportServerErrors(platform, [bareCreate, gatewayCreate, bareList, gatewayList]);
     printJson({
       benchmark: 'api',
       connections: CONNECTIONS,

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { startPlatform, type RunningPlatform } from '@conveyor/testing';
 
 /** Seconds of each measured load run and its connections, shared by the HTTP benchmarks. */
@@ -11,13 +12,13 @@ export const progress = (line: string): void => {
 
 /**
  * The platform as processes (no runner: runs stay queued). With BENCH_CPU_PROF_DIR set, every service writes a V8 CPU
- * profile there when it stops (`node --cpu-prof`), to read the top self-time functions of the hot path.
+ * profile there when it stops (cpu-profile-preload), to read the top self-time functions of the hot path.
  */
 export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<RunningPlatform> {
   const profileDir = process.env.BENCH_CPU_PROF_DIR;
   return startPlatform({
     // The measured load is far above an API key's default rate budget.
-    env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY_POINTS: '100000000', RATE_LIMIT_PER_TEAM_POINTS: '100000000', ...env, ...(profileDir && { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` }) },
+    env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY_POINTS: '100000000', RATE_LIMIT_PER_TEAM_POINTS: '100000000', ...env, ...(profileDir && { BENCH_CPU_PROF_DIR: profileDir, NODE_OPTIONS: `--require ${path.join(__dirname, 'cpu-profile-preload.js')}` }) },
     withRunner: false,
   });
 }
@@ -35,3 +36,10 @@ export async function apiPost(platform: RunningPlatform, path: string, payload: 
 export const printJson = (value: unknown): void => {
   console.log(JSON.stringify(value, null, 2));
 };
+
+/** When a measured run saw 5xx answers, the services' own warnings say why (stderr; LOG_LEVEL is warn). */
+export function reportServerErrors(platform: RunningPlatform, results: Array<{ status_codes: Record<string, number> }>): void {
+  if (results.some((r) => Object.keys(r.status_codes).some((code) => code.startsWith('5')))) {
+    progress(`5xx answers were counted; the services' last log lines:\n${platform.logs().slice(-6000)}`);
+  }
+}

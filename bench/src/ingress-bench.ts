@@ -1,6 +1,6 @@
 import { ratios, runAutocannon, type AutocannonTarget } from './autocannon-target';
 import { startBaseline } from './baseline-server';
-import { CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
+import { reportServerErrors, CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
 import { DeliveryProgress, type ProgressSample } from './delivery-progress';
 
 const BODY_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 1024);
@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     const recordedDuringLoad = atEnd.recorded - before.recorded;
     const loadSeconds = atEnd.t - before.t;
     const final = watch.samples.at(-1)!;
+    reportServerErrors(platform, [ingress]);
     printJson({
       benchmark: 'webhook-ingress',
       connections: CONNECTIONS,

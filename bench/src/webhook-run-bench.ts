@@ -1,6 +1,6 @@
 import { createPrismaClient } from '@conveyor/db';
 import { runAutocannon } from './autocannon-target';
-import { DURATION_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
+import { reportServerErrors, DURATION_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
 import { DeliveryProgress } from './delivery-progress';
 
 const RATE = Number(process.env.BENCH_RATE ?? 100);
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
         FROM "WebhookDelivery" d LEFT JOIN "Run" r ON r.id::text = d."runIds"[1]
        WHERE d.label = 'Accepted'`;
     const num = (v: unknown) => (v === null || v === undefined ? null : Number(Number(v).toFixed(1)));
+    reportServerErrors(platform, [load]);
     printJson({
       benchmark: 'webhook-to-run',
       rate_per_second: RATE,

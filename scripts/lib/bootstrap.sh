@@ -5,6 +5,8 @@ log() { printf '\033[1;34m[conveyor]\033[0m %s\n' "$*" >&2; }
 
 # shellcheck source=SCRIPTDIR/deploy-tools.sh
 source "$ROOT/scripts/lib/deploy-tools.sh"
+# shellcheck source=SCRIPTDIR/python-tools.sh
+source "$ROOT/scripts/lib/python-tools.sh"
 
 ensure_node_modules() {
   # Reinstall when package-lock.json changed since the last install (npm writes node_modules/.package-lock.json).
@@ -34,4 +36,21 @@ build_all() {
 run_migrations() {
   log "applying database migrations…"
   node "$ROOT/packages/db/dist/migrate-cli.js"
+}
+
+# The installation's trust material (docs/service-trust.md), created on first run and kept: a CA and one
+# certificate per service under .conveyor/pki/ (reissued near expiry), and the signing/encryption keys in
+# .conveyor/keys.env (never regenerated: the secrets key decrypts stored data).
+ensure_trust() {
+  local cli="$ROOT/services/orchestrator/dist/cli/main.js"
+  log "checking the installation CA and service certificates (.conveyor/pki/)…"
+  node "$cli" pki init --dir "$ROOT/.conveyor/pki" >/dev/null
+  if [ ! -f "$ROOT/.conveyor/keys.env" ]; then log "generating installation keys (.conveyor/keys.env)…"; fi
+  node "$cli" keys init --file "$ROOT/.conveyor/keys.env" >/dev/null
+}
+
+# The GRPC_TLS_* variables of one service (orchestrator, gateway, ingress, runner), as `env` arguments.
+tls_env() {
+  local pki="$ROOT/.conveyor/pki"
+  printf '%s\n' "GRPC_TLS_CA_FILE=$pki/ca.pem" "GRPC_TLS_CERT_FILE=$pki/$1.pem" "GRPC_TLS_KEY_FILE=$pki/$1-key.pem"
 }

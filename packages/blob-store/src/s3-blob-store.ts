@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { assertValidBlobKey, type BlobStore, type StoredObject } from './blob-store';
+import { MAX_SIGNED_LINK_TTL_SECONDS } from './signed-url';
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -32,7 +33,7 @@ export const isPresigningBlobStore = (store: BlobStore): store is PresigningBlob
 
 /** SigV4 presigned URLs live at most 7 days and at least a second. */
 export function presignSeconds(expiresAt: Date, now: Date = new Date()): number {
-  return Math.min(7 * 24 * 3600, Math.max(1, Math.floor((expiresAt.getTime() - now.getTime()) / 1000)));
+  return Math.min(MAX_SIGNED_LINK_TTL_SECONDS, Math.max(1, Math.floor((expiresAt.getTime() - now.getTime()) / 1000)));
 }
 
 /** The object key for a blob key: the configured prefix joined with a single `/`. */

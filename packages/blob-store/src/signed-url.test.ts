@@ -1,4 +1,4 @@
-import { signBlobToken, signBlobUrl, verifyBlobToken } from './signed-url';
+import { MAX_SIGNED_LINK_TTL_SECONDS, signBlobToken, signBlobUrl, verifyBlobToken } from './signed-url';
 
 describe('signed blob links', () => {
   const secret = 'test-secret-0123456789abcdef';
@@ -21,6 +21,11 @@ describe('signed blob links', () => {
       ok: false,
       reason: 'expired',
     });
+  });
+
+  it('refuses a validly signed link that lives longer than the cap', () => {
+    const token = signBlobToken(key, new Date(now.getTime() + (MAX_SIGNED_LINK_TTL_SECONDS + 60) * 1000), secret);
+    expect(verifyBlobToken(token, secret, now)).toEqual({ ok: false, reason: 'malformed' });
   });
 
   it('refuses tampered keys, expiries and signatures, and another secret', () => {

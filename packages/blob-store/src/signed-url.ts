@@ -5,6 +5,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * `<base64url(key)>.<expiry, unix seconds>.<base64url(HMAC-SHA256(secret, "<key>\n<expiry>"))>`.
  * Changing any part, or using it after the expiry, makes it invalid.
  */
+/** The longest a signed link may live (config validation caps the TTL; verification refuses anything longer). */
+export const MAX_SIGNED_LINK_TTL_SECONDS = 3600;
+
 export type BlobTokenCheck =
   | { ok: true; key: string; expiresAt: Date }
   | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' };
@@ -42,5 +45,7 @@ export function verifyBlobToken(token: string, secret: string, now: Date): BlobT
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     return { ok: false, reason: 'bad_signature' };
   if (now.getTime() >= exp * 1000) return { ok: false, reason: 'expired' };
+  // A validly signed link living longer than the cap was not minted by this configuration.
+  if (exp * 1000 - now.getTime() > MAX_SIGNED_LINK_TTL_SECONDS * 1000) return { ok: false, reason: 'malformed' };
   return { ok: true, key, expiresAt: new Date(exp * 1000) };
 }

@@ -16,6 +16,12 @@ describe('gRPC error mapping', () => {
     expect(back.httpStatus).toBe(429);
   });
 
+  it('carries details that echo non-ASCII input (found by Schemathesis: grpc-js used to throw and crash the server)', () => {
+    const details = { errors: [{ file: 'webhooks/ûr\u0012ü😀.yaml', message: 'bad name' }] };
+    const back = fromGrpcError(asServiceError(toGrpcError(new AppError('invalid_request', 'bad', { details }))));
+    expect(back.details).toEqual(details);
+  });
+
   it('maps transport failures without our metadata by gRPC status', () => {
     expect(fromGrpcError(asServiceError({ code: GrpcStatus.UNAVAILABLE, details: 'No connection' })).code).toBe('resource_unavailable');
     const internal = fromGrpcError(asServiceError({ code: GrpcStatus.INTERNAL, details: 'stack trace here' }));

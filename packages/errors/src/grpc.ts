@@ -6,12 +6,19 @@ const CODE_KEY = 'x-error-code';
 const DETAILS_KEY = 'x-error-details';
 const HTTP_KEY = 'x-error-http-status';
 
+/**
+ * Metadata values must be printable ASCII (grpc-js throws otherwise, which took the whole process down when a
+ * detail echoed user input); JSON's \u escapes keep the text intact and JSON.parse restores it.
+ */
+const asciiJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /** Server side: an AppError as a gRPC error carrying its stable code in trailing metadata. */
 export function toGrpcError(err: AppError): Partial<ServiceError> {
   const metadata = new Metadata();
   metadata.set(CODE_KEY, err.code);
   metadata.set(HTTP_KEY, String(err.httpStatus));
-  if (err.details) metadata.set(DETAILS_KEY, JSON.stringify(err.details));
+  if (err.details) metadata.set(DETAILS_KEY, asciiJson(err.details));
   return { code: ERROR_TABLE[err.code].grpc, details: err.message, metadata };
 }
 

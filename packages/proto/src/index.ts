@@ -1,3 +1,4 @@
+export * from './grpc-credentials';
 export * from './load-protos';
 export * from './orchestrator-client';
 export * from './typed-call';
@@ -61,6 +62,7 @@ export type * from './gen/conveyor/orchestrator/v1/UpdateScheduleRequest';
 export type * from './gen/conveyor/orchestrator/v1/CatalogService';
 export type * from './gen/conveyor/orchestrator/v1/Environment';
 export type * from './gen/conveyor/orchestrator/v1/EnvironmentGuest';
+export type * from './gen/conveyor/orchestrator/v1/EnvironmentInvitation';
 export type * from './gen/conveyor/orchestrator/v1/Model';
 export type * from './gen/conveyor/orchestrator/v1/AgentIdentityService';
 export type * from './gen/conveyor/orchestrator/v1/AgentIdentity';

@@ -1,4 +1,9 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { initPki, serviceTlsEnv } from '@conveyor/pki';
+import { mutualTlsCredentials, readTlsMaterial } from './grpc-credentials';
 import { createOrchestratorClients } from './orchestrator-client';
 import { loadOrchestratorProto } from './load-protos';
 import { callRpc } from './typed-call';
@@ -7,8 +12,13 @@ describe('orchestrator clients against an in-process gRPC server on a real socke
   let server: grpc.Server;
   let port: number;
   let calls = 0;
+  const pkiDir = mkdtempSync(path.join(os.tmpdir(), 'conveyor-proto-pki-'));
+  let credentials: grpc.ChannelCredentials;
 
   beforeAll(async () => {
+    await initPki(pkiDir, { services: ['orchestrator', 'gateway'] });
+    credentials = mutualTlsCredentials(serviceTlsEnv(pkiDir, 'gateway'));
+    const own = readTlsMaterial(serviceTlsEnv(pkiDir, 'orchestrator'));
     const proto = loadOrchestratorProto();
     server = new grpc.Server();
     server.addService(proto.HealthService.service, {
@@ -18,7 +28,7 @@ describe('orchestrator clients against an in-process gRPC server on a real socke
       },
     });
     port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createSsl(own.ca, [{ cert_chain: own.cert, private_key: own.key }], true), (err, p) => (err ? reject(err) : resolve(p))),
     );
   });
 
@@ -33,8 +43,8 @@ describe('orchestrator clients against an in-process gRPC server on a real socke
     }
   });
 
-  it('makes typed unary calls with the shared channel', async () => {
-    const clients = createOrchestratorClients(`127.0.0.1:${port}`);
+  it('makes typed unary calls with the shared channel over mutual TLS', async () => {
+    const clients = createOrchestratorClients(`127.0.0.1:${port}`, credentials);
     try {
       const res = await callRpc(clients, 'health', 'Check', {});
       expect(res).toEqual({ ready: true, checks: { postgres: 'ok' } });
@@ -45,7 +55,7 @@ describe('orchestrator clients against an in-process gRPC server on a real socke
   });
 
   it('fails with UNAVAILABLE within the deadline when nothing listens', async () => {
-    const clients = createOrchestratorClients('127.0.0.1:1');
+    const clients = createOrchestratorClients('127.0.0.1:1', credentials);
     const started = Date.now();
     try {
       const err = (await callRpc(clients, 'health', 'Check', {}, { deadlineMs: 1500 }).catch((e: grpc.ServiceError) => e)) as grpc.ServiceError;

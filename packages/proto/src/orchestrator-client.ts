@@ -65,9 +65,9 @@ export interface OrchestratorClients {
   close(): void;
 }
 
-export function createOrchestratorClients(address: string): OrchestratorClients {
+/** Clients of every service over one channel; `credentials` come from grpc-credentials.ts (there is no plain-text mode). */
+export function createOrchestratorClients(address: string, credentials: grpc.ChannelCredentials): OrchestratorClients {
   const proto = loadOrchestratorProto();
-  const credentials = grpc.credentials.createInsecure();
   // One channel shared by every stub.
   const channel = new grpc.Channel(address, credentials, {
     'grpc.service_config': JSON.stringify(SERVICE_CONFIG),

@@ -11,3 +11,4 @@ export { freePort, startPlatform, runCli, type RunningPlatform } from './start-p
 export { apiCall, type Json } from './api-call';
 export { startExtraService, type ExtraService } from './start-extra-service';
 export * from './model-server';
+export { createTestTrust, type TestTrust } from './test-trust';

@@ -18,7 +18,7 @@ export async function startExtraService(platform: RunningPlatform, service: 'gat
   const port = await freePort();
   let output = '';
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, `services/${service}/dist/main.js`)], {
-    env: { ...platform.env, PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
+    env: { ...platform.env, ...platform.trust.serviceEnv(service), PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { KAFKA_BROKERS, REDIS_URL } from './infra-env';
 import { createTestDatabase } from './test-database';
+import { createTestTrust, type TestTrust } from './test-trust';
 import { uniqueName } from './unique-name';
 
 // packages/testing/{src,dist} → the repo root, where the built services live.
@@ -16,8 +17,12 @@ export interface RunningPlatform {
   orchestratorHttpUrl: string;
   /** The runner's HTTP port: /healthz, /readyz, /metrics. */
   runnerHttpUrl: string;
-  /** The orchestrator's gRPC address (host:port), where runners and self-hosted workers connect. */
+  /** The orchestrator's core gRPC address (host:port): mutual TLS, certificates of `trust` only. */
   orchestratorGrpcAddr: string;
+  /** The worker endpoint (host:port), where self-hosted workers connect with a worker token over TLS. */
+  workerEndpointAddr: string;
+  /** This platform's own CA, service certificates and keys (a fresh installation each time). */
+  trust: TestTrust;
   databaseUrl: string;
   env: NodeJS.ProcessEnv;
   /** An admin key of a freshly seeded team. */
@@ -72,7 +77,8 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
  */
 export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunner?: boolean } = {}): Promise<RunningPlatform> {
   const db = await createTestDatabase();
-  const [grpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const trust = await createTestTrust();
+  const [grpcPort, workerGrpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const suffix = uniqueName('e2e');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -116,11 +122,14 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       ),
     );
     await db.drop();
+    await trust.remove();
   };
 
   try {
     const orchestrator = start('orchestrator', 'services/orchestrator/dist/main.js', {
+      ...trust.serviceEnv('orchestrator'),
       GRPC_PORT: String(grpcPort),
+      WORKER_GRPC_PORT: String(workerGrpcPort),
       HTTP_PORT: String(orchHttp),
       // Signed download links point at this gateway.
       PUBLIC_API_BASE_URL: `http://127.0.0.1:${gatewayPort}/v1`,
@@ -130,12 +139,12 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
     // Every JSON response is checked against the OpenAPI document's schema; a mismatch becomes a 500.
-    const gateway = start('gateway', 'services/gateway/dist/main.js', { PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr, VALIDATE_RESPONSES: 'true' });
-    const ingress = start('ingress', 'services/ingress/dist/main.js', { PORT: String(ingressPort), ORCHESTRATOR_ADDR: orchestratorAddr });
+    const gateway = start('gateway', 'services/gateway/dist/main.js', { ...trust.serviceEnv('gateway'), PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr, VALIDATE_RESPONSES: 'true' });
+    const ingress = start('ingress', 'services/ingress/dist/main.js', { ...trust.serviceEnv('ingress'), PORT: String(ingressPort), ORCHESTRATOR_ADDR: orchestratorAddr });
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, gateway, 'gateway', logs);
     await waitReady(`http://127.0.0.1:${ingressPort}/readyz`, ingress, 'ingress', logs);
     if (options.withRunner !== false) {
-      const runner = start('runner', 'services/runner/dist/main.js', { HTTP_PORT: String(runnerHttp), ORCHESTRATOR_ADDR: orchestratorAddr });
+      const runner = start('runner', 'services/runner/dist/main.js', { ...trust.serviceEnv('runner'), HTTP_PORT: String(runnerHttp), ORCHESTRATOR_ADDR: orchestratorAddr });
       await waitReady(`http://127.0.0.1:${runnerHttp}/readyz`, runner, 'runner', logs);
     }
     const seeded = JSON.parse(await runCli(['seed-dev'], env)) as { apiKey: string };
@@ -144,9 +153,12 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
       ingressUrl: `http://127.0.0.1:${ingressPort}`,
       orchestratorHttpUrl: `http://127.0.0.1:${orchHttp}`,
       runnerHttpUrl: `http://127.0.0.1:${runnerHttp}`,
-      orchestratorGrpcAddr: `127.0.0.1:${grpcPort}`,
+      orchestratorGrpcAddr: orchestratorAddr,
+      workerEndpointAddr: `127.0.0.1:${workerGrpcPort}`,
+      trust,
       databaseUrl: db.url,
-      env,
+      // For the CLI: `conveyor apply` encrypts secrets with the installation key.
+      env: { ...env, ...trust.keys },
       apiKey: seeded.apiKey,
       logs,
       kill: (service, signal = 'SIGTERM') => byName.get(service)?.kill(signal),

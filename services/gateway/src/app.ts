@@ -5,7 +5,7 @@ import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readiness } from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
-import { identify, requireAuth } from './middleware/authenticate';
+import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import { rateLimit } from './middleware/rate-limit';
 import type { OrchestratorApi } from './orchestrator-api';
 import { validateResponses } from './openapi/response-validator';
@@ -27,8 +27,9 @@ import { webhookSecretRoutes } from './routes/webhook-secret-routes';
 import { catalogRoutes } from './routes/catalog-routes';
 import { environmentRoutes } from './routes/environment-routes';
 import { identityRoutes } from './routes/identity-routes';
+import { consoleRoutes } from './routes/console-routes';
 
-/** The public REST API: health at the root, everything else under /v1 behind API-key auth. */
+/** The public REST API: health at the root, everything else under /v1 behind API-key auth; the web console under /console. */
 export interface AppDeps {
   config: GatewayConfig;
   logger: Logger;
@@ -57,6 +58,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(blobRoutes(deps.api));
   v1.use(openapiRoutes());
   v1.use(identify(deps.api));
+  v1.use(confineRunScopedKeys);
   v1.use(
     rateLimit(deps.redis, {
       prefix: config.RATE_LIMIT_REDIS_PREFIX,
@@ -88,6 +90,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(identityRoutes(deps.api));
   app.use('/v1', v1);
   app.use('/api/v1', v1);
+  app.use('/console', consoleRoutes({ api: deps.api, redis: deps.redis, sessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS, v1 }));
 
   app.use(notFoundHandler);
   app.use(errorHandler());

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, loadConfig, port, trustProxy } from '@conveyor/config';
+import { commonEnv, loadConfig, port, trustProxy, grpcTlsEnv } from '@conveyor/config';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -10,6 +10,8 @@ const schema = z.object({
   PORT: port(8080),
   /** Orchestrator gRPC address. */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   /** Deadline for each gRPC call; transparent retries on UNAVAILABLE happen within it. */
   GRPC_DEADLINE_MS: positiveInt(10_000),
   /**
@@ -19,8 +21,10 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt(10 * 1024 * 1024),
   /** Whose X-Forwarded-For names the client (nobody by default; see @conveyor/config's trustProxy). */
   TRUST_PROXY: trustProxy,
-  /** Redis holding the rate-limit counters shared by every gateway replica. */
+  /** Redis holding the rate-limit counters and console sessions shared by every gateway replica. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** How long a console session lasts after sign-in (docs/console.md). */
+  CONSOLE_SESSION_TTL_SECONDS: positiveInt(8 * 60 * 60),
   /** Requests one API key may make per window (RATE_LIMIT_PER_KEY_SECONDS). */
   RATE_LIMIT_PER_KEY_POINTS: positiveInt(1200),
   RATE_LIMIT_PER_KEY_SECONDS: positiveInt(60),

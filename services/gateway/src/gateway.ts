@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
+import { mutualTlsCredentials } from '@conveyor/proto';
 import { closeAll, closeServer, listen, Readiness, type Service } from '@conveyor/runtime';
 import { buildApp } from './app';
 import { publicUrl, type GatewayConfig } from './config';
@@ -20,7 +21,7 @@ export class Gateway implements Service {
   ) {}
 
   async start(): Promise<void> {
-    const api = new OrchestratorApi(this.config.ORCHESTRATOR_ADDR, this.config.GRPC_DEADLINE_MS);
+    const api = new OrchestratorApi(this.config.ORCHESTRATOR_ADDR, mutualTlsCredentials(this.config), this.config.GRPC_DEADLINE_MS);
     this.api = api;
     this.readiness.add('orchestrator', async () => {
       const health = await api.call('health', 'Check', {});
@@ -39,6 +40,7 @@ export class Gateway implements Service {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
       await closeAll(this.logger, [
+        ['run event streams', () => this.api?.cancelStreams()],
         ['http server', () => this.server && closeServer(this.server)],
         ['orchestrator client', () => this.api?.close()],
         ['redis', () => this.redis?.disconnect()],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, csv, loadConfig, port, trustProxy } from '@conveyor/config';
+import { commonEnv, csv, loadConfig, port, trustProxy, grpcTlsEnv } from '@conveyor/config';
 import { DEFAULT_DELIVERIES_TOPIC, kafkaSecurityEnv } from '@conveyor/kafka';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -19,6 +19,8 @@ const schema = z.object({
   DELIVERIES_TOPIC: z.string().min(1).default(DEFAULT_DELIVERIES_TOPIC),
   /** Orchestrator gRPC address (webhook configuration lookups). */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   /** Deadline of a configuration lookup; a lookup that fails answers 503. */
   ORCHESTRATOR_DEADLINE_MS: positiveInt(3000),
   /** Whose X-Forwarded-For names the sender (nobody by default; see @conveyor/config's trustProxy). */
@@ -33,6 +35,8 @@ const schema = z.object({
   DEDUPE_TTL_SECONDS: positiveInt(8 * 24 * 60 * 60),
   /** Upper bound on waiting for Kafka's acknowledgement before answering 503 (Kafka's own retries end sooner). */
   PUBLISH_TIMEOUT_MS: positiveInt(10_000),
+  /** How long a delivery that finds the Kafka producer idle waits for others to share its produce request. */
+  PUBLISH_LINGER_MS: z.coerce.number().int().min(0).max(100).default(2),
   /** Retry-After (seconds) sent with a 503 when Kafka or Redis is unavailable. */
   UNAVAILABLE_RETRY_AFTER_SECONDS: positiveInt(5),
 });

@@ -24,6 +24,7 @@ interface Pending {
   reject: (err: PublishError) => void;
   /** Set once handed to kafkajs: from then on it can no longer be withdrawn. */
   sent: boolean;
+  queuedAt: number;
   settled: boolean;
 }
 
@@ -34,7 +35,8 @@ const MAX_BATCH = 500;
  * resolves only once Kafka acknowledged the message, which is the ingress's precondition for answering 202.
  *
  * Concurrent publishes are batched: while one produce request is in flight, new messages queue and go out together
- * in the next request (the idempotent producer allows one in-flight request per broker anyway). A message still
+ * in the next request (the idempotent producer allows one in-flight request per broker anyway), and a message that
+ * finds the producer idle waits up to `lingerMs` for company, like the Java client's linger.ms. A message still
  * queued when its deadline passes is withdrawn and never sent, so a sender that was answered 503 cannot find its
  * delivery accepted later; the producer's own retries end before the deadline for the message in flight.
  */
@@ -51,6 +53,7 @@ export class DeliveryPublisher {
     private readonly topic: string,
     private readonly logger: Logger,
     private readonly ackTimeoutMs = 5000,
+    private readonly lingerMs = 0,
   ) {
     this.producer = createIdempotentProducer(kafka, PUBLISH_RETRY);
   }
@@ -77,7 +80,7 @@ export class DeliveryPublisher {
   publish(message: DeliveryMessage, deadlineMs: number): Promise<void> {
     if (this.closed) return Promise.reject(new PublishError('publisher is closed', 'failed'));
     return new Promise<void>((resolve, reject) => {
-      const pending: Pending = { message, resolve, reject, sent: false, settled: false };
+      const pending: Pending = { message, resolve, reject, sent: false, settled: false, queuedAt: performance.now() };
       const timer = setTimeout(() => {
         if (pending.settled) return;
         pending.settled = true;
@@ -112,6 +115,11 @@ export class DeliveryPublisher {
           await this.connect();
         } catch (err) {
           this.failQueued(err);
+          continue;
+        }
+        const waited = performance.now() - this.queue[0]!.queuedAt;
+        if (waited < this.lingerMs && this.queue.length < MAX_BATCH) {
+          await new Promise((resolve) => setTimeout(resolve, this.lingerMs - waited));
           continue;
         }
         const batch = this.queue.splice(0, MAX_BATCH).filter((p) => !p.settled);

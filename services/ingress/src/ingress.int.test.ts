@@ -3,7 +3,7 @@ import type { Consumer } from 'kafkajs';
 import { createConsumer, createKafka, decodeDeliveryMessage, webhookConfigVersionKey, type DeliveryMessage } from '@conveyor/kafka';
 import { createLogger } from '@conveyor/logger';
 import type { ResolveWebhookResponse } from '@conveyor/proto';
-import { KAFKA_BROKERS, REDIS_URL, uniqueName } from '@conveyor/testing';
+import { createTestTrust, KAFKA_BROKERS, REDIS_URL, uniqueName, type TestTrust } from '@conveyor/testing';
 import { generateWebhookSecret, signWebhook, SIGNATURE_SCHEMES, type SignatureScheme } from '@conveyor/webhook-auth';
 import { loadIngressConfig } from './config';
 import { bodyHash } from './delivery-identity';
@@ -22,12 +22,14 @@ describe('ingress over real sockets, Redis and Kafka', () => {
   let redis: Redis;
   let consumer: Consumer;
   let base: string;
+  let trust: TestTrust;
 
   beforeAll(async () => {
     redis = new Redis(REDIS_URL);
-    const orchestratorAddr = await directory.start();
+    trust = await createTestTrust();
+    const orchestratorAddr = await directory.start(trust.serviceEnv('orchestrator'));
     ingress = new Ingress(
-      loadIngressConfig({ PORT: '0', REDIS_URL, KAFKA_BROKERS: KAFKA_BROKERS.join(','), DELIVERIES_TOPIC: topic, ORCHESTRATOR_ADDR: orchestratorAddr, PUBLISH_TIMEOUT_MS: '8000', TRUST_PROXY: 'loopback' }),
+      loadIngressConfig({ ...trust.serviceEnv('ingress'), PORT: '0', REDIS_URL, KAFKA_BROKERS: KAFKA_BROKERS.join(','), DELIVERIES_TOPIC: topic, ORCHESTRATOR_ADDR: orchestratorAddr, PUBLISH_TIMEOUT_MS: '8000', TRUST_PROXY: 'loopback' }),
       logger,
       { kafkaSocketFactory: network.socketFactory },
     );
@@ -49,6 +51,7 @@ describe('ingress over real sockets, Redis and Kafka', () => {
     await ingress?.stop();
     directory.stop();
     await redis?.quit();
+    await trust?.remove();
   });
 
   let counter = 0;

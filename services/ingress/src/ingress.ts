@@ -6,7 +6,7 @@ import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
 import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import { countWebhookDelivery, createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
-import { createOrchestratorClients, type OrchestratorClients } from '@conveyor/proto';
+import { createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
 import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
 import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
@@ -47,6 +47,8 @@ export class Ingress implements Service {
 
   async start(): Promise<void> {
     const { config, logger } = this;
+    // Read first: a missing certificate fails the start before anything is connected.
+    const orchestratorCredentials = mutualTlsCredentials(config);
     // Auto-pipelining sends the commands one request issues together (version, budgets) in one write.
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
     this.redis = redis;
@@ -67,7 +69,7 @@ export class Ingress implements Service {
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
       ...(this.deps.kafkaSocketFactory && { socketFactory: this.deps.kafkaSocketFactory }),
     });
-    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC, logger.child({ component: 'delivery-publisher' }), 2000);
+    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC, logger.child({ component: 'delivery-publisher' }), 2000, config.PUBLISH_LINGER_MS);
     this.admin = kafka.admin();
     this.readiness.add('kafka', async () => {
       if (!this.adminConnected) throw new Error('not connected to Kafka');
@@ -75,7 +77,7 @@ export class Ingress implements Service {
     });
     await this.setUpKafka(kafka);
 
-    this.orchestrator = createOrchestratorClients(config.ORCHESTRATOR_ADDR);
+    this.orchestrator = createOrchestratorClients(config.ORCHESTRATOR_ADDR, orchestratorCredentials);
     const resolver = new WebhookResolver(redis, orchestratorWebhookLookup(this.orchestrator, config.ORCHESTRATOR_DEADLINE_MS));
 
     const app = express();

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import net from 'node:net';
 import type { ISocketFactory } from 'kafkajs';
-import { loadOrchestratorProto, type ResolveWebhookResponse, type WebhookIngressServiceHandlers } from '@conveyor/proto';
+import { loadOrchestratorProto, readTlsMaterial, type GrpcTlsSettings, type ResolveWebhookResponse, type WebhookIngressServiceHandlers } from '@conveyor/proto';
 
 /**
  * A stand-in for the orchestrator's WebhookIngressService on a real socket (127.0.0.1:0), for ingress tests that
@@ -12,7 +12,9 @@ export class FakeWebhookDirectory {
   lookups = 0;
   private server: grpc.Server | undefined;
 
-  async start(): Promise<string> {
+  /** Listens with the orchestrator's certificate, asking for client certificates as the real one does. */
+  async start(tls: GrpcTlsSettings): Promise<string> {
+    const own = readTlsMaterial(tls);
     const proto = loadOrchestratorProto();
     const server = new grpc.Server();
     const handlers: WebhookIngressServiceHandlers = {
@@ -23,7 +25,7 @@ export class FakeWebhookDirectory {
     };
     server.addService(proto.WebhookIngressService.service, handlers);
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createSsl(own.ca, [{ cert_chain: own.cert, private_key: own.key }], true), (err, p) => (err ? reject(err) : resolve(p))),
     );
     this.server = server;
     return `127.0.0.1:${port}`;

@@ -1,10 +1,12 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { commonEnv, csv, loadConfig, port } from '@conveyor/config';
+import { commonEnv, csv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
+import { MAX_SIGNED_LINK_TTL_SECONDS } from '@conveyor/blob-store';
 import { DEFAULT_DELIVERIES_TOPIC, DEFAULT_ORCHESTRATOR_CONSUMER_GROUP, kafkaSecurityEnv } from '@conveyor/kafka';
 
-/** Development and tests only: production refuses to start without its own secret. */
-export const DEV_BLOB_SIGNING_SECRET = 'conveyor-dev-blob-signing-secret-not-for-production';
+// Keys have no default in any mode: `npm start` and the test harness generate them per installation (`conveyor keys init`).
+const KEYS_HINT = 'generate per installation with `conveyor keys init --file .conveyor/keys.env`';
 
 const schema = z.object({
   ...commonEnv,
@@ -28,7 +30,8 @@ const schema = z.object({
   /**
    * Harness of runs whose `harness.type` is absent or `oz` (docs/harnesses.md): `claude`, `codex`, `gemini`,
    * `command:<type>`, or `demo` (scripted, no model: tests and a dev installation without model credentials).
-   * Required in production, so that no production installation silently runs the demo.
+   * Required in production, so that no production installation silently runs the demo; elsewhere `demo` when unset
+   * (`defaultHarness`).
    */
   DEFAULT_HARNESS: z
     .string()
@@ -41,6 +44,11 @@ const schema = z.object({
   /** gRPC listen address for the gateway and runners. */
   GRPC_HOST: z.string().default('127.0.0.1'),
   GRPC_PORT: port(50051),
+  /** The gRPC listener's TLS: the installation CA (client certificates must chain to it), this service's cert and key. */
+  ...grpcTlsEnv,
+  /** Worker endpoint (docs/workers.md): the only listener self-hosted workers reach; server TLS + worker tokens. */
+  WORKER_GRPC_HOST: z.string().default('127.0.0.1'),
+  WORKER_GRPC_PORT: port(50052),
   /** HTTP port for /healthz, /readyz and /metrics. */
   HTTP_HOST: z.string().default('127.0.0.1'),
   HTTP_PORT: port(8081),
@@ -49,8 +57,8 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
-  /** HMAC-SHA256 key of signed download links (`GET /v1/blobs/{token}`); required when NODE_ENV=production. */
-  BLOB_SIGNING_SECRET: z.string().min(32).optional(),
+  /** HMAC-SHA256 key of signed download links (`GET /v1/blobs/{token}`); required, 32+ random characters. */
+  BLOB_SIGNING_SECRET: z.string({ required_error: `required (${KEYS_HINT})` }).min(32, 'must be 32+ random characters'),
   /** The REST API's public base URL (ending in /v1): the prefix of signed download links. */
   PUBLIC_API_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
   /** Where downloadable bytes live: `postgres` (default, the Blob table) or `s3` (an S3-compatible object store). */
@@ -70,12 +78,14 @@ const schema = z.object({
   WORKER_STALE_AFTER_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
   /** How often each replica looks for queued runs routed to its connected workers. */
   WORKER_DISPATCH_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
-  /** Lifetime of signed download links (transcripts), in seconds. */
-  BLOB_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(900),
+  /** Lifetime of signed download links (transcripts, artifacts), in seconds; at most an hour, as a leaked link is a bearer credential. */
+  BLOB_URL_TTL_SECONDS: z.coerce.number().int().min(10).max(MAX_SIGNED_LINK_TTL_SECONDS).default(900),
   /** `{webhook_base_url}`: the ingress's public base URL, the prefix of every webhook URL shown to users. */
   WEBHOOK_BASE_URL: z.string().url().default('http://127.0.0.1:8090'),
-  /** AES-256-GCM key (32 bytes, base64) encrypting team secrets and webhook credentials; required when NODE_ENV=production. */
-  CONVEYOR_SECRETS_KEY: z.string().optional(),
+  /** AES-256-GCM key (32 bytes, base64) encrypting team secrets and webhook credentials; required. */
+  CONVEYOR_SECRETS_KEY: z
+    .string({ required_error: `required (${KEYS_HINT})` })
+    .refine((v) => Buffer.from(v.trim(), 'base64').length === 32, 'must be 32 random bytes, base64-encoded'),
   /** Earlier secrets keys (comma-separated base64), still accepted for decryption during a key rotation. */
   CONVEYOR_SECRETS_PREVIOUS_KEYS: csv(''),
   /** How often the delivery log is pruned (entries older than 7 days beyond each webhook's 50 most recent). */
@@ -91,25 +101,44 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * Transports skill discovery's git may use: `https` only by default; add `http`, `ssh` or `git` deliberately
+   * (`ssh`/`git` cannot be pinned to the checked address; see docs/security.md).
+   */
+  GIT_ALLOWED_SCHEMES: csv('https').pipe(z.array(z.enum(['https', 'http', 'ssh', 'git']))),
+  /**
+   * CIDRs the platform's own outbound fetches may reach although they are loopback, private or link-local (e.g.
+   * `10.20.0.0/16` for an internal git server, `127.0.0.0/8,::1/128` for tests). Empty: public addresses only.
+   */
+  EGRESS_ALLOWED_ADDRESSES: csv('').refine((cidrs) => cidrs.every((c) => ipaddr.isValidCIDR(c)), 'must be comma-separated CIDRs, e.g. 10.0.0.0/8,::1/128'),
   /** How long discovered skills are served from the cache before the repository's head commit is checked again. */
   SKILL_CACHE_TTL_MS: z.coerce.number().int().min(0).default(5 * 60 * 1000),
 })
   .superRefine((c, ctx) => {
-    if (c.NODE_ENV === 'production' && !c.BLOB_SIGNING_SECRET) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['BLOB_SIGNING_SECRET'], message: 'required in production (32+ random characters)' });
-    }
     if (c.BLOB_STORE === 's3' && !c.S3_BUCKET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['S3_BUCKET'], message: 'required when BLOB_STORE=s3' });
     }
     if (c.NODE_ENV === 'production' && !c.DEFAULT_HARNESS) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DEFAULT_HARNESS'], message: 'required in production: claude, codex, gemini or command:<type> (demo runs no agent)' });
     }
-    if (c.NODE_ENV === 'production' && !c.CONVEYOR_SECRETS_KEY) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['CONVEYOR_SECRETS_KEY'], message: 'required in production (32 random bytes, base64: openssl rand -base64 32)' });
-    }
-  })
-  .transform((c) => ({ ...c, BLOB_SIGNING_SECRET: c.BLOB_SIGNING_SECRET ?? DEV_BLOB_SIGNING_SECRET, DEFAULT_HARNESS: c.DEFAULT_HARNESS ?? 'demo' }));
+  });
 
 export type OrchestratorConfig = z.infer<typeof schema>;
 
 export const loadOrchestratorConfig = (env: NodeJS.ProcessEnv = process.env): OrchestratorConfig => loadConfig(schema, env);
+
+/** The catalog's settings (CatalogModule), loadable alone: CLI commands check runs like the orchestrator without its keys. */
+const catalogSchema = schema.innerType().pick({
+  MODELS_CONFIG: true,
+  MODELS_CONFIG_FILE: true,
+  GIT_BASE_URL: true,
+  GIT_ALLOW_LOCAL_URLS: true,
+  GIT_ALLOWED_SCHEMES: true,
+  EGRESS_ALLOWED_ADDRESSES: true,
+  SKILL_CACHE_TTL_MS: true,
+});
+export type CatalogConfig = z.infer<typeof catalogSchema>;
+export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): CatalogConfig => loadConfig(catalogSchema, env);
+
+/** The harness of runs that name none (`harness.type` absent or `oz`); `demo` only outside production. */
+export const defaultHarness = (config: Pick<OrchestratorConfig, 'DEFAULT_HARNESS'>): string => config.DEFAULT_HARNESS ?? 'demo';

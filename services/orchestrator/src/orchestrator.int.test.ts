@@ -2,8 +2,8 @@ import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { createPrismaClient, newUuid } from '@conveyor/db';
 import { createIdempotentProducer, createKafka, type DeliveryMessage, encodeDeliveryMessage } from '@conveyor/kafka';
 import { createLogger } from '@conveyor/logger';
-import { callRpc as rpc, createOrchestratorClients, type OrchestratorClients } from '@conveyor/proto';
-import { createTestDatabase, KAFKA_BROKERS, REDIS_URL, uniqueName } from '@conveyor/testing';
+import { callRpc as rpc, createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
+import { createTestDatabase, KAFKA_BROKERS, REDIS_URL, uniqueName, createTestTrust, type TestTrust } from '@conveyor/testing';
 import { createTeam, createUser, createUserApiKey } from './auth/team-admin';
 import { loadOrchestratorConfig } from './config';
 import { Orchestrator } from './orchestrator';
@@ -12,6 +12,7 @@ const logger = createLogger({ service: 'orchestrator-test', level: 'silent' });
 
 describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let trust: TestTrust;
   let orchestrator: Orchestrator;
   let clients: OrchestratorClients;
   const received: DeliveryMessage[] = [];
@@ -20,26 +21,30 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
+    trust = await createTestTrust();
     const config = loadOrchestratorConfig({
+      ...trust.serviceEnv('orchestrator'),
       DATABASE_URL: database.url,
       REDIS_URL: REDIS_URL,
       KAFKA_BROKERS: KAFKA_BROKERS.join(','),
       DELIVERIES_TOPIC: topic,
       DELIVERIES_CONSUMER_GROUP: uniqueName('group'),
       GRPC_PORT: '0',
+      WORKER_GRPC_PORT: '0',
       HTTP_PORT: '0',
     });
-    orchestrator = new Orchestrator(config, logger, async (message) => {
-      received.push(message);
+    orchestrator = new Orchestrator(config, logger, async (deliveries) => {
+      received.push(...deliveries.map((d) => d.message));
     });
     await orchestrator.start();
-    clients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`);
+    clients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('gateway')));
   });
 
   afterAll(async () => {
     clients?.close();
     await orchestrator?.stop();
     await database?.drop();
+    await trust?.remove();
   });
 
   it('authenticates API keys and refuses revoked or unknown ones with the same error', async () => {

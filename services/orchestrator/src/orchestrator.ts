@@ -1,4 +1,3 @@
-import type { Server as GrpcServer } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
@@ -8,11 +7,13 @@ import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka
 import type { Logger } from '@conveyor/logger';
 import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
-import type { OrchestratorConfig } from './config';
+import { defaultHarness, type OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
-import { DeliveryConsumer, type DeliveryHandler } from './deliveries/delivery-consumer';
-import { startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
+import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
+import type * as grpc from '@grpc/grpc-js';
+import { serverTlsCredentials, startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
+import { certificatePeer } from './grpc/rpc-guard';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { OutboxRelay } from './runs/outbox-relay';
 import { RunEventFeed } from './runs/run-event-feed';
@@ -21,6 +22,7 @@ import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
 import type { CreateRunDeps } from './runs/create-run';
 import { WebhookModule } from './webhooks/webhook-module';
+import { workerEndpointHandlers, workerTokenPeer } from './workers/worker-endpoint';
 import { WorkerHub } from './workers/worker-hub';
 
 export class Orchestrator implements Service {
@@ -28,6 +30,7 @@ export class Orchestrator implements Service {
   /** The service's Prometheus registry, served at `/metrics` on the HTTP port (see docs/metrics.md). */
   readonly metrics = createMetricsRegistry('orchestrator');
   grpcPort = 0;
+  workerGrpcPort = 0;
   httpPort = 0;
   private db: PrismaClient | undefined;
   private redis: Redis | undefined;
@@ -35,7 +38,8 @@ export class Orchestrator implements Service {
   private outbox: OutboxRelay | undefined;
   private sweeper: LostRunnerSweeper | undefined;
   private kafkaAdmin: Admin | undefined;
-  private grpcServer: GrpcServer | undefined;
+  private grpcServer: grpc.Server | undefined;
+  private workerGrpcServer: grpc.Server | undefined;
   private httpServer: HttpServer | undefined;
   private consumer: DeliveryConsumer | undefined;
   private lagMonitor: ConsumerLagMonitor | undefined;
@@ -49,11 +53,14 @@ export class Orchestrator implements Service {
     private readonly config: OrchestratorConfig,
     private readonly logger: Logger,
     /** Replaces the webhook delivery processor (tests of the consumer alone). */
-    private readonly onDelivery?: DeliveryHandler,
+    private readonly onDeliveries?: DeliveryBatchHandler,
   ) {}
 
   async start(): Promise<void> {
     const { config, logger } = this;
+    // Read first: a missing certificate fails the start before anything is connected.
+    const coreCredentials = serverTlsCredentials(config, 'mutual-tls');
+    const workerEndpointCredentials = serverTlsCredentials(config, 'server-tls-only');
     const db = createPrismaClient(config.DATABASE_URL);
     this.db = db;
     this.readiness.add('postgres', async () => {
@@ -86,7 +93,7 @@ export class Orchestrator implements Service {
     // Parses the model catalog: a bad MODELS_CONFIG fails the start, not the first run.
     const catalog = new CatalogModule({ config, db, logger });
     // One way to start runs for every source: API, automations, schedules, judges.
-    const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS, catalog: catalog.runCatalog };
+    const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: defaultHarness(config), catalog: catalog.runCatalog };
     const webhooks = new WebhookModule({ config, db, redis, logger, runDeps });
     this.webhooks = webhooks;
     webhooks.start();
@@ -117,10 +124,25 @@ export class Orchestrator implements Service {
       ...workerHub.grpcHandlers(),
       ...catalog.grpcHandlers(),
     };
-    ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, config.GRPC_HOST, config.GRPC_PORT));
+    const grpcLogger = logger.child({ component: 'grpc' });
+    ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, {
+      host: config.GRPC_HOST,
+      port: config.GRPC_PORT,
+      credentials: coreCredentials,
+      authenticate: certificatePeer,
+      logger: grpcLogger,
+    }));
+    // Self-hosted workers never reach the listener above: theirs has server TLS (no client certificate) and tokens.
+    ({ server: this.workerGrpcServer, port: this.workerGrpcPort } = await startGrpcServer(workerEndpointHandlers(db, handlers.workers, handlers.runner), {
+      host: config.WORKER_GRPC_HOST,
+      port: config.WORKER_GRPC_PORT,
+      credentials: workerEndpointCredentials,
+      authenticate: workerTokenPeer(db),
+      logger: grpcLogger.child({ listener: 'worker-endpoint' }),
+    }));
 
     if (config.CONSUME_DELIVERIES) await this.startConsumer();
-    logger.info({ grpcPort: this.grpcPort, httpPort: this.httpPort }, 'orchestrator started');
+    logger.info({ grpcPort: this.grpcPort, workerGrpcPort: this.workerGrpcPort, httpPort: this.httpPort }, 'orchestrator started');
   }
 
   private async startConsumer(): Promise<void> {
@@ -141,7 +163,7 @@ export class Orchestrator implements Service {
     this.consumer = new DeliveryConsumer(kafka, {
       topic: config.DELIVERIES_TOPIC,
       groupId: config.DELIVERIES_CONSUMER_GROUP,
-      handler: this.onDelivery ?? this.webhooks!.processor.handle,
+      handler: this.onDeliveries ?? this.webhooks!.processor.handleBatch,
       logger: logger.child({ component: 'delivery-consumer' }),
     });
     await this.consumer.start();
@@ -167,6 +189,7 @@ export class Orchestrator implements Service {
       ['self-hosted workers', () => this.workerHub?.stop()],
       ['run event watchers', () => this.runEventFeed?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
+      ['worker endpoint', () => this.workerGrpcServer && stopGrpcServer(this.workerGrpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],
       ['consumer lag monitor', () => this.lagMonitor?.stop()],
       ['webhook delivery retention', () => this.webhooks?.stop()],

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { commonEnv, loadConfig, port } from '@conveyor/config';
+import { commonEnv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
 import { modelProxyEnv } from './model-proxy/model-proxy-config';
 import { sandboxEnv } from './sandbox/sandbox-config';
@@ -26,6 +26,8 @@ const schema = z.object({
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Orchestrator gRPC address: claims, events, heartbeats and completions go there. */
   ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** Mutual TLS to the orchestrator: the installation CA and this service's certificate and key. */
+  ...grpcTlsEnv,
   RUN_QUEUE: z.string().min(1).default(DEFAULT_RUN_QUEUE),
   /** Runs executed at once by this runner process. */
   RUNNER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),

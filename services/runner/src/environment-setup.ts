@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { redactUrl } from '@conveyor/logger';
 import { SetupFailure } from './harness/harness';
 import { runToCompletion } from './sandbox/collect-output';
 import type { RunSandbox } from './sandbox/run-sandbox';
@@ -8,11 +9,25 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 export const environmentSchema = z.object({
   repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional() })).default([]),
   setup_commands: z.array(z.string()).default([]),
+  docker_image: z.string().optional(),
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
 /** Where a repository is cloned, relative to the workspace. */
 export const repositoryDirectory = (repo: EnvironmentSpec['repositories'][number]): string => repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
+
+/** Hosts the environment's repositories live on: a run may reach them through the egress filter to clone. */
+export function repositoryHosts(spec: EnvironmentSpec): string[] {
+  return spec.repositories.flatMap((r) => {
+    const scp = /^[^@/]+@([^:/]+):/.exec(r.url); // git@host:owner/repo
+    if (scp) return [scp[1]!];
+    try {
+      return [new URL(r.url).hostname];
+    } catch {
+      return [];
+    }
+  });
+}
 
 /**
  * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any
@@ -27,10 +42,11 @@ export async function setUpEnvironment(
 ): Promise<void> {
   for (const repo of spec.repositories) {
     const dir = repositoryDirectory(repo);
-    report(`cloning ${repo.url}`);
+    // Run events and failure messages are shown to users and logged: never a credential embedded in the URL.
+    report(`cloning ${redactUrl(repo.url)}`);
     const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];
     const cloned = await runToCompletion(sandbox, { argv, env }, signal);
-    if (cloned.code !== 0) throw new SetupFailure(`Cloning ${repo.url} failed: ${cloned.output.trim()}`);
+    if (cloned.code !== 0) throw new SetupFailure(redactUrl(`Cloning ${repo.url} failed: ${cloned.output.trim()}`));
   }
   for (const command of spec.setup_commands) {
     report(`running ${command}`);

@@ -1,4 +1,4 @@
-import type { ServiceError } from '@grpc/grpc-js';
+import type { ChannelCredentials, ServiceError } from '@grpc/grpc-js';
 import { AppError, fromGrpcError } from '@conveyor/errors';
 import { callRpc, createOrchestratorClients, type OrchestratorClients, type RequestOf, type ResponseOf, type RpcNames, type ServiceClients } from '@conveyor/proto';
 
@@ -8,8 +8,8 @@ type Runner = ServiceClients['runner'];
 export class OrchestratorLink {
   private readonly clients: OrchestratorClients;
 
-  constructor(address: string) {
-    this.clients = createOrchestratorClients(address);
+  constructor(address: string, credentials: ChannelCredentials) {
+    this.clients = createOrchestratorClients(address, credentials);
   }
 
   async call<M extends RpcNames<Runner>>(method: M, request: RequestOf<Runner[M]>, deadlineMs = 10_000): Promise<ResponseOf<Runner[M]>> {

@@ -2,13 +2,13 @@ import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output, RunnerControl__Output } from '@conveyor/proto';
 import type { RunEvent, RunJob } from '@conveyor/run-events';
-import { environmentSchema, repositoryDirectory, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
-import { reportFileArtifact } from './harness-support-client';
+import { environmentSchema, repositoryDirectory, repositoryHosts, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
 import { EventReporter } from './event-reporter';
+import { CommandHarness } from './harness/command-harness';
 import { FollowupInbox } from './harness/followup-inbox';
 import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from './harness/harness';
-import { CommandHarness } from './harness/command-harness';
 import { harnessFor } from './harness/harness-registry';
+import { reportFileArtifact } from './harness-support-client';
 import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
 import type { RunningModelProxy } from './model-proxy/model-proxy-config';
 import type { RunnerConfig } from './config';
@@ -16,8 +16,9 @@ import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
 import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
+import { harnessSupportEndpoint, harnessSupportHosts, insideApiBaseUrl, limitCompletion } from './sandbox/run-policy';
 import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
-import { prepareWorkspace, safeFileName } from './workspace';
+import { prepareWorkspace, removeWorkspace, safeFileName } from './workspace';
 
 export interface ExecutorOptions {
   runnerId: string;
@@ -28,12 +29,14 @@ export interface ExecutorOptions {
   /** Hosts every run may reach, before the environment's own. */
   allowedHosts: string[];
   limits: SandboxLimits;
+  /** How long a workspace kept after a failed setup waits for a debug session (the orchestrator's debug window). */
+  debugRetentionMs: number;
   /** The model proxy runs of CLI harnesses reach their model through; absent = those runs get no model access. */
   modelProxy?: RunningModelProxy;
 }
 
 /** The settings the runner and the self-hosted worker program share. */
-type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB'>;
+type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB' | 'FAILURE_SESSION_RETENTION_MINUTES'>;
 
 export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend, modelProxy?: RunningModelProxy): ExecutorOptions {
   return {
@@ -44,6 +47,7 @@ export function executorOptions(config: ExecutorSettings, runnerId: string, sand
     sandbox,
     allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
     limits: sandboxLimits(config),
+    debugRetentionMs: config.FAILURE_SESSION_RETENTION_MINUTES * 60_000,
     modelProxy,
   };
 }
@@ -57,7 +61,7 @@ const setupStepReporter =
 
 type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer };
 
-/** Ends the execution early with this outcome (the budget ran out), rather than as cancelled. */
+/** Ends the execution early with this outcome (the budget ran out, the key was refused), rather than as cancelled. */
 type Halt = (completion: Completion) => void;
 
 const overBudget = (spentUsd: number, budgetUsd: number): Completion => ({
@@ -71,6 +75,9 @@ const overBudget = (spentUsd: number, budgetUsd: number): Completion => ({
  * (INPROGRESS) while heartbeating for cancellation and follow-ups, and report the outcome with the transcript.
  */
 export class RunExecutor {
+  /** Runs with a sandbox on this executor now (their workspaces are in use). */
+  private readonly active = new Set<string>();
+
   constructor(
     private readonly link: OrchestratorLink,
     private readonly options: ExecutorOptions,
@@ -201,7 +208,10 @@ export class RunExecutor {
     }
   }
 
-  /** Prepares the workspace and the run's sandbox, drives the harness inside it, and always tears the sandbox down. */
+  /**
+   * Prepares the workspace and the run's sandbox, drives the harness inside it, and always tears the sandbox down,
+   * reporting the disk the workspace used and deleting it (unless a failed setup keeps it for the debug window).
+   */
   private async driveInWorkspace(
     assignment: RunAssignment__Output,
     harness: Harness,
@@ -211,33 +221,59 @@ export class RunExecutor {
     signal: AbortSignal,
   ): Promise<Completion> {
     const step = setupStepReporter(reporter);
+    const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
 
     step('workspace', 'started');
     const workspaceDir = await prepareWorkspace(this.options.workspaceRoot, assignment.run_id, assignment.attachments.map((a) => ({ file_name: a.file_name, data: Buffer.from(a.data) })));
     let sandbox: RunSandbox;
+    this.active.add(assignment.run_id);
     try {
       sandbox = await this.options.sandbox.prepare({
         runId: assignment.run_id,
+        ...(environment.docker_image ? { image: environment.docker_image } : {}),
         workspaceDir,
-        allowedHosts: this.options.allowedHosts,
-        endpoints: grant ? [grant.endpoint] : [],
+        allowedHosts: [...this.options.allowedHosts, ...repositoryHosts(environment), ...harnessSupportHosts(assignment.api_base_url)],
+        endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
         limits: this.options.limits,
+        onEgress: ({ host, port, allowed, reason }) => {
+          if (!allowed) reporter.emit({ kind: 'log', level: 'warn', text: `sandbox: connection to ${host}:${port} refused (${reason})` });
+        },
       });
     } catch (err) {
       if (!(err instanceof SandboxUnavailable)) throw err;
       step('workspace', 'failed', `sandbox unavailable: ${err.message}`);
+      this.active.delete(assignment.run_id);
+      await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
       return { state: 'ERROR', message: 'The run could not be isolated, so it was not started', errorCode: 'resource_unavailable' };
     }
-    step('workspace', 'succeeded', `${assignment.attachments.length} attachment(s)`);
+    step('workspace', 'succeeded', `${assignment.attachments.length} attachment(s), sandbox ${this.options.sandbox.name}`);
+    let completion: Completion | undefined;
     try {
-      return await this.driveInSandbox(assignment, harness, grant, sandbox, reporter, inbox, signal);
+      completion = await this.driveInSandbox(assignment, environment, harness, grant, sandbox, reporter, inbox, signal);
     } finally {
-      await sandbox.destroy();
+      const usage = await sandbox.destroy();
+      // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
+      const keep = completion?.setupFailed === true && !assignment.debug_session;
+      this.active.delete(assignment.run_id);
+      if (keep) this.removeAfterDebugWindow(assignment.run_id);
+      else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
+      reporter.emit({ kind: 'log', level: 'info', text: `workspace used ${usage.diskBytes} bytes; ${keep ? 'kept for the debug window' : 'deleted'}` });
+      if (usage.limit && completion && completion.state !== 'CANCELLED') completion = limitCompletion(usage.limit, this.options.limits, completion.transcript);
+      if (usage.limit) reporter.emit({ kind: 'log', level: 'error', text: `sandbox: ${completion?.message ?? usage.limit}` });
     }
+    return completion;
+  }
+
+  /** A workspace kept for a debug session goes when the window closes, unless a debug execution is using it then. */
+  private removeAfterDebugWindow(runId: string): void {
+    setTimeout(() => {
+      if (!this.active.has(runId)) void removeWorkspace(this.options.workspaceRoot, runId).catch(() => undefined);
+    }, this.options.debugRetentionMs).unref();
   }
 
   private async driveInSandbox(
     assignment: RunAssignment__Output,
+    environment: EnvironmentSpec,
     harness: Harness,
     grant: ModelAccessGrant | undefined,
     sandbox: RunSandbox,
@@ -247,9 +283,9 @@ export class RunExecutor {
   ): Promise<Completion> {
     const debug = assignment.debug_session;
     const step = setupStepReporter(reporter);
-    const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir, runApiKey: assignment.run_api_key, apiBaseUrl: assignment.api_base_url });
+    const apiBaseUrl = insideApiBaseUrl(sandbox, assignment.api_base_url);
+    const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir, runApiKey: assignment.run_api_key, apiBaseUrl });
 
-    const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
     let input: HarnessInput;
     let current: SetupStep['step'] = 'setup_commands';
     try {
@@ -263,7 +299,7 @@ export class RunExecutor {
         debugSession: debug,
         workspaceDir: sandbox.workspaceDir,
         runApiKey: assignment.run_api_key,
-        apiBaseUrl: assignment.api_base_url,
+        apiBaseUrl,
         skillInstructions: assignment.skill_instructions,
         attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
       };

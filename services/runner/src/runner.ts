@@ -3,6 +3,7 @@ import express from 'express';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
+import { mutualTlsCredentials } from '@conveyor/proto';
 import { createMetricsRegistry, createRunJobDurationHistogram, metricsRouter } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
@@ -36,7 +37,7 @@ export class Runner implements Service {
 
   async start(): Promise<void> {
     const { config, logger } = this;
-    const link = new OrchestratorLink(config.ORCHESTRATOR_ADDR);
+    const link = new OrchestratorLink(config.ORCHESTRATOR_ADDR, mutualTlsCredentials(config));
     this.link = link;
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
     this.redis = redis;
@@ -51,7 +52,7 @@ export class Runner implements Service {
 
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
-    const sandbox = await createSandboxBackend(config.RUN_SANDBOX, logger);
+    const sandbox = await createSandboxBackend(config, logger);
     this.modelProxy = await startModelProxy(config, logger);
     const executor = new RunExecutor(link, executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), logger);
     this.worker = new Worker<RunJob>(

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@conveyor/logger';
-import { createOrchestratorClients, type OrchestratorClients, type WorkerDownstream__Output, type WorkerUpstream } from '@conveyor/proto';
+import { createOrchestratorClients, workerCredentials, type OrchestratorClients, type WorkerDownstream__Output, type WorkerUpstream } from '@conveyor/proto';
 import type { Service } from '@conveyor/runtime';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/model-proxy-config';
 import { OrchestratorLink } from './orchestrator-link';
@@ -42,10 +42,12 @@ export class SelfHostedWorker implements Service {
 
   async start(): Promise<void> {
     // Fail closed: a worker that cannot isolate runs does not connect for any.
-    this.sandbox = await createSandboxBackend(this.config.RUN_SANDBOX, this.logger);
+    this.sandbox = await createSandboxBackend(this.config, this.logger);
     this.modelProxy = await startModelProxy(this.config, this.logger);
-    this.clients = createOrchestratorClients(this.config.ORCHESTRATOR_ADDR);
-    this.link = new OrchestratorLink(this.config.ORCHESTRATOR_ADDR);
+    // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call.
+    const credentials = workerCredentials(this.config.WORKER_ENDPOINT_CA_FILE, this.config.CONVEYOR_WORKER_TOKEN);
+    this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
+    this.link = new OrchestratorLink(this.config.WORKER_ENDPOINT, credentials);
     this.connect();
   }
 

@@ -9,8 +9,10 @@ import { sandboxEnv } from './sandbox/sandbox-config';
 /** The self-hosted worker program's environment (docs/workers.md); the runner's own settings where they overlap. */
 const schema = z.object({
   ...commonEnv,
-  /** The platform's orchestrator gRPC address (the worker's one outbound connection). */
-  ORCHESTRATOR_ADDR: z.string().default('127.0.0.1:50051'),
+  /** The platform's worker endpoint (host:port; the worker's one outbound connection, TLS). */
+  WORKER_ENDPOINT: z.string().default('127.0.0.1:50052'),
+  /** CA certificate (PEM) the endpoint's certificate chains to: the installation CA; unset = the system's roots. */
+  WORKER_ENDPOINT_CA_FILE: z.string().min(1).optional(),
   /** The team's worker token (`conveyor worker-token create --team <id>`); a secret. */
   CONVEYOR_WORKER_TOKEN: z.string().regex(/^cvw_/, 'must be a worker token (cvw_...)'),
   /** The ID runs target with `config.worker_host`. */

@@ -4,7 +4,7 @@ import { runService } from '@conveyor/runtime';
 import { SelfHostedWorker } from './self-hosted-worker';
 import { loadWorkerConfig } from './worker-config';
 
-// The self-hosted worker program: `CONVEYOR_WORKER_TOKEN=cvw_... WORKER_ID=my-box ORCHESTRATOR_ADDR=host:50051 node dist/worker-main.js`.
+// The self-hosted worker program: `CONVEYOR_WORKER_TOKEN=cvw_... WORKER_ID=my-box WORKER_ENDPOINT=host:50052 WORKER_ENDPOINT_CA_FILE=ca.pem node dist/worker-main.js`.
 const config = loadWorkerConfig();
 const logger = createLogger({ service: 'worker', level: config.LOG_LEVEL });
 logger.info({ config: redactConfig(config) }, 'starting');

@@ -25,6 +25,7 @@ describe('docker-compose.yml', () => {
       'kafka',
       'migrate',
       'orchestrator',
+      'pki',
       'postgres',
       'redis',
       'runner',
@@ -57,6 +58,17 @@ describe('docker-compose.yml', () => {
     });
     expect(services.migrate!.command).toEqual(['node', 'packages/db/dist/migrate-cli.js']);
     expect(services.seed!.command).toEqual(['node', 'services/orchestrator/dist/cli/main.js', 'seed-dev']);
+  });
+
+  it('gives every service its own certificate from the one-shot pki job, and commits no key', () => {
+    expect(services.orchestrator!.depends_on.pki).toEqual({ condition: 'service_completed_successfully' });
+    for (const name of ['orchestrator', 'gateway', 'ingress', 'runner']) {
+      const env = services[name]!.environment;
+      expect([env.GRPC_TLS_CA_FILE, env.GRPC_TLS_CERT_FILE, env.GRPC_TLS_KEY_FILE]).toEqual(['/pki/ca.pem', `/pki/${name}.pem`, `/pki/${name}-key.pem`]);
+      expect(services[name]!.volumes).toContain('pki:/pki:ro');
+      expect(env.BLOB_SIGNING_SECRET).toBeUndefined();
+      expect(env.CONVEYOR_SECRETS_KEY).toBeUndefined();
+    }
   });
 
   it('builds every Conveyor image from an existing Dockerfile and publishes ports on loopback only', () => {

@@ -50,6 +50,10 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
       const [container] = deployment.spec.template.spec.containers;
       expect(container.image).toMatch(new RegExp(`conveyor/${service}:`));
       expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+      // Its own gRPC certificate (mutual TLS), never another service's.
+      const tls = deployment.spec.template.spec.volumes.find((v: Spec) => v.name === 'grpc-tls');
+      expect(tls.secret.secretName).toBe(`conveyor-${service}-tls`);
+      expect(container.volumeMounts).toContainEqual({ name: 'grpc-tls', mountPath: '/etc/conveyor/tls', readOnly: true });
       expect(container.livenessProbe.httpGet.path).toBe('/healthz');
     },
   );
@@ -82,7 +86,7 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     });
     const fromController = policies.filter((p) =>
       p.spec.ingress?.some((rule: Spec) =>
-        rule.from.some(
+        (rule.from ?? []).some(
           (peer: Spec) =>
             peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'ingress-nginx',
         ),
@@ -110,6 +114,8 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
         ports: [{ protocol: 'TCP', port: 50051 }],
       },
     ]);
+    // The worker endpoint is the one orchestrator port open to any source (tokens and TLS guard it).
+    expect(find(objects, 'NetworkPolicy', 'conveyor-orchestrator-workers').spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: 50052 }] }]);
   });
 });
 

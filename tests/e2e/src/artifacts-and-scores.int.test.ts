@@ -9,7 +9,6 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const AGENT = path.resolve(__dirname, '../fixtures/api-calling-agent.js');
 // The orchestrator's development signing secret (services/orchestrator/src/config.ts), used to forge an expired link.
-const DEV_BLOB_SIGNING_SECRET = 'conveyor-dev-blob-signing-secret-not-for-production';
 
 describe('artifacts, external references and judge scores end to end', () => {
   let platform: RunningPlatform;
@@ -171,12 +170,12 @@ describe('artifacts, external references and judge scores end to end', () => {
       expect(res.body.type).toMatch(/not_authorized$/);
     }
     const blobKey = Buffer.from(encodedKey, 'base64url').toString('utf8');
-    const expired = signBlobToken(blobKey, new Date(Date.now() - 1000), DEV_BLOB_SIGNING_SECRET);
+    const expired = signBlobToken(blobKey, new Date(Date.now() - 1000), platform.trust.keys.BLOB_SIGNING_SECRET);
     const res = await api('GET', `/blobs/${expired}`, { key: null });
     expect(res.status).toBe(403);
     expect(res.body.detail ?? res.body.error).toMatch(/expired|invalid/);
     // The same key signed with a fresh expiry works: only the expiry made the difference.
-    expect((await api('GET', `/blobs/${signBlobToken(blobKey, new Date(Date.now() + 60_000), DEV_BLOB_SIGNING_SECRET)}`, { key: null })).status).toBe(200);
+    expect((await api('GET', `/blobs/${signBlobToken(blobKey, new Date(Date.now() + 60_000), platform.trust.keys.BLOB_SIGNING_SECRET)}`, { key: null })).status).toBe(200);
   });
 
   it('GET /agent/run-by-external-reference finds the run by canonical URL, 404 otherwise and for other teams', async () => {

@@ -233,18 +233,37 @@ describe('catalog and identities end to end', () => {
       expectNotFound(await call('GET', `/agent/environments/${personal.body.uid as string}`));
     });
 
-    it('grants and removes guest access by user ID', async () => {
-      const added = await call('POST', `/agent/environments/${env.web}/guests`, { user_id: otherUserId });
-      expect(added.status).toBe(201);
-      expect(added.body).toMatchObject({ user_id: otherUserId, email: 'other@other.dev' });
-      expect((await call('POST', `/agent/environments/${env.web}/guests`, { user_id: 'user_nope' })).status).toBe(400);
-      expect((await call('GET', `/agent/environments/${env.web}/guests`)).body.guests.map((g: Json) => g.user_id)).toEqual([otherUserId]);
+    it('invites a guest by e-mail; access starts when the guest accepts and ends when a manager removes it', async () => {
+      const invited = await call('POST', `/agent/environments/${env.web}/guests`, { email: 'Other@Other.dev' });
+      expect(invited.status).toBe(202);
+      expect(invited.body).toMatchObject({ environment_id: env.web, email: 'other@other.dev', status: 'pending' });
+      expect((await call('POST', `/agent/environments/${env.web}/guests`, { email: 'other@other.dev' })).body.invitation_id).toBe(invited.body.invitation_id);
+      expect((await call('POST', `/agent/environments/${env.web}/guests`, { email: 'not an address' })).status).toBe(400);
+      expect((await call('POST', `/agent/environments/${env.web}/guests`, { email: 'x@y.dev' }, memberKey)).status).toBe(403);
+      expect((await call('GET', '/agent/environments', undefined, otherKey)).body.environments).toEqual([]);
+      const listed = await call('GET', `/agent/environments/${env.web}/guests`);
+      expect(listed.body).toMatchObject({ guests: [], invitations: [expect.objectContaining({ invitation_id: invited.body.invitation_id, email: 'other@other.dev' })] });
+
+      // Declining removes it; a new invitation is accepted.
+      expect((await call('DELETE', `/agent/environment-invitations/${invited.body.invitation_id as string}`, undefined, otherKey)).status).toBe(204);
+      expect((await call('GET', '/agent/environment-invitations', undefined, otherKey)).body.invitations).toEqual([]);
+      const again = await call('POST', `/agent/environments/${env.web}/guests`, { email: 'other@other.dev' });
+      expectNotFound(await call('POST', `/agent/environment-invitations/${again.body.invitation_id as string}/accept`, undefined, memberKey));
+      const accepted = await call('POST', `/agent/environment-invitations/${again.body.invitation_id as string}/accept`, undefined, otherKey);
+      expect(accepted.body).toMatchObject({ uid: env.web, access: 'guest' });
+      expect((await call('GET', `/agent/environments/${env.web}/guests`)).body).toEqual({ guests: [expect.objectContaining({ user_id: otherUserId, email: 'other@other.dev' })], invitations: [] });
       const seen = await call('GET', '/agent/environments', undefined, otherKey);
       expect(seen.body.environments).toEqual([expect.objectContaining({ uid: env.web, access: 'guest' })]);
       expect((await call('PUT', `/agent/environments/${env.web}`, { name: 'guest edit' }, otherKey)).status).toBe(403);
       expect((await call('DELETE', `/agent/environments/${env.web}/guests/${otherUserId}`)).status).toBe(204);
       expectNotFound(await call('DELETE', `/agent/environments/${env.web}/guests/${otherUserId}`));
       expectNotFound(await call('GET', `/agent/environments/${env.web}`, undefined, otherKey));
+
+      // A manager withdraws a pending invitation.
+      const withdrawn = await call('POST', `/agent/environments/${env.web}/guests`, { email: 'someone@else.dev' });
+      expectNotFound(await call('DELETE', `/agent/environment-invitations/${withdrawn.body.invitation_id as string}`, undefined, otherKey));
+      expect((await call('DELETE', `/agent/environment-invitations/${withdrawn.body.invitation_id as string}`)).status).toBe(204);
+      expect((await call('GET', `/agent/environments/${env.web}/guests`)).body.invitations).toEqual([]);
     });
 
     it('shares by link: redeeming records access, disabling the link revokes it', async () => {

@@ -12,14 +12,14 @@ const STALE_AFTER_MS = 4000;
 describe('self-hosted workers end to end', () => {
   let platform: RunningPlatform;
   let token: string;
-  let grpcAddr: string;
+  let workerEndpoint: string;
   const workers: ChildProcess[] = [];
   let workerLogs = '';
 
   beforeAll(async () => {
     platform = await startPlatform({ env: { WORKER_HEARTBEAT_INTERVAL_MS: '1000', WORKER_STALE_AFTER_MS: String(STALE_AFTER_MS) } });
     token = (JSON.parse(await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'e2e'], platform.env)) as { token: string }).token;
-    grpcAddr = platform.orchestratorGrpcAddr;
+    workerEndpoint = platform.workerEndpointAddr;
   }, 120_000);
 
   afterAll(async () => {
@@ -29,7 +29,8 @@ describe('self-hosted workers end to end', () => {
 
   function startWorker(env: NodeJS.ProcessEnv): ChildProcess {
     const child = spawn(process.execPath, [path.join(ROOT, 'services/runner/dist/worker-main.js')], {
-      env: { ...process.env, ORCHESTRATOR_ADDR: grpcAddr, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), RUN_SANDBOX: 'none', LOG_LEVEL: 'info', ...env },
+      // The worker endpoint with the installation CA; the worker has no certificate and never sees the core listener.
+      env: { ...process.env, WORKER_ENDPOINT: workerEndpoint, WORKER_ENDPOINT_CA_FILE: platform.trust.caFile, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), RUN_SANDBOX: 'none', LOG_LEVEL: 'info', ...env },
     });
     child.stdout?.on('data', (d: Buffer) => (workerLogs += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (workerLogs += d.toString()));

@@ -28,8 +28,7 @@ describe('finding 6: edges — nobody is a trusted proxy, per-key and per-team r
   it('ingress: a client on a private address naming a new sender in every X-Forwarded-For still shares one budget of 60 a minute', async () => {
     const hook = await createWebhook(platform, 'forged-senders');
     const send = (i: number) => post(hook.url, JSON.stringify({ i }), { authorization: `Bearer ${hook.secret}`, 'x-forwarded-for': `198.51.100.${i}` });
-    const statuses: number[] = [];
-    for (let i = 0; i < 60; i++) statuses.push((await send(i)).status);
+    const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => send(i).then((r) => r.status)));
     expect(statuses.every((s) => s === 202)).toBe(true);
     const forged = await send(60);
     expect(forged.status).toBe(429);

@@ -16,6 +16,9 @@ import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _convey
 import type { Environment as _conveyor_orchestrator_v1_Environment, Environment__Output as _conveyor_orchestrator_v1_Environment__Output } from './conveyor/orchestrator/v1/Environment';
 import type { EnvironmentGuest as _conveyor_orchestrator_v1_EnvironmentGuest, EnvironmentGuest__Output as _conveyor_orchestrator_v1_EnvironmentGuest__Output } from './conveyor/orchestrator/v1/EnvironmentGuest';
 import type { EnvironmentGuestRequest as _conveyor_orchestrator_v1_EnvironmentGuestRequest, EnvironmentGuestRequest__Output as _conveyor_orchestrator_v1_EnvironmentGuestRequest__Output } from './conveyor/orchestrator/v1/EnvironmentGuestRequest';
+import type { EnvironmentInvitation as _conveyor_orchestrator_v1_EnvironmentInvitation, EnvironmentInvitation__Output as _conveyor_orchestrator_v1_EnvironmentInvitation__Output } from './conveyor/orchestrator/v1/EnvironmentInvitation';
+import type { EnvironmentInvitationRef as _conveyor_orchestrator_v1_EnvironmentInvitationRef, EnvironmentInvitationRef__Output as _conveyor_orchestrator_v1_EnvironmentInvitationRef__Output } from './conveyor/orchestrator/v1/EnvironmentInvitationRef';
+import type { EnvironmentInviteRequest as _conveyor_orchestrator_v1_EnvironmentInviteRequest, EnvironmentInviteRequest__Output as _conveyor_orchestrator_v1_EnvironmentInviteRequest__Output } from './conveyor/orchestrator/v1/EnvironmentInviteRequest';
 import type { EnvironmentLink as _conveyor_orchestrator_v1_EnvironmentLink, EnvironmentLink__Output as _conveyor_orchestrator_v1_EnvironmentLink__Output } from './conveyor/orchestrator/v1/EnvironmentLink';
 import type { EnvironmentRef as _conveyor_orchestrator_v1_EnvironmentRef, EnvironmentRef__Output as _conveyor_orchestrator_v1_EnvironmentRef__Output } from './conveyor/orchestrator/v1/EnvironmentRef';
 import type { EnvironmentWrite as _conveyor_orchestrator_v1_EnvironmentWrite, EnvironmentWrite__Output as _conveyor_orchestrator_v1_EnvironmentWrite__Output } from './conveyor/orchestrator/v1/EnvironmentWrite';
@@ -24,6 +27,8 @@ import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRe
 import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from './conveyor/orchestrator/v1/HandoffAttachment';
 import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from './conveyor/orchestrator/v1/HandoffAttachmentsResponse';
 import type { ListEnvironmentGuestsResponse as _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse, ListEnvironmentGuestsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output } from './conveyor/orchestrator/v1/ListEnvironmentGuestsResponse';
+import type { ListEnvironmentInvitationsRequest as _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, ListEnvironmentInvitationsRequest__Output as _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest__Output } from './conveyor/orchestrator/v1/ListEnvironmentInvitationsRequest';
+import type { ListEnvironmentInvitationsResponse as _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse, ListEnvironmentInvitationsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output } from './conveyor/orchestrator/v1/ListEnvironmentInvitationsResponse';
 import type { ListEnvironmentsRequest as _conveyor_orchestrator_v1_ListEnvironmentsRequest, ListEnvironmentsRequest__Output as _conveyor_orchestrator_v1_ListEnvironmentsRequest__Output } from './conveyor/orchestrator/v1/ListEnvironmentsRequest';
 import type { ListEnvironmentsResponse as _conveyor_orchestrator_v1_ListEnvironmentsResponse, ListEnvironmentsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentsResponse__Output } from './conveyor/orchestrator/v1/ListEnvironmentsResponse';
 import type { ListModelsRequest as _conveyor_orchestrator_v1_ListModelsRequest, ListModelsRequest__Output as _conveyor_orchestrator_v1_ListModelsRequest__Output } from './conveyor/orchestrator/v1/ListModelsRequest';
@@ -71,6 +76,9 @@ export interface ProtoGrpcType {
         Environment: MessageTypeDefinition<_conveyor_orchestrator_v1_Environment, _conveyor_orchestrator_v1_Environment__Output>
         EnvironmentGuest: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentGuest, _conveyor_orchestrator_v1_EnvironmentGuest__Output>
         EnvironmentGuestRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentGuestRequest, _conveyor_orchestrator_v1_EnvironmentGuestRequest__Output>
+        EnvironmentInvitation: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentInvitation, _conveyor_orchestrator_v1_EnvironmentInvitation__Output>
+        EnvironmentInvitationRef: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentInvitationRef, _conveyor_orchestrator_v1_EnvironmentInvitationRef__Output>
+        EnvironmentInviteRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentInviteRequest, _conveyor_orchestrator_v1_EnvironmentInviteRequest__Output>
         EnvironmentLink: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentLink, _conveyor_orchestrator_v1_EnvironmentLink__Output>
         EnvironmentRef: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentRef, _conveyor_orchestrator_v1_EnvironmentRef__Output>
         EnvironmentWrite: MessageTypeDefinition<_conveyor_orchestrator_v1_EnvironmentWrite, _conveyor_orchestrator_v1_EnvironmentWrite__Output>
@@ -79,6 +87,8 @@ export interface ProtoGrpcType {
         HandoffAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_HandoffAttachment__Output>
         HandoffAttachmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
         ListEnvironmentGuestsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse, _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>
+        ListEnvironmentInvitationsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest__Output>
+        ListEnvironmentInvitationsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse, _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>
         ListEnvironmentsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentsRequest, _conveyor_orchestrator_v1_ListEnvironmentsRequest__Output>
         ListEnvironmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListEnvironmentsResponse, _conveyor_orchestrator_v1_ListEnvironmentsResponse__Output>
         ListModelsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListModelsRequest, _conveyor_orchestrator_v1_ListModelsRequest__Output>

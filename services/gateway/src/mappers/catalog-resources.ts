@@ -1,4 +1,4 @@
-import type { Environment__Output, EnvironmentGuest__Output, Model__Output } from '@conveyor/proto';
+import type { EnvironmentGuest__Output, EnvironmentInvitation__Output, Environment__Output, Model__Output } from '@conveyor/proto';
 
 type PrincipalOut = Environment__Output['creator'];
 
@@ -33,6 +33,18 @@ export function toCloudEnvironment(env: Environment__Output): Record<string, unk
 
 export function toGuestJson(guest: EnvironmentGuest__Output): Record<string, unknown> {
   return { user_id: guest.user_id, display_name: guest.display_name, email: guest.email, granted_at: guest.granted_at };
+}
+
+/** A pending invitation (docs/guests.md); the environment's name only where the invitee lists its invitations. */
+export function toInvitationJson(invitation: EnvironmentInvitation__Output, withEnvironmentName = false): Record<string, unknown> {
+  return {
+    invitation_id: invitation.invitation_id,
+    environment_id: invitation.environment_id,
+    ...(withEnvironmentName && { environment_name: invitation.environment_name }),
+    email: invitation.email,
+    status: 'pending',
+    invited_at: invitation.invited_at,
+  };
 }
 
 /** One entry of GET /agent/models (docs/catalog.md). */

@@ -2,7 +2,7 @@ import { z, type AnyZodObject, type ZodTypeAny } from 'zod';
 import { applyBody, createFactoryBody } from '../routes/webhook-factory-routes';
 import { createAgentBody, createKeyBody, updateAgentBody } from '../routes/identity-routes';
 import { createAutomationBody, updateAutomationBody } from '../routes/webhook-automation-routes';
-import { createEnvironmentBody, guestBody, listEnvironmentsQuery, updateEnvironmentBody } from '../routes/environment-routes';
+import { createEnvironmentBody, invitationBody, listEnvironmentsQuery, updateEnvironmentBody } from '../routes/environment-routes';
 import { createRunBody, followupBody } from '../routes/run-lifecycle-routes';
 import { createScheduleBody, updateScheduleBody } from '../routes/schedule-routes';
 import { createSecretBody, setSecretBody } from '../routes/webhook-secret-routes';
@@ -42,7 +42,7 @@ export interface Operation {
   errors?: number[];
 }
 
-const json = (schema: ZodTypeAny, description: string, status: 200 | 201 = 200): Success => ({ status, schema, description });
+const json = (schema: ZodTypeAny, description: string, status: 200 | 201 | 202 = 200): Success => ({ status, schema, description });
 const noContent: Success = { status: 204, description: 'Done; no body.' };
 
 const V1 = '/v1';
@@ -77,7 +77,7 @@ export const OPERATIONS: Operation[] = [
   api('post', `${V1}/agent/run`, 'Runs', 'Create a run (legacy path, same as POST /agent/runs)', json(runs.agentRunResponseSchema, 'The run was queued.'), { body: createRunBody, errors: [413, 422] }),
   api('get', `${V1}/agent/runs`, 'Runs', 'List runs (filters, sorts, cursor pagination; `metadata[<key>]=<value>` pairs also accepted)', json(runs.runListResponseSchema, 'One page of runs.'), { query: runListQueryObject }),
   api('get', run, 'Runs', 'Retrieve a run', json(runs.runItemSchema, 'The run.')),
-  api('post', `${run}/cancel`, 'Runs', 'Cancel a run', json(z.string(), "The cancelled run's ID as a JSON string."), { errors: [409, 422] }),
+  api('post', `${run}/cancel`, 'Runs', 'Cancel a run', { status: 200, contentType: 'text/plain', description: "The cancelled run's ID as plain text." }, { errors: [409, 422] }),
   api('post', `${run}/followups`, 'Runs', 'Submit a follow-up message', json(runs.followupResponseSchema, 'Accepted and routed by the run state.'), { body: followupBody, errors: [409, 422] }),
   api('get', `${run}/timeline`, 'Runs', 'Timeline of setup and lifecycle events', json(runs.timelineResponseSchema, 'Events, oldest first.')),
   api('get', `${run}/conversation`, 'Runs', 'Normalized conversation of a run', json(runs.conversationResponseSchema, 'The conversation (docs/runs.md).')),
@@ -106,11 +106,14 @@ export const OPERATIONS: Operation[] = [
   api('get', environment, 'Environments', 'Retrieve an environment', json(r.cloudEnvironmentSchema, 'The environment.')),
   api('put', environment, 'Environments', 'Update an environment', json(r.cloudEnvironmentSchema, 'Updated.'), { body: updateEnvironmentBody }),
   api('delete', environment, 'Environments', 'Delete an environment', noContent),
-  api('get', `${environment}/guests`, 'Environments', 'List guests', json(r.guestListResponseSchema, 'Guests.')),
-  api('post', `${environment}/guests`, 'Environments', 'Add a guest', json(r.guestSchema, 'Added.', 201), { body: guestBody }),
+  api('get', `${environment}/guests`, 'Environments', 'List guests and pending invitations', json(r.guestListResponseSchema, 'Guests and invitations.')),
+  api('post', `${environment}/guests`, 'Environments', 'Invite a guest by e-mail', json(r.invitationSchema, 'Invited; the same answer whether or not the e-mail has an account.', 202), { body: invitationBody }),
   api('delete', `${environment}/guests/:userId`, 'Environments', 'Remove a guest', noContent),
   api('post', `${environment}/share-link`, 'Environments', 'Enable link sharing', json(r.shareLinkResponseSchema, 'The share link.')),
   api('delete', `${environment}/share-link`, 'Environments', 'Disable link sharing', noContent),
+  api('get', `${V1}/agent/environment-invitations`, 'Environments', "List the caller's pending invitations", json(r.invitationListResponseSchema, 'Invitations addressed to the caller.')),
+  api('post', `${V1}/agent/environment-invitations/:invitationId/accept`, 'Environments', 'Accept an invitation', json(r.cloudEnvironmentSchema, 'The environment, now usable by the caller as a guest.')),
+  api('delete', `${V1}/agent/environment-invitations/:invitationId`, 'Environments', 'Decline or withdraw an invitation', noContent),
   api('post', `${V1}/agent/environment-links/:token`, 'Environments', 'Redeem a share link', json(r.cloudEnvironmentSchema, 'The environment, now reachable by the caller.')),
 
   // Scheduled agents (contract §4).

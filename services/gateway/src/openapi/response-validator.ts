@@ -4,11 +4,14 @@ import { AppError, PROBLEM_CONTENT_TYPE, toProblem } from '@conveyor/errors';
 import { problemSchema } from '../schemas/common-schemas';
 import { findOperation } from './find-operation';
 
-function expectedSchema(req: Request, status: number): ZodTypeAny | string {
+/** The schema to check against, a problem description, or undefined for the console's own routes (not the API). */
+function expectedSchema(req: Request, status: number): ZodTypeAny | string | undefined {
   if (status >= 400) return problemSchema;
-  const path = req.originalUrl.split('?')[0]!;
+  const requested = req.originalUrl.split('?')[0]!;
+  // The web console reaches the API's own routes under /console/api (docs/console.md): checked as their /v1 twins.
+  const path = requested.replace(/^\/console\/api\//, '/v1/');
   const op = findOperation(req.method, path);
-  if (!op) return `no operation in the API document for ${req.method} ${path}`;
+  if (!op) return requested.startsWith('/console/') ? undefined : `no operation in the API document for ${req.method} ${path}`;
   if (op.success.status !== status) return `status ${status} is not the documented ${op.success.status}`;
   if (!('schema' in op.success)) return `a JSON body where the document promises none`;
   return op.success.schema;
@@ -23,10 +26,11 @@ export function validateResponses() {
   return (req: Request, res: Response, next: NextFunction): void => {
     const send = res.send.bind(res);
     res.send = (body?: unknown) => {
+      // JSON and +json media types; not JSON lines (application/x-ndjson, e.g. transcripts), which are downloads.
       const type = String(res.getHeader('content-type') ?? '');
-      // JSON and `+json` media types only: a transcript blob (application/x-ndjson) is bytes, not a JSON body.
-      if (!/\bjson\b/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
+      if (!/^application\/([\w.-]+\+)?json\b/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
       const expected = expectedSchema(req, res.statusCode);
+      if (expected === undefined) return send(body);
       let problem: string | undefined;
       if (typeof expected === 'string') problem = expected;
       else {

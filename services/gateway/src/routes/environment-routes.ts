@@ -2,7 +2,7 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
-import { toCloudEnvironment, toGuestJson } from '../mappers/catalog-resources';
+import { toCloudEnvironment, toGuestJson, toInvitationJson } from '../mappers/catalog-resources';
 import { parseBody, parseQuery } from '../validation';
 
 const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a repository owner or name');
@@ -27,14 +27,14 @@ const environmentFields = {
 export const createEnvironmentBody = z.object(environmentFields).partial().required({ name: true }).strict();
 export const updateEnvironmentBody = z.object(environmentFields).omit({ team: true }).partial().strict();
 export const listEnvironmentsQuery = z.object({ sort_by: z.enum(['last_updated', 'name']).optional() }).passthrough();
-export const guestBody = z.object({ user_id: z.string().min(1).max(200) }).strict();
+export const invitationBody = z.object({ email: z.string().trim().toLowerCase().email().max(320) }).strict();
 
 /** Where a share token is redeemed, on this gateway under the same base path the request came in on. */
 function linkUrl(req: Request, token: string): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}${req.baseUrl}/agent/environment-links/${token}`;
 }
 
-/** Environments (contract §1.3) and their management: guests and link sharing (docs/catalog.md). */
+/** Environments (contract §1.3) and their management: guests by invitation (docs/guests.md) and link sharing (docs/catalog.md). */
 export function environmentRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
@@ -67,13 +67,14 @@ export function environmentRoutes(api: OrchestratorApi): Router {
 
   router.get('/agent/environments/:uid/guests', async (req, res) => {
     const result = await api.call('catalog', 'ListEnvironmentGuests', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
-    res.json({ guests: result.guests.map(toGuestJson) });
+    res.json({ guests: result.guests.map(toGuestJson), invitations: result.invitations.map((i) => toInvitationJson(i)) });
   });
 
+  // An invitation, never a grant: 202 with the same body whether or not an account has the e-mail (docs/guests.md).
   router.post('/agent/environments/:uid/guests', async (req, res) => {
-    const body = parseBody(guestBody, req.body);
-    const guest = await api.call('catalog', 'AddEnvironmentGuest', { caller: callerOf(req), environment_id: req.params.uid!, user_id: body.user_id }, req.id);
-    res.status(201).json(toGuestJson(guest));
+    const body = parseBody(invitationBody, req.body);
+    const invitation = await api.call('catalog', 'InviteEnvironmentGuest', { caller: callerOf(req), environment_id: req.params.uid!, email: body.email }, req.id);
+    res.status(202).json(toInvitationJson(invitation));
   });
 
   router.delete('/agent/environments/:uid/guests/:userId', async (req, res) => {
@@ -88,6 +89,22 @@ export function environmentRoutes(api: OrchestratorApi): Router {
 
   router.delete('/agent/environments/:uid/share-link', async (req, res) => {
     await api.call('catalog', 'DisableEnvironmentLink', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    res.status(204).end();
+  });
+
+  // The invitee's side: its pending invitations, accepting one (it becomes a guest), declining one. A manager
+  // withdraws an invitation with the same DELETE.
+  router.get('/agent/environment-invitations', async (req, res) => {
+    const result = await api.call('catalog', 'ListEnvironmentInvitations', { caller: callerOf(req) }, req.id);
+    res.json({ invitations: result.invitations.map((i) => toInvitationJson(i, true)) });
+  });
+
+  router.post('/agent/environment-invitations/:invitationId/accept', async (req, res) => {
+    res.json(toCloudEnvironment(await api.call('catalog', 'AcceptEnvironmentInvitation', { caller: callerOf(req), invitation_id: req.params.invitationId! }, req.id)));
+  });
+
+  router.delete('/agent/environment-invitations/:invitationId', async (req, res) => {
+    await api.call('catalog', 'DeleteEnvironmentInvitation', { caller: callerOf(req), invitation_id: req.params.invitationId! }, req.id);
     res.status(204).end();
   });
 

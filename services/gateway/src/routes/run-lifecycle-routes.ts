@@ -37,9 +37,11 @@ export const createRunBody = z
     conversation_id: z.string().optional(),
     parent_run_id: z.string().min(1).optional(),
     agent_identity_uid: z.string().min(1).optional(),
-    team: z.boolean().optional(),
-    interactive: z.boolean().optional(),
-    on_behalf_of: z.string().optional(),
+    // Every run is owned by the team of the API key (docs/api-surface.md): true is what happens anyway.
+    team: z.boolean().refine((team) => team, 'personal runs are not supported; every run is owned by the team of the API key').optional(),
+    // Interactive sessions are not offered; follow-ups are the way to talk to a running agent (docs/api-surface.md).
+    interactive: z.boolean().refine((interactive) => !interactive, 'interactive runs are not supported; send follow-ups instead').optional(),
+    on_behalf_of: z.string().trim().min(1).max(320).optional(),
   })
   .refine((b) => (b.attachments?.length ?? 0) + (b.images?.length ?? 0) <= 5, { message: 'at most 5 attachments', path: ['attachments'] })
   .refine((b) => (b.prompt?.trim() ?? '') !== '' || b.skill || b.config?.skill_spec || b.config?.skills?.length || b.conversation_id, {
@@ -76,7 +78,7 @@ export function runLifecycleRoutes(api: OrchestratorApi, publicUrl: () => string
         conversation_id: body.conversation_id ?? '',
         parent_run_id: body.parent_run_id ?? '',
         agent_identity_uid: body.agent_identity_uid ?? '',
-        interactive: body.interactive ?? false,
+        on_behalf_of: body.on_behalf_of ?? '',
         source: 'API',
       },
       req.id,
@@ -89,10 +91,11 @@ export function runLifecycleRoutes(api: OrchestratorApi, publicUrl: () => string
     res.json(toRunItem(run, publicUrl()));
   });
 
-  // The SDK sends no body here; the response is the run ID as a bare JSON string.
+  // The SDK sends no body here. The answer is the run ID as plain text: the TypeScript SDK returns a text body as
+  // is and the Python SDK reads `str` results as the raw text, so a JSON string would reach Python with its quotes.
   router.post('/agent/runs/:runId/cancel', async (req, res) => {
     const result = await api.call('runs', 'CancelRun', { caller: callerOf(req), run_id: req.params.runId }, req.id);
-    res.json(result.run_id);
+    res.type('text/plain').send(result.run_id);
   });
 
   router.post('/agent/runs/:runId/followups', async (req, res) => {

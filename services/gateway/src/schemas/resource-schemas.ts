@@ -65,7 +65,17 @@ export const cloudEnvironmentSchema = z.object({
 });
 export const environmentListResponseSchema = z.object({ environments: z.array(cloudEnvironmentSchema) });
 export const guestSchema = z.object({ user_id: z.string(), display_name: z.string(), email: z.string(), granted_at: z.string() });
-export const guestListResponseSchema = z.object({ guests: z.array(guestSchema) });
+/** A pending invitation to an environment (docs/guests.md); `environment_name` only in the invitee's own list. */
+export const invitationSchema = z.object({
+  invitation_id: z.string(),
+  environment_id: z.string(),
+  environment_name: z.string().optional(),
+  email: z.string(),
+  status: z.literal('pending'),
+  invited_at: z.string(),
+});
+export const guestListResponseSchema = z.object({ guests: z.array(guestSchema), invitations: z.array(invitationSchema) });
+export const invitationListResponseSchema = z.object({ invitations: z.array(invitationSchema) });
 export const shareLinkResponseSchema = z.object({ environment_id: z.string(), token: z.string(), url: z.string() });
 
 /** ScheduledAgentItem (contract §4.1) plus `timezone`, `mode` and `history.recent_runs` (docs/schedules.md). */

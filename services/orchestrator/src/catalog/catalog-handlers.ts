@@ -2,19 +2,21 @@ import type { Logger } from '@conveyor/logger';
 import type { CatalogServiceHandlers } from '@conveyor/proto';
 import { requireCaller } from '../grpc/require-caller';
 import { unary } from '../grpc/unary-handler';
+import type { EnvironmentGuests } from './environment-guests';
 import type { Environments } from './environments';
 import type { ModelCatalog } from './model-catalog';
 import type { SkillCatalog } from './skill-catalog';
 
 export interface CatalogHandlerDeps {
   environments: Environments;
+  guests: EnvironmentGuests;
   skills: SkillCatalog;
   models: ModelCatalog;
   logger: Logger;
 }
 
 /** CatalogService: skills, models and environments; the domain objects know nothing about gRPC. */
-export function catalogHandlers({ environments, skills, models, logger }: CatalogHandlerDeps): CatalogServiceHandlers {
+export function catalogHandlers({ environments, guests, skills, models, logger }: CatalogHandlerDeps): CatalogServiceHandlers {
   return {
     ListSkills: unary(logger, 'ListSkills', async (req) => {
       const result = await skills.list(requireCaller(req.caller), {
@@ -54,10 +56,24 @@ export function catalogHandlers({ environments, skills, models, logger }: Catalo
       logger.info({ environmentId: req.environment_id }, 'environment deleted');
       return {};
     }),
-    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) => ({ guests: await environments.guests(requireCaller(req.caller), req.environment_id) })),
-    AddEnvironmentGuest: unary(logger, 'AddEnvironmentGuest', async (req) => environments.addGuest(requireCaller(req.caller), req.environment_id, req.user_id)),
+    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) => guests.list(requireCaller(req.caller), req.environment_id)),
+    InviteEnvironmentGuest: unary(logger, 'InviteEnvironmentGuest', async (req) => {
+      const invitation = await guests.invite(requireCaller(req.caller), req.environment_id, req.email);
+      logger.info({ environmentId: invitation.environment_id, invitationId: invitation.invitation_id }, 'guest invited');
+      return invitation;
+    }),
     RemoveEnvironmentGuest: unary(logger, 'RemoveEnvironmentGuest', async (req) => {
-      await environments.removeGuest(requireCaller(req.caller), req.environment_id, req.user_id);
+      await guests.removeGuest(requireCaller(req.caller), req.environment_id, req.user_id);
+      return {};
+    }),
+    ListEnvironmentInvitations: unary(logger, 'ListEnvironmentInvitations', async (req) => ({ invitations: await guests.pendingFor(requireCaller(req.caller)) })),
+    AcceptEnvironmentInvitation: unary(logger, 'AcceptEnvironmentInvitation', async (req) => {
+      const env = await guests.accept(requireCaller(req.caller), req.invitation_id);
+      logger.info({ environmentId: env.uid, invitationId: req.invitation_id }, 'guest invitation accepted');
+      return env;
+    }),
+    DeleteEnvironmentInvitation: unary(logger, 'DeleteEnvironmentInvitation', async (req) => {
+      await guests.delete(requireCaller(req.caller), req.invitation_id);
       return {};
     }),
     EnableEnvironmentLink: unary(logger, 'EnableEnvironmentLink', async (req) => environments.enableLink(requireCaller(req.caller), req.environment_id)),

@@ -1,19 +1,22 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { CatalogServiceHandlers, AgentIdentityServiceHandlers } from '@conveyor/proto';
-import type { OrchestratorConfig } from '../config';
+import type { CatalogConfig } from '../config';
+import { EgressPolicy } from '../egress/egress-policy';
+import { planGitFetch } from '../egress/git-egress';
 import { AgentIdentities } from '../identities/agent-identities';
 import { identityHandlers } from '../identities/identity-handlers';
 import { IdentityKeys } from '../identities/identity-keys';
 import type { RunCatalog } from '../runs/resolve-run-catalog';
 import { catalogHandlers } from './catalog-handlers';
+import { EnvironmentGuests } from './environment-guests';
 import { Environments } from './environments';
 import { GitSkillScanner } from './git-skill-scanner';
 import { ModelCatalog } from './model-catalog';
 import { SkillCatalog } from './skill-catalog';
 import { SkillRepositoryCache } from './skill-repository-cache';
 
-export type CatalogModuleConfig = Pick<OrchestratorConfig, 'MODELS_CONFIG' | 'MODELS_CONFIG_FILE' | 'GIT_BASE_URL' | 'GIT_ALLOW_LOCAL_URLS' | 'SKILL_CACHE_TTL_MS'>;
+export type CatalogModuleConfig = CatalogConfig;
 
 /**
  * Environments, skills, models and agent identities wired for the orchestrator: the gRPC handlers and the
@@ -23,6 +26,7 @@ export class CatalogModule {
   readonly models: ModelCatalog;
   readonly skills: SkillCatalog;
   readonly environments: Environments;
+  readonly guests: EnvironmentGuests;
   readonly identities: AgentIdentities;
   readonly keys: IdentityKeys;
   readonly runCatalog: RunCatalog;
@@ -32,9 +36,12 @@ export class CatalogModule {
   ) {
     const { config, db, logger } = deps;
     this.models = ModelCatalog.fromConfig(config);
-    const cache = new SkillRepositoryCache(db, new GitSkillScanner(), config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
+    const egress = { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS };
+    const scanner = new GitSkillScanner((url) => planGitFetch(url, egress));
+    const cache = new SkillRepositoryCache(db, scanner, config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
     this.skills = new SkillCatalog(db, cache);
     this.environments = new Environments({ db, gitBaseUrl: config.GIT_BASE_URL, allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS });
+    this.guests = new EnvironmentGuests(db, this.environments);
     this.identities = new AgentIdentities({ db, models: this.models });
     this.keys = new IdentityKeys(db);
     this.runCatalog = { db, models: this.models, skills: this.skills };
@@ -43,7 +50,7 @@ export class CatalogModule {
   grpcHandlers(): { catalog: CatalogServiceHandlers; identities: AgentIdentityServiceHandlers } {
     const { logger } = this.deps;
     return {
-      catalog: catalogHandlers({ environments: this.environments, skills: this.skills, models: this.models, logger }),
+      catalog: catalogHandlers({ environments: this.environments, guests: this.guests, skills: this.skills, models: this.models, logger }),
       identities: identityHandlers({ identities: this.identities, keys: this.keys, logger }),
     };
   }

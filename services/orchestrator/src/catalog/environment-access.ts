@@ -38,9 +38,13 @@ export function accessOf(env: EnvironmentWithGrants, caller: Caller__Output): 'o
 }
 
 /** Managing (update, delete, guests, link) is for the owner: the user-scope owner, or a team admin or the creator. */
-export function assertCanManage(env: Environment, caller: Caller__Output): void {
-  const owner =
+export function canManage(env: Environment, caller: Caller__Output): boolean {
+  return (
     env.teamId === caller.team_id &&
-    (env.scopeType === 'USER' ? env.ownerId === caller.principal_id : caller.role === 'ADMIN' || env.createdById === caller.principal_id);
-  if (!owner) throw new AppError('not_authorized', 'Only the environment owner (or a team admin for team environments) can manage it');
+    (env.scopeType === 'USER' ? env.ownerId === caller.principal_id : caller.role === 'ADMIN' || env.createdById === caller.principal_id)
+  );
+}
+
+export function assertCanManage(env: Environment, caller: Caller__Output): void {
+  if (!canManage(env, caller)) throw new AppError('not_authorized', 'Only the environment owner (or a team admin for team environments) can manage it');
 }

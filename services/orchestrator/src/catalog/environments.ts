@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '@conveyor/errors';
 import { newEnvironmentId, newId, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output, Environment as EnvironmentProto, EnvironmentGuest } from '@conveyor/proto';
+import type { Caller__Output, Environment as EnvironmentProto } from '@conveyor/proto';
 import { assertCanManage, findEnvironmentForCaller, reachableBy, type EnvironmentWithGrants } from './environment-access';
 import { parseEnvironmentBody, repositoriesOf } from './environment-input';
 import { environmentsToProto } from './environment-to-proto';
@@ -14,7 +14,7 @@ export interface EnvironmentDeps {
 
 const json = (v: unknown) => v as Prisma.InputJsonValue;
 
-/** Create, read, update, delete, guests and link sharing of environments (docs/catalog.md). */
+/** Create, read, update, delete and link sharing of environments (docs/catalog.md); guests: EnvironmentGuests. */
 export class Environments {
   constructor(private readonly deps: EnvironmentDeps) {}
 
@@ -92,38 +92,6 @@ export class Environments {
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
     await this.deps.db.environment.delete({ where: { id: env.id } });
-  }
-
-  async guests(caller: Caller__Output, id: string): Promise<EnvironmentGuest[]> {
-    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
-    assertCanManage(env, caller);
-    const grants = env.grants.filter((g) => g.kind === 'GUEST').sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-    const users = await this.deps.db.user.findMany({ where: { id: { in: grants.map((g) => g.principalId) } } });
-    return grants.map((g) => {
-      const user = users.find((u) => u.id === g.principalId);
-      return { user_id: g.principalId, display_name: user?.displayName ?? '', email: user?.email ?? '', granted_at: g.createdAt.toISOString() };
-    });
-  }
-
-  /** Guests are users (of any team on this installation); granting twice is harmless. */
-  async addGuest(caller: Caller__Output, id: string, userId: string): Promise<EnvironmentGuest> {
-    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
-    assertCanManage(env, caller);
-    const user = userId ? await this.deps.db.user.findUnique({ where: { id: userId } }) : null;
-    if (!user) throw new AppError('invalid_request', 'user_id does not name a user');
-    const grant = await this.deps.db.environmentAccess.upsert({
-      where: { environmentId_principalId_kind: { environmentId: env.id, principalId: user.id, kind: 'GUEST' } },
-      create: { id: newId('eacc'), environmentId: env.id, principalId: user.id, kind: 'GUEST', grantedById: caller.principal_id },
-      update: {},
-    });
-    return { user_id: user.id, display_name: user.displayName, email: user.email, granted_at: grant.createdAt.toISOString() };
-  }
-
-  async removeGuest(caller: Caller__Output, id: string, userId: string): Promise<void> {
-    const env = await findEnvironmentForCaller(this.deps.db, caller, id);
-    assertCanManage(env, caller);
-    const removed = await this.deps.db.environmentAccess.deleteMany({ where: { environmentId: env.id, principalId: userId, kind: 'GUEST' } });
-    if (removed.count === 0) throw notFound('Guest');
   }
 
   /** The link's secret part: 32 random bytes, URL-safe. Enabling again returns the same token. */

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { GitFetchPlan } from '../egress/git-egress';
 import { parseSkillFile, skillDirectoryName } from './skill-file';
 
 /** One SKILL.md of a repository at a commit, parsed (or not: `error` says why). */
@@ -23,10 +24,11 @@ const MAX_SKILL_FILE_BYTES = 256 * 1024;
 // Never prompt for credentials on a server, and never let a repository's config run programs.
 const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', GIT_CONFIG_NOSYSTEM: '1' };
 
-function git(args: string[], cwd?: string): Promise<string> {
+function git(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, env: GIT_ENV, timeout: GIT_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`git ${args[0]} failed: ${(stderr || err.message).trim().split('\n').pop() ?? ''}`));
+    execFile('git', args, { cwd: options.cwd, env: { ...GIT_ENV, ...options.env }, timeout: GIT_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const subcommand = args.find((a, i) => a !== '-c' && args[i - 1] !== '-c');
+      if (err) reject(new Error(`git ${subcommand} failed: ${(stderr || err.message).trim().split('\n').pop() ?? ''}`));
       else resolve(stdout);
     });
   });
@@ -37,23 +39,28 @@ function git(args: string[], cwd?: string): Promise<string> {
  * and a shallow bare clone to list and read the files when the cache has nothing for that commit.
  */
 export class GitSkillScanner {
+  /** `plan` checks each URL against the egress rules right before git reaches it (docs/security.md). */
+  constructor(private readonly plan: (url: string) => Promise<GitFetchPlan>) {}
+
   /** The commit HEAD points at, or '' for an empty repository. */
   async headCommit(url: string): Promise<string> {
-    const out = await git(['ls-remote', '--', url, 'HEAD']);
+    const { configArgs, env } = await this.plan(url);
+    const out = await git([...configArgs, 'ls-remote', '--', url, 'HEAD'], { env });
     return out.split(/\s+/)[0] ?? '';
   }
 
   async scan(url: string, repo: string): Promise<RepositoryScan> {
+    const { configArgs, env } = await this.plan(url);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'conveyor-skills-'));
     try {
-      await git(['clone', '--quiet', '--bare', '--depth', '1', '--', url, dir]);
+      await git([...configArgs, 'clone', '--quiet', '--bare', '--depth', '1', '--', url, dir], { env });
       let commitSha: string;
       try {
-        commitSha = (await git(['rev-parse', 'HEAD'], dir)).trim();
+        commitSha = (await git(['rev-parse', 'HEAD'], { cwd: dir })).trim();
       } catch {
         return { commitSha: '', skills: [] }; // empty repository: no HEAD yet
       }
-      const listing = await git(['ls-tree', '-r', '-z', '--long', 'HEAD'], dir);
+      const listing = await git(['ls-tree', '-r', '-z', '--long', 'HEAD'], { cwd: dir });
       const skills: ScannedSkill[] = [];
       for (const entry of listing.split('\0').filter(Boolean)) {
         // "<mode> <type> <sha> <size>\t<path>"
@@ -66,7 +73,7 @@ export class GitSkillScanner {
           skills.push({ path: filePath, name: fallback, description: '', instructions: '', error: `SKILL.md is larger than ${MAX_SKILL_FILE_BYTES} bytes` });
           continue;
         }
-        const parsed = parseSkillFile(await git(['show', `HEAD:${filePath}`], dir), fallback);
+        const parsed = parseSkillFile(await git(['show', `HEAD:${filePath}`], { cwd: dir }), fallback);
         skills.push(
           parsed.ok
             ? { path: filePath, name: parsed.name, description: parsed.description, instructions: parsed.instructions }

@@ -20,5 +20,7 @@ describe('repository URLs', () => {
     expect(() => assertRepositoryUrlAllowed('file:///tmp/a/b.git', true)).not.toThrow();
     expect(() => assertRepositoryUrlAllowed('https://github.com/acme/api.git', false)).not.toThrow();
     expect(() => assertRepositoryUrlAllowed('git@github.com:acme/api.git', false)).not.toThrow();
+    // Syntax only: where an IPv6 literal may be fetched from is the egress policy's decision.
+    expect(() => assertRepositoryUrlAllowed('https://[2606:50c0:8000::153]/acme/api.git', false)).not.toThrow();
   });
 });

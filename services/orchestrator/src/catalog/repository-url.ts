@@ -8,7 +8,10 @@ export interface RepositoryRef {
   ref?: string;
 }
 
-const SCP_LIKE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(.+)$/;
+/** `user@host:path`, git's ssh shorthand. */
+export const SCP_LIKE = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):(.+)$/;
+/** git's `<transport>::<address>` remote-helper syntax (an IPv6 literal's `[::1]` is not one). */
+const REMOTE_HELPER = /^[A-Za-z0-9][A-Za-z0-9+.-]*::/;
 const REMOTE_SCHEMES = new Set(['https:', 'http:', 'ssh:', 'git:']);
 
 /** file:// URLs and plain paths: the orchestrator and runners would read their own disk. */
@@ -22,7 +25,7 @@ export function isLocalRepositoryUrl(url: string): boolean {
  */
 export function assertRepositoryUrlAllowed(url: string, allowLocal: boolean): void {
   const bad = (why: string) => new AppError('invalid_request', `repository URL ${JSON.stringify(url)} ${why}`);
-  if (!url || url.startsWith('-') || url.includes('::') || /[\s\0]/.test(url)) throw bad('is not a git repository URL');
+  if (!url || url.startsWith('-') || REMOTE_HELPER.test(url) || /[\s\0]/.test(url)) throw bad('is not a git repository URL');
   if (isLocalRepositoryUrl(url)) {
     if (!allowLocal) throw bad('is local; local repositories are disabled (GIT_ALLOW_LOCAL_URLS)');
     return;
@@ -41,7 +44,7 @@ export function assertRepositoryUrlAllowed(url: string, allowLocal: boolean): vo
 export function ownerAndRepo(url: string): { owner: string; repo: string } {
   let path: string;
   const scp = SCP_LIKE.exec(url);
-  if (scp) path = scp[1]!;
+  if (scp) path = scp[2]!;
   else {
     try {
       path = decodeURIComponent(new URL(url).pathname);

@@ -6,6 +6,7 @@ import { seedDev } from './seed-dev';
 import { setAgentIdentityLimit } from '../identities/team-identity-limit';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
+import { registerPkiCommands } from './pki-commands';
 
 const databaseUrl = (): string => process.env.DATABASE_URL ?? 'postgresql://conveyor:conveyor@127.0.0.1:5432/conveyor';
 const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
@@ -68,6 +69,8 @@ program
 registerWorkerAndJudgeCommands(program, withDb);
 
 registerApplyCommand(program, databaseUrl);
+
+registerPkiCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { PrismaClient } from '@conveyor/db';
 import { CatalogModule } from '../catalog/catalog-module';
-import { loadOrchestratorConfig } from '../config';
+import { loadCatalogConfig } from '../config';
 import { createLogger } from '@conveyor/logger';
 import { dispatchJudgeRun } from '../scores/dispatch-judge-run';
 import { createWorkerToken, revokeWorkerToken } from '../workers/worker-token';
@@ -12,7 +12,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, .
 
 /** The CLI checks runs against the same catalog (models, environments, skills) as the orchestrator's configuration. */
 const cliRunCatalog = (db: PrismaClient) =>
-  new CatalogModule({ config: loadOrchestratorConfig(), db, logger: createLogger({ service: 'conveyor-cli', level: 'warn' }) }).runCatalog;
+  new CatalogModule({ config: loadCatalogConfig(), db, logger: createLogger({ service: 'conveyor-cli', level: 'warn' }) }).runCatalog;
 
 /**
  * `conveyor worker-token create|revoke` (self-hosted workers, docs/workers.md) and `conveyor judge dispatch`

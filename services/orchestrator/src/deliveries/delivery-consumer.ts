@@ -1,19 +1,35 @@
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import { createConsumer, decodeDeliveryMessage, type DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 
-export type DeliveryHandler = (message: DeliveryMessage, position: { topic: string; partition: number; offset: string }) => Promise<void>;
+export interface DeliveryPosition {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+export interface ConsumedDelivery {
+  message: DeliveryMessage;
+  position: DeliveryPosition;
+}
+
+/** Makes a batch of consumed deliveries durable (and starts their runs); resolves only once all of it committed. */
+export type DeliveryBatchHandler = (deliveries: ConsumedDelivery[]) => Promise<void>;
+
+/** Deliveries handed to the handler at once: bounds one batch's transaction and the work redone after a crash. */
+export const DELIVERY_CHUNK = 200;
 
 /**
- * The orchestrator's consumer group on the deliveries topic. Offsets are committed only after the handler
- * finished, so a crash re-delivers (at-least-once); the handler itself is idempotent on delivery ID.
+ * The orchestrator's consumer group on the deliveries topic, consuming a partition's fetched batch in chunks
+ * (kafkajs `eachBatch`). A chunk's offsets are resolved only after the handler finished with all of it, and
+ * committed after that, so a crash re-delivers (at-least-once); the handler itself is idempotent on delivery ID.
  */
 export class DeliveryConsumer {
   private consumer: Consumer | undefined;
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly options: { topic: string; groupId: string; handler: DeliveryHandler; logger: Logger },
+    private readonly options: { topic: string; groupId: string; handler: DeliveryBatchHandler; logger: Logger },
   ) {}
 
   async start(): Promise<void> {
@@ -28,25 +44,39 @@ export class DeliveryConsumer {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
+      // Commits what was resolved after each batch; nothing is resolved before the handler made it durable.
       autoCommit: true,
-      eachMessage: async ({ topic: messageTopic, partition, message }) => {
-        const decoded = decodeDeliveryMessage(message.value);
-        const position = { topic: messageTopic, partition, offset: message.offset };
-        if (!decoded) {
-          logger.warn({ ...position }, 'skipping undecodable delivery message');
-          return;
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        for (let start = 0; start < batch.messages.length; start += DELIVERY_CHUNK) {
+          if (!isRunning() || isStale()) return;
+          const chunk = batch.messages.slice(start, start + DELIVERY_CHUNK);
+          const deliveries = this.decode(batch.topic, batch.partition, chunk);
+          // A throw here makes kafkajs fetch the unresolved messages again (and not commit past them), as intended.
+          if (deliveries.length > 0) await handler(deliveries);
+          resolveOffset(chunk[chunk.length - 1]!.offset);
+          await heartbeat();
+          logger.debug({ topic: batch.topic, partition: batch.partition, deliveries: deliveries.length, lastOffset: chunk[chunk.length - 1]!.offset }, 'deliveries consumed');
         }
-        // A throw here makes kafkajs retry the message (and not commit past it), which is what we want.
-        await handler(decoded, position);
-        logger.debug({ deliveryId: decoded.deliveryId, webhookUid: decoded.webhookUid, ...position }, 'delivery consumed');
       },
     });
+  }
+
+  private decode(topic: string, partition: number, messages: KafkaMessage[]): ConsumedDelivery[] {
+    const deliveries: ConsumedDelivery[] = [];
+    for (const message of messages) {
+      const position = { topic, partition, offset: message.offset };
+      const decoded = decodeDeliveryMessage(message.value);
+      if (decoded) deliveries.push({ message: decoded, position });
+      else this.options.logger.warn({ ...position }, 'skipping undecodable delivery message');
+    }
+    return deliveries;
   }
 
   async stop(): Promise<void> {
     const consumer = this.consumer;
     this.consumer = undefined;
-    // disconnect() waits for the in-flight eachMessage to finish before leaving the group.
+    // disconnect() waits for the in-flight batch to finish before leaving the group.
     if (consumer) await consumer.disconnect();
   }
 }

@@ -2,16 +2,15 @@ import { AppError } from '@conveyor/errors';
 import { newUuid, type Automation, type Prisma, type PrismaClient, type Webhook, type WebhookDelivery } from '@conveyor/db';
 import type { DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
+import pLimit from 'p-limit';
 import { evaluateFilter } from '@conveyor/payload-filter';
 import type { Caller__Output } from '@conveyor/proto';
 import { parseWebhookTrigger } from '../automations/automation-trigger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
+import type { ConsumedDelivery, DeliveryPosition } from './delivery-consumer';
 
-export interface DeliveryPosition {
-  topic: string;
-  partition: number;
-  offset: string;
-}
+/** Deliveries of one batch whose automations are evaluated (and runs started) at the same time. */
+const RUN_START_CONCURRENCY = 4;
 
 export interface StartRunInput {
   prompt: string;
@@ -59,85 +58,137 @@ export function runSourceFor(webhook: Pick<Webhook, 'authMode' | 'signatureSchem
 export class DeliveryProcessor {
   constructor(private readonly deps: DeliveryProcessorDeps) {}
 
-  readonly handle = async (message: DeliveryMessage, position: DeliveryPosition): Promise<void> => {
+  /** One message (tests and replays); the consumer hands over whole batches. */
+  readonly handle = (message: DeliveryMessage, position: DeliveryPosition): Promise<void> => this.handleBatch([{ message, position }]);
+
+  /**
+   * A batch costs a fixed number of statements for the log (one lookup of the webhooks, one multi-row insert, the
+   * reads around it) and one transaction for the automations; only the runs themselves are one transaction each.
+   */
+  readonly handleBatch = async (deliveries: ConsumedDelivery[]): Promise<void> => {
     const { db, logger } = this.deps;
-    const log = logger.child({ deliveryId: message.deliveryId, webhookUid: message.webhookUid, ...position });
-    const webhook = await db.webhook.findUnique({ where: { id: message.webhookUid } });
-    if (!webhook) {
-      log.info({ label: message.label }, 'delivery for a deleted webhook skipped');
-      return;
+    const uids = [...new Set(deliveries.map((d) => d.message.webhookUid))];
+    const webhooks = new Map((await db.webhook.findMany({ where: { id: { in: uids } } })).map((w) => [w.id, w]));
+    const known = deliveries.filter((d) => {
+      if (webhooks.has(d.message.webhookUid)) return true;
+      logger.info({ deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid, label: d.message.label, ...d.position }, 'delivery for a deleted webhook skipped');
+      return false;
+    });
+    if (known.length === 0) return;
+    const entries = await this.record(known, webhooks);
+    const pending = entries.filter((e) => e.label === 'Accepted' && !e.processedAt);
+    if (pending.length > 0) await this.process(pending, webhooks);
+  };
+
+  /** The log entry of every delivery, written once per Kafka message (a re-consumed message finds its entry). */
+  private async record(deliveries: ConsumedDelivery[], webhooks: Map<string, Webhook>): Promise<WebhookDelivery[]> {
+    const { db, logger } = this.deps;
+    const positionOf = (d: ConsumedDelivery) => `${d.position.topic}:${d.position.partition}:${d.position.offset}`;
+    const byPosition = new Map<string, WebhookDelivery>();
+    const load = async (positions: string[]) => {
+      for (const entry of await db.webhookDelivery.findMany({ where: { sourcePosition: { in: positions } } })) byPosition.set(entry.sourcePosition, entry);
+    };
+    await load(deliveries.map(positionOf));
+
+    const fresh = deliveries.filter((d) => !byPosition.has(positionOf(d)));
+    if (fresh.length > 0) {
+      const base = (d: ConsumedDelivery) => ({
+        webhookId: webhooks.get(d.message.webhookUid)!.id,
+        deliveryId: d.message.deliveryId,
+        identitySource: d.message.identitySource,
+        sizeBytes: d.message.sizeBytes,
+        sourcePosition: positionOf(d),
+        receivedAt: new Date(d.message.receivedAt),
+      });
+      const rows: Prisma.WebhookDeliveryCreateManyInput[] = fresh.map((d) => {
+        const { message } = d;
+        const accepted = message.label === 'Accepted';
+        return {
+          ...base(d),
+          id: newUuid(),
+          label: message.label,
+          acceptedDeliveryId: accepted ? message.deliveryId : null,
+          payload: accepted && message.bodyBase64 !== undefined ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64')) : null,
+          reason: message.reason ?? null,
+          // Rejected and duplicate entries need no processing.
+          processedAt: accepted ? null : new Date(),
+        };
+      });
+      // One multi-row INSERT … ON CONFLICT DO NOTHING. A row left out conflicted either on its position (a concurrent
+      // consumer wrote it) or on its delivery ID, already accepted by an earlier message (also earlier in this batch).
+      await db.webhookDelivery.createMany({ data: rows, skipDuplicates: true });
+      await load(fresh.map(positionOf));
+      const duplicates = fresh.filter((d) => !byPosition.has(positionOf(d)));
+      if (duplicates.length > 0) {
+        await db.webhookDelivery.createMany({
+          data: duplicates.map((d) => ({ ...base(d), id: newUuid(), label: 'Duplicate', reason: 'delivery ID already accepted', processedAt: new Date() })),
+          skipDuplicates: true,
+        });
+        await load(duplicates.map(positionOf));
+        for (const d of duplicates) logger.info({ deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid }, 'Duplicate delivery detected by the orchestrator');
+      }
     }
-    const entry = await this.record(webhook, message, position);
-    if (entry.label !== 'Accepted' || entry.processedAt) return;
-    // The entry's row lock serialises two consumers handed the same message around a rebalance: the second waits,
-    // then finds it processed. Runs are created in their own transactions while the lock is held.
+    return deliveries.map((d) => {
+      const entry = byPosition.get(positionOf(d));
+      if (!entry) throw new Error(`delivery log entry for ${positionOf(d)} not found after writing it`);
+      return entry;
+    });
+  }
+
+  /**
+   * Evaluates the automations of accepted entries and starts their runs. The entries' row locks (taken in id order,
+   * so two consumers handed overlapping batches around a rebalance cannot deadlock) serialise the work: the second
+   * waits, then finds them processed. Runs are created in their own transactions while the locks are held, and all
+   * entries are marked processed in one statement at the end.
+   */
+  private async process(entries: WebhookDelivery[], webhooks: Map<string, Webhook>): Promise<void> {
+    const { db, logger } = this.deps;
+    const hooks = [...new Set(entries.map((e) => e.webhookId))].map((id) => webhooks.get(id)!);
+    // Enabled automations of each webhook's team whose trigger selects the webhook, evaluated now.
+    const automations = await db.automation.findMany({
+      where: { teamId: { in: [...new Set(hooks.map((w) => w.teamId))] }, enabled: true, webhookIds: { hasSome: hooks.map((w) => w.id) } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    const automationsOf = (webhook: Webhook) => automations.filter((a) => a.teamId === webhook.teamId && a.webhookIds.includes(webhook.id));
+    const limit = pLimit(RUN_START_CONCURRENCY);
     await db.$transaction(
       async (tx) => {
-        const locked = await tx.$queryRaw<Array<{ processedAt: Date | null }>>`SELECT "processedAt" FROM "WebhookDelivery" WHERE id = ${entry.id}::uuid FOR UPDATE`;
-        if (!locked[0] || locked[0].processedAt) return;
-        await this.startRuns(webhook, entry, log, tx);
+        const locked = await tx.$queryRaw<Array<{ id: string; processedAt: Date | null }>>`
+          SELECT id::text AS id, "processedAt" FROM "WebhookDelivery" WHERE id = ANY(${entries.map((e) => e.id)}::uuid[]) ORDER BY id FOR UPDATE`;
+        const open = new Set(locked.filter((l) => !l.processedAt).map((l) => l.id));
+        const results = await Promise.all(
+          entries
+            .filter((e) => open.has(e.id))
+            .map((entry) =>
+              limit(async () => {
+                const webhook = webhooks.get(entry.webhookId)!;
+                const log = logger.child({ deliveryId: entry.deliveryId, webhookUid: webhook.id });
+                return { entry, ...(await this.startRuns(webhook, automationsOf(webhook), entry, log)) };
+              }),
+            ),
+        );
+        if (results.length === 0) return;
+        const done = results.map((r) => ({ id: r.entry.id, outcome: r.outcomes, run_ids: r.runIds }));
+        await tx.$executeRaw`
+          UPDATE "WebhookDelivery" AS d SET "processedAt" = ${new Date()}, outcome = v.outcome, "runIds" = v.run_ids
+            FROM jsonb_to_recordset(${JSON.stringify(done)}::jsonb) AS v(id uuid, outcome jsonb, run_ids text[])
+           WHERE d.id = v.id`;
+        logger.debug({ deliveries: results.length, runs: results.reduce((n, r) => n + r.runIds.length, 0) }, 'deliveries processed');
       },
       { timeout: 120_000, maxWait: 120_000 },
     );
-  };
-
-  private async record(webhook: Webhook, message: DeliveryMessage, position: DeliveryPosition): Promise<WebhookDelivery> {
-    const { db } = this.deps;
-    const sourcePosition = `${position.topic}:${position.partition}:${position.offset}`;
-    const previous = await db.webhookDelivery.findUnique({ where: { sourcePosition } });
-    if (previous) return previous;
-
-    const accepted = message.label === 'Accepted';
-    const base = {
-      webhookId: webhook.id,
-      deliveryId: message.deliveryId,
-      identitySource: message.identitySource,
-      sizeBytes: message.sizeBytes,
-      sourcePosition,
-      receivedAt: new Date(message.receivedAt),
-    };
-    const row: Prisma.WebhookDeliveryCreateManyInput = {
-      ...base,
-      id: newUuid(),
-      label: message.label,
-      acceptedDeliveryId: accepted ? message.deliveryId : null,
-      payload: accepted && message.bodyBase64 !== undefined ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64')) : null,
-      reason: message.reason ?? null,
-      // Rejected and duplicate entries need no processing.
-      processedAt: accepted ? null : new Date(),
-    };
-    // ON CONFLICT DO NOTHING: a conflict is either this very message (a concurrent consumer) or the delivery ID
-    // already accepted by an earlier message.
-    const inserted = await db.webhookDelivery.createMany({ data: [row], skipDuplicates: true });
-    if (inserted.count === 0) {
-      const same = await db.webhookDelivery.findUnique({ where: { sourcePosition } });
-      if (same) return same;
-      await db.webhookDelivery.createMany({
-        data: [{ ...base, id: newUuid(), label: 'Duplicate', reason: 'delivery ID already accepted', processedAt: new Date() }],
-        skipDuplicates: true,
-      });
-      this.deps.logger.info({ deliveryId: message.deliveryId, webhookUid: webhook.id }, 'Duplicate delivery detected by the orchestrator');
-    }
-    return db.webhookDelivery.findUniqueOrThrow({ where: { sourcePosition } });
   }
 
-  private async startRuns(webhook: Webhook, entry: WebhookDelivery, log: Logger, tx: Prisma.TransactionClient): Promise<void> {
-    const { db } = this.deps;
+  private async startRuns(webhook: Webhook, automations: Automation[], entry: WebhookDelivery, log: Logger): Promise<{ outcomes: AutomationOutcome[]; runIds: string[] }> {
     const body = Buffer.from(entry.payload ?? new Uint8Array());
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString('utf8'));
     } catch {
       // The ingress only accepts valid JSON; a payload that is not is a bug upstream: record it and start nothing.
-      await this.finish(tx, entry, [], [], log);
       log.error('accepted delivery without a JSON payload');
-      return;
+      return { outcomes: [], runIds: [] };
     }
-    // Enabled automations of the webhook's team whose trigger selects this webhook, evaluated now.
-    const automations = await db.automation.findMany({
-      where: { teamId: webhook.teamId, enabled: true, webhookIds: { has: webhook.id } },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
     const outcomes: AutomationOutcome[] = [];
     const runIds: string[] = [];
     for (const automation of automations) {
@@ -145,7 +196,7 @@ export class DeliveryProcessor {
       outcomes.push(outcome);
       if (outcome.run_id) runIds.push(outcome.run_id);
     }
-    await this.finish(tx, entry, outcomes, runIds, log);
+    return { outcomes, runIds };
   }
 
   private async evaluate(automation: Automation, webhook: Webhook, entry: WebhookDelivery, payload: unknown, body: Buffer, log: Logger): Promise<AutomationOutcome> {
@@ -195,13 +246,5 @@ export class DeliveryProcessor {
       }
       throw err;
     }
-  }
-
-  private async finish(tx: Prisma.TransactionClient, entry: WebhookDelivery, outcomes: AutomationOutcome[], runIds: string[], log: Logger): Promise<void> {
-    await tx.webhookDelivery.updateMany({
-      where: { id: entry.id },
-      data: { processedAt: new Date(), outcome: outcomes as unknown as Prisma.InputJsonValue, runIds },
-    });
-    log.debug({ runs: runIds.length, automations: outcomes.length }, 'delivery processed');
   }
 }

@@ -44,7 +44,7 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
     },
     runs: {
       ...runQueryHandlers({ db, logger, blobs, links }),
-      ...runLifecycleHandlers({ ...runDeps, logger, queue: runQueue }),
+      ...runLifecycleHandlers({ ...runDeps, logger, queue: runQueue, workerStaleAfterMs: config.WORKER_STALE_AFTER_MS }),
       ...runHandoffHandlers({ db, logger, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS }),
       WatchRunEvents: watchRunEvents({ db, feed: runEventFeed, logger }),
     },

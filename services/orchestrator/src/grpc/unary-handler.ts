@@ -1,6 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
-import { asAppError, toGrpcError } from '@conveyor/errors';
+import { toGrpcError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
+import { toAppError } from './database-errors';
 
 /**
  * The gRPC edge of the orchestrator: handlers are plain async functions; this wrapper is the one place where
@@ -11,7 +12,7 @@ export function unary<Req, Res>(logger: Logger, method: string, handler: (reques
     handler(call.request).then(
       (response) => callback(null, response),
       (err: unknown) => {
-        const appError = asAppError(err);
+        const appError = toAppError(err);
         if (appError.code === 'internal_error') logger.error({ err, method }, 'gRPC handler failed');
         callback(toGrpcError(appError) as grpc.ServiceError);
       },

@@ -5,8 +5,12 @@ import type { RunEvent } from '@conveyor/run-events';
 import { harnessFor } from './harness-types';
 import { ENQUEUE_RUN } from './outbox-relay';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
+import { isUuid } from './run-access';
 
 export const MAX_ORCHESTRATION_DEPTH = 10;
+
+/** The prompt of a handoff run created with a conversation_id and no prompt. */
+export const CONTINUE_PROMPT = 'Continue from where the previous run stopped.';
 
 export interface CreateRunInput {
   prompt: string;
@@ -20,6 +24,10 @@ export interface CreateRunInput {
   attachments?: Array<{ fileName: string; mimeType: string; data: Buffer }>;
   parentRunId?: string;
   agentIdentityUid?: string;
+  /** Continue this conversation: the run joins it (contract §2.4); must be a conversation of the caller's team. */
+  conversationId?: string;
+  /** Email or user ID recorded as the creator; agent keys whose identity has on_behalf_of_enabled only. */
+  onBehalfOf?: string;
   source?: string;
   schedule?: { id: string; name: string; cron: string };
 }
@@ -49,6 +57,23 @@ export function skillName(spec: string): string {
 }
 
 /**
+ * `on_behalf_of` (contract §2.4): only an agent API key whose identity has `on_behalf_of_enabled` may name another
+ * creator, and the target (email or user ID) must be a member of the caller's team. Returns the user ID.
+ */
+async function onBehalfOfCreator(tx: Prisma.TransactionClient, caller: Caller__Output, target: string): Promise<string> {
+  const agent = caller.principal_type === 'AGENT' ? await tx.agentIdentity.findFirst({ where: { id: caller.principal_id, teamId: caller.team_id } }) : null;
+  if ((agent?.config as { on_behalf_of_enabled?: unknown } | undefined)?.on_behalf_of_enabled !== true) {
+    throw new AppError('not_authorized', 'on_behalf_of: only API keys of an agent with on_behalf_of_enabled may create runs on behalf of a user');
+  }
+  const user = await tx.user.findFirst({
+    where: { teamId: caller.team_id, OR: [{ id: target }, { email: { equals: target, mode: 'insensitive' } }] },
+    select: { id: true },
+  });
+  if (!user) throw new AppError('invalid_request', 'on_behalf_of: no member of this team has that email or user ID');
+  return user.id;
+}
+
+/**
  * Creates a run: the row, its first events, attachments and the outbox entry that enqueues it commit in one
  * transaction, so there is never a queued job without its row nor a QUEUED row that nothing will pick up.
  */
@@ -58,12 +83,13 @@ export async function createRun(
   input: CreateRunInput,
   /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
   inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,
-): Promise<{ runId: string; state: string }> {
+): Promise<{ runId: string; state: string; workerHost: string | null }> {
   const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
   const resolved = await resolveRunCatalog(deps.catalog, caller, { ...input, harness });
   const config: Record<string, unknown> = { ...(resolved?.config ?? input.config ?? {}) };
   const skill = resolved?.skill ?? input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
-  if (!input.prompt.trim() && !skill) throw new AppError('invalid_request', 'prompt is required unless a skill is given');
+  const prompt = input.prompt.trim() || !input.conversationId ? input.prompt : CONTINUE_PROMPT;
+  if (!prompt.trim() && !skill) throw new AppError('invalid_request', 'prompt is required unless a skill is given');
   if (skill) {
     config.skill_spec = skill;
     config.name ??= skillName(skill);
@@ -73,6 +99,10 @@ export async function createRun(
   const now = new Date();
   let executorType: PrincipalType = caller.principal_type === 'AGENT' ? 'AGENT' : 'USER';
   let executorId = caller.principal_id;
+  let creatorType: PrincipalType = caller.principal_type === 'AGENT' ? 'AGENT' : 'USER';
+  let creatorId = caller.principal_id;
+  let conversationId = newUuid();
+  const workerHost = typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null;
 
   await deps.db.$transaction(async (tx) => {
     let ancestorIds: string[] = [];
@@ -90,16 +120,28 @@ export async function createRun(
       executorType = 'AGENT';
       executorId = identity.id;
     }
+    if (input.conversationId) {
+      const previous = isUuid(input.conversationId)
+        ? await tx.run.findFirst({ where: { conversationId: input.conversationId, teamId: caller.team_id }, select: { id: true } })
+        : null;
+      if (!previous) throw new AppError('resource_not_found', 'conversation_id: Conversation not found');
+      conversationId = input.conversationId;
+    }
+    if (input.onBehalfOf) {
+      const creator = await onBehalfOfCreator(tx, caller, input.onBehalfOf);
+      creatorType = 'USER';
+      creatorId = creator;
+    }
     await tx.run.create({
       data: {
         id: runId,
         teamId: caller.team_id,
-        title: input.title?.trim() || titleFrom(input.prompt, skill),
-        prompt: input.prompt,
+        title: input.title?.trim() || titleFrom(prompt, skill),
+        prompt,
         mode: input.mode ?? 'normal',
         source: input.source ?? 'API',
-        creatorType: caller.principal_type === 'AGENT' ? 'AGENT' : 'USER',
-        creatorId: caller.principal_id,
+        creatorType,
+        creatorId,
         executorType,
         executorId,
         configName: typeof config.name === 'string' ? config.name : null,
@@ -109,7 +151,7 @@ export async function createRun(
         skillInstructions: resolved?.skillInstructions ?? null,
         environmentSpec: resolved?.environmentSpec,
         harness,
-        workerHost: typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null,
+        workerHost,
         config: config as Prisma.InputJsonValue,
         metadata: input.metadata ?? {},
         parentRunId: input.parentRunId ?? null,
@@ -117,18 +159,18 @@ export async function createRun(
         scheduleId: input.schedule?.id ?? null,
         scheduleName: input.schedule?.name ?? null,
         scheduleCron: input.schedule?.cron ?? null,
-        conversationId: newUuid(),
+        conversationId,
         sessionId: newUuid(),
         createdAt: now,
         updatedAt: now,
       },
     });
     const created: RunEvent = { kind: 'state_changed', from: null, to: 'QUEUED' };
-    const prompt: RunEvent = { kind: 'user_message', text: input.prompt, source: 'prompt' };
+    const message: RunEvent = { kind: 'user_message', text: prompt, source: 'prompt' };
     await tx.runEvent.createMany({
       data: [
         { runId, execution: 1, kind: created.kind, data: created, createdAt: now },
-        { runId, execution: 1, kind: prompt.kind, data: prompt, createdAt: now },
+        { runId, execution: 1, kind: message.kind, data: message, createdAt: now },
       ],
     });
     if (input.attachments?.length) {
@@ -140,5 +182,5 @@ export async function createRun(
     await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId, execution: 1 } } });
   });
   deps.kickOutbox();
-  return { runId, state: 'QUEUED' };
+  return { runId, state: 'QUEUED', workerHost };
 }

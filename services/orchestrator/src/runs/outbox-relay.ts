@@ -1,7 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import { runJobSchema } from '@conveyor/run-events';
-import { isSelfHostedRun } from '../workers/self-hosted-routing';
+import { runJobSchema, type RunJob } from '@conveyor/run-events';
+import { selfHostedRunIds } from '../workers/self-hosted-routing';
 import type { RunQueue } from './run-queue';
 
 export const ENQUEUE_RUN = 'enqueue_run';
@@ -52,33 +52,43 @@ export class OutboxRelay {
     return this.running;
   }
 
-  /** Returns how many entries were relayed; a failing entry is recorded and retried later without blocking others. */
+  /**
+   * Returns how many entries were relayed. One query finds the self-hosted runs and one BullMQ addBulk enqueues the
+   * rest; an entry that cannot be parsed, or a batch Redis refused, is recorded and retried later.
+   */
   private async relayBatch(): Promise<number> {
     return this.db.$transaction(async (tx) => {
       const entries = await tx.$queryRaw<Array<{ id: bigint; kind: string; payload: unknown }>>`
         SELECT "id", "kind", "payload" FROM "OutboxEntry"
         WHERE "processedAt" IS NULL AND "attempts" < ${MAX_ATTEMPTS}
         ORDER BY "attempts", "id" LIMIT 50 FOR UPDATE SKIP LOCKED`;
-      const relayed: bigint[] = [];
+      const failed = async (ids: bigint[], err: unknown) => {
+        this.logger.error({ err, outboxIds: ids.map(String) }, 'outbox entries could not be relayed');
+        await tx.outboxEntry.updateMany({
+          where: { id: { in: ids } },
+          data: { attempts: { increment: 1 }, lastError: err instanceof Error ? err.message : String(err) },
+        });
+      };
+      const jobs: Array<{ id: bigint; job: RunJob }> = [];
       for (const entry of entries) {
         try {
           if (entry.kind !== ENQUEUE_RUN) throw new Error(`unknown outbox entry kind ${entry.kind}`);
-          const job = runJobSchema.parse(entry.payload);
-          // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
-          if (!(await isSelfHostedRun(tx, job.runId))) await this.queue.enqueue(job);
-          relayed.push(entry.id);
+          jobs.push({ id: entry.id, job: runJobSchema.parse(entry.payload) });
         } catch (err) {
-          this.logger.error({ err, outboxId: String(entry.id) }, 'outbox entry could not be relayed');
-          await tx.outboxEntry.update({
-            where: { id: entry.id },
-            data: { attempts: { increment: 1 }, lastError: err instanceof Error ? err.message : String(err) },
-          });
+          await failed([entry.id], err);
         }
       }
-      if (relayed.length > 0) {
-        await tx.outboxEntry.updateMany({ where: { id: { in: relayed } }, data: { processedAt: new Date() } });
+      if (jobs.length === 0) return 0;
+      // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
+      const selfHosted = await selfHostedRunIds(tx, jobs.map((j) => j.job.runId));
+      try {
+        await this.queue.enqueueMany(jobs.filter((j) => !selfHosted.has(j.job.runId)).map((j) => j.job));
+      } catch (err) {
+        await failed(jobs.map((j) => j.id), err);
+        return 0;
       }
-      return relayed.length;
+      await tx.outboxEntry.updateMany({ where: { id: { in: jobs.map((j) => j.id) } }, data: { processedAt: new Date() } });
+      return jobs.length;
     });
   }
 

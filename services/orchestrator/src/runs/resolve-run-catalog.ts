@@ -23,7 +23,7 @@ export interface ResolvedRunCatalog {
   skill?: string;
   skillInstructions?: string;
   /** `{repositories, setup_commands}` for the runner (services/runner/src/environment-setup.ts). */
-  environmentSpec?: { repositories: Array<{ url: string; directory?: string; ref?: string }>; setup_commands: string[] };
+  environmentSpec?: { repositories: Array<{ url: string; directory?: string; ref?: string }>; setup_commands: string[]; docker_image?: string };
 }
 
 /**
@@ -62,6 +62,8 @@ export async function resolveRunCatalog(
     environmentSpec = {
       repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map((r) => ({ url: r.url, ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}) })),
       setup_commands: env.setupCommands,
+      // Honoured by the runner's container sandbox backend (docs/sandbox.md).
+      ...(env.dockerImage ? { docker_image: env.dockerImage } : {}),
     };
   }
 

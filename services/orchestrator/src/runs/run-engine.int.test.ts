@@ -3,7 +3,7 @@ import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
 import type { Caller__Output } from '@conveyor/proto';
 import { runJobId } from '@conveyor/run-events';
-import { createTestDatabase, REDIS_URL, uniqueName, type TestDatabase } from '@conveyor/testing';
+import { createTestDatabase, REDIS_URL, uniqueName, type TestDatabase, createTestTrust, type TestTrust } from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
@@ -21,6 +21,7 @@ const logger = createLogger({ service: 'test', level: 'silent' });
 
 describe('run engine over real PostgreSQL and Redis', () => {
   let database: TestDatabase;
+  let trust: TestTrust;
   let db: PrismaClient;
   let redis: Redis;
   let queue: RunQueue;
@@ -29,12 +30,13 @@ describe('run engine over real PostgreSQL and Redis', () => {
   const queueName = uniqueName('runs');
   const saved: string[] = [];
   const kick = () => void outbox.kick();
-  const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger, catalog: new CatalogModule({ config: loadOrchestratorConfig({}), db, logger }).runCatalog });
+  const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger, catalog: new CatalogModule({ config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')), db, logger }).runCatalog });
   const complete = (req: Parameters<typeof completeRun>[1]) =>
     completeRun({ db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId) }, req);
 
   beforeAll(async () => {
     database = await createTestDatabase();
+    trust = await createTestTrust();
     db = createPrismaClient(database.url);
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     queue = new RunQueue(redis, queueName);

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { Logger } from '@conveyor/logger';
 
-/** The channel the RunEvent insert trigger notifies with the run's ID (migration 20261123180000_run_event_notify). */
+/** The channel the RunEvent insert trigger notifies with the run's ID (migration 20261123210000_run_event_notify). */
 const CHANNEL = 'run_events';
 const RECONNECT_DELAY_MS = 1_000;
 

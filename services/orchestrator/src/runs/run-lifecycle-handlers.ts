@@ -7,6 +7,7 @@ import { cancelRun } from './cancel-run';
 import { createRun, type CreateRunDeps } from './create-run';
 import { findRunForCaller } from './run-access';
 import type { RunQueue } from './run-queue';
+import { isAtCapacity } from './run-capacity';
 import { runToProto } from './run-to-proto';
 import { usageByRun } from './run-usage';
 import { submitFollowup } from './submit-followup';
@@ -14,6 +15,7 @@ import { submitFollowup } from './submit-followup';
 export interface RunLifecycleDeps extends CreateRunDeps {
   queue: RunQueue;
   logger: Logger;
+  workerStaleAfterMs: number;
 }
 
 function parseConfig(json: string): Record<string, unknown> {
@@ -39,10 +41,16 @@ export function runLifecycleHandlers(deps: RunLifecycleDeps): Pick<RunServiceHan
         attachments: req.attachments.map((a) => ({ fileName: a.file_name, mimeType: a.mime_type, data: Buffer.from(a.data) })),
         parentRunId: req.parent_run_id || undefined,
         agentIdentityUid: req.agent_identity_uid || undefined,
+        conversationId: req.conversation_id || undefined,
+        onBehalfOf: req.on_behalf_of || undefined,
         source: req.source || 'API',
       });
-      logger.info({ runId: created.runId, teamId: caller.team_id }, 'run created');
-      return { run_id: created.runId, state: created.state, at_capacity: false };
+      const atCapacity = await isAtCapacity(
+        { db, queue: deps.queue, workerStaleAfterMs: deps.workerStaleAfterMs },
+        { id: created.runId, teamId: caller.team_id, workerHost: created.workerHost },
+      );
+      logger.info({ runId: created.runId, teamId: caller.team_id, atCapacity }, 'run created');
+      return { run_id: created.runId, state: created.state, at_capacity: atCapacity };
     }),
     GetRun: unary(logger, 'GetRun', async (req) => {
       const run = await findRunForCaller(db, requireCaller(req.caller), req.run_id);

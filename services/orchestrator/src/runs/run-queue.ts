@@ -17,6 +17,11 @@ export class RunQueue {
     await this.queue.add('run', job, { jobId: runJobId(job) });
   }
 
+  /** Several jobs in one Redis transaction (BullMQ addBulk); same per-execution job IDs. */
+  async enqueueMany(jobs: RunJob[]): Promise<void> {
+    if (jobs.length > 0) await this.queue.addBulk(jobs.map((job) => ({ name: 'run', data: job, opts: { jobId: runJobId(job) } })));
+  }
+
   /** Best effort: a cancelled run's job may already be taken, in which case the claim fails instead. */
   async remove(job: RunJob): Promise<void> {
     await this.queue.remove(runJobId(job)).catch(() => 0);

@@ -1,6 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import type { Prisma, RunState } from '@conveyor/db';
 import { TERMINAL_STATES, type RunEvent } from '@conveyor/run-events';
+import { revokeRunApiKeys } from '../auth/run-api-key';
 
 /**
  * Allowed moves. QUEUED → CLAIMED (a runner took the job) → PENDING (environment being prepared) → INPROGRESS
@@ -61,6 +62,8 @@ export async function transitionRun(
     },
   });
   if (result.count === 0) return false;
+  // The execution is over or handed back to the queue: its run-scoped key must not outlive it.
+  if (terminal || to === 'QUEUED') await revokeRunApiKeys(tx, run.id, now);
   const event: RunEvent = {
     kind: 'state_changed',
     from,

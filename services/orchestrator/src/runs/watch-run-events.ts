@@ -19,7 +19,11 @@ type Call = grpc.ServerWritableStream<WatchRunEventsRequest__Output, RunEventMes
  * Events of a run are written under its row lock (reportEvents, transitions, follow-ups), so they commit in
  * sequence order and "above the last one sent" never skips a late commit.
  */
-export function watchRunEvents(deps: { db: PrismaClient; feed: RunEventFeed; logger: Logger }): grpc.handleServerStreamingCall<WatchRunEventsRequest__Output, RunEventMessage> {
+export function watchRunEvents(deps: {
+  db: PrismaClient;
+  feed: RunEventFeed;
+  logger: Logger;
+}): grpc.handleServerStreamingCall<WatchRunEventsRequest__Output, RunEventMessage> {
   return (call: Call) => {
     let closed = false;
     let unsubscribe = () => {};
@@ -44,11 +48,21 @@ export function watchRunEvents(deps: { db: PrismaClient; feed: RunEventFeed; log
         do {
           again = false;
           for (;;) {
-            const events = await deps.db.runEvent.findMany({ where: { runId, id: { gt: last } }, orderBy: { id: 'asc' }, take: PAGE });
+            const events = await deps.db.runEvent.findMany({
+              where: { runId, id: { gt: last } },
+              orderBy: { id: 'asc' },
+              take: PAGE,
+            });
             for (const e of events) {
               if (closed) return;
               last = e.id;
-              const ok = call.write({ sequence: String(e.id), kind: e.kind, created_at: e.createdAt.toISOString(), execution: e.execution, data_json: JSON.stringify(e.data ?? {}) });
+              const ok = call.write({
+                sequence: String(e.id),
+                kind: e.kind,
+                created_at: e.createdAt.toISOString(),
+                execution: e.execution,
+                data_json: JSON.stringify(e.data ?? {}),
+              });
               if (!ok) await Promise.race([once(call, 'drain'), once(call, 'close')]);
             }
             if (events.length < PAGE) break;
@@ -62,7 +76,8 @@ export function watchRunEvents(deps: { db: PrismaClient; feed: RunEventFeed; log
     const fail = (err: unknown) => {
       if (closed) return;
       const appError = asAppError(err);
-      if (appError.code === 'internal_error') deps.logger.error({ err, method: 'WatchRunEvents' }, 'gRPC stream failed');
+      if (appError.code === 'internal_error')
+        deps.logger.error({ err, method: 'WatchRunEvents' }, 'gRPC stream failed');
       close();
       call.emit('error', toGrpcError(appError));
     };

@@ -3,8 +3,8 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
-import { callRpc, createOrchestratorClients, type Caller, type OrchestratorClients } from '@conveyor/proto';
-import { createTestDatabase, REDIS_URL, uniqueName } from '@conveyor/testing';
+import { callRpc, createOrchestratorClients, mutualTlsCredentials, type Caller, type OrchestratorClients } from '@conveyor/proto';
+import { createTestDatabase, REDIS_URL, uniqueName, createTestTrust, type TestTrust } from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
 import { loadOrchestratorConfig, type OrchestratorConfig } from '../config';
 import { CatalogModule } from '../catalog/catalog-module';
@@ -31,6 +31,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 /** Two orchestrator replicas in one process, on the same database, Redis and queues, as in a scaled deployment. */
 describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) and gRPC', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let trust: TestTrust;
   let config: OrchestratorConfig;
   let replicas: Orchestrator[] = [];
   let clients: OrchestratorClients;
@@ -56,13 +57,16 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
 
   beforeAll(async () => {
     database = await createTestDatabase();
+    trust = await createTestTrust();
     config = loadOrchestratorConfig({
+      ...trust.serviceEnv('orchestrator'),
       DATABASE_URL: database.url,
       REDIS_URL,
       RUN_QUEUE: uniqueName('runs'),
       SCHEDULE_QUEUE: uniqueName('schedule-ticks'),
       CONSUME_DELIVERIES: 'false',
       GRPC_PORT: '0',
+      WORKER_GRPC_PORT: '0',
       HTTP_PORT: '0',
     });
     prisma = createPrismaClient(database.url);
@@ -76,7 +80,7 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
     otherTeam = { team_id: other.id, principal_type: 'USER', principal_id: otherUser.id, role: 'ADMIN' };
     await startReplica();
     await startReplica();
-    clients = createOrchestratorClients(`127.0.0.1:${replicas[0]!.grpcPort}`);
+    clients = createOrchestratorClients(`127.0.0.1:${replicas[0]!.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('gateway')));
   });
 
   afterAll(async () => {
@@ -87,6 +91,7 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
     await redis?.quit();
     await prisma?.$disconnect();
     await database?.drop();
+    await trust?.remove();
   });
 
   it('starts exactly one run per tick with two replicas, stamped with the schedule and SCHEDULED_AGENT', async () => {
@@ -129,7 +134,7 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
   it('makes a tick processed twice start one run (the firing row commits with the run)', async () => {
     const created = await rpc('CreateSchedule', { caller, name: 'idempotent', cron_schedule: '0 0 1 1 *', prompt: 'once' });
     const tickAt = new Date(Date.parse('2030-01-01T00:00:00Z'));
-    const deps = { db: prisma, kickOutbox: () => undefined, defaultHarness: 'demo', catalog: new CatalogModule({ config: loadOrchestratorConfig({}), db: prisma, logger }).runCatalog };
+    const deps = { db: prisma, kickOutbox: () => undefined, defaultHarness: 'demo', catalog: new CatalogModule({ config, db: prisma, logger }).runCatalog };
     const job = { scheduleId: created.id, cron: '0 0 1 1 *', timezone: 'UTC' };
     const outcomes = await Promise.all([1, 2, 3].map(() => fireScheduleTick(deps, job, tickAt)));
     expect(outcomes.filter((o) => o.outcome === 'started')).toHaveLength(1);
@@ -259,7 +264,7 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
 
     const restartAt = Date.now();
     await startReplica();
-    clients = createOrchestratorClients(`127.0.0.1:${replicas[0]!.grpcPort}`);
+    clients = createOrchestratorClients(`127.0.0.1:${replicas[0]!.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('gateway')));
     expect(await tickQueue.getJobScheduler(lost.id)).toMatchObject({ pattern: '0 9 * * *', tz: 'UTC' });
     expect(await tickQueue.getJobScheduler('sched_orphan')).toBeUndefined();
 

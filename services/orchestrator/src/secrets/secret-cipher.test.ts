@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DEV_SECRETS_KEY, keyIdOf, SecretCipher, SecretCipherError, teamSecretContext, webhookSecretContext } from './secret-cipher';
+import { keyIdOf, SecretCipher, SecretCipherError, teamSecretContext, webhookSecretContext } from './secret-cipher';
 
 describe('SecretCipher', () => {
   const key = randomBytes(32);
@@ -38,11 +38,11 @@ describe('SecretCipher', () => {
     expect(rotated.encrypt('new', 'ctx').keyId).not.toBe(keyId);
   });
 
-  it('reads its key from the environment and refuses production without one', () => {
+  it('reads its key from the environment and refuses to work without one', () => {
     const configured = randomBytes(32).toString('base64');
-    expect(SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: configured, NODE_ENV: 'production' }).keyId).toBe(keyIdOf(Buffer.from(configured, 'base64')));
-    expect(() => SecretCipher.fromEnv({ NODE_ENV: 'production' })).toThrow(/CONVEYOR_SECRETS_KEY is required/);
-    expect(SecretCipher.fromEnv({ NODE_ENV: 'development' }).keyId).toBe(keyIdOf(Buffer.from(DEV_SECRETS_KEY, 'base64')));
+    expect(SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: configured }).keyId).toBe(keyIdOf(Buffer.from(configured, 'base64')));
+    // No built-in key in any mode.
+    expect(() => SecretCipher.fromEnv({})).toThrow(/CONVEYOR_SECRETS_KEY is required/);
     expect(() => SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/32 bytes/);
     const previous = randomBytes(32);
     const cipher2 = SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: `${previous.toString('base64')}, ` });

@@ -5,18 +5,11 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 
-/**
- * The development key, used only when NODE_ENV is not `production` and CONVEYOR_SECRETS_KEY is unset. It is
- * public (it is in the source), so secrets encrypted with it are protected against nothing but accidents.
- */
-export const DEV_SECRETS_KEY = createHash('sha256').update('conveyor development secrets key; never use in production').digest('base64');
-
 export interface SecretCipherEnv {
   /** 32 bytes, base64: the key new ciphertexts are written with. */
   CONVEYOR_SECRETS_KEY?: string | undefined;
   /** Earlier keys, still accepted for decryption while rows are re-encrypted (key rotation). */
   CONVEYOR_SECRETS_PREVIOUS_KEYS?: readonly string[] | string | undefined;
-  NODE_ENV?: string | undefined;
 }
 
 export class SecretCipherError extends Error {
@@ -50,17 +43,14 @@ export class SecretCipher {
     for (const key of previous) this.keys.set(keyIdOf(key), key);
   }
 
-  /** Refuses to run in production without a real key; elsewhere falls back to the public development key. */
+  /** Refuses to run without a configured key, in every mode: there is no built-in key (docs/service-trust.md). */
   static fromEnv(env: SecretCipherEnv): SecretCipher {
     const previousRaw = env.CONVEYOR_SECRETS_PREVIOUS_KEYS;
     const previousList = typeof previousRaw === 'string' ? previousRaw.split(',') : (previousRaw ?? []);
     const previous = previousList.map((k) => k.trim()).filter(Boolean).map((k, i) => parseKey(k, `CONVEYOR_SECRETS_PREVIOUS_KEYS[${i}]`));
     const configured = env.CONVEYOR_SECRETS_KEY?.trim();
     if (!configured) {
-      if (env.NODE_ENV === 'production') {
-        throw new SecretCipherError('CONVEYOR_SECRETS_KEY is required when NODE_ENV=production (32 random bytes, base64: `openssl rand -base64 32`)');
-      }
-      return new SecretCipher(parseKey(DEV_SECRETS_KEY, 'development key'), previous);
+      throw new SecretCipherError('CONVEYOR_SECRETS_KEY is required (32 random bytes, base64: `conveyor keys init --file .conveyor/keys.env`)');
     }
     return new SecretCipher(parseKey(configured, 'CONVEYOR_SECRETS_KEY'), previous);
   }

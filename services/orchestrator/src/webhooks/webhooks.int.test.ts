@@ -3,14 +3,13 @@ import { Redis } from 'ioredis';
 import { createPrismaClient, newUuid, type PrismaClient } from '@conveyor/db';
 import { createIdempotentProducer, createKafka, encodeDeliveryMessage, webhookConfigVersionKey, type DeliveryMessage } from '@conveyor/kafka';
 import { createLogger } from '@conveyor/logger';
-import { callRpc, createOrchestratorClients, type Caller, type OrchestratorClients } from '@conveyor/proto';
-import { createTestDatabase, KAFKA_BROKERS, REDIS_URL, uniqueName, type TestDatabase } from '@conveyor/testing';
+import { callRpc, createOrchestratorClients, mutualTlsCredentials, type Caller, type OrchestratorClients } from '@conveyor/proto';
+import { createTestDatabase, KAFKA_BROKERS, REDIS_URL, uniqueName, type TestDatabase, createTestTrust, type TestTrust } from '@conveyor/testing';
 import type { Producer } from 'kafkajs';
 import { createTeam, createUser } from '../auth/team-admin';
 import { loadOrchestratorConfig } from '../config';
 import { pruneDeliveryLog } from '../deliveries/delivery-retention';
 import { Orchestrator } from '../orchestrator';
-import { DEV_SECRETS_KEY } from '../secrets/secret-cipher';
 
 const logger = createLogger({ service: 'webhooks-test', level: 'silent' });
 jest.setTimeout(60_000);
@@ -19,10 +18,13 @@ type Rpc = OrchestratorClients['factories'];
 
 describe('factories, webhooks, secrets, automations and the delivery log over real PostgreSQL, Redis, Kafka and gRPC', () => {
   let database: TestDatabase;
+  let trust: TestTrust;
   let db: PrismaClient;
   let redis: Redis;
   let orchestrator: Orchestrator;
   let clients: OrchestratorClients;
+  /** The ingress's identity: the only one ResolveWebhook answers. */
+  let ingressClients: OrchestratorClients;
   let producer: Producer;
   let admin: Caller;
   let member: Caller;
@@ -36,9 +38,11 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
 
   beforeAll(async () => {
     database = await createTestDatabase();
+    trust = await createTestTrust();
     db = createPrismaClient(database.url);
     redis = new Redis(REDIS_URL);
     const config = loadOrchestratorConfig({
+      ...trust.serviceEnv('orchestrator'),
       DATABASE_URL: database.url,
       REDIS_URL,
       KAFKA_BROKERS: KAFKA_BROKERS.join(','),
@@ -46,12 +50,14 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       DELIVERIES_CONSUMER_GROUP: uniqueName('group'),
       RUN_QUEUE: uniqueName('runs'),
       GRPC_PORT: '0',
+      WORKER_GRPC_PORT: '0',
       HTTP_PORT: '0',
       WEBHOOK_BASE_URL: 'https://hooks.example.test',
     });
     orchestrator = new Orchestrator(config, logger);
     await orchestrator.start();
-    clients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`);
+    clients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('gateway')));
+    ingressClients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('ingress')));
     producer = createIdempotentProducer(createKafka({ clientId: 'webhooks-test', brokers: KAFKA_BROKERS }));
     await producer.connect();
 
@@ -69,10 +75,12 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
   afterAll(async () => {
     await producer?.disconnect();
     clients?.close();
+    ingressClients?.close();
     await orchestrator?.stop();
     await redis?.quit();
     await db?.$disconnect();
     await database?.drop();
+    await trust?.remove();
   });
 
   const newFactory = async (name = uniqueName('factory')) => (await call('CreateFactory', { caller: admin, name })).factory_id as string;
@@ -126,9 +134,9 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
         expect(Buffer.from(stored!).includes(Buffer.from(created.secret))).toBe(false);
       }
 
-      const resolved = await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid });
+      const resolved = await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid });
       expect(resolved).toMatchObject({ found: true, enabled: true, auth_mode: 'token', secret: created.secret, awaiting_secret: false });
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: 'wh_unknown' })).found).toBe(false);
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: 'wh_unknown' })).found).toBe(false);
     });
 
     it('shows {token} in url_token URLs except the once at creation', async () => {
@@ -156,7 +164,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       const uid = stripe.webhook.webhook_uid;
       expect(stripe.secret).toBe('');
       expect(stripe.webhook.secret_status).toBe('awaiting_provider_secret');
-      expect(await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).toMatchObject({ found: true, awaiting_secret: true, secret: '' });
+      expect(await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).toMatchObject({ found: true, awaiting_secret: true, secret: '' });
       const noSecret = await failure(call('RotateWebhookSecret', { caller: admin, factory_id: factoryId, webhook_uid: uid }));
       expect(noSecret.details).toMatch(/issued by the provider/);
       const before = await redis.get(webhookConfigVersionKey(uid));
@@ -164,7 +172,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       expect(second.secret).toBe('');
       expect(second.webhook.secret_status).toBe('active');
       expect(await redis.get(webhookConfigVersionKey(uid))).not.toBe(before);
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('whsec_from_stripe');
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('whsec_from_stripe');
 
       expect(codeOf(await failure(call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'x', auth_mode: 'signature' })))).toBe('invalid_request');
       expect(codeOf(await failure(call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'y', provider_secret: 'p' })))).toBe('invalid_request');
@@ -177,7 +185,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       const rotated = await call('RotateWebhookSecret', { caller: admin, factory_id: factoryId, webhook_uid: uid });
       expect(rotated.secret).toBeTruthy();
       expect(rotated.secret).not.toBe(created.secret);
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe(rotated.secret);
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe(rotated.secret);
     });
 
     it('reuses an existing team secret without showing it, and refuses one that does not suit the mode', async () => {
@@ -185,7 +193,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       await call('CreateSecret', { caller: admin, name: 'SHARED', value: 'shared-secret-value-1234' });
       const reused = await call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'reuse', secret_name: 'SHARED' });
       expect(reused.secret).toBe('');
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: reused.webhook.webhook_uid })).secret).toBe('shared-secret-value-1234');
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: reused.webhook.webhook_uid })).secret).toBe('shared-secret-value-1234');
       await call('CreateSecret', { caller: admin, name: 'NOT_URL_SAFE', value: 'has spaces / slashes' });
       const refused = await failure(call('CreateWebhook', { caller: admin, factory_id: factoryId, name: 'u', auth_mode: 'url_token', secret_name: 'NOT_URL_SAFE' }));
       expect(refused.details).toMatch(/not URL-safe/);
@@ -201,15 +209,15 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       const secret = await call('SetSecretValue', { caller: admin, name: 'MANAGED', value: 'second-value-abcdefgh' });
       expect(JSON.stringify(secret)).not.toContain('second-value');
       expect(secret.used_by_webhooks).toEqual([uid]);
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('first-value-abcdefgh');
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('first-value-abcdefgh');
       const disabled = await call('SetWebhookEnabled', { caller: admin, factory_id: factoryId, webhook_uid: uid, enabled: false });
       expect(disabled.enabled).toBe(false);
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).enabled).toBe(false);
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).enabled).toBe(false);
       await call('SetWebhookEnabled', { caller: admin, factory_id: factoryId, webhook_uid: uid, enabled: true });
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('second-value-abcdefgh');
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('second-value-abcdefgh');
       expect(codeOf(await failure(call('DeleteSecret', { caller: admin, name: 'MANAGED' })))).toBe('conflict');
       await call('DeleteWebhook', { caller: admin, factory_id: factoryId, webhook_uid: uid });
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).found).toBe(false);
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).found).toBe(false);
       await call('DeleteSecret', { caller: admin, name: 'MANAGED' });
       expect((await failure(call('GetSecret', { caller: admin, name: 'MANAGED' }))).code).toBe(GrpcStatus.NOT_FOUND);
     });
@@ -234,7 +242,6 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       expect((await failure(call('GetSecret', { caller: outsider, name: 'API_TOKEN' }))).code).toBe(GrpcStatus.NOT_FOUND);
       const stored = await db.teamSecret.findFirstOrThrow({ where: { name: 'API_TOKEN' } });
       expect(Buffer.from(stored.ciphertext).includes(Buffer.from('top-secret'))).toBe(false);
-      expect(DEV_SECRETS_KEY).toBeTruthy();
     });
   });
 
@@ -288,7 +295,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       const applied = await call('ApplyDefinitions', { caller: admin, factory_id: factoryId, files: [webhookFile('hook', 'secretName: ROTATING\n')] });
       const uid = applied.webhooks[0].id;
       await call('SetSecretValue', { caller: admin, name: 'ROTATING', value: 'value-two-0123456789' });
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('value-one-0123456789');
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('value-one-0123456789');
       const reapplied = await call('ApplyDefinitions', {
         caller: admin,
         factory_id: factoryId,
@@ -299,7 +306,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       });
       expect(reapplied.webhooks[0].action).toBe('updated');
       expect(reapplied.automations[0]).toMatchObject({ name: 'triage', action: 'created' });
-      expect((await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('value-two-0123456789');
+      expect((await callRpc(ingressClients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid })).secret).toBe('value-two-0123456789');
       const automation = await call('GetAutomation', { caller: admin, factory_id: factoryId, automation_id: reapplied.automations[0].id });
       expect(JSON.parse(automation.trigger_json)).toEqual({ provider: 'webhook', event: 'received', filter: { webhook_ids: [uid], payload: { action: ['opened'] } } });
       expect(automation.managed_by).toBe('definition');
@@ -409,6 +416,28 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       const redone = await db.webhookDelivery.findFirstOrThrow({ where: { deliveryId: 'dlv-again' } });
       expect(redone.runIds).toEqual(entry.runIds);
       expect(await db.run.count({ where: { metadata: { path: ['delivery_id'], equals: 'dlv-again' } } })).toBe(1);
+    });
+
+    it('one batch holding a delivery ID twice logs it Accepted then Duplicate and starts one run per delivery', async () => {
+      const processor = (orchestrator as unknown as { webhooks: { processor: { handleBatch: (d: Array<{ message: DeliveryMessage; position: { topic: string; partition: number; offset: string } }>) => Promise<void> } } }).webhooks.processor;
+      const at = (offset: number) => ({ topic: 'replayed-batch', partition: 0, offset: String(offset) });
+      const twice = message('dlv-batch', { action: 'opened' });
+      await processor.handleBatch([
+        { message: twice, position: at(1) },
+        { message: twice, position: at(2) },
+        { message: message('dlv-batch-other', { action: 'opened' }), position: at(3) },
+        { message: message('dlv-batch-closed', { action: 'closed' }), position: at(4) }, // on-closed matches this one
+      ]);
+      const entries = await db.webhookDelivery.findMany({ where: { sourcePosition: { startsWith: 'replayed-batch:' } }, orderBy: { sourcePosition: 'asc' } });
+      expect(entries.map((e) => [e.deliveryId, e.label, e.processedAt !== null, e.runIds.length])).toEqual([
+        ['dlv-batch', 'Accepted', true, 1],
+        ['dlv-batch', 'Duplicate', true, 0],
+        ['dlv-batch-other', 'Accepted', true, 1],
+        ['dlv-batch-closed', 'Accepted', true, 1],
+      ]);
+      for (const id of ['dlv-batch', 'dlv-batch-other', 'dlv-batch-closed']) {
+        expect(await db.run.count({ where: { metadata: { path: ['delivery_id'], equals: id } } })).toBe(1);
+      }
     });
 
     it('keeps metadata only for rejected and duplicate entries, lists newest first, expands accepted payloads', async () => {

@@ -5,6 +5,7 @@ import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { WorkerDownstream, WorkerServiceHandlers, WorkerUpstream__Output } from '@conveyor/proto';
 import { requireCaller } from '../grpc/require-caller';
+import { peerOf } from '../grpc/rpc-guard';
 import { unary } from '../grpc/unary-handler';
 import { claimRun } from '../runner/claim-run';
 import { listConnectedWorkers } from './list-workers';
@@ -96,7 +97,8 @@ export class WorkerHub {
         const hello = message.hello;
         void (async () => {
           const token = await authenticateWorkerToken(this.db, hello.worker_token);
-          if (!token) return fail(grpc.status.UNAUTHENTICATED, 'A valid worker token is required');
+          // The hello's token must be the one the worker endpoint authenticated the stream with (same team).
+          if (!token || token.teamId !== peerOf(stream)?.teamId) return fail(grpc.status.UNAUTHENTICATED, 'A valid worker token is required');
           if (!WORKER_ID.test(hello.worker_id) || hello.worker_id === 'warp') {
             return fail(grpc.status.INVALID_ARGUMENT, 'worker_id must be 1-64 characters of [A-Za-z0-9._-] and not "warp"');
           }

@@ -32,3 +32,14 @@ export function descendantsOf(root: number): number[] {
   }
   return found;
 }
+
+/** Signals every process in `pids`, ignoring those already gone. */
+export function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -16,6 +16,8 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** Bytes the workspace may hold. */
   diskBytes: number;
+  /** The run-wide limit that ended the sandbox, when one did (the run then ends with it, whatever the harness said). */
+  limit?: SandboxLimitHit;
 }
 
 /** A platform-side service made reachable from inside one run's sandbox only (the model proxy, harness support). */
@@ -28,12 +30,16 @@ export interface SandboxEndpoint {
 
 export interface SandboxPolicy {
   runId: string;
+  /** The environment's `docker_image`: honoured by container backends; the local backend runs the host's tool chain. */
+  image?: string;
   /** Host directory holding the run's workspace, mounted read-write; everything else is read-only or absent. */
   workspaceDir: string;
   /** Hosts the run may reach through the egress filter: exact names or `*.example.com`. */
   allowedHosts: string[];
   endpoints: SandboxEndpoint[];
   limits: SandboxLimits;
+  /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
+  onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
 }
 
 export interface SandboxExecOptions {
@@ -67,6 +73,8 @@ export interface SandboxProcess {
 export interface SandboxUsage {
   /** Bytes the workspace held when the sandbox was destroyed (reported on the run's timeline). */
   diskBytes: number;
+  /** The run-wide limit that ended the sandbox, when one did (the run then ends with it, whatever the harness said). */
+  limit?: SandboxLimitHit;
 }
 
 export interface RunSandbox {

@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { csv } from '@conveyor/config';
 import { SANDBOX_BACKENDS } from './sandbox-backends';
@@ -5,19 +7,49 @@ import type { SandboxLimits } from './run-sandbox';
 
 /** Sandbox settings shared by the runner and the self-hosted worker program (docs/sandbox.md). */
 export const sandboxEnv = {
-  /** Isolation backend for everything a run executes. `none` is for development only and is logged loudly. */
-  RUN_SANDBOX: z.enum(SANDBOX_BACKENDS),
+  /**
+   * Isolation backend for everything a run executes: `bubblewrap` (local, the default), `kubernetes` (a Pod per run)
+   * or `none` (no isolation: development only, logged loudly at start and on every run).
+   */
+  RUN_SANDBOX: z.enum(SANDBOX_BACKENDS).default('bubblewrap'),
   /** Hosts every run may reach (model providers, git hosts, registries): names or `*.suffix`, comma-separated. */
   SANDBOX_ALLOWED_HOSTS: csv(''),
+  /** `host:port` pairs on private networks runs may reach through the egress filter (an internal git server). */
+  SANDBOX_INTERNAL_HOSTS: csv(''),
+  /** Extra host directories visible read-only inside local sandboxes (agent CLIs installed outside node_modules). */
+  SANDBOX_READONLY_PATHS: csv(''),
+  /** Where the local backend keeps each run's sockets (short: unix socket paths are limited to 108 bytes). */
+  SANDBOX_STATE_DIR: z.string().default(path.join(os.tmpdir(), 'conveyor-sandbox')),
+  /** How often the local backend measures each run's workspace and processes against their limits. */
+  SANDBOX_MONITOR_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
+  /** Kubernetes backend: namespace of the runs' Pods (the runner's own, by the downward API). */
+  SANDBOX_K8S_NAMESPACE: z.string().default('conveyor'),
+  /** Kubernetes backend: this runner pod's IP (downward API `status.podIP`). */
+  SANDBOX_K8S_POD_IP: z.string().default(''),
+  /** Kubernetes backend: labels of the runner pods, `key=value` comma-separated. */
+  SANDBOX_K8S_RUNNER_LABELS: csv('app.kubernetes.io/name=conveyor-runner').transform((pairs) =>
+    Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])),
+  ),
+  /** Kubernetes backend: image of environments without a `docker_image`. */
+  SANDBOX_K8S_DEFAULT_IMAGE: z.string().default('node:20-bookworm-slim'),
+  SANDBOX_K8S_CPU: z.string().default('1'),
+  SANDBOX_K8S_START_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
+  /**
+   * How long a workspace is kept after a failed environment setup for a debug session: set it to the orchestrator's
+   * value of the same name (docs/run-lifecycle.md). Other workspaces are deleted when their execution ends.
+   */
+  FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).default(10),
   /** Wall-clock budget of one execution. */
   RUN_TIMEOUT_MS: z.coerce.number().int().positive().default(60 * 60 * 1000),
-  /** Processes one run may have at once. */
+  /** Processes (tasks, threads included) one run may have at once. */
   RUN_MAX_PROCESSES: z.coerce.number().int().min(8).default(512),
   /** Memory of one run's processes together, in MiB. */
   RUN_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
   /** Size the workspace may reach, in MiB. */
   RUN_DISK_MB: z.coerce.number().int().min(16).default(10 * 1024),
 };
+
+export type SandboxSettings = z.infer<z.ZodObject<typeof sandboxEnv>>;
 
 export function sandboxLimits(config: { RUN_TIMEOUT_MS: number; RUN_MAX_PROCESSES: number; RUN_MEMORY_MB: number; RUN_DISK_MB: number }): SandboxLimits {
   return {

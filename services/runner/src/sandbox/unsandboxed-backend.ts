@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { Logger } from '@conveyor/logger';
-import { descendantsOf } from './process-tree';
+import { descendantsOf, signalAll } from './process-tree';
 import type { RunSandbox, SandboxBackend, SandboxExecOptions, SandboxExit, SandboxPolicy, SandboxProcess } from './run-sandbox';
 
 const DEFAULT_KILL_GRACE_MS = 3000;
@@ -13,17 +13,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** Signals every process in `pids`, ignoring those already gone. */
-function signalAll(pids: number[], signal: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
   }
 }
 

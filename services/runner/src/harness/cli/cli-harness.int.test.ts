@@ -27,6 +27,9 @@ import { harnessFor } from '../harness-registry';
 // Real CLIs start in seconds (Gemini CLI, a large Node bundle, in several on a busy machine).
 jest.setTimeout(180_000);
 
+/** The skill's description (written into its SKILL.md) names the spec; only the CLI's skill discovery shows it to the model. */
+const SKILL_SPEC = 'acme/agent-skills:skills/minimal-edits/SKILL.md';
+
 const MODELS: Record<AgentCli, string> = { claude: 'claude-sonnet-4-5', codex: 'gpt-5.5', gemini: 'gemini-2.5-pro' };
 const PROVIDERS: Record<AgentCli, string> = { claude: 'anthropic', codex: 'openai', gemini: 'gemini' };
 /** The team's provider key: the model proxy holds it, the CLI only ever sees its run's token. */
@@ -99,9 +102,9 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
 
   async function execute(
     ws: { runId: string; dir: string; sandbox: RunSandbox },
-    options: { execution?: number; prompt?: string; followups?: string[]; drive?: (inbox: FollowupInbox, abort: AbortController) => void } = {},
+    options: { execution?: number; prompt?: string; followups?: string[]; skill?: boolean; drive?: (inbox: FollowupInbox, abort: AbortController) => void } = {},
   ): Promise<{ outcome: HarnessOutcome; events: RunEvent[] }> {
-    const config = { harness: { model_id: MODELS[cli] } };
+    const config = { harness: { model_id: MODELS[cli] }, ...(options.skill ? { skill_spec: SKILL_SPEC } : {}) };
     const input: HarnessInput = {
       runId: ws.runId,
       execution: options.execution ?? 1,
@@ -112,6 +115,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
       debugSession: false,
       workspaceDir: ws.sandbox.workspaceDir,
       attachments: [],
+      ...(options.skill ? { skillInstructions: 'Keep every change minimal.' } : {}),
     };
     const grant = grantFor(ws.runId);
     input.modelAccess = grant.access(ws.sandbox, config);
@@ -126,13 +130,13 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     return { outcome, events };
   }
 
-  it('reads, edits and runs a command in the workspace; maps the steps; the transcript is the session file; a follow-up resumes it', async () => {
+  it('reads, edits and runs a command in the workspace; maps the steps; finds the skill; the transcript is the session file; a follow-up resumes it', async () => {
     const ws = await runWorkspace();
     await writeFile(path.join(ws.dir, SCRIPT_FILE.name), SCRIPT_FILE.before);
     server.enqueue(...readEditRunScript(cli, ws.dir));
     const seen = server.requests.length;
 
-    const first = await execute(ws);
+    const first = await execute(ws, { skill: true });
 
     expect(first.outcome).toMatchObject({ state: 'SUCCEEDED', message: SCRIPT_FINAL_TEXT });
     expect(await readFile(path.join(ws.dir, SCRIPT_FILE.name), 'utf8')).toBe(SCRIPT_FILE.after);
@@ -149,6 +153,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     const agentTurns = server.requests.slice(seen).filter((r) => r.scripted);
     expect(agentTurns).toHaveLength(4);
     for (const r of agentTurns) expect(r.apiKey).toBe(PROVIDER_KEY);
+    // The CLI discovered the run's skill where it was installed and offered it to the model.
+    expect(JSON.stringify(agentTurns[0]!.body)).toContain(SKILL_SPEC);
 
     // The transcript is the CLI's own session file, byte for byte, read inside the sandbox.
     const transcript = first.outcome.transcript!;
@@ -168,6 +174,17 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     // Only this execution's part of the session file.
     expect(second.outcome.transcript!.toString()).toContain('The follow-up is handled.');
     if (cli !== 'gemini') expect(second.outcome.transcript!.toString()).not.toContain('Let me look at the file.');
+    await ws.sandbox.destroy();
+  });
+
+  it('a follow-up arriving while the agent works is handled in the same execution, after the earlier turn', async () => {
+    const ws = await runWorkspace();
+    server.enqueue({ text: 'First answer.' }, { text: 'Second answer.' });
+    const { outcome } = await execute(ws, { prompt: 'Say something', drive: (inbox) => inbox.push('Say something else') });
+    expect(outcome).toMatchObject({ state: 'SUCCEEDED', message: 'Second answer.' });
+    const last = JSON.stringify(server.requests.filter((r) => r.scripted).at(-1)!.body);
+    expect(last).toContain('Say something else');
+    expect(last).toContain('First answer.');
     await ws.sandbox.destroy();
   });
 

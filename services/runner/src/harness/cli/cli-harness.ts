@@ -47,11 +47,11 @@ export class CliHarness implements Harness {
 
     const glob = this.profile.sessionGlob(setup);
     const before = await readSandboxFile(ctx.sandbox, env, glob);
-    const resume = before !== undefined && !input.debugSession;
-    const messages = input.debugSession
-      ? [debugMessage(input)]
-      : resume
-        ? [...input.followups]
+    const resume = before !== undefined;
+    const messages = resume
+      ? [...input.followups]
+      : input.debugSession
+        ? [debugMessage(input)]
         : [firstMessage(input, setup.skill?.name), ...input.followups];
 
     let result: ProcessResult | undefined;

@@ -5,12 +5,16 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from '../../../conveyor/orchestrator/v1/Empty';
 import type { Environment as _conveyor_orchestrator_v1_Environment, Environment__Output as _conveyor_orchestrator_v1_Environment__Output } from '../../../conveyor/orchestrator/v1/Environment';
-import type { EnvironmentGuest as _conveyor_orchestrator_v1_EnvironmentGuest, EnvironmentGuest__Output as _conveyor_orchestrator_v1_EnvironmentGuest__Output } from '../../../conveyor/orchestrator/v1/EnvironmentGuest';
 import type { EnvironmentGuestRequest as _conveyor_orchestrator_v1_EnvironmentGuestRequest, EnvironmentGuestRequest__Output as _conveyor_orchestrator_v1_EnvironmentGuestRequest__Output } from '../../../conveyor/orchestrator/v1/EnvironmentGuestRequest';
+import type { EnvironmentInvitation as _conveyor_orchestrator_v1_EnvironmentInvitation, EnvironmentInvitation__Output as _conveyor_orchestrator_v1_EnvironmentInvitation__Output } from '../../../conveyor/orchestrator/v1/EnvironmentInvitation';
+import type { EnvironmentInvitationRef as _conveyor_orchestrator_v1_EnvironmentInvitationRef, EnvironmentInvitationRef__Output as _conveyor_orchestrator_v1_EnvironmentInvitationRef__Output } from '../../../conveyor/orchestrator/v1/EnvironmentInvitationRef';
+import type { EnvironmentInviteRequest as _conveyor_orchestrator_v1_EnvironmentInviteRequest, EnvironmentInviteRequest__Output as _conveyor_orchestrator_v1_EnvironmentInviteRequest__Output } from '../../../conveyor/orchestrator/v1/EnvironmentInviteRequest';
 import type { EnvironmentLink as _conveyor_orchestrator_v1_EnvironmentLink, EnvironmentLink__Output as _conveyor_orchestrator_v1_EnvironmentLink__Output } from '../../../conveyor/orchestrator/v1/EnvironmentLink';
 import type { EnvironmentRef as _conveyor_orchestrator_v1_EnvironmentRef, EnvironmentRef__Output as _conveyor_orchestrator_v1_EnvironmentRef__Output } from '../../../conveyor/orchestrator/v1/EnvironmentRef';
 import type { EnvironmentWrite as _conveyor_orchestrator_v1_EnvironmentWrite, EnvironmentWrite__Output as _conveyor_orchestrator_v1_EnvironmentWrite__Output } from '../../../conveyor/orchestrator/v1/EnvironmentWrite';
 import type { ListEnvironmentGuestsResponse as _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse, ListEnvironmentGuestsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output } from '../../../conveyor/orchestrator/v1/ListEnvironmentGuestsResponse';
+import type { ListEnvironmentInvitationsRequest as _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, ListEnvironmentInvitationsRequest__Output as _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest__Output } from '../../../conveyor/orchestrator/v1/ListEnvironmentInvitationsRequest';
+import type { ListEnvironmentInvitationsResponse as _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse, ListEnvironmentInvitationsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output } from '../../../conveyor/orchestrator/v1/ListEnvironmentInvitationsResponse';
 import type { ListEnvironmentsRequest as _conveyor_orchestrator_v1_ListEnvironmentsRequest, ListEnvironmentsRequest__Output as _conveyor_orchestrator_v1_ListEnvironmentsRequest__Output } from '../../../conveyor/orchestrator/v1/ListEnvironmentsRequest';
 import type { ListEnvironmentsResponse as _conveyor_orchestrator_v1_ListEnvironmentsResponse, ListEnvironmentsResponse__Output as _conveyor_orchestrator_v1_ListEnvironmentsResponse__Output } from '../../../conveyor/orchestrator/v1/ListEnvironmentsResponse';
 import type { ListModelsRequest as _conveyor_orchestrator_v1_ListModelsRequest, ListModelsRequest__Output as _conveyor_orchestrator_v1_ListModelsRequest__Output } from '../../../conveyor/orchestrator/v1/ListModelsRequest';
@@ -20,14 +24,14 @@ import type { ListSkillsResponse as _conveyor_orchestrator_v1_ListSkillsResponse
 import type { RedeemEnvironmentLinkRequest as _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest, RedeemEnvironmentLinkRequest__Output as _conveyor_orchestrator_v1_RedeemEnvironmentLinkRequest__Output } from '../../../conveyor/orchestrator/v1/RedeemEnvironmentLinkRequest';
 
 export interface CatalogServiceClient extends grpc.Client {
-  AddEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  AddEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  AddEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  AddEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  addEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  addEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  addEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
-  addEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentGuestRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentGuest__Output>): grpc.ClientUnaryCall;
+  AcceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  AcceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  AcceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  AcceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  acceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  acceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  acceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
+  acceptEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
   
   CreateEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentWrite, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
   CreateEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentWrite, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
@@ -46,6 +50,15 @@ export interface CatalogServiceClient extends grpc.Client {
   deleteEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  
+  DeleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteEnvironmentInvitation(argument: _conveyor_orchestrator_v1_EnvironmentInvitationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   
   DisableEnvironmentLink(argument: _conveyor_orchestrator_v1_EnvironmentRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DisableEnvironmentLink(argument: _conveyor_orchestrator_v1_EnvironmentRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
@@ -74,6 +87,15 @@ export interface CatalogServiceClient extends grpc.Client {
   getEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
   getEnvironment(argument: _conveyor_orchestrator_v1_EnvironmentRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Environment__Output>): grpc.ClientUnaryCall;
   
+  InviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  InviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  InviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  InviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  inviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  inviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  inviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  inviteEnvironmentGuest(argument: _conveyor_orchestrator_v1_EnvironmentInviteRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_EnvironmentInvitation__Output>): grpc.ClientUnaryCall;
+  
   ListEnvironmentGuests(argument: _conveyor_orchestrator_v1_EnvironmentRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>): grpc.ClientUnaryCall;
   ListEnvironmentGuests(argument: _conveyor_orchestrator_v1_EnvironmentRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>): grpc.ClientUnaryCall;
   ListEnvironmentGuests(argument: _conveyor_orchestrator_v1_EnvironmentRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>): grpc.ClientUnaryCall;
@@ -82,6 +104,15 @@ export interface CatalogServiceClient extends grpc.Client {
   listEnvironmentGuests(argument: _conveyor_orchestrator_v1_EnvironmentRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>): grpc.ClientUnaryCall;
   listEnvironmentGuests(argument: _conveyor_orchestrator_v1_EnvironmentRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>): grpc.ClientUnaryCall;
   listEnvironmentGuests(argument: _conveyor_orchestrator_v1_EnvironmentRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>): grpc.ClientUnaryCall;
+  
+  ListEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  ListEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  ListEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  ListEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  listEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  listEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  listEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
+  listEnvironmentInvitations(argument: _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>): grpc.ClientUnaryCall;
   
   ListEnvironments(argument: _conveyor_orchestrator_v1_ListEnvironmentsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentsResponse__Output>): grpc.ClientUnaryCall;
   ListEnvironments(argument: _conveyor_orchestrator_v1_ListEnvironmentsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListEnvironmentsResponse__Output>): grpc.ClientUnaryCall;
@@ -140,11 +171,13 @@ export interface CatalogServiceClient extends grpc.Client {
 }
 
 export interface CatalogServiceHandlers extends grpc.UntypedServiceImplementation {
-  AddEnvironmentGuest: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentGuestRequest__Output, _conveyor_orchestrator_v1_EnvironmentGuest>;
+  AcceptEnvironmentInvitation: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentInvitationRef__Output, _conveyor_orchestrator_v1_Environment>;
   
   CreateEnvironment: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentWrite__Output, _conveyor_orchestrator_v1_Environment>;
   
   DeleteEnvironment: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_Empty>;
+  
+  DeleteEnvironmentInvitation: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentInvitationRef__Output, _conveyor_orchestrator_v1_Empty>;
   
   DisableEnvironmentLink: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_Empty>;
   
@@ -152,7 +185,11 @@ export interface CatalogServiceHandlers extends grpc.UntypedServiceImplementatio
   
   GetEnvironment: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_Environment>;
   
+  InviteEnvironmentGuest: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentInviteRequest__Output, _conveyor_orchestrator_v1_EnvironmentInvitation>;
+  
   ListEnvironmentGuests: grpc.handleUnaryCall<_conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse>;
+  
+  ListEnvironmentInvitations: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest__Output, _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse>;
   
   ListEnvironments: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListEnvironmentsRequest__Output, _conveyor_orchestrator_v1_ListEnvironmentsResponse>;
   
@@ -169,13 +206,16 @@ export interface CatalogServiceHandlers extends grpc.UntypedServiceImplementatio
 }
 
 export interface CatalogServiceDefinition extends grpc.ServiceDefinition {
-  AddEnvironmentGuest: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentGuestRequest, _conveyor_orchestrator_v1_EnvironmentGuest, _conveyor_orchestrator_v1_EnvironmentGuestRequest__Output, _conveyor_orchestrator_v1_EnvironmentGuest__Output>
+  AcceptEnvironmentInvitation: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentInvitationRef, _conveyor_orchestrator_v1_Environment, _conveyor_orchestrator_v1_EnvironmentInvitationRef__Output, _conveyor_orchestrator_v1_Environment__Output>
   CreateEnvironment: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentWrite, _conveyor_orchestrator_v1_Environment, _conveyor_orchestrator_v1_EnvironmentWrite__Output, _conveyor_orchestrator_v1_Environment__Output>
   DeleteEnvironment: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_Empty__Output>
+  DeleteEnvironmentInvitation: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentInvitationRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_EnvironmentInvitationRef__Output, _conveyor_orchestrator_v1_Empty__Output>
   DisableEnvironmentLink: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_Empty__Output>
   EnableEnvironmentLink: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentRef, _conveyor_orchestrator_v1_EnvironmentLink, _conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_EnvironmentLink__Output>
   GetEnvironment: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentRef, _conveyor_orchestrator_v1_Environment, _conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_Environment__Output>
+  InviteEnvironmentGuest: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentInviteRequest, _conveyor_orchestrator_v1_EnvironmentInvitation, _conveyor_orchestrator_v1_EnvironmentInviteRequest__Output, _conveyor_orchestrator_v1_EnvironmentInvitation__Output>
   ListEnvironmentGuests: MethodDefinition<_conveyor_orchestrator_v1_EnvironmentRef, _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse, _conveyor_orchestrator_v1_EnvironmentRef__Output, _conveyor_orchestrator_v1_ListEnvironmentGuestsResponse__Output>
+  ListEnvironmentInvitations: MethodDefinition<_conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest, _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse, _conveyor_orchestrator_v1_ListEnvironmentInvitationsRequest__Output, _conveyor_orchestrator_v1_ListEnvironmentInvitationsResponse__Output>
   ListEnvironments: MethodDefinition<_conveyor_orchestrator_v1_ListEnvironmentsRequest, _conveyor_orchestrator_v1_ListEnvironmentsResponse, _conveyor_orchestrator_v1_ListEnvironmentsRequest__Output, _conveyor_orchestrator_v1_ListEnvironmentsResponse__Output>
   ListModels: MethodDefinition<_conveyor_orchestrator_v1_ListModelsRequest, _conveyor_orchestrator_v1_ListModelsResponse, _conveyor_orchestrator_v1_ListModelsRequest__Output, _conveyor_orchestrator_v1_ListModelsResponse__Output>
   ListSkills: MethodDefinition<_conveyor_orchestrator_v1_ListSkillsRequest, _conveyor_orchestrator_v1_ListSkillsResponse, _conveyor_orchestrator_v1_ListSkillsRequest__Output, _conveyor_orchestrator_v1_ListSkillsResponse__Output>

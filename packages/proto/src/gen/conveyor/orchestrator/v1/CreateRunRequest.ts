@@ -16,7 +16,6 @@ export interface CreateRunRequest {
   'conversation_id'?: (string);
   'parent_run_id'?: (string);
   'agent_identity_uid'?: (string);
-  'interactive'?: (boolean);
   'source'?: (string);
   'on_behalf_of'?: (string);
 }
@@ -33,7 +32,6 @@ export interface CreateRunRequest__Output {
   'conversation_id': (string);
   'parent_run_id': (string);
   'agent_identity_uid': (string);
-  'interactive': (boolean);
   'source': (string);
   'on_behalf_of': (string);
 }

@@ -2,11 +2,14 @@
 // Original file: conveyor/orchestrator/v1/catalog.proto
 
 import type { EnvironmentGuest as _conveyor_orchestrator_v1_EnvironmentGuest, EnvironmentGuest__Output as _conveyor_orchestrator_v1_EnvironmentGuest__Output } from '../../../conveyor/orchestrator/v1/EnvironmentGuest';
+import type { EnvironmentInvitation as _conveyor_orchestrator_v1_EnvironmentInvitation, EnvironmentInvitation__Output as _conveyor_orchestrator_v1_EnvironmentInvitation__Output } from '../../../conveyor/orchestrator/v1/EnvironmentInvitation';
 
 export interface ListEnvironmentGuestsResponse {
   'guests'?: (_conveyor_orchestrator_v1_EnvironmentGuest)[];
+  'invitations'?: (_conveyor_orchestrator_v1_EnvironmentInvitation)[];
 }
 
 export interface ListEnvironmentGuestsResponse__Output {
   'guests': (_conveyor_orchestrator_v1_EnvironmentGuest__Output)[];
+  'invitations': (_conveyor_orchestrator_v1_EnvironmentInvitation__Output)[];
 }

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '@conveyor/logger';
+import { BwrapBackend, type RunSandbox } from '@conveyor/runner';
+
+// Start-up cost of the local run sandbox (docs/sandbox.md): an empty command (`/bin/true`) spawned directly vs.
+// through `RunSandbox.exec` (cgroup join, prlimit, setpriv, bwrap with every namespace, the socat forwarders of the
+// egress proxy and one endpoint), interleaved in one run; plus a whole sandbox's prepare + destroy. Needs root.
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const summary = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 100) / 100;
+  return { n: sorted.length, p50_ms: round(quantile(sorted, 0.5)), p99_ms: round(quantile(sorted, 0.99)), max_ms: round(sorted[sorted.length - 1]!) };
+};
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+const outside = () =>
+  new Promise<void>((resolve, reject) => {
+    const child = spawn('/bin/true', [], { stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+  });
+
+async function inside(sandbox: RunSandbox): Promise<void> {
+  const proc = sandbox.exec({ argv: ['/bin/true'], env: { PATH: '/usr/bin:/bin' } });
+  proc.stdout.resume();
+  proc.stderr.resume();
+  const exit = await proc.exited;
+  if (exit.code !== 0) throw new Error(`sandboxed /bin/true exited ${exit.code}`);
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'bench-sandbox-'));
+  await chmod(root, 0o711);
+  const backend = new BwrapBackend({
+    readOnlyPaths: [],
+    internalHosts: [],
+    stateDir: path.join(root, 'state'),
+    monitorIntervalMs: 1000,
+    logger: createLogger({ service: 'bench', level: 'warn' }),
+  });
+  await backend.check();
+  let workspaces = 0;
+  const policy = async () => {
+    const workspaceDir = path.join(root, `ws-${workspaces++}`);
+    await mkdir(workspaceDir);
+    return {
+      runId: `bench-${workspaces}`,
+      workspaceDir,
+      allowedHosts: [],
+      endpoints: [{ name: 'model', target: { host: '127.0.0.1', port: 9 } }],
+      limits: { wallClockMs: 3_600_000, maxProcesses: 256, memoryBytes: 1024 ** 3, diskBytes: 1024 ** 3 },
+    };
+  };
+  const sandbox = await backend.prepare(await policy());
+  const samples = { outside: [] as number[], inside: [] as number[], prepareDestroy: [] as number[] };
+  for (let i = 0; i < WARMUP; i++) {
+    await outside();
+    await inside(sandbox);
+  }
+  process.stderr.write(`measuring ${ITERATIONS} iterations…\n`);
+  for (let i = 0; i < ITERATIONS; i++) {
+    samples.outside.push(await timed(outside));
+    samples.inside.push(await timed(() => inside(sandbox)));
+  }
+  await sandbox.destroy();
+  for (let i = 0; i < Math.max(10, Math.floor(ITERATIONS / 10)); i++) {
+    const p = await policy();
+    samples.prepareDestroy.push(await timed(async () => (await backend.prepare(p)).destroy()));
+  }
+  await rm(root, { recursive: true, force: true });
+  const outsideStats = summary(samples.outside);
+  const insideStats = summary(samples.inside);
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        benchmark: 'sandbox-startup',
+        backend: backend.name,
+        iterations: ITERATIONS,
+        empty_command_outside: outsideStats,
+        empty_command_inside: insideStats,
+        overhead_ms: { p50: Math.round((insideStats.p50_ms - outsideStats.p50_ms) * 100) / 100, p99: Math.round((insideStats.p99_ms - outsideStats.p99_ms) * 100) / 100 },
+        sandbox_prepare_and_destroy: summary(samples.prepareDestroy),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,101 @@
+import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
+import { Link } from '../router';
+import type { Schedule } from '../types';
+
+export function SchedulesPage() {
+  const { data, error } = useResource<{ schedules: Schedule[] }>('/agent/schedules');
+  return (
+    <section aria-labelledby="schedules-h">
+      <h1 id="schedules-h">Schedules</h1>
+      <ErrorNote error={error} />
+      {!data && !error && <Loading />}
+      {data?.schedules.length === 0 && <p>No schedules.</p>}
+      {data && data.schedules.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Schedules</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Cron</th>
+                <th scope="col">Enabled</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Last ran</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.schedules.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <Link href={`/console/schedules/${s.id}`}>{s.name}</Link>
+                  </td>
+                  <td>
+                    <code>{s.cron_schedule}</code> ({s.timezone})
+                  </td>
+                  <td>{s.enabled ? 'Yes' : 'Paused'}</td>
+                  <td>
+                    <Time at={s.history.next_run} />
+                  </td>
+                  <td>
+                    <Time at={s.history.last_ran} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** One schedule: when it runs next and the runs it started (its history). */
+export function SchedulePage({ scheduleId }: { scheduleId: string }) {
+  const { data: s, error } = useResource<Schedule>(`/agent/schedules/${encodeURIComponent(scheduleId)}`);
+  if (error) return <ErrorNote error={error} />;
+  if (!s) return <Loading />;
+  return (
+    <section aria-labelledby="schedule-h">
+      <p>
+        <Link href="/console/schedules">← Schedules</Link>
+      </p>
+      <h1 id="schedule-h">{s.name}</h1>
+      <dl class="facts">
+        <dt>Cron</dt>
+        <dd>
+          <code>{s.cron_schedule}</code> ({s.timezone})
+        </dd>
+        <dt>Enabled</dt>
+        <dd>{s.enabled ? 'Yes' : 'Paused'}</dd>
+        <dt>Next run</dt>
+        <dd>
+          <Time at={s.history.next_run} />
+        </dd>
+        <dt>Last ran</dt>
+        <dd>
+          <Time at={s.history.last_ran} />
+        </dd>
+        {s.last_spawn_error && (
+          <>
+            <dt>Last error</dt>
+            <dd>{s.last_spawn_error}</dd>
+          </>
+        )}
+      </dl>
+      <h2>Prompt</h2>
+      <pre>{s.prompt}</pre>
+      <h2>Recent runs</h2>
+      <ul>
+        {(s.history.recent_runs ?? []).map((r) => (
+          <li key={r.run_id}>
+            <StateBadge state={r.state} />{' '}
+            <Link href={`/console/runs/${r.run_id}`}>{r.title || r.run_id}</Link> <Time at={r.created_at} />
+          </li>
+        ))}
+      </ul>
+      <p>
+        <Link href={`/console/runs?schedule_id=${encodeURIComponent(s.id)}`}>All runs of this schedule</Link>
+      </p>
+    </section>
+  );
+}

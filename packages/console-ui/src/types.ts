@@ -1,0 +1,84 @@
+/** The API's JSON shapes the console reads (contract §2.2, §4.1; docs/webhooks.md). */
+
+export interface Principal {
+  uid: string;
+  type: string;
+  display_name?: string;
+  email?: string;
+}
+
+export interface RunItem {
+  run_id: string;
+  title: string;
+  prompt: string;
+  state: string;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  source?: string;
+  creator?: Principal;
+  is_run_type_cancellable: boolean;
+  schedule?: { schedule_id: string; schedule_name?: string };
+  agent_skill?: { name?: string; full_path: string };
+  artifacts: Array<{ artifact_type: string; created_at: string; data: Record<string, unknown> }>;
+  status_message?: { message: string; error_code?: string };
+}
+
+export interface RunList {
+  runs: RunItem[];
+  page_info: { has_next_page: boolean; next_cursor?: string };
+}
+
+export interface Session {
+  team_id: string;
+  principal_type: string;
+  principal_id: string;
+  role: string;
+  display_name: string | null;
+  email: string | null;
+  csrf_token: string;
+}
+
+export interface Factory {
+  factory_id: string;
+  name: string;
+}
+
+export interface Webhook {
+  webhook_uid: string;
+  factory_id: string;
+  name: string;
+  auth_mode: string;
+  enabled: boolean;
+  url: string;
+  secret_status: string;
+}
+
+export interface Delivery {
+  id: string;
+  delivery_id: string;
+  label: string;
+  size_bytes: number;
+  received_at: string;
+  identity_source: string;
+  reason: string | null;
+  run_ids: string[];
+  has_payload: boolean;
+  payload?: unknown;
+  outcome?: unknown;
+}
+
+export interface Schedule {
+  id: string;
+  name: string;
+  cron_schedule: string;
+  timezone: string;
+  enabled: boolean;
+  prompt: string;
+  history: {
+    last_ran: string | null;
+    next_run: string | null;
+    recent_runs?: Array<{ run_id: string; state: string; title: string; created_at: string }>;
+  };
+  last_spawn_error: string | null;
+}

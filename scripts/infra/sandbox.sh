@@ -1,0 +1,29 @@
+# shellcheck shell=bash
+# The local run sandbox's tools (docs/sandbox.md): bubblewrap, socat (forwards the egress proxy and the platform's
+# endpoints into each run's network namespace), setpriv/prlimit (util-linux). Sourced by scripts/infra.sh.
+
+sandbox_up() {
+  local missing=()
+  command -v bwrap >/dev/null || missing+=(bubblewrap)
+  command -v socat >/dev/null || missing+=(socat)
+  { command -v setpriv >/dev/null && command -v prlimit >/dev/null; } || missing+=(util-linux)
+  if ((${#missing[@]} > 0)); then
+    log "sandbox: installing ${missing[*]} via apt-get (first run only)..."
+    apt_install "${missing[@]}"
+  fi
+  # bubblewrap here is not setuid: it needs unprivileged user namespaces (Debian's switch, then the generic limit).
+  if [[ $(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1) != 1 ]] ||
+    [[ $(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1) == 0 ]]; then
+    log "sandbox: WARNING unprivileged user namespaces are disabled; runs will be refused (sysctl kernel.unprivileged_userns_clone=1)"
+  fi
+  log "sandbox: $(bwrap --version), socat $(socat -V 2>/dev/null | sed -n 's/^socat version \([^ ]*\).*/\1/p')"
+}
+
+sandbox_status() {
+  if command -v bwrap >/dev/null && command -v socat >/dev/null; then
+    echo "sandbox  state=up   tools=bubblewrap,socat"
+  else
+    echo "sandbox  state=down (bubblewrap or socat missing; scripts/infra.sh up installs them)"
+    return 1
+  fi
+}

@@ -1,0 +1,29 @@
+import type { Command } from 'commander';
+import { initKeysFile, initPki } from '@conveyor/pki';
+
+const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/**
+ * One-shot setup of an installation's trust material (docs/service-trust.md), idempotent so `npm start`, a compose
+ * init container or a Kubernetes Job can run it at every start: the CA and per-service certificates, and the keys.
+ */
+export function registerPkiCommands(program: Command): void {
+  const pki = program.command('pki').description("the installation's certificate authority and service certificates");
+  pki
+    .command('init')
+    .description('create the CA and a certificate per service where missing, reissue ones near expiry or lacking a host')
+    .requiredOption('--dir <dir>', 'PKI directory (ca.pem, <service>.pem, <service>-key.pem)')
+    .option('--host <name>', 'extra DNS name or IP of the orchestrator (repeatable)', collect, [])
+    .option('--renew-within-days <days>', 'reissue certificates expiring within this many days', '30')
+    .action(async (opts: { dir: string; host: string[]; renewWithinDays: string }) =>
+      print(await initPki(opts.dir, { hosts: opts.host, renewWithinDays: Number(opts.renewWithinDays) })),
+    );
+  program
+    .command('keys')
+    .description("the installation's signing and encryption keys")
+    .command('init')
+    .description('write an env file of fresh random keys unless it exists')
+    .requiredOption('--file <file>', 'env file to create (e.g. .conveyor/keys.env)')
+    .action(async (opts: { file: string }) => print(await initKeysFile(opts.file)));
+}

@@ -1,0 +1,5 @@
+// The runner's sandbox, for programs beside the runner (bench/): the contract and the backends.
+export * from './sandbox/run-sandbox';
+export { BwrapBackend } from './sandbox/bwrap-backend';
+export { UnsandboxedBackend } from './sandbox/unsandboxed-backend';
+export { runNetworkPolicy, runPod, type PodSettings } from './sandbox/kubernetes-objects';

@@ -1,0 +1,228 @@
+import { randomBytes } from 'node:crypto';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '@conveyor/logger';
+import { EgressProxy, reportEgress } from './egress-proxy';
+import { podExecCommand, POD_WORKSPACE, runNetworkPolicy, runPod, type PodSettings } from './kubernetes-objects';
+import {
+  SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxExecOptions, type SandboxExit, type SandboxLimitHit,
+  type SandboxPolicy, type SandboxProcess, type SandboxUsage,
+} from './run-sandbox';
+import { SocketBridge } from './socket-bridge';
+
+export interface KubernetesBackendOptions {
+  namespace: string;
+  /** This runner pod's IP (downward API): runs reach their egress proxy and endpoints there. */
+  podIp: string;
+  /** Labels of the runner pods, which the runs' NetworkPolicies allow as their only destination. */
+  runnerPodLabels: Record<string, string>;
+  /** Image of environments that name none. */
+  defaultImage: string;
+  cpu: string;
+  internalHosts: string[];
+  /** How long a Pod may take to be scheduled and start (image pull included). */
+  startTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * The container backend (docs/sandbox.md, deploy/README.md): one Pod per run from the environment's image, with a
+ * NetworkPolicy that lets it reach only this runner pod's ports bridging its egress proxy and endpoints; commands run
+ * through the exec API. Not exercised against a cluster in this repository's tests: the objects it creates are
+ * validated against the Kubernetes schemas (tests/deploy).
+ */
+export class KubernetesBackend implements SandboxBackend {
+  readonly name = 'kubernetes';
+  private readonly core: k8s.CoreV1Api;
+  private readonly networking: k8s.NetworkingV1Api;
+  private readonly execApi: k8s.Exec;
+
+  constructor(private readonly options: KubernetesBackendOptions, config: k8s.KubeConfig = KubernetesBackend.inClusterConfig()) {
+    this.core = config.makeApiClient(k8s.CoreV1Api);
+    this.networking = config.makeApiClient(k8s.NetworkingV1Api);
+    this.execApi = new k8s.Exec(config);
+  }
+
+  private static inClusterConfig(): k8s.KubeConfig {
+    const config = new k8s.KubeConfig();
+    config.loadFromDefault();
+    return config;
+  }
+
+  async check(): Promise<void> {
+    try {
+      await this.core.listNamespacedPod({ namespace: this.options.namespace, limit: 1 });
+      await this.networking.listNamespacedNetworkPolicy({ namespace: this.options.namespace, limit: 1 });
+    } catch (err) {
+      throw new SandboxUnavailable(`cannot use the Kubernetes API in namespace ${this.options.namespace}: ${(err as Error).message}`);
+    }
+  }
+
+  async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
+    const { namespace } = this.options;
+    const name = `run-${policy.runId.toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+    const log = this.options.logger.child({ runId: policy.runId, pod: name });
+    const closers: Array<() => Promise<unknown>> = [];
+    try {
+      const listen = { host: '0.0.0.0', port: 0 };
+      const proxy = await EgressProxy.listen(listen, { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts }, reportEgress(policy, log));
+      closers.push(() => proxy.close());
+      const endpointPorts = new Map<string, number>();
+      for (const endpoint of policy.endpoints) {
+        const bridge = await SocketBridge.listen(listen, endpoint.target);
+        closers.push(() => bridge.close());
+        endpointPorts.set(endpoint.name, bridge.port);
+      }
+      const settings: PodSettings = {
+        namespace,
+        name,
+        image: policy.image ?? this.options.defaultImage,
+        runnerPodLabels: this.options.runnerPodLabels,
+        runnerPorts: [proxy.port, ...endpointPorts.values()],
+        cpu: this.options.cpu,
+      };
+      await this.networking.createNamespacedNetworkPolicy({ namespace, body: runNetworkPolicy(settings) });
+      closers.push(() => this.networking.deleteNamespacedNetworkPolicy({ name, namespace }));
+      await this.core.createNamespacedPod({ namespace, body: runPod(policy, settings) as k8s.V1Pod });
+      closers.push(() => this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
+      await this.waitRunning(name);
+      log.info({ image: settings.image }, 'run pod started');
+      return new KubernetesSandbox(this.execApi, namespace, name, policy, `http://${this.options.podIp}:${proxy.port}`, this.options.podIp, endpointPorts, closers);
+    } catch (err) {
+      for (const close of closers.reverse()) await close().catch(() => undefined);
+      throw err instanceof SandboxUnavailable ? err : new SandboxUnavailable(`cannot start the run's pod: ${(err as Error).message}`);
+    }
+  }
+
+  private async waitRunning(name: string): Promise<void> {
+    const deadline = Date.now() + this.options.startTimeoutMs;
+    while (Date.now() < deadline) {
+      const pod = await this.core.readNamespacedPod({ name, namespace: this.options.namespace });
+      const phase = pod.status?.phase;
+      if (phase === 'Running') return;
+      if (phase === 'Failed' || phase === 'Succeeded') throw new SandboxUnavailable(`run pod ended before it started (${pod.status?.reason ?? phase})`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new SandboxUnavailable(`run pod not running after ${this.options.startTimeoutMs} ms`);
+  }
+}
+
+class KubernetesSandbox implements RunSandbox {
+  readonly workspaceDir = POD_WORKSPACE;
+  private limitHit: SandboxLimitHit | undefined;
+  private readonly live = new Set<PodProcess>();
+  private readonly wallClock: NodeJS.Timeout;
+  private destroyed: Promise<SandboxUsage> | undefined;
+
+  constructor(
+    private readonly execApi: k8s.Exec,
+    private readonly namespace: string,
+    private readonly pod: string,
+    policy: SandboxPolicy,
+    private readonly proxyUrl: string,
+    private readonly podIp: string,
+    private readonly endpointPorts: Map<string, number>,
+    private readonly closers: Array<() => Promise<unknown>>,
+  ) {
+    this.wallClock = setTimeout(() => {
+      this.limitHit = 'timeout';
+      for (const proc of this.live) void proc.kill();
+    }, policy.limits.wallClockMs);
+    this.wallClock.unref();
+  }
+
+  endpointUrl(name: string): string {
+    const port = this.endpointPorts.get(name);
+    if (port === undefined) throw new Error(`no sandbox endpoint named ${name}`);
+    return `http://${this.podIp}:${port}`;
+  }
+
+  exec(options: SandboxExecOptions): SandboxProcess {
+    const proxy = this.proxyUrl;
+    const env = { ...options.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: this.podIp, no_proxy: this.podIp };
+    const proc = new PodProcess(
+      (command, stdout, stderr, stdin, onStatus) => this.execApi.exec(this.namespace, this.pod, 'run', command, stdout, stderr, stdin, false, onStatus),
+      podExecCommand(options.argv, env, options.cwd ?? POD_WORKSPACE),
+      options.stdin === 'pipe',
+      () => this.limitHit,
+      () => this.run(['kill', '-KILL', '-1']).then(() => undefined),
+    );
+    if (this.limitHit || this.destroyed) void proc.kill();
+    this.live.add(proc);
+    void proc.exited.then(() => this.live.delete(proc));
+    return proc;
+  }
+
+  /** Output of a short command in the pod (disk use, signals), or '' when it fails. */
+  private async run(argv: string[]): Promise<string> {
+    const proc = this.exec({ argv: argv as [string, ...string[]], env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr.resume();
+    await proc.exited;
+    return out;
+  }
+
+  destroy(): Promise<SandboxUsage> {
+    this.destroyed ??= (async () => {
+      clearTimeout(this.wallClock);
+      await Promise.all([...this.live].map((p) => p.kill()));
+      const diskBytes = Number((await this.run(['du', '-sb', POD_WORKSPACE]).catch(() => '')).split('\t')[0]) || 0;
+      for (const close of this.closers.reverse()) await close().catch(() => undefined);
+      return { diskBytes, ...(this.limitHit ? { limit: this.limitHit } : {}) };
+    })();
+    return this.destroyed;
+  }
+}
+
+type ExecStart = (
+  command: string[], stdout: Writable, stderr: Writable, stdin: Readable | null, onStatus: (status: k8s.V1Status) => void,
+) => Promise<{ close(): void }>;
+
+class PodProcess implements SandboxProcess {
+  readonly stdin: Writable | null;
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  readonly exited: Promise<SandboxExit>;
+  private socket: Promise<{ close(): void } | undefined>;
+  private settle!: (exit: SandboxExit) => void;
+
+  constructor(
+    start: ExecStart,
+    command: string[],
+    withStdin: boolean,
+    limit: () => SandboxLimitHit | undefined,
+    private readonly killAll: () => Promise<void>,
+  ) {
+    const stdin = withStdin ? new PassThrough() : null;
+    this.stdin = stdin;
+    this.exited = new Promise((resolve) => (this.settle = resolve));
+    const finish = (code: number | null) => {
+      const hit = limit();
+      this.stdout.end();
+      this.stderr.end();
+      this.settle({ code, signal: null, ...(hit ? { limit: hit } : {}) });
+    };
+    this.socket = start(command, this.stdout, this.stderr, stdin, (status) => {
+      // The exec API reports the exit code as a cause of a non-Success status.
+      const code = status.status === 'Success' ? 0 : Number(status.details?.causes?.find((c) => c.reason === 'ExitCode')?.message ?? 1);
+      finish(code);
+    }).catch((err: unknown) => {
+      this.stderr.write(`sandbox: exec failed: ${(err as Error).message}\n`);
+      finish(null);
+      return undefined;
+    });
+  }
+
+  /**
+   * Closing the exec stream does not stop the process in the container: every process of the run's uid but the pod's
+   * keeper (pid 1, which `kill -1` spares) is killed, so on this backend killing one command kills the others too.
+   */
+  async kill(): Promise<void> {
+    await this.killAll().catch(() => undefined);
+    (await this.socket)?.close();
+    this.settle({ code: null, signal: 'SIGKILL' });
+    this.stdout.end();
+    this.stderr.end();
+  }
+}

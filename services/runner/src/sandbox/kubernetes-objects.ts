@@ -1,0 +1,106 @@
+import type { SandboxPolicy } from './run-sandbox';
+
+/** Where the workspace volume is mounted in a run's Pod. */
+export const POD_WORKSPACE = '/workspace';
+/** Unprivileged uid/gid of every run's container (the image's own user is not trusted to be non-root). */
+export const POD_UID = 65534;
+export const RUN_LABEL = 'conveyor.dev/run-sandbox';
+
+export interface PodSettings {
+  namespace: string;
+  /** Pod name; also the value of the `conveyor.dev/run-sandbox` label the NetworkPolicy selects. */
+  name: string;
+  image: string;
+  /** Labels of the runner's own pods: the only destination a run's pod may reach. */
+  runnerPodLabels: Record<string, string>;
+  /** The runner pod's ports bridging this run's egress proxy and endpoints (one NetworkPolicy rule each). */
+  runnerPorts: number[];
+  cpu: string;
+}
+
+/**
+ * One Pod per run, the environment's image kept alive by `sleep` for the run's wall-clock budget (the API server
+ * ends it at `activeDeadlineSeconds` too), commands exec'd into it. Non-root with no capabilities, no privilege
+ * escalation, read-only root file system, no service-account token, no service-discovery variables; the workspace
+ * is an emptyDir capped at the disk limit and /tmp a memory-backed one. Not labelled part-of conveyor, so that none
+ * of the platform's own NetworkPolicies selects it.
+ */
+export function runPod(policy: SandboxPolicy, settings: PodSettings) {
+  const seconds = Math.max(1, Math.ceil(policy.limits.wallClockMs / 1000));
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: settings.name, namespace: settings.namespace, labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/managed-by': 'conveyor-runner' } },
+    spec: {
+      restartPolicy: 'Never',
+      activeDeadlineSeconds: seconds,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      hostPID: false,
+      hostIPC: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: POD_UID,
+        runAsGroup: POD_UID,
+        fsGroup: POD_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: 'run',
+          image: settings.image,
+          command: ['/bin/sh', '-c', `sleep ${seconds}`],
+          workingDir: POD_WORKSPACE,
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            privileged: false,
+            capabilities: { drop: ['ALL'] },
+          },
+          resources: {
+            requests: { cpu: settings.cpu, memory: String(policy.limits.memoryBytes), 'ephemeral-storage': String(policy.limits.diskBytes) },
+            limits: { cpu: settings.cpu, memory: String(policy.limits.memoryBytes), 'ephemeral-storage': String(policy.limits.diskBytes) },
+          },
+          volumeMounts: [
+            { name: 'workspace', mountPath: POD_WORKSPACE },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'workspace', emptyDir: { sizeLimit: String(policy.limits.diskBytes) } },
+        { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
+      ],
+    },
+  };
+}
+
+/**
+ * Denies all ingress and all egress but the runner pods' ports that bridge this run's egress proxy and endpoints:
+ * the host allow-list is applied by the proxy (a NetworkPolicy knows addresses, not names), so cluster services,
+ * private ranges and cloud metadata stay unreachable.
+ */
+export function runNetworkPolicy(settings: PodSettings) {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: settings.name, namespace: settings.namespace, labels: { 'app.kubernetes.io/managed-by': 'conveyor-runner' } },
+    spec: {
+      podSelector: { matchLabels: { [RUN_LABEL]: settings.name } },
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [],
+      egress: [
+        {
+          to: [{ podSelector: { matchLabels: settings.runnerPodLabels } }],
+          ports: settings.runnerPorts.map((port) => ({ protocol: 'TCP', port })),
+        },
+      ],
+    },
+  };
+}
+
+/** `env -i` with the caller's variables, then `cd` and exec: the exec API has neither an environment nor a cwd. */
+export function podExecCommand(argv: string[], env: Record<string, string>, cwd: string): string[] {
+  return ['env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'cd "$1" && shift && exec "$@"', 'sh', cwd, ...argv];
+}

@@ -1,0 +1,106 @@
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { apiCall, runCli, type Json, type RunningPlatform } from '@conveyor/testing';
+
+/** Debian's chromium, installed by `scripts/infra.sh browser`; playwright-core never downloads a browser. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where chromium's sandbox refuses to start.
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+}
+
+export const originOf = (platform: RunningPlatform): string => new URL(platform.apiUrl).origin;
+
+export async function createRun(
+  platform: RunningPlatform,
+  prompt: string,
+  title: string,
+  key = platform.apiKey,
+): Promise<Json & { run_id: string }> {
+  const created = await apiCall(platform, 'POST', '/agent/runs', { prompt, title }, key);
+  if (created.status !== 200)
+    throw new Error(`create run: ${created.status} ${JSON.stringify(created.body)}`);
+  return (await apiCall(platform, 'GET', `/agent/runs/${String(created.body.run_id)}`, undefined, key))
+    .body as Json & { run_id: string };
+}
+
+/** The path of the run's session link: the URL the API hands out for watching a run. */
+export function sessionPath(run: Json): string {
+  if (typeof run.session_link !== 'string') throw new Error(`run ${String(run.run_id)} has no session_link`);
+  return new URL(run.session_link).pathname;
+}
+
+/** An admin key of a brand-new team. */
+export async function newTeamKey(platform: RunningPlatform): Promise<string> {
+  const team = JSON.parse(
+    await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),
+  ) as { id: string };
+  const user = JSON.parse(
+    await runCli(
+      ['user', 'create', '--team', team.id, '--email', `other-${Date.now()}@console.dev`, '--role', 'ADMIN'],
+      platform.env,
+    ),
+  ) as { id: string };
+  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string })
+    .key;
+}
+
+export async function signIn(page: Page, platform: RunningPlatform, key: string): Promise<void> {
+  await page.goto(`${originOf(platform)}/console/sign-in`);
+  await page.fill('#api-key', key);
+  await page.click('button[type=submit]');
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** Waits until the element's text satisfies the predicate (the page updates itself; nothing here reloads it). */
+export async function waitForText(
+  page: Page,
+  selector: string,
+  predicate: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await page.waitForFunction(
+    ({ sel, re }) =>
+      Array.from(document.querySelectorAll(sel)).some((el) => new RegExp(re).test(el.textContent ?? '')),
+    { sel: selector, re: predicate },
+    { timeout: timeoutMs, polling: 100 },
+  );
+}
+
+/** Reads one SSE response until `done` says so, returning the parsed events with their ids. */
+export async function readSse(
+  url: string,
+  headers: Record<string, string>,
+  done: (events: Array<{ id: number; kind: string; data: Json }>) => boolean,
+): Promise<Array<{ id: number; kind: string; data: Json }>> {
+  const controller = new AbortController();
+  const res = await fetch(url, { headers, signal: controller.signal });
+  if (res.status !== 200 || !res.body) throw new Error(`SSE ${url}: ${res.status} ${await res.text()}`);
+  const events: Array<{ id: number; kind: string; data: Json }> = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (\d+)$/m.exec(block);
+        const data = /^data: (.*)$/m.exec(block);
+        if (id && data && /^event: run_event$/m.test(block)) {
+          const parsed = JSON.parse(data[1]!) as { kind: string; data: Json };
+          events.push({ id: Number(id[1]), kind: parsed.kind, data: parsed.data });
+          if (done(events)) return events;
+        }
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+  throw new Error(`SSE ${url} ended after ${events.length} events`);
+}

@@ -1,0 +1,54 @@
+import { runNetworkPolicy, runPod, type PodSettings } from '@conveyor/runner';
+import type { KubeObject } from './deploy-tools';
+import { manifestErrors } from './validate-k8s';
+
+// The objects the runner's Kubernetes sandbox backend creates for each run, checked like the committed manifests:
+// kubeconform (strict, Kubernetes schemas) and our policy (non-root, no token, read-only root, resource limits).
+
+const policy = {
+  runId: 'f0e1d2c3-0000-4000-8000-000000000001',
+  workspaceDir: '/workspaces/run',
+  allowedHosts: ['api.anthropic.com'],
+  endpoints: [],
+  limits: { wallClockMs: 3_600_000, maxProcesses: 512, memoryBytes: 2 * 1024 ** 3, diskBytes: 10 * 1024 ** 3 },
+};
+const settings: PodSettings = {
+  namespace: 'conveyor',
+  name: 'run-f0e1d2c3-abc123',
+  image: 'node:20-bookworm-slim',
+  runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
+  runnerPorts: [40123, 40124],
+  cpu: '1',
+};
+
+describe('run sandbox objects (Kubernetes backend)', () => {
+  const pod = runPod(policy, settings) as unknown as KubeObject & { spec: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const netpol = runNetworkPolicy(settings) as unknown as KubeObject & { spec: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+  it('are valid against the Kubernetes schemas and our policy', () => {
+    expect(manifestErrors([pod, netpol])).toEqual([]);
+  });
+
+  it('run the environment image as non-root, without a token, capabilities or a writable root', () => {
+    const container = pod.spec.containers[0];
+    expect(container.image).toBe('node:20-bookworm-slim');
+    expect(pod.spec.automountServiceAccountToken).toBe(false);
+    expect(pod.spec.enableServiceLinks).toBe(false);
+    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65534 });
+    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } });
+    expect(container.resources.limits).toEqual({ cpu: '1', memory: String(2 * 1024 ** 3), 'ephemeral-storage': String(10 * 1024 ** 3) });
+    expect(pod.spec.activeDeadlineSeconds).toBe(3600);
+  });
+
+  it('allow no ingress and egress only to the runner pods on the run\'s own ports', () => {
+    expect(netpol.spec.podSelector).toEqual({ matchLabels: { 'conveyor.dev/run-sandbox': settings.name } });
+    expect(netpol.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(netpol.spec.ingress).toEqual([]);
+    expect(netpol.spec.egress).toEqual([
+      {
+        to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'conveyor-runner' } } }],
+        ports: [{ protocol: 'TCP', port: 40123 }, { protocol: 'TCP', port: 40124 }],
+      },
+    ]);
+  });
+});

@@ -1,0 +1,152 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  longCommandScript,
+  readEditRunScript,
+  SCRIPT_COMMAND_OUTPUT,
+  SCRIPT_FILE,
+  SCRIPT_FINAL_TEXT,
+  SCRIPT_TOOL_NAMES,
+  SCRIPTED_USAGE,
+  startScriptedModelServer,
+  type AgentCli,
+  type ScriptedModelServer,
+} from '@conveyor/testing';
+import { startPlatform, type RunningPlatform } from './platform';
+import { apiCall, waitForRunState, type Json } from './run-waits';
+
+// The real Claude Code, Codex and Gemini CLIs, installed with the runner, against a scripted model server: the only
+// fake sits at the network seam. The runner's model proxy forwards to it (ANTHROPIC_BASE_URL and friends) with the
+// team secret's key.
+jest.setTimeout(240_000);
+
+const MODELS: Record<AgentCli, string> = { claude: 'claude-sonnet-4-5', codex: 'gpt-5.5', gemini: 'gemini-2.5-pro' };
+/** The team secret each harness reads its provider key from by default (docs/harnesses.md). */
+const SECRET_NAMES: Record<AgentCli, string> = { claude: 'ANTHROPIC_API_KEY', codex: 'OPENAI_API_KEY', gemini: 'GEMINI_API_KEY' };
+const PROVIDER_KEY = `sk-e2e-provider-${randomUUID()}`;
+/** Real CLIs take seconds per turn on a loaded two-core machine. */
+const RUN_TIMEOUT_MS = 120_000;
+
+/** Command lines of every process on this machine whose arguments contain `needle`. */
+async function processesMatching(needle: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle)) found.push(cmdline.replace(/\0/g, ' '));
+  }
+  return found;
+}
+
+async function eventually(probe: () => Promise<boolean>, what: string, platform: RunningPlatform): Promise<void> {
+  const deadline = Date.now() + RUN_TIMEOUT_MS;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real CLI end to end', (cli) => {
+  let server: ScriptedModelServer;
+  let platform: RunningPlatform;
+  let environmentId: string;
+
+  beforeAll(async () => {
+    server = await startScriptedModelServer();
+    platform = await startPlatform({
+      env: {
+        DEFAULT_HARNESS: cli,
+        ANTHROPIC_BASE_URL: server.url,
+        OPENAI_BASE_URL: `${server.url}/v1`,
+        GOOGLE_GEMINI_BASE_URL: server.url,
+        MODELS_CONFIG: JSON.stringify({ models: Object.entries(MODELS).map(([harness, id]) => ({ id, provider: harness, harnesses: [harness] })) }),
+      },
+    });
+    expect((await apiCall(platform, 'PUT', `/secrets/${SECRET_NAMES[cli]}`, { value: PROVIDER_KEY })).status).toBe(200);
+    const environment = await apiCall(platform, 'POST', '/agent/environments', {
+      name: `${cli} workspace`,
+      setup_commands: [`printf '${SCRIPT_FILE.before.replace('\n', '\\n')}' > ${SCRIPT_FILE.name}`],
+    });
+    expect(environment.status).toBe(201);
+    environmentId = environment.body.uid as string;
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await server?.close();
+  });
+
+  const createRun = async (prompt: string): Promise<string> => {
+    const created = await apiCall(platform, 'POST', '/agent/runs', { prompt, config: { environment_id: environmentId, harness: { model_id: MODELS[cli] } } });
+    expect(created.status).toBe(200);
+    return created.body.run_id as string;
+  };
+  const workspaceOf = (runId: string) => path.join(platform.env.WORKSPACE_ROOT!, runId);
+
+  it('reads, edits and runs a command in the workspace; conversation, usage and transcript come from the CLI; a follow-up resumes its session', async () => {
+    const runId = await createRun('Rename world to conveyor in hello.txt');
+    server.enqueue(...readEditRunScript(cli, workspaceOf(runId)));
+    const firstTurn = server.requests.length;
+
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: SCRIPT_FINAL_TEXT } });
+
+    // The agent's tools really ran in the workspace.
+    expect(await readFile(path.join(workspaceOf(runId), SCRIPT_FILE.name), 'utf8')).toBe(SCRIPT_FILE.after);
+    expect((await readFile(path.join(workspaceOf(runId), SCRIPT_COMMAND_OUTPUT), 'utf8')).trim()).toBe(String(SCRIPT_FILE.after.length));
+
+    // The conversation: the prompt, then the agent's message with each tool step (arguments and result) and its answer.
+    const conversation = (await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body as { messages: Array<{ role: string; steps: Json[] }> };
+    const agent = conversation.messages.filter((m) => m.role === 'agent').flatMap((m) => m.steps);
+    const tools = agent.filter((s) => s.type === 'tool_call');
+    expect(tools.map((s) => s.name)).toEqual(SCRIPT_TOOL_NAMES[cli]);
+    for (const step of tools) {
+      expect(step.status).toBe('completed');
+      expect(step.input).toEqual(expect.any(Object));
+    }
+    // Gemini CLI's stream reports no output for read_file (its session file has it); the others show the content.
+    if (cli !== 'gemini') expect(JSON.stringify(tools[0]?.output)).toContain('hello world');
+    expect(agent.filter((s) => s.type === 'text').map((s) => s.text)).toEqual(['Let me look at the file.', SCRIPT_FINAL_TEXT]);
+
+    // The model proxy metered every model call of the run (agent turns and the CLI's side requests): request_usage.
+    const calls = server.requests.slice(firstTurn).filter((r) => !/count_?tokens/i.test(r.url)).length;
+    const tokens = { input_tokens: calls * SCRIPTED_USAGE.inputTokens, output_tokens: calls * SCRIPTED_USAGE.outputTokens };
+    expect(done.request_usage).toMatchObject({ total_tokens: tokens.input_tokens + tokens.output_tokens, usage_by_category: tokens });
+
+    // Every agent turn reached the model through the proxy, which swapped the run's token for the team's key.
+    const turns = server.requests.slice(firstTurn).filter((r) => r.scripted);
+    expect(turns).toHaveLength(4);
+    for (const turn of turns) expect(turn.apiKey).toBe(PROVIDER_KEY);
+
+    // The transcript is the CLI's own session file (not the platform's event log).
+    const transcript = await (await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { Authorization: `Bearer ${platform.apiKey}` } })).text();
+    expect(transcript).toContain(SCRIPT_FINAL_TEXT);
+    expect(transcript).not.toContain('"kind":"state_changed"');
+    // Claude Code and Gemini CLI name their session after the run; Codex's rollout opens with its session_meta.
+    expect(transcript).toContain(cli === 'codex' ? '"type":"session_meta"' : `"sessionId":"${runId}"`);
+
+    // A follow-up after the end resumes the same session: the model receives the earlier turns with it.
+    server.enqueue({ text: 'I changed one word.' });
+    const followup = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: 'What did you change?' });
+    expect(followup.body).toMatchObject({ routed_to: 'new_execution' });
+    const resumed = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(resumed).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'I changed one word.' } });
+    const lastTurn = JSON.stringify(server.requests.filter((r) => r.scripted).at(-1)!.body);
+    expect(lastTurn).toContain('What did you change?');
+    expect(lastTurn).toContain('Rename world to conveyor in hello.txt');
+    expect(lastTurn).toContain('Let me look at the file.');
+  });
+
+  it('cancel ends the CLI and every process it started', async () => {
+    const seconds = randomInt(30_000, 90_000);
+    const runId = await createRun('Wait for a while');
+    server.enqueue(...longCommandScript(cli, seconds));
+    const needle = `timeout ${seconds}`;
+    await eventually(async () => (await processesMatching(needle)).length > 0, 'the agent to start its long command', platform);
+
+    const cancelled = await apiCall(platform, 'POST', `/agent/runs/${runId}/cancel`);
+    expect(cancelled.status).toBe(200);
+    await waitForRunState(platform, runId, ['CANCELLED'], RUN_TIMEOUT_MS);
+    await eventually(async () => (await processesMatching(needle)).length === 0 && (await processesMatching(workspaceOf(runId))).length === 0, 'the process tree to end', platform);
+  });
+});
