@@ -70,7 +70,8 @@ wait_ready runner "http://127.0.0.1:$RUNNER_HTTP_PORT/readyz"
 wait_ready gateway "http://127.0.0.1:$GATEWAY_PORT/readyz"
 wait_ready ingress "http://127.0.0.1:$INGRESS_PORT/readyz"
 
-seed_json="$(node "$ROOT/services/orchestrator/dist/cli/main.js" seed-dev)"
+# With the secrets key, so provider keys in this shell can be stored as dev team secrets.
+seed_json="$(env "${keys[@]}" node "$ROOT/services/orchestrator/dist/cli/main.js" seed-dev)"
 api_key="$(node -e 'console.log(JSON.parse(process.argv[1]).apiKey)' "$seed_json")"
 provider_secrets="$(node -e 'console.log(JSON.parse(process.argv[1]).providerSecrets.join(", ") || "none")' "$seed_json")"
 

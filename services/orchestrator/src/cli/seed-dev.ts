@@ -20,12 +20,10 @@ export async function seedDev(db: PrismaClient, env: NodeJS.ProcessEnv = {}): Pr
     create: { id: DEV_USER_ID, teamId: DEV_TEAM_ID, email: 'dev@conveyor.local', displayName: 'Dev User', role: 'ADMIN' },
   });
   const key = await createUserApiKey(db, { userId: DEV_USER_ID, name: 'dev seed' });
-  const providerSecrets: string[] = [];
-  for (const { defaultSecretName: name } of Object.values(CLI_HARNESSES)) {
-    const value = env[name]?.trim();
-    if (!value) continue;
-    await writeTeamSecret(db, SecretCipher.fromEnv(env), { teamId: DEV_TEAM_ID, name, value, createdById: DEV_USER_ID });
-    providerSecrets.push(name);
-  }
+  const found = Object.values(CLI_HARNESSES).flatMap(({ defaultSecretName: name }) => (env[name]?.trim() ? [{ name, value: env[name]!.trim() }] : []));
+  // The secrets key is needed only when there is a key to store.
+  const cipher = found.length > 0 ? SecretCipher.fromEnv(env) : undefined;
+  for (const { name, value } of found) await writeTeamSecret(db, cipher!, { teamId: DEV_TEAM_ID, name, value, createdById: DEV_USER_ID });
+  const providerSecrets = found.map((f) => f.name);
   return { teamId: DEV_TEAM_ID, userId: DEV_USER_ID, apiKey: key.key, providerSecrets };
 }

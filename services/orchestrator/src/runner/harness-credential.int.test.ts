@@ -6,7 +6,7 @@ import { createTestDatabase, uniqueName, type TestDatabase } from '@conveyor/tes
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { ModelCatalog } from '../catalog/model-catalog';
-import { loadOrchestratorConfig } from '../config';
+import { loadCatalogConfig } from '../config';
 import { createRun } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
@@ -29,7 +29,7 @@ describe('GetHarnessCredential over real PostgreSQL', () => {
       { id: 'gpt-5', provider: 'openai' },
     ],
   });
-  const deps = () => ({ db, kickOutbox: () => undefined, defaultHarness: 'claude', catalog: { ...new CatalogModule({ config: loadOrchestratorConfig({}), db, logger }).runCatalog, models } });
+  const deps = () => ({ db, kickOutbox: () => undefined, defaultHarness: 'claude', catalog: { ...new CatalogModule({ config: loadCatalogConfig({}), db, logger }).runCatalog, models } });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -101,9 +101,10 @@ describe('GetHarnessCredential over real PostgreSQL', () => {
   });
 
   it('seed-dev (npm start) turns provider keys of its environment into the dev team\'s default secrets', async () => {
-    const seeded = await seedDev(db, { ANTHROPIC_API_KEY: 'sk-ant-from-shell', GEMINI_API_KEY: ' ', PATH: '/bin' });
+    const keys = { CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 3).toString('base64') };
+    const seeded = await seedDev(db, { ...keys, ANTHROPIC_API_KEY: 'sk-ant-from-shell', GEMINI_API_KEY: ' ', PATH: '/bin' });
     expect(seeded.providerSecrets).toEqual(['ANTHROPIC_API_KEY']);
-    expect(await readTeamSecretValue(db, SecretCipher.fromEnv({}), DEV_TEAM_ID, 'ANTHROPIC_API_KEY')).toBe('sk-ant-from-shell');
-    expect(await readTeamSecretValue(db, SecretCipher.fromEnv({}), DEV_TEAM_ID, 'GEMINI_API_KEY')).toBeUndefined();
+    expect(await readTeamSecretValue(db, SecretCipher.fromEnv(keys), DEV_TEAM_ID, 'ANTHROPIC_API_KEY')).toBe('sk-ant-from-shell');
+    expect(await readTeamSecretValue(db, SecretCipher.fromEnv(keys), DEV_TEAM_ID, 'GEMINI_API_KEY')).toBeUndefined();
   });
 });
