@@ -40,7 +40,8 @@ start_service() { # name, entry, env...
   shift 2
   log "starting $name (logs: .conveyor/logs/$name.log)"
   # The log pipeline ignores Ctrl-C so it keeps draining while the service shuts down (a dead pipe would stall it).
-  env "$@" node "$ROOT/$entry" > >(trap '' INT TERM; tee "$LOG_DIR/$name.log" | sed -u "s/^/[$name] /" >&2) 2>&1 &
+  # Provider keys in this shell become dev team secrets (seed-dev below) and nothing else: no service inherits them.
+  env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY "$@" node "$ROOT/$entry" > >(trap '' INT TERM; tee "$LOG_DIR/$name.log" | sed -u "s/^/[$name] /" >&2) 2>&1 &
   pids+=($!)
 }
 
@@ -69,8 +70,10 @@ wait_ready runner "http://127.0.0.1:$RUNNER_HTTP_PORT/readyz"
 wait_ready gateway "http://127.0.0.1:$GATEWAY_PORT/readyz"
 wait_ready ingress "http://127.0.0.1:$INGRESS_PORT/readyz"
 
-seed_json="$(node "$ROOT/services/orchestrator/dist/cli/main.js" seed-dev)"
+# With the secrets key, so provider keys in this shell can be stored as dev team secrets.
+seed_json="$(env "${keys[@]}" node "$ROOT/services/orchestrator/dist/cli/main.js" seed-dev)"
 api_key="$(node -e 'console.log(JSON.parse(process.argv[1]).apiKey)' "$seed_json")"
+provider_secrets="$(node -e 'console.log(JSON.parse(process.argv[1]).providerSecrets.join(", ") || "none")' "$seed_json")"
 
 cat >&2 <<MSG
 
@@ -83,6 +86,18 @@ cat >&2 <<MSG
 
   Try it:
     curl -H "Authorization: Bearer $api_key" http://127.0.0.1:$GATEWAY_PORT/v1/agent/runs
+
+  Real coding agents (docs/harnesses.md): "harness": {"type": "claude" | "codex" | "gemini"} runs Claude Code, Codex
+  or Gemini CLI with the team secret ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (the provider key; it never
+  enters the run's sandbox). Taken from this shell's environment as dev team secrets: $provider_secrets
+  Add or replace one:
+    curl -X PUT -H "Authorization: Bearer $api_key" -H 'Content-Type: application/json' \\
+      -d '{"value": "<your Anthropic API key>"}' http://127.0.0.1:$GATEWAY_PORT/v1/secrets/ANTHROPIC_API_KEY
+  Start a real run:
+    curl -X POST -H "Authorization: Bearer $api_key" -H 'Content-Type: application/json' \\
+      -d '{"prompt": "Write hello.py that prints hello", "config": {"harness": {"type": "claude"}}}' \\
+      http://127.0.0.1:$GATEWAY_PORT/v1/agent/runs
+  Model endpoints: ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL are passed to the runner's model proxy.
 
   Press Ctrl-C to stop everything.
 

@@ -31,6 +31,8 @@ export type * from './gen/conveyor/orchestrator/v1/ReportEventsRequest';
 export type * from './gen/conveyor/orchestrator/v1/CompleteRunRequest';
 export type * from './gen/conveyor/orchestrator/v1/HeartbeatRequest';
 export type * from './gen/conveyor/orchestrator/v1/ClaimRunRequest';
+export type * from './gen/conveyor/orchestrator/v1/HarnessCredentialRequest';
+export type * from './gen/conveyor/orchestrator/v1/HarnessCredential';
 export type * from './gen/conveyor/orchestrator/v1/RequestUsage';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachment';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachmentsResponse';

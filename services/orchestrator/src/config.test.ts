@@ -1,5 +1,5 @@
 import { ConfigError } from '@conveyor/config';
-import { loadOrchestratorConfig } from './config';
+import { defaultHarness, loadOrchestratorConfig } from './config';
 
 const required = {
   BLOB_SIGNING_SECRET: 'a'.repeat(32),
@@ -32,5 +32,18 @@ describe('orchestrator config: no default secrets, capped link lifetimes', () =>
     expect(() => loadOrchestratorConfig({ ...required, BLOB_SIGNING_SECRET: 'short' })).toThrow(/BLOB_SIGNING_SECRET/);
     expect(() => loadOrchestratorConfig({ ...required, CONVEYOR_SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/CONVEYOR_SECRETS_KEY: must be 32 random bytes/);
     expect(() => loadOrchestratorConfig({ ...required, BLOB_URL_TTL_SECONDS: '3601' })).toThrow(/BLOB_URL_TTL_SECONDS/);
+  });
+});
+
+describe('orchestrator config: default harness', () => {
+  it('is the demo harness only when not in production, and must be chosen in production', () => {
+    expect(defaultHarness(loadOrchestratorConfig(required))).toBe('demo');
+    expect(() => loadOrchestratorConfig({ ...required, NODE_ENV: 'production' })).toThrow(/DEFAULT_HARNESS: required in production/);
+    expect(defaultHarness(loadOrchestratorConfig({ ...required, NODE_ENV: 'production', DEFAULT_HARNESS: 'codex' }))).toBe('codex');
+  });
+
+  it('accepts the built-in harnesses and operator commands only', () => {
+    expect(loadOrchestratorConfig({ ...required, DEFAULT_HARNESS: 'command:aider' }).DEFAULT_HARNESS).toBe('command:aider');
+    expect(() => loadOrchestratorConfig({ ...required, DEFAULT_HARNESS: 'oz' })).toThrow(/DEFAULT_HARNESS/);
   });
 });

@@ -27,8 +27,16 @@ const schema = z.object({
   SCHEDULE_QUEUE: z.string().min(1).default('schedule-ticks'),
   /** How often job schedulers are re-synced with the schedule rows (heals a crash between a commit and Redis). */
   SCHEDULE_RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
-  /** Harness for runs asking for the built-in one: `demo` (deterministic) or `command:<type>`. */
-  DEFAULT_HARNESS: z.string().min(1).default('demo'),
+  /**
+   * Harness of runs whose `harness.type` is absent or `oz` (docs/harnesses.md): `claude`, `codex`, `gemini`,
+   * `command:<type>`, or `demo` (scripted, no model: tests and a dev installation without model credentials).
+   * Required in production, so that no production installation silently runs the demo; elsewhere `demo` when unset
+   * (`defaultHarness`).
+   */
+  DEFAULT_HARNESS: z
+    .string()
+    .regex(/^(demo|claude|codex|gemini|command:[A-Za-z0-9_-]+)$/, 'must be demo, claude, codex, gemini or command:<type>')
+    .optional(),
   /** A runner silent for this long has lost its run (see LostRunnerSweeper). */
   RUNNER_LOST_AFTER_MS: z.coerce.number().int().positive().default(30_000),
   /** Minutes a run that failed during environment setup keeps its session for a debug agent; 0 disables. */
@@ -110,6 +118,9 @@ const schema = z.object({
     if (c.BLOB_STORE === 's3' && !c.S3_BUCKET) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['S3_BUCKET'], message: 'required when BLOB_STORE=s3' });
     }
+    if (c.NODE_ENV === 'production' && !c.DEFAULT_HARNESS) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['DEFAULT_HARNESS'], message: 'required in production: claude, codex, gemini or command:<type> (demo runs no agent)' });
+    }
   });
 
 export type OrchestratorConfig = z.infer<typeof schema>;
@@ -128,3 +139,6 @@ const catalogSchema = schema.innerType().pick({
 });
 export type CatalogConfig = z.infer<typeof catalogSchema>;
 export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): CatalogConfig => loadConfig(catalogSchema, env);
+
+/** The harness of runs that name none (`harness.type` absent or `oz`); `demo` only outside production. */
+export const defaultHarness = (config: Pick<OrchestratorConfig, 'DEFAULT_HARNESS'>): string => config.DEFAULT_HARNESS ?? 'demo';

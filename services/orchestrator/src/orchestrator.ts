@@ -7,7 +7,7 @@ import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka
 import type { Logger } from '@conveyor/logger';
 import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
-import type { OrchestratorConfig } from './config';
+import { defaultHarness, type OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
 import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
 import type * as grpc from '@grpc/grpc-js';
@@ -93,7 +93,7 @@ export class Orchestrator implements Service {
     // Parses the model catalog: a bad MODELS_CONFIG fails the start, not the first run.
     const catalog = new CatalogModule({ config, db, logger });
     // One way to start runs for every source: API, automations, schedules, judges.
-    const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: config.DEFAULT_HARNESS, catalog: catalog.runCatalog };
+    const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: defaultHarness(config), catalog: catalog.runCatalog };
     const webhooks = new WebhookModule({ config, db, redis, logger, runDeps });
     this.webhooks = webhooks;
     webhooks.start();
@@ -118,7 +118,7 @@ export class Orchestrator implements Service {
     });
 
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, runEventFeed }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher: webhooks.cipher, runEventFeed }),
       ...webhooks.grpcHandlers(),
       ...schedules.grpcHandlers(),
       ...workerHub.grpcHandlers(),

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { commonEnv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
+import { modelProxyEnv } from './model-proxy/model-proxy-config';
 import { sandboxEnv } from './sandbox/sandbox-config';
 
 /** Agent CLIs by harness type, as a JSON object such as {"claude": "node adapter.js"}; shared with the worker program. */
@@ -42,11 +43,7 @@ const schema = z.object({
    */
   HARNESS_COMMANDS: harnessCommands,
   ...sandboxEnv,
-  /**
-   * The model endpoint CLI harnesses call (the platform's model proxy), as reachable from the runner; each run's
-   * sandbox reaches it as its `model` endpoint. Unset: the claude, codex and gemini harnesses cannot run here.
-   */
-  MODEL_ENDPOINT: z.string().url().optional(),
+  ...modelProxyEnv,
   HTTP_HOST: z.string().default('127.0.0.1'),
   HTTP_PORT: port(8082),
 });

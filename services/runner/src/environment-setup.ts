@@ -13,6 +13,9 @@ export const environmentSchema = z.object({
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
+/** Where a repository is cloned, relative to the workspace. */
+export const repositoryDirectory = (repo: EnvironmentSpec['repositories'][number]): string => repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
+
 /** Hosts the environment's repositories live on: a run may reach them through the egress filter to clone. */
 export function repositoryHosts(spec: EnvironmentSpec): string[] {
   return spec.repositories.flatMap((r) => {
@@ -38,7 +41,7 @@ export async function setUpEnvironment(
   report: (detail: string) => void,
 ): Promise<void> {
   for (const repo of spec.repositories) {
-    const dir = repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
+    const dir = repositoryDirectory(repo);
     // Run events and failure messages are shown to users and logged: never a credential embedded in the URL.
     report(`cloning ${redactUrl(repo.url)}`);
     const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];

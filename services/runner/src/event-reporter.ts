@@ -1,16 +1,19 @@
 import type { RunEvent } from '@conveyor/run-events';
 import type { RunnerControl__Output } from '@conveyor/proto';
 import type { OrchestratorLink } from './orchestrator-link';
+import { SecretRedactor } from './secret-redactor';
 
 /**
  * Batches a run's events to the orchestrator (a flush every `intervalMs`, or on demand), keeps the raw
- * transcript, and hands the control answers (cancel, follow-ups) to `onControl`.
+ * transcript, and hands the control answers (cancel, follow-ups) to `onControl`. Every event and the transcript
+ * pass through `redactor`, so a secret the run knows of never reaches the run's record.
  */
 export class EventReporter {
   private buffer: RunEvent[] = [];
   private readonly transcript: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  readonly redactor = new SecretRedactor();
 
   constructor(
     private readonly link: OrchestratorLink,
@@ -23,7 +26,8 @@ export class EventReporter {
     this.timer.unref();
   }
 
-  emit(event: RunEvent): void {
+  emit(raw: RunEvent): void {
+    const event = this.redactor.json(raw);
     this.buffer.push(event);
     this.transcript.push(JSON.stringify({ at: new Date().toISOString(), execution: this.target.execution, ...event }));
   }

@@ -2,18 +2,22 @@ import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output, RunnerControl__Output } from '@conveyor/proto';
 import type { RunEvent, RunJob } from '@conveyor/run-events';
-import { environmentSchema, repositoryHosts, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
+import { environmentSchema, repositoryDirectory, repositoryHosts, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
 import { EventReporter } from './event-reporter';
+import { CommandHarness } from './harness/command-harness';
 import { FollowupInbox } from './harness/followup-inbox';
-import { SetupFailure, type HarnessInput, type HarnessOutcome } from './harness/harness';
+import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from './harness/harness';
 import { harnessFor } from './harness/harness-registry';
+import { reportFileArtifact } from './harness-support-client';
+import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
+import type { RunningModelProxy } from './model-proxy/model-proxy-config';
 import type { RunnerConfig } from './config';
 import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
 import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
-import { modelAccessFor, modelEndpoint } from './model-access';
 import { harnessSupportEndpoint, harnessSupportHosts, insideApiBaseUrl, limitCompletion } from './sandbox/run-policy';
+import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
 import { prepareWorkspace, removeWorkspace, safeFileName } from './workspace';
 
 export interface ExecutorOptions {
@@ -27,15 +31,14 @@ export interface ExecutorOptions {
   limits: SandboxLimits;
   /** How long a workspace kept after a failed setup waits for a debug session (the orchestrator's debug window). */
   debugRetentionMs: number;
-  /** Where runs reach their model (the model proxy), from the runner's side; unset = no model access. */
-  modelEndpoint?: string;
+  /** The model proxy runs of CLI harnesses reach their model through; absent = those runs get no model access. */
+  modelProxy?: RunningModelProxy;
 }
 
 /** The settings the runner and the self-hosted worker program share. */
-type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB' | 'FAILURE_SESSION_RETENTION_MINUTES'> &
-  Partial<Pick<RunnerConfig, 'MODEL_ENDPOINT'>>;
+type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB' | 'FAILURE_SESSION_RETENTION_MINUTES'>;
 
-export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend): ExecutorOptions {
+export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend, modelProxy?: RunningModelProxy): ExecutorOptions {
   return {
     runnerId,
     workspaceRoot: config.WORKSPACE_ROOT,
@@ -45,7 +48,7 @@ export function executorOptions(config: ExecutorSettings, runnerId: string, sand
     allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
     limits: sandboxLimits(config),
     debugRetentionMs: config.FAILURE_SESSION_RETENTION_MINUTES * 60_000,
-    modelEndpoint: config.MODEL_ENDPOINT,
+    modelProxy,
   };
 }
 
@@ -57,6 +60,15 @@ const setupStepReporter =
     reporter.emit({ kind: 'setup_step', step, status, ...(detail ? { detail } : {}) });
 
 type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer };
+
+/** Ends the execution early with this outcome (the budget ran out, the key was refused), rather than as cancelled. */
+type Halt = (completion: Completion) => void;
+
+const overBudget = (spentUsd: number, budgetUsd: number): Completion => ({
+  state: 'FAILED',
+  message: `The run exceeded its budget of $${budgetUsd.toFixed(4)} (spent $${spentUsd.toFixed(4)})`,
+  errorCode: 'budget_exceeded',
+});
 
 /**
  * One execution of one run: claim it, prepare the workspace and environment (PENDING), run the harness
@@ -111,9 +123,15 @@ export class RunExecutor {
       this.link.call('Heartbeat', rpcTarget, 5000).then(onControl, onLinkError);
     }, this.options.heartbeatIntervalMs);
 
+    let halted: Completion | undefined;
+    const halt: Halt = (outcome) => {
+      halted ??= outcome;
+      log.info({ errorCode: outcome.errorCode }, 'stopping harness');
+      abort.abort();
+    };
     let completion: Completion;
     try {
-      completion = await this.drive(assignment, reporter, inbox, abort.signal);
+      completion = await this.drive(assignment, reporter, inbox, abort.signal, halt);
     } catch (err) {
       log.error({ err }, 'harness crashed');
       completion = { state: 'ERROR', message: 'The agent harness crashed', errorCode: 'internal_error' };
@@ -124,6 +142,8 @@ export class RunExecutor {
     await reporter.close();
     if (stopSignal.aborted) {
       completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
+    } else if (halted) {
+      completion = { ...halted, transcript: completion.transcript };
     } else if (abort.signal.aborted) {
       completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript };
     }
@@ -141,12 +161,65 @@ export class RunExecutor {
     return completion.state.toLowerCase();
   }
 
+  /** Opens the run's model access (when its harness needs one), then drives it; the access always closes with it. */
+  private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal, halt: Halt): Promise<Completion> {
+    if (!assignment.debug_session) reporter.emit({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' });
+    const step = setupStepReporter(reporter);
+    const harness = harnessFor(assignment.harness, this.options.harnessCommands);
+
+    let grant: ModelAccessGrant | undefined;
+    try {
+      grant = await this.grantModelAccess(assignment, harness, reporter, halt);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code === 'conflict') throw err;
+      // No credential, or one that cannot be used: the run fails before anything of it starts.
+      step('harness_start', 'failed', err.message);
+      return { state: 'FAILED', message: err.message, errorCode: err.code };
+    }
+    try {
+      if (grant?.overBudget) return overBudget(grant.credential.spent_usd, grant.credential.budget_usd);
+      return await this.driveInWorkspace(assignment, harness, grant, reporter, inbox, signal);
+    } finally {
+      grant?.close();
+    }
+  }
+
+  /**
+   * Registers the run with the model proxy when its harness drives a model CLI. An operator's command adapter may run
+   * without a credential (it may bring its own); a built-in CLI harness may not.
+   */
+  private async grantModelAccess(assignment: RunAssignment__Output, harness: Harness, reporter: EventReporter, halt: Halt): Promise<ModelAccessGrant | undefined> {
+    const proxy = this.options.modelProxy;
+    if (!proxy || !modelHarnessType(assignment.harness)) return undefined;
+    const target = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
+    try {
+      const grant = await ModelAccessGrant.open(this.link, proxy, target, {
+        onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
+        onBudgetExceeded: (spent, budget) => halt(overBudget(spent, budget)),
+        // A CLI may retry or wait for input after a refused key; the run cannot go on, so it ends here.
+        onKeyRejected: (status, secret) =>
+          halt({ state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`, errorCode: 'external_authentication_required' }),
+      });
+      reporter.redactor.add(grant.credential.api_key);
+      return grant;
+    } catch (err) {
+      if (harness instanceof CommandHarness && err instanceof AppError && err.code === 'integration_not_configured') return undefined;
+      throw err;
+    }
+  }
+
   /**
    * Prepares the workspace and the run's sandbox, drives the harness inside it, and always tears the sandbox down,
    * reporting the disk the workspace used and deleting it (unless a failed setup keeps it for the debug window).
    */
-  private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal): Promise<Completion> {
-    if (!assignment.debug_session) reporter.emit({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' });
+  private async driveInWorkspace(
+    assignment: RunAssignment__Output,
+    harness: Harness,
+    grant: ModelAccessGrant | undefined,
+    reporter: EventReporter,
+    inbox: FollowupInbox,
+    signal: AbortSignal,
+  ): Promise<Completion> {
     const step = setupStepReporter(reporter);
     const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
 
@@ -160,7 +233,7 @@ export class RunExecutor {
         ...(environment.docker_image ? { image: environment.docker_image } : {}),
         workspaceDir,
         allowedHosts: [...this.options.allowedHosts, ...repositoryHosts(environment), ...harnessSupportHosts(assignment.api_base_url)],
-        endpoints: [...modelEndpoint(this.options.modelEndpoint), ...harnessSupportEndpoint(assignment.api_base_url)],
+        endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
         limits: this.options.limits,
         onEgress: ({ host, port, allowed, reason }) => {
           if (!allowed) reporter.emit({ kind: 'log', level: 'warn', text: `sandbox: connection to ${host}:${port} refused (${reason})` });
@@ -176,7 +249,7 @@ export class RunExecutor {
     step('workspace', 'succeeded', `${assignment.attachments.length} attachment(s), sandbox ${this.options.sandbox.name}`);
     let completion: Completion | undefined;
     try {
-      completion = await this.driveInSandbox(assignment, environment, sandbox, reporter, inbox, signal);
+      completion = await this.driveInSandbox(assignment, environment, harness, grant, sandbox, reporter, inbox, signal);
     } finally {
       const usage = await sandbox.destroy();
       // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
@@ -201,13 +274,14 @@ export class RunExecutor {
   private async driveInSandbox(
     assignment: RunAssignment__Output,
     environment: EnvironmentSpec,
+    harness: Harness,
+    grant: ModelAccessGrant | undefined,
     sandbox: RunSandbox,
     reporter: EventReporter,
     inbox: FollowupInbox,
     signal: AbortSignal,
   ): Promise<Completion> {
     const debug = assignment.debug_session;
-    const harness = harnessFor(assignment.harness, this.options.harnessCommands);
     const step = setupStepReporter(reporter);
     const apiBaseUrl = insideApiBaseUrl(sandbox, assignment.api_base_url);
     const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir, runApiKey: assignment.run_api_key, apiBaseUrl });
@@ -229,7 +303,7 @@ export class RunExecutor {
         skillInstructions: assignment.skill_instructions,
         attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
       };
-      input.modelAccess = modelAccessFor(assignment.harness, input.config, sandbox, modelEndpoint(this.options.modelEndpoint));
+      input.modelAccess = grant?.access(sandbox, input.config);
       if (!debug) {
         if (environment.repositories.length + environment.setup_commands.length > 0) {
           step('setup_commands', 'started');
@@ -249,11 +323,46 @@ export class RunExecutor {
 
     if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
     await reporter.flush();
-    const outcome = await harness.run(input, { emit: (e) => reporter.emit(e), inbox, signal, sandbox, env });
-    const transcript = outcome.transcript;
+    // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
+    const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
+    const outcome = await harness.run(input, { emit, inbox, signal, sandbox, env });
+    const transcript = outcome.transcript && reporter.redactor.buffer(outcome.transcript);
     if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript };
-    return outcome.state === 'SUCCEEDED'
-      ? { state: 'SUCCEEDED', message: outcome.message ?? 'Run completed', transcript }
-      : { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
+    const changed = debug ? undefined : await this.recordChanges(assignment, sandbox, env, environment, reporter);
+    if (outcome.state === 'SUCCEEDED') {
+      const message = outcome.message ?? 'Run completed';
+      return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript };
+    }
+    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
+  }
+
+  /**
+   * Records the changes the execution made to the environment's repositories as a FILE artifact (a patch computed in
+   * the sandbox). Returns whether anything changed; undefined when there is nothing to compare or it could not tell.
+   */
+  private async recordChanges(assignment: RunAssignment__Output, sandbox: RunSandbox, env: Record<string, string>, environment: EnvironmentSpec, reporter: EventReporter): Promise<boolean | undefined> {
+    const dirs = environment.repositories.map(repositoryDirectory);
+    if (dirs.length === 0) return undefined;
+    const note = (level: 'info' | 'warn', text: string) => reporter.emit({ kind: 'log', level, text });
+    try {
+      const changes = await collectWorkspacePatch(sandbox, env, dirs);
+      if ('tooLarge' in changes) {
+        note('warn', `The workspace's changes (a ${changes.bytes}-byte patch) exceed the ${MAX_PATCH_BYTES}-byte artifact limit and were not recorded`);
+        return true;
+      }
+      if (changes.files === 0) {
+        note('info', 'The agent changed no files in the repositories');
+        return false;
+      }
+      const filepath = `conveyor-run-${assignment.run_id}-${assignment.execution}.patch`;
+      const content = reporter.redactor.buffer(changes.patch);
+      const description = `${changes.files} file(s) changed in execution ${assignment.execution}`;
+      await reportFileArtifact({ apiBaseUrl: assignment.api_base_url, runApiKey: assignment.run_api_key }, { filepath, mimeType: 'text/x-diff', title: 'Workspace changes', description, content });
+      note('info', `Recorded the workspace's changes as ${filepath}: ${description}`);
+      return true;
+    } catch (err) {
+      note('warn', `Could not record the workspace's changes: ${(err as Error).message}`);
+      return undefined;
+    }
   }
 }

@@ -8,6 +8,7 @@ import { createMetricsRegistry, createRunJobDurationHistogram, metricsRouter } f
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
+import { startModelProxy, type RunningModelProxy } from './model-proxy/model-proxy-config';
 import { OrchestratorLink } from './orchestrator-link';
 import { executorOptions, RunExecutor } from './run-executor';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
@@ -25,6 +26,7 @@ export class Runner implements Service {
   private redis: Redis | undefined;
   private link: OrchestratorLink | undefined;
   private server: Server | undefined;
+  private modelProxy: RunningModelProxy | undefined;
   private readonly stopAll = new AbortController();
   private stopped: Promise<void> | undefined;
 
@@ -51,7 +53,8 @@ export class Runner implements Service {
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger);
-    const executor = new RunExecutor(link, executorOptions(config, config.RUNNER_ID, sandbox), logger);
+    this.modelProxy = await startModelProxy(config, logger);
+    const executor = new RunExecutor(link, executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), logger);
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
       async (job) => {
@@ -78,6 +81,7 @@ export class Runner implements Service {
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
         ['http server', () => this.server && closeServer(this.server)],
+        ['model proxy', () => this.modelProxy?.proxy.close()],
         ['orchestrator link', () => this.link?.close()],
         ['redis', () => this.redis?.quit()],
       ]);

@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@conveyor/logger';
 import { createOrchestratorClients, workerCredentials, type OrchestratorClients, type WorkerDownstream__Output, type WorkerUpstream } from '@conveyor/proto';
 import type { Service } from '@conveyor/runtime';
+import { startModelProxy, type RunningModelProxy } from './model-proxy/model-proxy-config';
 import { OrchestratorLink } from './orchestrator-link';
 import { executorOptions, RunExecutor } from './run-executor';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
@@ -22,6 +23,7 @@ export class SelfHostedWorker implements Service {
   private clients: OrchestratorClients | undefined;
   private link: OrchestratorLink | undefined;
   private sandbox: SandboxBackend | undefined;
+  private modelProxy: RunningModelProxy | undefined;
   private call: grpc.ClientDuplexStream<WorkerUpstream, WorkerDownstream__Output> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -41,6 +43,7 @@ export class SelfHostedWorker implements Service {
   async start(): Promise<void> {
     // Fail closed: a worker that cannot isolate runs does not connect for any.
     this.sandbox = await createSandboxBackend(this.config, this.logger);
+    this.modelProxy = await startModelProxy(this.config, this.logger);
     // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call.
     const credentials = workerCredentials(this.config.WORKER_ENDPOINT_CA_FILE, this.config.CONVEYOR_WORKER_TOKEN);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
@@ -58,7 +61,7 @@ export class SelfHostedWorker implements Service {
       if (message.welcome) {
         this.attempts = 0;
         const welcome = message.welcome;
-        executor = new RunExecutor(this.link!, executorOptions(config, welcome.runner_id, this.sandbox!), logger);
+        executor = new RunExecutor(this.link!, executorOptions(config, welcome.runner_id, this.sandbox!, this.modelProxy), logger);
         const beat = () => call.write({ heartbeat: { active_runs: this.inFlight.size } });
         beat();
         if (this.heartbeat) clearInterval(this.heartbeat);
@@ -108,6 +111,7 @@ export class SelfHostedWorker implements Service {
       await Promise.allSettled([...this.inFlight]);
       clearTimeout(deadline);
       this.call?.cancel();
+      await this.modelProxy?.proxy.close();
       this.link?.close();
       this.clients?.close();
     })();

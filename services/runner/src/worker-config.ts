@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { commonEnv, loadConfig } from '@conveyor/config';
 import { harnessCommands } from './config';
+import { modelProxyEnv } from './model-proxy/model-proxy-config';
 import { sandboxEnv } from './sandbox/sandbox-config';
 
 /** The self-hosted worker program's environment (docs/workers.md); the runner's own settings where they overlap. */
@@ -25,6 +26,7 @@ const schema = z.object({
   /** Agent CLIs for the command harness, by harness type (same format as the runner's). */
   HARNESS_COMMANDS: harnessCommands,
   ...sandboxEnv,
+  ...modelProxyEnv,
   /** Longest wait between reconnection attempts after the connection drops. */
   RECONNECT_MAX_DELAY_MS: z.coerce.number().int().min(100).default(10_000),
 });

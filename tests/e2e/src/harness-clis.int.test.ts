@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -17,10 +17,14 @@ import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState, type Json } from './run-waits';
 
 // The real Claude Code, Codex and Gemini CLIs, installed with the runner, against a scripted model server: the only
-// fake sits at the network seam. The runner reaches the server as the run's model endpoint (MODEL_ENDPOINT).
+// fake sits at the network seam. The runner's model proxy forwards to it (ANTHROPIC_BASE_URL and friends) with the
+// team secret's key.
 jest.setTimeout(240_000);
 
 const MODELS: Record<AgentCli, string> = { claude: 'claude-sonnet-4-5', codex: 'gpt-5.5', gemini: 'gemini-2.5-pro' };
+/** The team secret each harness reads its provider key from by default (docs/harnesses.md). */
+const SECRET_NAMES: Record<AgentCli, string> = { claude: 'ANTHROPIC_API_KEY', codex: 'OPENAI_API_KEY', gemini: 'GEMINI_API_KEY' };
+const PROVIDER_KEY = `sk-e2e-provider-${randomUUID()}`;
 /** Real CLIs take seconds per turn on a loaded two-core machine. */
 const RUN_TIMEOUT_MS = 120_000;
 
@@ -50,7 +54,16 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
 
   beforeAll(async () => {
     server = await startScriptedModelServer();
-    platform = await startPlatform({ env: { DEFAULT_HARNESS: cli, MODEL_ENDPOINT: server.url } });
+    platform = await startPlatform({
+      env: {
+        DEFAULT_HARNESS: cli,
+        ANTHROPIC_BASE_URL: server.url,
+        OPENAI_BASE_URL: `${server.url}/v1`,
+        GOOGLE_GEMINI_BASE_URL: server.url,
+        MODELS_CONFIG: JSON.stringify({ models: Object.entries(MODELS).map(([harness, id]) => ({ id, provider: harness, harnesses: [harness] })) }),
+      },
+    });
+    expect((await apiCall(platform, 'PUT', `/secrets/${SECRET_NAMES[cli]}`, { value: PROVIDER_KEY })).status).toBe(200);
     const environment = await apiCall(platform, 'POST', '/agent/environments', {
       name: `${cli} workspace`,
       setup_commands: [`printf '${SCRIPT_FILE.before.replace('\n', '\\n')}' > ${SCRIPT_FILE.name}`],
@@ -95,14 +108,15 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     if (cli !== 'gemini') expect(JSON.stringify(tools[0]?.output)).toContain('hello world');
     expect(agent.filter((s) => s.type === 'text').map((s) => s.text)).toEqual(['Let me look at the file.', SCRIPT_FINAL_TEXT]);
 
-    // The usage the CLI reported for its four model calls is the run's request_usage.
-    const tokens = { input_tokens: 4 * SCRIPTED_USAGE.inputTokens, output_tokens: 4 * SCRIPTED_USAGE.outputTokens };
+    // The model proxy metered every model call of the run (agent turns and the CLI's side requests): request_usage.
+    const calls = server.requests.slice(firstTurn).filter((r) => !/count_?tokens/i.test(r.url)).length;
+    const tokens = { input_tokens: calls * SCRIPTED_USAGE.inputTokens, output_tokens: calls * SCRIPTED_USAGE.outputTokens };
     expect(done.request_usage).toMatchObject({ total_tokens: tokens.input_tokens + tokens.output_tokens, usage_by_category: tokens });
 
-    // Every agent turn reached the model endpoint with the run's token, never a provider key.
+    // Every agent turn reached the model through the proxy, which swapped the run's token for the team's key.
     const turns = server.requests.slice(firstTurn).filter((r) => r.scripted);
     expect(turns).toHaveLength(4);
-    for (const turn of turns) expect(turn.apiKey).toMatch(/^cvr_/);
+    for (const turn of turns) expect(turn.apiKey).toBe(PROVIDER_KEY);
 
     // The transcript is the CLI's own session file (not the platform's event log).
     const transcript = await (await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { Authorization: `Bearer ${platform.apiKey}` } })).text();

@@ -5,6 +5,8 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 import type { AssignmentAttachment as _conveyor_orchestrator_v1_AssignmentAttachment, AssignmentAttachment__Output as _conveyor_orchestrator_v1_AssignmentAttachment__Output } from './conveyor/orchestrator/v1/AssignmentAttachment';
 import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, ClaimRunRequest__Output as _conveyor_orchestrator_v1_ClaimRunRequest__Output } from './conveyor/orchestrator/v1/ClaimRunRequest';
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from './conveyor/orchestrator/v1/CompleteRunRequest';
+import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from './conveyor/orchestrator/v1/HarnessCredential';
+import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from './conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from './conveyor/orchestrator/v1/HeartbeatRequest';
 import type { PendingFollowup as _conveyor_orchestrator_v1_PendingFollowup, PendingFollowup__Output as _conveyor_orchestrator_v1_PendingFollowup__Output } from './conveyor/orchestrator/v1/PendingFollowup';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from './conveyor/orchestrator/v1/ReportEventsRequest';
@@ -23,6 +25,8 @@ export interface ProtoGrpcType {
         AssignmentAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_AssignmentAttachment, _conveyor_orchestrator_v1_AssignmentAttachment__Output>
         ClaimRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ClaimRunRequest, _conveyor_orchestrator_v1_ClaimRunRequest__Output>
         CompleteRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_CompleteRunRequest__Output>
+        HarnessCredential: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredential__Output>
+        HarnessCredentialRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output>
         HeartbeatRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_HeartbeatRequest__Output>
         PendingFollowup: MessageTypeDefinition<_conveyor_orchestrator_v1_PendingFollowup, _conveyor_orchestrator_v1_PendingFollowup__Output>
         ReportEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_ReportEventsRequest__Output>

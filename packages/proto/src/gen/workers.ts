@@ -8,6 +8,8 @@ import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, Clai
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from './conveyor/orchestrator/v1/CompleteRunRequest';
 import type { ConnectedWorker as _conveyor_orchestrator_v1_ConnectedWorker, ConnectedWorker__Output as _conveyor_orchestrator_v1_ConnectedWorker__Output } from './conveyor/orchestrator/v1/ConnectedWorker';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
+import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from './conveyor/orchestrator/v1/HarnessCredential';
+import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from './conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from './conveyor/orchestrator/v1/HeartbeatRequest';
 import type { ListConnectedWorkersRequest as _conveyor_orchestrator_v1_ListConnectedWorkersRequest, ListConnectedWorkersRequest__Output as _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersRequest';
 import type { ListConnectedWorkersResponse as _conveyor_orchestrator_v1_ListConnectedWorkersResponse, ListConnectedWorkersResponse__Output as _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersResponse';
@@ -37,6 +39,8 @@ export interface ProtoGrpcType {
         CompleteRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_CompleteRunRequest__Output>
         ConnectedWorker: MessageTypeDefinition<_conveyor_orchestrator_v1_ConnectedWorker, _conveyor_orchestrator_v1_ConnectedWorker__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
+        HarnessCredential: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredential__Output>
+        HarnessCredentialRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output>
         HeartbeatRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_HeartbeatRequest__Output>
         ListConnectedWorkersRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersRequest, _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output>
         ListConnectedWorkersResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersResponse, _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output>

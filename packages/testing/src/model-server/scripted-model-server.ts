@@ -57,7 +57,11 @@ function offersTools(body: Record<string, unknown>): boolean {
  * script of turns and the CLIs' side requests (titles, next-speaker checks) with a fixed answer, and recording
  * every request so tests can see what the CLI sent (earlier turns on resume, the credential).
  */
-export async function startScriptedModelServer(turns: ScriptedTurn[] = []): Promise<ScriptedModelServer> {
+export async function startScriptedModelServer(
+  turns: ScriptedTurn[] = [],
+  /** When set, a request carrying any other key gets 401, as a provider answers a bad key. */
+  options: { acceptedKeys?: string[] } = {},
+): Promise<ScriptedModelServer> {
   const script = [...turns];
   const requests: RecordedRequest[] = [];
   let counter = 0;
@@ -67,6 +71,11 @@ export async function startScriptedModelServer(turns: ScriptedTurn[] = []): Prom
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const body = req.method === 'POST' ? await readJson(req) : {};
     const kind = providerOf(url.pathname);
+    const apiKey = apiKeyOf(req, url);
+    if (options.acceptedKeys && !options.acceptedKeys.includes(apiKey)) {
+      requests.push({ provider: kind === 'openai' || kind === 'gemini' ? kind : 'anthropic', method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, apiKey, scripted: false });
+      return sendJson(res, 401, { type: 'error', error: { type: 'authentication_error', code: 401, status: 'UNAUTHENTICATED', message: 'invalid API key' } });
+    }
     const scripted = kind !== undefined && kind !== 'count_tokens' && offersTools(body);
     const turn: ScriptedTurn | undefined = scripted ? (script.shift() ?? { text: SCRIPT_EXHAUSTED_TEXT }) : undefined;
     requests.push({
@@ -75,7 +84,7 @@ export async function startScriptedModelServer(turns: ScriptedTurn[] = []): Prom
       url: req.url ?? '/',
       headers: req.headers,
       body,
-      apiKey: apiKeyOf(req, url),
+      apiKey,
       scripted,
     });
     switch (kind) {

@@ -34,7 +34,10 @@ export const agentConfigSchema = z
     harness: z
       .object({ type: z.enum(['oz', 'claude', 'gemini', 'codex']).optional(), model_id: z.string().optional(), reasoning_level: z.string().optional() })
       .optional(),
-    harness_auth_secrets: z.object({ claude_auth_secret_name: z.string().optional(), codex_auth_secret_name: z.string().optional() }).optional(),
+    // gemini_auth_secret_name: Conveyor's Gemini equivalent of the contract's two names (docs/harnesses.md).
+    harness_auth_secrets: z
+      .object({ claude_auth_secret_name: z.string().optional(), codex_auth_secret_name: z.string().optional(), gemini_auth_secret_name: z.string().optional() })
+      .optional(),
     inference_providers: z.record(z.unknown()).optional(),
     memory_stores: z
       .array(z.object({ uid: z.string(), access: z.enum(['read_write', 'read_only']), instructions: z.string().min(1) }))

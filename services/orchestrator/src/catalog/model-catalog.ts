@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AppError } from '@conveyor/errors';
+import { CLI_HARNESSES, type CliHarness } from '../runs/harness-types';
+
+const cliHarness = z.enum(Object.keys(CLI_HARNESSES) as [CliHarness, ...CliHarness[]]);
+
+/** The CLI harness that speaks a provider's API, when a model names none (`harnesses`). */
+const HARNESS_BY_PROVIDER: Record<string, CliHarness> = { anthropic: 'claude', openai: 'codex', google: 'gemini', gemini: 'gemini' };
 
 const modelSchema = z
   .object({
@@ -15,12 +21,16 @@ const modelSchema = z
       .default({}),
     disabled: z.boolean().default(false),
     disabled_reason: z.string().max(500).optional(),
+    /** The CLI harnesses that can use the model; by default the one speaking its provider's API. */
+    harnesses: z.array(cliHarness).optional(),
   })
   .strict();
 
 const catalogSchema = z
   .object({
     default_model_id: z.string().min(1).optional(),
+    /** Cost in USD one run may reach through the model proxy before it is stopped (`budget_exceeded`); 0 = none. */
+    run_budget_usd: z.number().min(0).default(0),
     models: z.array(modelSchema).min(1),
   })
   .strict()
@@ -45,6 +55,7 @@ export interface CatalogModel {
   isDefault: boolean;
   disabled: boolean;
   disabledReason: string;
+  harnesses: CliHarness[];
 }
 
 /** Used when no catalog is configured: a small, plausible set so runs and the models endpoint work out of the box. */
@@ -65,6 +76,7 @@ export const BUILT_IN_MODEL_CATALOG = {
 export class ModelCatalog {
   readonly models: readonly CatalogModel[];
   readonly defaultModelId: string;
+  readonly runBudgetUsd: number;
 
   constructor(raw: unknown) {
     const parsed = catalogSchema.safeParse(raw);
@@ -73,6 +85,7 @@ export class ModelCatalog {
     }
     const c = parsed.data;
     this.defaultModelId = c.default_model_id ?? c.models.find((m) => !m.disabled)!.id;
+    this.runBudgetUsd = c.run_budget_usd;
     this.models = c.models.map((m) => ({
       id: m.id,
       provider: m.provider,
@@ -82,6 +95,7 @@ export class ModelCatalog {
       isDefault: m.id === this.defaultModelId,
       disabled: m.disabled,
       disabledReason: m.disabled ? (m.disabled_reason ?? 'Disabled by the administrator') : '',
+      harnesses: m.harnesses ?? (HARNESS_BY_PROVIDER[m.provider] ? [HARNESS_BY_PROVIDER[m.provider]!] : []),
     }));
   }
 
@@ -98,9 +112,12 @@ export class ModelCatalog {
     return new ModelCatalog(raw);
   }
 
-  /** The model a run uses: the requested one when it exists and is enabled, the default when none is named. */
-  resolve(requested: string | undefined): CatalogModel {
-    const id = requested?.trim() || this.defaultModelId;
+  /**
+   * The model a run uses: the requested one when it exists, is enabled and (for a CLI harness) is offered for that
+   * harness; when none is named, the catalog default, or for a CLI harness that cannot use it, its first model.
+   */
+  resolve(requested: string | undefined, harness?: CliHarness): CatalogModel {
+    const id = requested?.trim() || this.defaultFor(harness);
     const model = this.models.find((m) => m.id === id);
     if (!model) {
       throw new AppError('invalid_request', `Unknown model "${id}"; GET /agent/models lists the available models`, { details: { model_id: id } });
@@ -108,6 +125,25 @@ export class ModelCatalog {
     if (model.disabled) {
       throw new AppError('invalid_request', `Model "${id}" is disabled: ${model.disabledReason}`, { details: { model_id: id, disabled_reason: model.disabledReason } });
     }
+    if (harness && !model.harnesses.includes(harness)) {
+      const offered = this.usableBy(harness).map((m) => m.id);
+      throw new AppError('invalid_request', `Model "${id}" cannot be used with the ${harness} harness; models for it: ${offered.join(', ') || 'none'}`, {
+        details: { model_id: id, harness, models: offered },
+      });
+    }
     return model;
+  }
+
+  /** Enabled models a CLI harness can use. */
+  usableBy(harness: CliHarness): CatalogModel[] {
+    return this.models.filter((m) => !m.disabled && m.harnesses.includes(harness));
+  }
+
+  private defaultFor(harness: CliHarness | undefined): string {
+    if (!harness) return this.defaultModelId;
+    const usable = this.usableBy(harness);
+    const chosen = usable.find((m) => m.id === this.defaultModelId) ?? usable[0];
+    if (!chosen) throw new AppError('invalid_request', `This installation offers no model for the ${harness} harness (GET /agent/models lists the models)`, { details: { harness } });
+    return chosen.id;
   }
 }

@@ -63,8 +63,8 @@ key
 
 program
   .command('seed-dev')
-  .description('create the dev team and admin user if missing, and a new API key for them')
-  .action(() => withDb((db) => seedDev(db)));
+  .description('create the dev team and admin user if missing, a new API key for them, and team secrets of the provider keys in the environment')
+  .action(() => withDb((db) => seedDev(db, process.env)));
 
 registerWorkerAndJudgeCommands(program, withDb);
 

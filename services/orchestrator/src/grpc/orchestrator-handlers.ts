@@ -13,6 +13,7 @@ import { runHandoffHandlers } from '../runs/run-handoff-handlers';
 import { runQueryHandlers } from '../runs/run-query-handlers';
 import type { RunEventFeed } from '../runs/run-event-feed';
 import type { RunQueue } from '../runs/run-queue';
+import type { SecretCipher } from '../secrets/secret-cipher';
 import { watchRunEvents } from '../runs/watch-run-events';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from '../runs/transcript';
 import type { OrchestratorHandlers } from './grpc-server';
@@ -26,12 +27,14 @@ export interface HandlerDeps {
   runQueue: RunQueue;
   /** How runs start, shared with automations and schedules. */
   runDeps: CreateRunDeps;
+  /** Decrypts team secrets (harness credentials for runners). */
+  cipher: SecretCipher;
   /** Wakes WatchRunEvents streams when a run's events are recorded. */
   runEventFeed: RunEventFeed;
 }
 
 /** Maps each RPC to its domain function; the domain functions know nothing about gRPC. */
-export function orchestratorHandlers({ db, readiness, logger, config, runQueue, runDeps, runEventFeed }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
+export function orchestratorHandlers({ db, readiness, logger, config, runQueue, runDeps, cipher, runEventFeed }: HandlerDeps): Omit<OrchestratorHandlers, 'factories' | 'webhookIngress' | 'schedules' | 'workers' | 'catalog' | 'identities'> {
   const blobs = configuredBlobStore(db, config);
   const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
   const sign = artifactLinkSigner(blobs, config);
@@ -50,6 +53,8 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
       logger,
       debugWindowMinutes: config.FAILURE_SESSION_RETENTION_MINUTES,
       apiBaseUrl: config.PUBLIC_API_BASE_URL,
+      cipher,
+      models: runDeps.catalog.models,
       saveTranscript: async (runId, execution, transcript) => {
         await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
         logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');

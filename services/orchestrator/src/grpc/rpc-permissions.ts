@@ -43,6 +43,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     ReportEvents: ['runner', 'worker'],
     Heartbeat: ['runner', 'worker'],
     CompleteRun: ['runner', 'worker'],
+    // The decrypted provider key, for the pool runner's model proxy only (docs/harnesses.md).
+    GetHarnessCredential: ['runner'],
   },
   blobs: { ReadBlob: GATEWAY },
   artifacts: {

@@ -6,9 +6,10 @@ import { unary } from '../grpc/unary-handler';
 import { isSelfHostedRun } from '../workers/self-hosted-routing';
 import { claimRun } from './claim-run';
 import { completeRun, type TranscriptSink } from './complete-run';
+import { getHarnessCredential, type HarnessCredentialDeps } from './harness-credential';
 import { heartbeat, reportEvents } from './report-events';
 
-export interface RunnerHandlerDeps {
+export interface RunnerHandlerDeps extends HarnessCredentialDeps {
   db: PrismaClient;
   logger: Logger;
   saveTranscript: TranscriptSink;
@@ -33,6 +34,12 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       const control = await completeRun(deps, req);
       logger.info({ runId: req.run_id, execution: req.execution, state: req.state, errorCode: req.error_code || undefined }, 'run execution completed');
       return control;
+    }),
+    GetHarnessCredential: unary(logger, 'GetHarnessCredential', async (req) => {
+      const credential = await getHarnessCredential(deps, req);
+      // Which secret, never its value.
+      logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, secret: credential.secret_name }, 'harness credential handed to runner');
+      return credential;
     }),
   };
 }

@@ -2,6 +2,7 @@ import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
 import type { RunEvent } from '@conveyor/run-events';
+import { harnessFor } from './harness-types';
 import { ENQUEUE_RUN } from './outbox-relay';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';
@@ -39,13 +40,6 @@ export interface CreateRunDeps {
   defaultHarness: string;
   /** Model, environment, skill and identity checks and defaults (resolve-run-catalog.ts), for every run source. */
   catalog: RunCatalog;
-}
-
-/** The built-in harness type and the ones a runner executes through its configured command harness. */
-function harnessFor(config: Record<string, unknown>, defaultHarness: string): string {
-  const harness = config.harness as { type?: string } | undefined;
-  const type = harness?.type ?? 'oz';
-  return type === 'oz' ? defaultHarness : `command:${type}`;
 }
 
 function titleFrom(prompt: string, skill: string | undefined): string {
@@ -90,7 +84,8 @@ export async function createRun(
   /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
   inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,
 ): Promise<{ runId: string; state: string; workerHost: string | null }> {
-  const resolved = await resolveRunCatalog(deps.catalog, caller, input);
+  const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
+  const resolved = await resolveRunCatalog(deps.catalog, caller, { ...input, harness });
   const config: Record<string, unknown> = { ...(resolved?.config ?? input.config ?? {}) };
   const skill = resolved?.skill ?? input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
   const prompt = input.prompt.trim() || !input.conversationId ? input.prompt : CONTINUE_PROMPT;
@@ -155,7 +150,7 @@ export async function createRun(
         skillSpec: skill ?? null,
         skillInstructions: resolved?.skillInstructions ?? null,
         environmentSpec: resolved?.environmentSpec,
-        harness: harnessFor(config, deps.defaultHarness),
+        harness,
         workerHost,
         config: config as Prisma.InputJsonValue,
         metadata: input.metadata ?? {},

@@ -7,6 +7,7 @@ import type { RepositoryRef } from '../catalog/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
 import { findIdentityForCaller } from '../identities/agent-identities';
 import { assertIdentityAvailable } from '../identities/identity-availability';
+import { cliHarnessOf } from './harness-types';
 
 /** What run creation needs from the catalog; optional in CreateRunDeps so tools can create runs without it. */
 export interface RunCatalog {
@@ -28,14 +29,16 @@ export interface ResolvedRunCatalog {
 /**
  * Checks and defaults a run takes from the catalog (docs/catalog.md), before its transaction (git may be slow):
  * - executor identity (`agent_identity_uid`, or the identity whose key is calling) must be available (403);
- * - model: run → identity base_model → catalog default; unknown or disabled → 400;
+ * - model: `harness.model_id` → `model_id` → identity base_model → the catalog's default for the run's harness;
+ *   unknown, disabled, or not offered for that harness → 400;
  * - environment: run → identity default; malformed → 400; not reachable by the caller → 404;
  * - skill: resolved to one SKILL.md of the caller's environments (its instructions go to the harness).
  */
 export async function resolveRunCatalog(
   catalog: RunCatalog,
   caller: Caller__Output,
-  input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string },
+  /** `harness`: the harness the run executes (harness-types.ts), which decides the models it may use. */
+  input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string; harness?: string },
 ): Promise<ResolvedRunCatalog> {
   const config: Record<string, unknown> = { ...(input.config ?? {}) };
   const identityId = input.agentIdentityUid ?? (caller.principal_type === 'AGENT' ? caller.principal_id : undefined);
@@ -46,8 +49,9 @@ export async function resolveRunCatalog(
     identityConfig = (identity.config ?? {}) as Record<string, unknown>;
   }
 
-  const requestedModel = typeof config.model_id === 'string' ? config.model_id : typeof identityConfig.base_model === 'string' ? identityConfig.base_model : undefined;
-  config.model_id = catalog.models.resolve(requestedModel).id;
+  const harnessModel = (config.harness as { model_id?: unknown } | undefined)?.model_id;
+  const requestedModel = [harnessModel, config.model_id, identityConfig.base_model].find((m): m is string => typeof m === 'string' && m.trim() !== '');
+  config.model_id = catalog.models.resolve(requestedModel, cliHarnessOf(input.harness ?? '')).id;
 
   let environmentSpec: ResolvedRunCatalog['environmentSpec'];
   const environmentId = typeof config.environment_id === 'string' && config.environment_id ? config.environment_id : typeof identityConfig.environment_id === 'string' ? identityConfig.environment_id : undefined;

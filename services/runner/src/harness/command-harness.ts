@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { runEventSchema } from '@conveyor/run-events';
-import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome } from './harness';
+import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome, type ModelAccess } from './harness';
 
 const resultSchema = z.object({
   kind: z.literal('result'),
@@ -11,6 +11,23 @@ const resultSchema = z.object({
 });
 
 const KILL_GRACE_MS = 3000;
+
+/**
+ * The run's model proxy under the variables the vendor CLIs and SDKs read, so an adapter can start any of them as is.
+ * The key variables hold the per-run token, never a provider key (docs/harnesses.md).
+ */
+function modelAccessEnv(access: ModelAccess | undefined): Record<string, string> {
+  if (!access) return {};
+  return {
+    ANTHROPIC_BASE_URL: access.baseUrls.anthropic,
+    ANTHROPIC_API_KEY: access.token,
+    OPENAI_BASE_URL: access.baseUrls.openai,
+    OPENAI_API_KEY: access.token,
+    GOOGLE_GEMINI_BASE_URL: access.baseUrls.gemini,
+    GEMINI_API_KEY: access.token,
+    CONVEYOR_MODEL: access.model,
+  };
+}
 
 /**
  * Runs any agent CLI as a child process in the run's workspace, speaking JSON lines on stdio both ways:
@@ -28,7 +45,7 @@ export class CommandHarness implements Harness {
   }
 
   run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
-    const child = ctx.sandbox.exec({ argv: ['/bin/sh', '-c', this.command ?? 'false'], env: ctx.env, stdin: 'pipe' });
+    const child = ctx.sandbox.exec({ argv: ['/bin/sh', '-c', this.command ?? 'false'], env: { ...ctx.env, ...modelAccessEnv(input.modelAccess) }, stdin: 'pipe' });
     const stdin = child.stdin!;
     const send = (message: object) => {
       if (stdin.writable) stdin.write(`${JSON.stringify(message)}\n`);

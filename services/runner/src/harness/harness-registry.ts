@@ -11,11 +11,12 @@ const CLI_PROFILES: Record<CliName, CliProfile> = { claude: claudeProfile, codex
 
 /**
  * `demo` is built in; `claude`, `codex` and `gemini` drive the vendor CLIs installed with the runner
- * (docs/harnesses.md); `command:<type>` runs the operator-configured command for that harness type.
+ * (docs/harnesses.md) unless the operator configured a command for that type in HARNESS_COMMANDS, which then
+ * replaces it; `command:<type>` always runs the operator-configured command.
  */
 export function harnessFor(name: string, commands: Record<string, string>): Harness {
   if (name === 'demo') return new DemoHarness();
-  if (name in CLI_PROFILES) return new CliHarness(CLI_PROFILES[name as CliName]);
+  if (name in CLI_PROFILES && !commands[name]) return new CliHarness(CLI_PROFILES[name as CliName]);
   const type = name.startsWith('command:') ? name.slice('command:'.length) : name;
   return new CommandHarness(type, commands[type]);
 }

@@ -15,7 +15,8 @@ import {
   type AgentCli,
   type ScriptedModelServer,
 } from '@conveyor/testing';
-import { modelAccessFor, modelEndpoint } from '../../model-access';
+import { MODEL_PROXY_ENDPOINT, ModelAccessGrant } from '../../model-proxy/model-access-grant';
+import { startModelProxy, type RunningModelProxy } from '../../model-proxy/model-proxy-config';
 import { baseRunEnvironment, HOME_DIR_NAME } from '../../sandbox/run-environment';
 import type { RunSandbox } from '../../sandbox/run-sandbox';
 import { UnsandboxedBackend } from '../../sandbox/unsandboxed-backend';
@@ -30,6 +31,9 @@ jest.setTimeout(180_000);
 const SKILL_SPEC = 'acme/agent-skills:skills/minimal-edits/SKILL.md';
 
 const MODELS: Record<AgentCli, string> = { claude: 'claude-sonnet-4-5', codex: 'gpt-5.5', gemini: 'gemini-2.5-pro' };
+const PROVIDERS: Record<AgentCli, string> = { claude: 'anthropic', codex: 'openai', gemini: 'gemini' };
+/** The team's provider key: the model proxy holds it, the CLI only ever sees its run's token. */
+const PROVIDER_KEY = `sk-cli-harness-test-${randomUUID()}`;
 
 /** Command lines of every process on this machine whose arguments contain `needle`. */
 async function processesMatching(needle: string): Promise<string[]> {
@@ -55,15 +59,33 @@ async function until<T>(probe: () => Promise<T | undefined>, what: string, timeo
 describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives the real CLI in a sandbox', (cli) => {
   const logger = createLogger({ service: 'test', level: 'silent' });
   let server: ScriptedModelServer;
+  let proxy: RunningModelProxy;
   let root: string;
 
   beforeAll(async () => {
     server = await startScriptedModelServer();
+    // The runner's model proxy in front of the scripted server, as an installation points it at its provider.
+    proxy = await startModelProxy(
+      { ANTHROPIC_BASE_URL: server.url, OPENAI_BASE_URL: `${server.url}/v1`, GOOGLE_GEMINI_BASE_URL: server.url, MODEL_PROXY_HOST: '127.0.0.1', MODEL_PROXY_PORT: 0 },
+      logger,
+    );
     root = await mkdtemp(path.join(os.tmpdir(), `cli-harness-${cli}-`));
   });
-  afterAll(async () => server.close());
+  afterAll(async () => {
+    await proxy.proxy.close();
+    await server.close();
+  });
 
-  /** A run's workspace and sandbox, with the scripted model server as the run's model endpoint. */
+  /** One execution's model access through the proxy, as the executor grants it from the run's credential. */
+  const grantFor = (runId: string) =>
+    ModelAccessGrant.register(
+      proxy,
+      runId,
+      { provider: PROVIDERS[cli], api_key: PROVIDER_KEY, secret_name: 'KEY', models: [MODELS[cli]], input_usd_per_million_tokens: 0, output_usd_per_million_tokens: 0, budget_usd: 0, spent_usd: 0 },
+      { onUsage: () => undefined, onBudgetExceeded: () => undefined, onKeyRejected: () => undefined },
+    );
+
+  /** A run's workspace and sandbox, reaching the model proxy as its `model-proxy` endpoint. */
   async function runWorkspace(): Promise<{ runId: string; dir: string; sandbox: RunSandbox }> {
     const runId = randomUUID();
     const dir = path.join(root, runId);
@@ -72,7 +94,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
       runId,
       workspaceDir: dir,
       allowedHosts: [],
-      endpoints: modelEndpoint(server.url),
+      endpoints: [{ name: MODEL_PROXY_ENDPOINT, target: proxy.target }],
       limits: { wallClockMs: 120_000, maxProcesses: 512, memoryBytes: 4 * 1024 ** 3, diskBytes: 1024 ** 3 },
     });
     return { runId, dir, sandbox };
@@ -94,8 +116,9 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
       workspaceDir: ws.sandbox.workspaceDir,
       attachments: [],
       ...(options.skill ? { skillInstructions: 'Keep every change minimal.' } : {}),
-      modelAccess: modelAccessFor(cli, config, ws.sandbox, modelEndpoint(server.url)),
     };
+    const grant = grantFor(ws.runId);
+    input.modelAccess = grant.access(ws.sandbox, config);
     const events: RunEvent[] = [];
     const inbox = new FollowupInbox();
     const abort = new AbortController();
@@ -103,7 +126,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     await harness.prepare(input);
     options.drive?.(inbox, abort);
     const env = baseRunEnvironment({ runId: ws.runId, workspaceDir: ws.sandbox.workspaceDir });
-    const outcome = await harness.run(input, { emit: (e) => events.push(e), inbox, signal: abort.signal, sandbox: ws.sandbox, env });
+    const outcome = await harness.run(input, { emit: (e) => events.push(e), inbox, signal: abort.signal, sandbox: ws.sandbox, env }).finally(() => grant.close());
     return { outcome, events };
   }
 
@@ -126,10 +149,10 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     const usage = first.events.filter((e) => e.kind === 'usage');
     expect(usage.length).toBeGreaterThan(0);
     expect(usage.reduce((n, e) => n + (e.kind === 'usage' ? (e.output_tokens ?? 0) : 0), 0)).toBeGreaterThan(0);
-    // The CLI used the per-run token, sent to the run's model endpoint.
+    // The CLI sent its per-run token to the model proxy, which swapped it for the provider key.
     const agentTurns = server.requests.slice(seen).filter((r) => r.scripted);
     expect(agentTurns).toHaveLength(4);
-    for (const r of agentTurns) expect(r.apiKey).toMatch(/^cvr_/);
+    for (const r of agentTurns) expect(r.apiKey).toBe(PROVIDER_KEY);
     // The CLI discovered the run's skill where it was installed and offered it to the model.
     expect(JSON.stringify(agentTurns[0]!.body)).toContain(SKILL_SPEC);
 

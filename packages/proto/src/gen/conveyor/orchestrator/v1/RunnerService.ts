@@ -5,6 +5,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, ClaimRunRequest__Output as _conveyor_orchestrator_v1_ClaimRunRequest__Output } from '../../../conveyor/orchestrator/v1/ClaimRunRequest';
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from '../../../conveyor/orchestrator/v1/CompleteRunRequest';
+import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from '../../../conveyor/orchestrator/v1/HarnessCredential';
+import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from '../../../conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from '../../../conveyor/orchestrator/v1/HeartbeatRequest';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from '../../../conveyor/orchestrator/v1/ReportEventsRequest';
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from '../../../conveyor/orchestrator/v1/RunAssignment';
@@ -28,6 +30,15 @@ export interface RunnerServiceClient extends grpc.Client {
   completeRun(argument: _conveyor_orchestrator_v1_CompleteRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   completeRun(argument: _conveyor_orchestrator_v1_CompleteRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   completeRun(argument: _conveyor_orchestrator_v1_CompleteRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
+  
+  GetHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  GetHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  GetHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  GetHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
   
   Heartbeat(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   Heartbeat(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
@@ -54,6 +65,8 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
   
   CompleteRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
   
+  GetHarnessCredential: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential>;
+  
   Heartbeat: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
   
   ReportEvents: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ReportEventsRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
@@ -63,6 +76,7 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
 export interface RunnerServiceDefinition extends grpc.ServiceDefinition {
   ClaimRun: MethodDefinition<_conveyor_orchestrator_v1_ClaimRunRequest, _conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_ClaimRunRequest__Output, _conveyor_orchestrator_v1_RunAssignment__Output>
   CompleteRun: MethodDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
+  GetHarnessCredential: MethodDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential__Output>
   Heartbeat: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   ReportEvents: MethodDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_ReportEventsRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
 }

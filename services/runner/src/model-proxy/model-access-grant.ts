@@ -1,0 +1,87 @@
+import type { HarnessCredential__Output } from '@conveyor/proto';
+import type { ModelAccess } from '../harness/harness';
+import type { OrchestratorLink } from '../orchestrator-link';
+import type { RunSandbox, SandboxEndpoint } from '../sandbox/run-sandbox';
+import type { ModelUsage, ProxyRegistration } from './model-proxy';
+import type { RunningModelProxy } from './model-proxy-config';
+import { isProvider } from './provider-protocols';
+
+/** The sandbox endpoint through which a run reaches the model proxy. */
+export const MODEL_PROXY_ENDPOINT = 'model-proxy';
+
+const MODEL_HARNESS_TYPES = new Set(['claude', 'codex', 'gemini']);
+
+/** The CLI a harness name drives (`claude`, or an operator's `command:claude` adapter standing in for it), if any. */
+export function modelHarnessType(harness: string): string | undefined {
+  const type = harness.startsWith('command:') ? harness.slice('command:'.length) : harness;
+  return MODEL_HARNESS_TYPES.has(type) ? type : undefined;
+}
+
+export interface GrantHooks {
+  onUsage(usage: ModelUsage): void;
+  onBudgetExceeded(spentUsd: number, budgetUsd: number): void;
+  /** The provider refused the key (401/403): the run cannot go on with it. */
+  onKeyRejected(status: number, secretName: string): void;
+}
+
+/**
+ * One execution's access to its model through the proxy: the decrypted key stays in the runner process (the proxy
+ * registration), the sandbox gets an endpoint and a per-run token. Closed when the execution ends.
+ */
+export class ModelAccessGrant {
+  private registration: ProxyRegistration | undefined;
+
+  private constructor(
+    readonly credential: HarnessCredential__Output,
+    private readonly proxy: RunningModelProxy,
+  ) {}
+
+  /** Asks the orchestrator for the run's credential (AppError `integration_not_configured` when it has none) and registers the run. */
+  static async open(link: OrchestratorLink, proxy: RunningModelProxy, run: { run_id: string; execution: number; runner_id: string }, hooks: GrantHooks): Promise<ModelAccessGrant> {
+    return ModelAccessGrant.register(proxy, run.run_id, await link.call('GetHarnessCredential', run), hooks);
+  }
+
+  static register(proxy: RunningModelProxy, runId: string, credential: HarnessCredential__Output, hooks: GrantHooks): ModelAccessGrant {
+    if (!isProvider(credential.provider)) throw new Error(`unknown model provider ${credential.provider}`);
+    const grant = new ModelAccessGrant(credential, proxy);
+    grant.registration = proxy.proxy.register({
+      runId,
+      provider: credential.provider,
+      apiKey: credential.api_key,
+      models: credential.models,
+      inputUsdPerMillionTokens: credential.input_usd_per_million_tokens,
+      outputUsdPerMillionTokens: credential.output_usd_per_million_tokens,
+      budgetUsd: credential.budget_usd,
+      spentUsd: credential.spent_usd,
+      onUsage: hooks.onUsage,
+      onBudgetExceeded: (spent) => hooks.onBudgetExceeded(spent, credential.budget_usd),
+      onKeyRejected: (status) => hooks.onKeyRejected(status, credential.secret_name),
+    });
+    return grant;
+  }
+
+  /** Spent before this execution started, beyond the run's budget. */
+  get overBudget(): boolean {
+    return this.credential.budget_usd > 0 && this.credential.spent_usd > this.credential.budget_usd;
+  }
+
+  get endpoint(): SandboxEndpoint {
+    return { name: MODEL_PROXY_ENDPOINT, target: this.proxy.target };
+  }
+
+  /** What the harness hands its CLI: the proxy as seen from inside the sandbox, one prefix per wire protocol. */
+  access(sandbox: RunSandbox, config: Record<string, unknown>): ModelAccess {
+    const base = sandbox.endpointUrl(MODEL_PROXY_ENDPOINT);
+    const reasoning = (config.harness as { reasoning_level?: unknown } | undefined)?.reasoning_level;
+    return {
+      baseUrls: { anthropic: `${base}/anthropic`, openai: `${base}/openai`, gemini: `${base}/gemini` },
+      token: this.registration!.token,
+      model: this.credential.models[0] ?? '',
+      ...(typeof reasoning === 'string' && reasoning ? { reasoningLevel: reasoning } : {}),
+    };
+  }
+
+  close(): void {
+    this.registration?.close();
+  }
+}

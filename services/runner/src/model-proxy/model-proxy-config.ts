@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import type { Logger } from '@conveyor/logger';
+import { ModelProxy } from './model-proxy';
+
+/**
+ * Model proxy settings shared by the runner and the self-hosted worker program (docs/harnesses.md). The upstreams
+ * are read under the CLIs' own variable names, so an installation points runs at its own gateway or a self-hosted
+ * model (loopback allowed) the way it would point the CLI itself.
+ */
+export const modelProxyEnv = {
+  /** Upstream of `/anthropic` (Anthropic Messages), without `/v1`. */
+  ANTHROPIC_BASE_URL: z.string().url().default('https://api.anthropic.com'),
+  /** Upstream of `/openai` (Responses, Chat Completions), with `/v1` as the OpenAI SDKs expect. */
+  OPENAI_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  /** Upstream of `/gemini` (generateContent, streamGenerateContent), without the API version. */
+  GOOGLE_GEMINI_BASE_URL: z.string().url().default('https://generativelanguage.googleapis.com'),
+  /** Where the proxy listens on the platform's side; runs reach it only through their sandbox's `model-proxy` endpoint. */
+  MODEL_PROXY_HOST: z.string().default('127.0.0.1'),
+  /** 0 = any free port. */
+  MODEL_PROXY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+};
+
+type ModelProxySettings = { [K in keyof typeof modelProxyEnv]: z.infer<(typeof modelProxyEnv)[K]> };
+
+export interface RunningModelProxy {
+  proxy: ModelProxy;
+  /** Its address on the platform's side: the target of each run's `model-proxy` sandbox endpoint. */
+  target: { host: string; port: number };
+}
+
+export async function startModelProxy(config: ModelProxySettings, logger: Logger): Promise<RunningModelProxy> {
+  const proxy = new ModelProxy(
+    { anthropic: config.ANTHROPIC_BASE_URL, openai: config.OPENAI_BASE_URL, gemini: config.GOOGLE_GEMINI_BASE_URL },
+    logger.child({ component: 'model-proxy' }),
+  );
+  const target = await proxy.listen(config.MODEL_PROXY_HOST, config.MODEL_PROXY_PORT);
+  logger.info({ modelProxy: `${target.host}:${target.port}` }, 'model proxy listening');
+  return { proxy, target };
+}
