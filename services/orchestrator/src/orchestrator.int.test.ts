@@ -137,6 +137,6 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
   it('reports readiness of its real dependencies', async () => {
     const res = await fetch(`http://127.0.0.1:${orchestrator.httpPort}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: { ok: true }, redis: { ok: true }, kafka: { ok: true } } });
+    expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: { ok: true }, redis: { ok: true }, 'run event feed': { ok: true }, kafka: { ok: true } } });
   });
 });

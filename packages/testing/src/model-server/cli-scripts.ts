@@ -7,9 +7,11 @@ export type AgentCli = 'claude' | 'codex' | 'gemini';
 export const SCRIPT_FILE = { name: 'hello.txt', before: 'hello world\n', after: 'hello conveyor\n' } as const;
 /** The file the scripted agent's shell command writes (proof that the command ran in the workspace). */
 export const SCRIPT_COMMAND_OUTPUT = 'command-output.txt';
+/** What the shell command prints: the edited file, so the conversation shows the edit after the workspace is gone. */
+export const SCRIPT_COMMAND_STDOUT = 'hello conveyor';
 export const SCRIPT_FINAL_TEXT = 'I renamed world to conveyor in hello.txt.';
 
-const command = `wc -c < ${SCRIPT_FILE.name} > ${SCRIPT_COMMAND_OUTPUT}`;
+const command = `wc -c < ${SCRIPT_FILE.name} > ${SCRIPT_COMMAND_OUTPUT}; cat ${SCRIPT_FILE.name}`;
 const patch = `*** Begin Patch\n*** Update File: ${SCRIPT_FILE.name}\n@@\n-hello world\n+hello conveyor\n*** End Patch\n`;
 
 /**

@@ -5,6 +5,7 @@ export {
   longCommandScript,
   readEditRunScript,
   SCRIPT_COMMAND_OUTPUT,
+  SCRIPT_COMMAND_STDOUT,
   SCRIPT_FILE,
   SCRIPT_FINAL_TEXT,
   SCRIPT_TOOL_NAMES,
