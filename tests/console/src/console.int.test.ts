@@ -242,11 +242,20 @@ describe('web console', () => {
   }, 600_000);
 
   it('filters the runs list the way the API does and pages with its cursor', async () => {
-    await page.goto(`${origin}/console/runs`);
+    // Wait for the first page to load: its render resets the (controlled) filter fields.
+    await page.goto(`${origin}/console/runs`, { waitUntil: 'networkidle' });
+    await page.waitForSelector('tbody tr');
     await page.selectOption('select[name=state]', 'CANCELLED');
     await page.click('.filters button[type=submit]');
     await page.waitForURL(/state=CANCELLED/);
     await waitForText(page, 'td a', 'Run to cancel');
+    // The unfiltered rows may still be on screen for a moment: wait for the filtered page to replace them.
+    await page
+      .waitForFunction(() => {
+        const badges = Array.from(document.querySelectorAll('tbody .badge'));
+        return badges.length > 0 && badges.every((el) => el.textContent === 'CANCELLED');
+      })
+      .catch(() => undefined);
     const states = await page.$$eval('tbody .badge', (els) => els.map((el) => el.textContent));
     expect(states.length).toBeGreaterThan(0);
     expect(new Set(states)).toEqual(new Set(['CANCELLED']));
@@ -256,6 +265,10 @@ describe('web console', () => {
     await page.getByRole('link', { name: 'Next page' }).click();
     await page.waitForURL(/cursor=/);
     await waitForText(page, 'td a', '.');
+    // The first page's rows may still be on screen for a moment: wait for the next page to replace them.
+    await page
+      .waitForFunction(() => !Array.from(document.querySelectorAll('td a')).some((a) => a.textContent === 'Live console run'))
+      .catch(() => undefined);
     expect(await page.content()).not.toContain('Live console run');
   });
 

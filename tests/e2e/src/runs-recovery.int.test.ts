@@ -78,10 +78,11 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
     expect(done.status_message).toMatchObject({ message: 'listed 1' });
   });
 
-  it('fails a run whose harness type has no command on the runner during setup', async () => {
+  it('fails a built-in CLI harness run whose team has no provider key before anything starts', async () => {
+    // Gemini CLI is built in (docs/harnesses.md): without the team secret GEMINI_API_KEY it cannot reach its model.
     const created = await api('POST', '/agent/runs', { prompt: 'x', config: { harness: { type: 'gemini' } } });
     const failed = await waitForRunState(platform, created.body.run_id as string, ['FAILED']);
-    expect(failed.status_message).toMatchObject({ error_code: 'environment_setup_failed' });
+    expect(failed.status_message).toMatchObject({ error_code: 'integration_not_configured' });
   });
 
   it('ends a run in ERROR with a clear code when its runner dies mid-run', async () => {
