@@ -7,6 +7,7 @@ import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readi
 import type { GatewayConfig } from './config';
 import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import { rateLimit } from './middleware/rate-limit';
+import { rejectNulCharacters } from './middleware/reject-nul-characters';
 import type { OrchestratorApi } from './orchestrator-api';
 import { validateResponses } from './openapi/response-validator';
 import { artifactRoutes } from './routes/artifact-routes';
@@ -74,6 +75,7 @@ export function buildApp(deps: AppDeps): Express {
   // Bodies are read only now, for an authenticated caller within its budget. Any content type is parsed as JSON:
   // bodies are JSON by contract, and a wrong header should not turn into {}.
   v1.use(express.json({ limit: config.MAX_BODY_BYTES, type: () => true, strict: false }));
+  v1.use(rejectNulCharacters);
   v1.use(harnessSupportRoutes(deps.api));
   v1.use(runScoringRoutes(deps.api, deps.publicUrl));
   v1.use(workerRoutes(deps.api));
