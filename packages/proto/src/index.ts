@@ -29,6 +29,7 @@ export type * from './gen/conveyor/orchestrator/v1/RunAssignment';
 export type * from './gen/conveyor/orchestrator/v1/RunnerControl';
 export type * from './gen/conveyor/orchestrator/v1/ReportEventsRequest';
 export type * from './gen/conveyor/orchestrator/v1/CompleteRunRequest';
+export type * from './gen/conveyor/orchestrator/v1/HarnessSession';
 export type * from './gen/conveyor/orchestrator/v1/HeartbeatRequest';
 export type * from './gen/conveyor/orchestrator/v1/ClaimRunRequest';
 export type * from './gen/conveyor/orchestrator/v1/HarnessCredentialRequest';

@@ -15,6 +15,8 @@ import { serverTlsCredentials, startGrpcServer, stopGrpcServer } from './grpc/gr
 import { orchestratorHandlers } from './grpc/orchestrator-handlers';
 import { certificatePeer } from './grpc/rpc-guard';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
+import { configuredBlobStore } from './blobs/configured-blob-store';
+import { HarnessSessions } from './runner/harness-sessions';
 import { OutboxRelay } from './runs/outbox-relay';
 import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
@@ -106,6 +108,7 @@ export class Orchestrator implements Service {
       staleAfterMs: config.WORKER_STALE_AFTER_MS,
       dispatchIntervalMs: config.WORKER_DISPATCH_INTERVAL_MS,
       apiBaseUrl: config.PUBLIC_API_BASE_URL,
+      sessions: new HarnessSessions(configuredBlobStore(db, config)),
     });
     this.workerHub = workerHub;
     workerHub.start();

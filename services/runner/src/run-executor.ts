@@ -6,7 +6,7 @@ import { environmentSchema, repositoryDirectory, repositoryHosts, setUpEnvironme
 import { EventReporter } from './event-reporter';
 import { CommandHarness } from './harness/command-harness';
 import { FollowupInbox } from './harness/followup-inbox';
-import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from './harness/harness';
+import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome, type SessionFile } from './harness/harness';
 import { harnessFor } from './harness/harness-registry';
 import { reportFileArtifact } from './harness-support-client';
 import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
@@ -59,7 +59,7 @@ const setupStepReporter =
   (step: SetupStep['step'], status: SetupStep['status'], detail?: string): void =>
     reporter.emit({ kind: 'setup_step', step, status, ...(detail ? { detail } : {}) });
 
-type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer };
+type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer; session?: SessionFile };
 
 /** Ends the execution early with this outcome (the budget ran out, the key was refused), rather than as cancelled. */
 type Halt = (completion: Completion) => void;
@@ -143,9 +143,9 @@ export class RunExecutor {
     if (stopSignal.aborted) {
       completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
     } else if (halted) {
-      completion = { ...halted, transcript: completion.transcript };
+      completion = { ...halted, transcript: completion.transcript, session: completion.session };
     } else if (abort.signal.aborted) {
-      completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript };
+      completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript, session: completion.session };
     }
     await this.link
       .call('CompleteRun', {
@@ -155,6 +155,7 @@ export class RunExecutor {
         error_code: completion.errorCode ?? '',
         setup_failed: completion.setupFailed ?? false,
         transcript: completion.transcript ?? reporter.transcriptBytes(),
+        ...(completion.session ? { session: completion.session } : {}),
       })
       .catch((err: unknown) => log.warn({ err }, 'could not report completion'));
     log.info({ state: completion.state }, 'run execution finished');
@@ -302,6 +303,7 @@ export class RunExecutor {
         apiBaseUrl,
         skillInstructions: assignment.skill_instructions,
         attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
+        ...(assignment.session ? { session: { path: assignment.session.path, content: Buffer.from(assignment.session.content) } } : {}),
       };
       input.modelAccess = grant?.access(sandbox, input.config);
       if (!debug) {
@@ -327,13 +329,14 @@ export class RunExecutor {
     const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
     const outcome = await harness.run(input, { emit, inbox, signal, sandbox, env });
     const transcript = outcome.transcript && reporter.redactor.buffer(outcome.transcript);
-    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript };
+    const session = outcome.session && { path: outcome.session.path, content: reporter.redactor.buffer(outcome.session.content) };
+    if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript, session };
     const changed = debug ? undefined : await this.recordChanges(assignment, sandbox, env, environment, reporter);
     if (outcome.state === 'SUCCEEDED') {
       const message = outcome.message ?? 'Run completed';
-      return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript };
+      return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript, session };
     }
-    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript };
+    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript, session };
   }
 
   /**

@@ -83,7 +83,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
   };
   const workspaceOf = (runId: string) => path.join(platform.env.WORKSPACE_ROOT!, runId);
 
-  it('reads, edits and runs a command in the workspace; conversation, usage and transcript come from the CLI', async () => {
+  it('reads, edits and runs a command in the workspace; conversation, usage and transcript come from the CLI; a follow-up after the end resumes its session', async () => {
     const runId = await createRun('Rename world to conveyor in hello.txt');
     server.enqueue(...readEditRunScript(cli, workspaceOf(runId)));
     const firstTurn = server.requests.length;
@@ -123,9 +123,19 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     expect(transcript).not.toContain('"kind":"state_changed"');
     // Claude Code and Gemini CLI name their session after the run; Codex's rollout opens with its session_meta.
     expect(transcript).toContain(cli === 'codex' ? '"type":"session_meta"' : `"sessionId":"${runId}"`);
-    // Known gap (docs/harnesses.md): the executor deletes the workspace, and with it the CLI's session under HOME, when
-    // an execution ends, so a follow-up after the end starts a fresh session here. Resuming a kept session is covered
-    // by services/runner's cli-harness.int.test.ts.
+
+    // A follow-up after the end (the workspace is gone) resumes the same session, which the platform kept: the model
+    // receives the earlier turns, the agent's own included, with the follow-up.
+    server.enqueue({ text: 'I changed one word.' });
+    const beforeFollowup = server.requests.length;
+    const followup = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: 'What did you change?' });
+    expect(followup.body).toMatchObject({ routed_to: 'new_execution' });
+    const resumed = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(resumed).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'I changed one word.' } });
+    const lastTurn = JSON.stringify(server.requests.slice(beforeFollowup).find((r) => r.scripted)!.body);
+    expect(lastTurn).toContain('What did you change?');
+    expect(lastTurn).toContain('Rename world to conveyor in hello.txt');
+    expect(lastTurn).toContain('Let me look at the file.');
   });
 
   it('cancel ends the CLI and every process it started', async () => {

@@ -7,6 +7,7 @@ import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, Clai
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from './conveyor/orchestrator/v1/CompleteRunRequest';
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from './conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from './conveyor/orchestrator/v1/HarnessCredentialRequest';
+import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from './conveyor/orchestrator/v1/HarnessSession';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from './conveyor/orchestrator/v1/HeartbeatRequest';
 import type { PendingFollowup as _conveyor_orchestrator_v1_PendingFollowup, PendingFollowup__Output as _conveyor_orchestrator_v1_PendingFollowup__Output } from './conveyor/orchestrator/v1/PendingFollowup';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from './conveyor/orchestrator/v1/ReportEventsRequest';
@@ -27,6 +28,7 @@ export interface ProtoGrpcType {
         CompleteRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_CompleteRunRequest__Output>
         HarnessCredential: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredential__Output>
         HarnessCredentialRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output>
+        HarnessSession: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessSession, _conveyor_orchestrator_v1_HarnessSession__Output>
         HeartbeatRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_HeartbeatRequest__Output>
         PendingFollowup: MessageTypeDefinition<_conveyor_orchestrator_v1_PendingFollowup, _conveyor_orchestrator_v1_PendingFollowup__Output>
         ReportEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_ReportEventsRequest__Output>

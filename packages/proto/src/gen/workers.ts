@@ -10,6 +10,7 @@ import type { ConnectedWorker as _conveyor_orchestrator_v1_ConnectedWorker, Conn
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from './conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from './conveyor/orchestrator/v1/HarnessCredentialRequest';
+import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from './conveyor/orchestrator/v1/HarnessSession';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from './conveyor/orchestrator/v1/HeartbeatRequest';
 import type { ListConnectedWorkersRequest as _conveyor_orchestrator_v1_ListConnectedWorkersRequest, ListConnectedWorkersRequest__Output as _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersRequest';
 import type { ListConnectedWorkersResponse as _conveyor_orchestrator_v1_ListConnectedWorkersResponse, ListConnectedWorkersResponse__Output as _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersResponse';
@@ -41,6 +42,7 @@ export interface ProtoGrpcType {
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
         HarnessCredential: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredential__Output>
         HarnessCredentialRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output>
+        HarnessSession: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessSession, _conveyor_orchestrator_v1_HarnessSession__Output>
         HeartbeatRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_HeartbeatRequest__Output>
         ListConnectedWorkersRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersRequest, _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output>
         ListConnectedWorkersResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersResponse, _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output>

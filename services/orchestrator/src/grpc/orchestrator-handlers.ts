@@ -7,6 +7,7 @@ import { artifactLinkSigner, configuredBlobStore } from '../blobs/configured-blo
 import { blobHandlers } from '../blobs/blob-handlers';
 import type { OrchestratorConfig } from '../config';
 import { runnerHandlers } from '../runner/runner-handlers';
+import { HarnessSessions } from '../runner/harness-sessions';
 import { runLifecycleHandlers } from '../runs/run-lifecycle-handlers';
 import type { CreateRunDeps } from '../runs/create-run';
 import { runHandoffHandlers } from '../runs/run-handoff-handlers';
@@ -55,6 +56,7 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
       apiBaseUrl: config.PUBLIC_API_BASE_URL,
       cipher,
       models: runDeps.catalog.models,
+      sessions: new HarnessSessions(blobs),
       saveTranscript: async (runId, execution, transcript) => {
         await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
         logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');

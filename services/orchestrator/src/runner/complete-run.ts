@@ -4,6 +4,7 @@ import type { CompleteRunRequest__Output, RunnerControl } from '@conveyor/proto'
 import { revokeRunApiKeys } from '../auth/run-api-key';
 import { isTerminal, transitionRun } from '../runs/run-state-machine';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
+import type { HarnessSessions } from './harness-sessions';
 import { lockRunForRunner } from './report-events';
 
 export type TranscriptSink = (runId: string, execution: number, transcript: Buffer) => Promise<void>;
@@ -15,21 +16,21 @@ const OUTCOMES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', '
  * retained-session debug window when the run's environment keeps failed sessions.
  */
 export async function completeRun(
-  deps: { db: PrismaClient; saveTranscript: TranscriptSink; debugWindowMinutes: number },
+  deps: { db: PrismaClient; saveTranscript: TranscriptSink; sessions?: HarnessSessions; debugWindowMinutes: number },
   req: CompleteRunRequest__Output,
   now = new Date(),
 ): Promise<RunnerControl> {
   if (!OUTCOMES.has(req.state)) throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
   const outcome = req.state as RunState;
-  await deps.db.$transaction(async (tx) => {
+  const debug = await deps.db.$transaction(async (tx) => {
     const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
     // The execution is over: its run-scoped key stops working now rather than at its expiry.
     await revokeRunApiKeys(tx, run.id, now);
     if (run.debugExecution === req.execution) {
       await tx.run.update({ where: { id: run.id }, data: { debugExecution: null, runnerId: null } });
-      return;
+      return true;
     }
-    if (isTerminal(run.state)) return;
+    if (isTerminal(run.state)) return false;
     const setupFailed = req.setup_failed && outcome === 'FAILED';
     const errorCode = setupFailed ? SETUP_FAILED_CODE : req.error_code || undefined;
     const windowMinutes = deps.debugWindowMinutes;
@@ -43,7 +44,10 @@ export async function completeRun(
         sessionDebugUntil: setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
       },
     });
+    return false;
   });
   if (req.transcript.length > 0) await deps.saveTranscript(req.run_id, req.execution, Buffer.from(req.transcript));
+  // A debug agent's session is its own; the run's next execution resumes the run's.
+  if (req.session && req.session.content.length > 0 && !debug) await deps.sessions?.save(req.run_id, req.session);
   return { cancel_requested: false, followups: [] };
 }

@@ -6,6 +6,7 @@ import { unary } from '../grpc/unary-handler';
 import { isSelfHostedRun } from '../workers/self-hosted-routing';
 import { claimRun } from './claim-run';
 import { completeRun, type TranscriptSink } from './complete-run';
+import type { HarnessSessions } from './harness-sessions';
 import { getHarnessCredential, type HarnessCredentialDeps } from './harness-credential';
 import { heartbeat, reportEvents } from './report-events';
 
@@ -13,6 +14,7 @@ export interface RunnerHandlerDeps extends HarnessCredentialDeps {
   db: PrismaClient;
   logger: Logger;
   saveTranscript: TranscriptSink;
+  sessions: HarnessSessions;
   debugWindowMinutes: number;
   /** Public REST API base URL handed to harnesses with their run-scoped key. */
   apiBaseUrl?: string;
@@ -24,7 +26,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
       if (await isSelfHostedRun(db, req.run_id)) throw new AppError('conflict', 'Run is not claimable: routed to a self-hosted worker');
-      const assignment = { ...(await claimRun(db, req)), api_base_url: deps.apiBaseUrl ?? '' };
+      const assignment = { ...(await deps.sessions.attach(await claimRun(db, req))), api_base_url: deps.apiBaseUrl ?? '' };
       logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, debug: assignment.debug_session }, 'run claimed');
       return assignment;
     }),

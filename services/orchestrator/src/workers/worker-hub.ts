@@ -8,6 +8,7 @@ import { requireCaller } from '../grpc/require-caller';
 import { peerOf } from '../grpc/rpc-guard';
 import { unary } from '../grpc/unary-handler';
 import { claimRun } from '../runner/claim-run';
+import type { HarnessSessions } from '../runner/harness-sessions';
 import { listConnectedWorkers } from './list-workers';
 import { authenticateWorkerToken } from './worker-token';
 
@@ -20,6 +21,8 @@ export interface WorkerHubOptions {
   dispatchIntervalMs: number;
   /** Public REST API base URL handed to harnesses with their run-scoped key. */
   apiBaseUrl: string;
+  /** Where a continuation's kept agent session comes from. */
+  sessions: HarnessSessions;
 }
 
 const WORKER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -168,7 +171,7 @@ export class WorkerHub {
       for (const run of queued) {
         if (!this.connections.has(c.id)) break;
         try {
-          const assignment = await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId });
+          const assignment = await this.options.sessions.attach(await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }));
           c.sentSinceHeartbeat++;
           c.stream.write({ assignment: { ...assignment, api_base_url: this.options.apiBaseUrl } });
           this.logger.info({ runId: run.id, execution: run.execution, connectionId: c.id, workerId: c.workerId }, 'run assigned to self-hosted worker');

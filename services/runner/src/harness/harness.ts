@@ -13,6 +13,15 @@ export interface ModelAccess {
   reasoningLevel?: string;
 }
 
+/**
+ * An agent CLI's session as an execution left it: the session file, by its path relative to the run's HOME. The
+ * platform keeps it with the run so that the next execution, on any runner, resumes the session (docs/harnesses.md).
+ */
+export interface SessionFile {
+  path: string;
+  content: Buffer;
+}
+
 export interface HarnessInput {
   runId: string;
   execution: number;
@@ -35,6 +44,8 @@ export interface HarnessInput {
   attachments?: string[];
   /** Set when the harness drives a model through the platform's model proxy. */
   modelAccess?: ModelAccess;
+  /** The session an earlier execution of the run left, to resume when this workspace does not hold it. */
+  session?: SessionFile;
 }
 
 export interface HarnessContext {
@@ -50,11 +61,14 @@ export interface HarnessContext {
   env: Record<string, string>;
 }
 
-/** `transcript`: the execution's raw transcript when the agent keeps its own (a CLI's session file), else the events. */
+/**
+ * `transcript`: the execution's raw transcript when the agent keeps its own (a CLI's session file), else the events.
+ * `session`: the agent's session for a later execution to resume, when it keeps one.
+ */
 export type HarnessOutcome = (
   | { state: 'SUCCEEDED'; message?: string }
   | { state: 'FAILED' | 'ERROR' | 'BLOCKED'; message: string; errorCode?: string }
-) & { transcript?: Buffer };
+) & { transcript?: Buffer; session?: SessionFile };
 
 /** Thrown from `prepare` to fail the run during environment setup (the run can then get a debug session). */
 export class SetupFailure extends Error {}

@@ -91,7 +91,7 @@ export const claudeProfile: CliProfile = {
     // (only the `none` development backend runs as root; the real ones run as an unprivileged user).
     IS_SANDBOX: '1',
   }),
-  args: (setup, _message, resume) => [
+  args: (setup, _message, session) => [
     '-p',
     '--output-format',
     'stream-json',
@@ -104,9 +104,11 @@ export const claudeProfile: CliProfile = {
     setup.model.model,
     ...(setup.model.reasoningLevel && EFFORTS.has(setup.model.reasoningLevel) ? ['--effort', setup.model.reasoningLevel] : []),
     ...(setup.mcpServers.length > 0 ? ['--mcp-config', mcpConfig(setup.mcpServers), '--strict-mcp-config'] : []),
-    ...(resume ? ['--resume', setup.runId] : ['--session-id', setup.runId]),
+    ...(session ? ['--resume', setup.runId] : ['--session-id', setup.runId]),
   ],
   stdinLine: (message) => `${JSON.stringify({ type: 'user', message: { role: 'user', content: message } })}\n`,
   sessionGlob: (setup) => path.posix.join(configDir(setup), 'projects', '*', `${setup.runId}.jsonl`),
+  // Claude Code files a session under its working directory, every character but letters and digits made `-`.
+  restorePath: (setup) => path.posix.join('.claude', 'projects', setup.workspaceDir.replace(/[^A-Za-z0-9]/g, '-'), `${setup.runId}.jsonl`),
   mapper: () => new ClaudeMapper(),
 };

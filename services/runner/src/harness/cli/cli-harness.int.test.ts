@@ -21,7 +21,7 @@ import { baseRunEnvironment, HOME_DIR_NAME } from '../../sandbox/run-environment
 import type { RunSandbox } from '../../sandbox/run-sandbox';
 import { UnsandboxedBackend } from '../../sandbox/unsandboxed-backend';
 import { FollowupInbox } from '../followup-inbox';
-import type { HarnessInput, HarnessOutcome } from '../harness';
+import type { HarnessInput, HarnessOutcome, SessionFile } from '../harness';
 import { harnessFor } from '../harness-registry';
 
 // Real CLIs start in seconds (Gemini CLI, a large Node bundle, in several on a busy machine).
@@ -86,9 +86,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     );
 
   /** A run's workspace and sandbox, reaching the model proxy as its `model-proxy` endpoint. */
-  async function runWorkspace(): Promise<{ runId: string; dir: string; sandbox: RunSandbox }> {
-    const runId = randomUUID();
-    const dir = path.join(root, runId);
+  async function runWorkspace(runId: string = randomUUID(), under = root): Promise<{ runId: string; dir: string; sandbox: RunSandbox }> {
+    const dir = path.join(under, runId);
     await mkdir(path.join(dir, HOME_DIR_NAME), { recursive: true });
     const sandbox = await new UnsandboxedBackend(logger).prepare({
       runId,
@@ -102,7 +101,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
 
   async function execute(
     ws: { runId: string; dir: string; sandbox: RunSandbox },
-    options: { execution?: number; prompt?: string; followups?: string[]; skill?: boolean; drive?: (inbox: FollowupInbox, abort: AbortController) => void } = {},
+    options: { execution?: number; prompt?: string; followups?: string[]; skill?: boolean; session?: SessionFile; drive?: (inbox: FollowupInbox, abort: AbortController) => void } = {},
   ): Promise<{ outcome: HarnessOutcome; events: RunEvent[] }> {
     const config = { harness: { model_id: MODELS[cli] }, ...(options.skill ? { skill_spec: SKILL_SPEC } : {}) };
     const input: HarnessInput = {
@@ -116,6 +115,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
       workspaceDir: ws.sandbox.workspaceDir,
       attachments: [],
       ...(options.skill ? { skillInstructions: 'Keep every change minimal.' } : {}),
+      ...(options.session ? { session: options.session } : {}),
     };
     const grant = grantFor(ws.runId);
     input.modelAccess = grant.access(ws.sandbox, config);
@@ -130,7 +130,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     return { outcome, events };
   }
 
-  it('reads, edits and runs a command in the workspace; maps the steps; finds the skill; the transcript is the session file; a follow-up resumes it', async () => {
+  it('reads, edits and runs a command in the workspace; maps the steps; finds the skill; the transcript is the session file; a follow-up resumes it, on another runner too', async () => {
     const ws = await runWorkspace();
     await writeFile(path.join(ws.dir, SCRIPT_FILE.name), SCRIPT_FILE.before);
     server.enqueue(...readEditRunScript(cli, ws.dir));
@@ -163,18 +163,27 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('the %s harness drives th
     const onDisk = await Promise.all(sessionFiles.map((f) => readFile(path.join(ws.dir, HOME_DIR_NAME, f))));
     expect(onDisk.some((b) => b.equals(transcript))).toBe(true);
 
-    // Execution 2 resumes the session: the model receives the earlier turns with the follow-up.
+    // The session the execution hands back is that file, by its path in HOME.
+    expect(sessionFiles).toContain(first.outcome.session!.path);
+    expect(first.outcome.session!.content.equals(transcript)).toBe(true);
+    await ws.sandbox.destroy();
+
+    // Execution 2 runs on another runner: an empty HOME elsewhere, given only the kept session. It resumes the session,
+    // so the model receives the earlier turns with the follow-up.
+    const elsewhere = await runWorkspace(ws.runId, await mkdtemp(path.join(os.tmpdir(), `cli-harness-${cli}-other-`)));
     server.enqueue({ text: 'The follow-up is handled.' });
-    const second = await execute(ws, { execution: 2, followups: ['Now say what you changed.'] });
+    const second = await execute(elsewhere, { execution: 2, followups: ['Now say what you changed.'], session: first.outcome.session });
     expect(second.outcome).toMatchObject({ state: 'SUCCEEDED', message: 'The follow-up is handled.' });
     const resumed = JSON.stringify(server.requests.filter((r) => r.scripted).at(-1)!.body);
     expect(resumed).toContain('Now say what you changed.');
     expect(resumed).toContain('Rename world to conveyor in hello.txt');
     expect(resumed).toContain('Let me look at the file.');
-    // Only this execution's part of the session file.
+    // Only this execution's part of the session file; the session handed back now holds both executions.
     expect(second.outcome.transcript!.toString()).toContain('The follow-up is handled.');
     if (cli !== 'gemini') expect(second.outcome.transcript!.toString()).not.toContain('Let me look at the file.');
-    await ws.sandbox.destroy();
+    expect(second.outcome.session!.content.toString()).toContain('Let me look at the file.');
+    expect(second.outcome.session!.content.toString()).toContain('The follow-up is handled.');
+    await elsewhere.sandbox.destroy();
   });
 
   it('a follow-up arriving while the agent works is handled in the same execution, after the earlier turn', async () => {

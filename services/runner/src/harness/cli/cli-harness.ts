@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { HOME_DIR_NAME } from '../../sandbox/run-environment';
 import type { SandboxProcess } from '../../sandbox/run-sandbox';
-import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome } from '../harness';
+import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome, type SessionFile } from '../harness';
 import { cliCommand } from './cli-command';
 import type { CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { mcpServersOf } from './mcp-servers';
@@ -29,9 +29,9 @@ const clip = (text: string) => (text.length > MAX_STATUS_CHARS ? `${text.slice(0
 
 /**
  * Runs a vendor agent CLI (Claude Code, Codex, Gemini CLI) inside the run's sandbox, in the workspace, with a private
- * HOME that persists across the run's executions so a later execution resumes the same session. The profile says what
- * differs between CLIs; this class starts processes, feeds them messages and follow-ups, maps their JSON-lines
- * stream to run events, cancels them, and hands back the CLI's own session file as the execution's transcript.
+ * HOME. The profile says what differs between CLIs; this class starts processes, feeds them messages and follow-ups,
+ * maps their JSON-lines stream to run events, cancels them, and hands back the CLI's own session file as the
+ * execution's transcript and as the session a later execution (on any runner) restores and resumes.
  */
 export class CliHarness implements Harness {
   constructor(private readonly profile: CliProfile) {}
@@ -46,7 +46,7 @@ export class CliHarness implements Harness {
     for (const file of this.profile.files(setup)) await writeSandboxFile(ctx.sandbox, env, file.path, file.content);
 
     const glob = this.profile.sessionGlob(setup);
-    const before = await readSandboxFile(ctx.sandbox, env, glob);
+    const before = (await readSandboxFile(ctx.sandbox, env, glob)) ?? (await this.restoreSession(input.session, setup, env, ctx, glob));
     const resume = before !== undefined;
     const messages = resume
       ? [...input.followups]
@@ -59,7 +59,7 @@ export class CliHarness implements Harness {
       // A live CLI takes every queued message (and later follow-ups) on stdin; the others handle one per process.
       const batch = this.profile.liveInput ? messages.splice(0) : messages.splice(0, 1);
       const previous = index === 0 ? before : await readSandboxFile(ctx.sandbox, env, glob);
-      result = await this.runProcess(setup, env, ctx, batch, resume || index > 0, index, previous?.toString('utf8') ?? '');
+      result = await this.runProcess(setup, env, ctx, batch, previous, index);
       if (!result.turnEnd?.ok) break;
       // Follow-ups that arrived after the process stopped listening resume the session once it has ended.
       messages.push(...ctx.inbox.drain());
@@ -67,9 +67,30 @@ export class CliHarness implements Harness {
 
     const after = await readSandboxFile(ctx.sandbox, env, glob).catch(() => undefined);
     // This execution's part: what the CLI appended, or the whole file when it wrote a new one (Gemini CLI may).
-    const appended = before && after && after.subarray(0, before.length).equals(before);
-    const transcript = appended ? after.subarray(before.length) : after;
-    return { ...this.outcomeOf(result, ctx), ...(transcript && transcript.length > 0 ? { transcript } : {}) };
+    const appended = before && after && after.content.subarray(0, before.content.length).equals(before.content);
+    const transcript = appended ? after.content.subarray(before.content.length) : after?.content;
+    return {
+      ...this.outcomeOf(result, ctx),
+      ...(transcript && transcript.length > 0 ? { transcript } : {}),
+      ...(after ? { session: { path: path.posix.relative(setup.home, after.path), content: after.content } } : {}),
+    };
+  }
+
+  /**
+   * Writes the session an earlier execution left (kept by the platform, maybe from another runner) into this HOME,
+   * where the CLI looks for it. Returns it as read back, or undefined when there is none to resume.
+   */
+  private async restoreSession(session: SessionFile | undefined, setup: CliSetup, env: Record<string, string>, ctx: HarnessContext, glob: string) {
+    if (!session || session.content.length === 0) return undefined;
+    const relative = this.profile.restorePath?.(setup, session.path) ?? session.path;
+    const target = path.posix.join(setup.home, relative);
+    if (path.posix.isAbsolute(relative) || !target.startsWith(`${setup.home}/`)) {
+      ctx.emit({ kind: 'log', level: 'warn', text: `The kept session file ${JSON.stringify(session.path)} is outside the run's HOME; starting a new session` });
+      return undefined;
+    }
+    await writeSandboxFile(ctx.sandbox, env, target, session.content);
+    ctx.emit({ kind: 'log', level: 'info', text: `Restored the ${this.profile.name} session of the run's earlier executions` });
+    return readSandboxFile(ctx.sandbox, env, glob);
   }
 
   private setupOf(input: HarnessInput, ctx: HarnessContext): CliSetup {
@@ -91,20 +112,19 @@ export class CliHarness implements Harness {
     };
   }
 
-  /** One CLI process: a new session or a resumed one, handling `messages` (and, for live CLIs, follow-ups) to the end. */
+  /** One CLI process: a new session or one resuming `session`, handling `messages` (and, for live CLIs, follow-ups) to the end. */
   private async runProcess(
     setup: CliSetup,
     env: Record<string, string>,
     ctx: HarnessContext,
     messages: string[],
-    resume: boolean,
+    session: { path: string; content: Buffer } | undefined,
     processIndex: number,
-    previousSession: string,
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const first = live ? '' : (messages[0] ?? '');
-    const proc = ctx.sandbox.exec({ argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, resume)], env, stdin: live ? 'pipe' : 'ignore' });
-    const mapper = this.profile.mapper({ processIndex, previousSession });
+    const proc = ctx.sandbox.exec({ argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, session?.path)], env, stdin: live ? 'pipe' : 'ignore' });
+    const mapper = this.profile.mapper({ processIndex, previousSession: session?.content.toString('utf8') ?? '' });
     const pending = live ? [...messages] : [];
     const stderrTail: string[] = [];
     let turnEnd: TurnEnd | undefined;

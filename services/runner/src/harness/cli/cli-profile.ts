@@ -42,12 +42,17 @@ export interface CliProfile {
   files(setup: CliSetup): Array<{ path: string; content: string }>;
   /** Variables on top of the run's base environment: base URL and token, HOME-relative config dirs, no telemetry. */
   env(setup: CliSetup): Record<string, string>;
-  /** Arguments after the CLI's executable, for a new session or one resuming the run's session. */
-  args(setup: CliSetup, message: string, resume: boolean): string[];
+  /** Arguments after the CLI's executable, for a new session or one resuming the session file at `session`. */
+  args(setup: CliSetup, message: string, session: string | undefined): string[];
   /** A message as one stdin line, for CLIs with live input. */
   stdinLine?(message: string): string;
   /** Shell glob (inside the sandbox) matching the session file(s) of this run; the newest is the session. */
   sessionGlob(setup: CliSetup): string;
+  /**
+   * Where a session file kept from an earlier execution (`saved`, relative to HOME) goes in this one, when its path
+   * depends on the workspace's path, which another runner may mount elsewhere. Absent: the same path.
+   */
+  restorePath?(setup: CliSetup, saved: string): string;
   /** A mapper for one process; `previousSession` is the session file as it was before the process started. */
   mapper(context: { processIndex: number; previousSession: string }): CliEventMapper;
 }

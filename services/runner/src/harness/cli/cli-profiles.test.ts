@@ -38,7 +38,7 @@ describe('MCP servers', () => {
   });
 
   it('becomes each CLI’s own MCP configuration', () => {
-    const args = claudeProfile.args(setup(), '', false);
+    const args = claudeProfile.args(setup(), '', undefined);
     const claude = JSON.parse(args[args.indexOf('--mcp-config') + 1]!) as { mcpServers: Record<string, unknown> };
     expect(claude.mcpServers).toEqual({
       files: { type: 'stdio', command: 'npx', args: ['-y', 'files-mcp'], env: { ROOT: '/w' } },

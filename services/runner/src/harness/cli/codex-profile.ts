@@ -43,6 +43,9 @@ function totalsOf(rollout: string): { input: number; output: number } {
   return { input: 0, output: 0 };
 }
 
+/** `…/rollout-2026-11-23T22-46-15-<thread id>.jsonl` → the thread ID. */
+const threadOf = (rollout: string) => /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(rollout)?.[1] ?? '--last';
+
 type Item = Record<string, unknown> & { id?: string; type?: string };
 
 /** `codex exec --json`: thread/turn events and items (messages, commands, file changes, MCP calls). */
@@ -144,8 +147,9 @@ class CodexMapper implements CliEventMapper {
 }
 
 /**
- * Codex CLI: `codex exec --json` per turn; a follow-up is `codex exec resume --last` in the run's private CODEX_HOME,
- * which holds only this run's thread. The session file is the thread's rollout file.
+ * Codex CLI: `codex exec --json` per turn; a follow-up is `codex exec resume <thread>`, the thread named by its rollout
+ * file (the session file). Codex finds a restored rollout file by its thread ID in a fresh CODEX_HOME; `--last` would
+ * only look in its state database, which a restored session does not carry.
  */
 export const codexProfile: CliProfile = {
   name: 'codex',
@@ -155,13 +159,13 @@ export const codexProfile: CliProfile = {
     ...(setup.skill ? [skillFile(path.posix.join(codexHome(setup), 'skills'), setup.skill)] : []),
   ],
   env: (setup) => ({ CODEX_HOME: codexHome(setup), [TOKEN_VARIABLE]: setup.model.token }),
-  args: (_setup, message, resume) => [
+  args: (_setup, message, session) => [
     'exec',
     '--json',
     '--skip-git-repo-check',
     // Our sandbox is the isolation; Codex's own would need privileges the sandbox does not give it.
     '--dangerously-bypass-approvals-and-sandbox',
-    ...(resume ? ['resume', '--last'] : []),
+    ...(session ? ['resume', threadOf(session)] : []),
     '--',
     message,
   ],

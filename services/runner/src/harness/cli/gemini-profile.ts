@@ -5,6 +5,10 @@ import { keptEvent, skillFile, textOf } from './cli-events';
 
 const geminiDir = (setup: CliSetup) => path.posix.join(setup.home, '.gemini');
 
+/** Gemini CLI's name for a project in a HOME that has none yet: the working directory's base name, slugged. */
+const projectSlug = (dir: string) =>
+  path.posix.basename(dir).toLowerCase().replace(/[^a-z0-9]/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '') || 'project';
+
 /** `~/.gemini/settings.json`: API-key auth (our per-run token), no telemetry or update checks, the run's MCP servers. */
 function settingsJson(setup: CliSetup): string {
   const mcpServers = Object.fromEntries(
@@ -91,7 +95,7 @@ export const geminiProfile: CliProfile = {
     // One process: no relaunch of itself with a larger heap, which would outlive a kill of the first.
     GEMINI_CLI_NO_RELAUNCH: 'true',
   }),
-  args: (setup, message, resume) => [
+  args: (setup, message, session) => [
     '--output-format',
     'stream-json',
     '--approval-mode',
@@ -99,9 +103,11 @@ export const geminiProfile: CliProfile = {
     '--skip-trust',
     '--model',
     setup.model.model,
-    ...(resume ? ['--resume', setup.runId] : ['--session-id', setup.runId]),
+    ...(session ? ['--resume', setup.runId] : ['--session-id', setup.runId]),
     `--prompt=${message}`,
   ],
   sessionGlob: (setup) => path.posix.join(geminiDir(setup), 'tmp', '*', 'chats', `session-*-${setup.runId.slice(0, 8)}.jsonl`),
+  // A fresh HOME names the project directory after the working directory's slugged base name.
+  restorePath: (setup, saved) => path.posix.join('.gemini', 'tmp', projectSlug(setup.workspaceDir), 'chats', path.posix.basename(saved)),
   mapper: () => new GeminiMapper(),
 };

@@ -15,19 +15,20 @@ async function collect(proc: ReturnType<RunSandbox['exec']>): Promise<{ code: nu
   return { code, stdout: Buffer.concat(chunks), stderr };
 }
 
-export async function writeSandboxFile(sandbox: RunSandbox, env: Record<string, string>, path: string, content: string): Promise<void> {
+export async function writeSandboxFile(sandbox: RunSandbox, env: Record<string, string>, path: string, content: string | Buffer): Promise<void> {
   const proc = sandbox.exec({ argv: ['/bin/sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', path], env, stdin: 'pipe' });
   proc.stdin?.end(content);
   const { code, stderr } = await collect(proc);
   if (code !== 0) throw new Error(`could not write ${path} in the sandbox: ${stderr.trim()}`);
 }
 
-/** The most recently modified file matching a shell glob, or undefined when none does. */
-export async function readSandboxFile(sandbox: RunSandbox, env: Record<string, string>, glob: string): Promise<Buffer | undefined> {
-  // IFS= keeps a path with spaces whole while the unquoted $1 still expands as a glob.
-  const script = 'IFS=; set -- $1; [ -f "$1" ] || exit 3; exec cat -- "$(ls -t -- "$@" | head -n 1)"';
+/** The most recently modified file matching a shell glob, with its path, or undefined when none does. */
+export async function readSandboxFile(sandbox: RunSandbox, env: Record<string, string>, glob: string): Promise<{ path: string; content: Buffer } | undefined> {
+  // IFS= keeps a path with spaces whole while the unquoted $1 still expands as a glob. The path comes first, ended by NUL.
+  const script = 'IFS=; set -- $1; [ -f "$1" ] || exit 3; f="$(ls -t -- "$@" | head -n 1)"; printf "%s\\0" "$f"; exec cat -- "$f"';
   const { code, stdout, stderr } = await collect(sandbox.exec({ argv: ['/bin/sh', '-c', script, 'sh', glob], env }));
   if (code === 3) return undefined;
   if (code !== 0) throw new Error(`could not read ${glob} in the sandbox: ${stderr.trim()}`);
-  return stdout;
+  const end = stdout.indexOf(0);
+  return { path: stdout.subarray(0, end).toString('utf8'), content: stdout.subarray(end + 1) };
 }

@@ -2,6 +2,7 @@
 // Original file: conveyor/orchestrator/v1/runner.proto
 
 import type { AssignmentAttachment as _conveyor_orchestrator_v1_AssignmentAttachment, AssignmentAttachment__Output as _conveyor_orchestrator_v1_AssignmentAttachment__Output } from '../../../conveyor/orchestrator/v1/AssignmentAttachment';
+import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from '../../../conveyor/orchestrator/v1/HarnessSession';
 
 export interface RunAssignment {
   'run_id'?: (string);
@@ -18,6 +19,7 @@ export interface RunAssignment {
   'environment_json'?: (string);
   'skill_instructions'?: (string);
   'api_base_url'?: (string);
+  'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
 }
 
 export interface RunAssignment__Output {
@@ -35,4 +37,5 @@ export interface RunAssignment__Output {
   'environment_json': (string);
   'skill_instructions': (string);
   'api_base_url': (string);
+  'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
 }
