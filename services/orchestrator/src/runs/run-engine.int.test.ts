@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
-import type { Caller__Output } from '@conveyor/proto';
+import { createBlobStore } from '@conveyor/blob-store';
+import type { Caller__Output, CompleteRunRequest__Output } from '@conveyor/proto';
 import { runJobId } from '@conveyor/run-events';
 import { createTestDatabase, REDIS_URL, uniqueName, type TestDatabase, createTestTrust, type TestTrust } from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
@@ -9,6 +10,7 @@ import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
 import { claimRun } from '../runner/claim-run';
 import { completeRun } from '../runner/complete-run';
+import { HarnessSessions } from '../runner/harness-sessions';
 import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
 import { heartbeat, reportEvents } from '../runner/report-events';
 import { cancelRun } from './cancel-run';
@@ -31,13 +33,15 @@ describe('run engine over real PostgreSQL and Redis', () => {
   const saved: string[] = [];
   const kick = () => void outbox.kick();
   const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger, catalog: new CatalogModule({ config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')), db, logger }).runCatalog });
-  const complete = (req: Parameters<typeof completeRun>[1]) =>
-    completeRun({ db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId) }, req);
+  let sessions: HarnessSessions;
+  const complete = (req: Omit<CompleteRunRequest__Output, 'session'> & { session?: CompleteRunRequest__Output['session'] }) =>
+    completeRun({ db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions }, { session: null, ...req });
 
   beforeAll(async () => {
     database = await createTestDatabase();
     trust = await createTestTrust();
     db = createPrismaClient(database.url);
+    sessions = new HarnessSessions(createBlobStore(db));
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     queue = new RunQueue(redis, queueName);
     outbox = new OutboxRelay(db, queue, logger);
@@ -155,14 +159,16 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect((await submitFollowup(deps(), caller, { runId, message: 'while running' })).routed_to).toBe('live_harness');
     expect((await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups?.map((f) => f.message)).toEqual(['while running']);
     expect((await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups).toEqual([]);
-    await complete({ run_id: runId, execution: 1, runner_id: 'r', state: 'SUCCEEDED', message: '', error_code: '', setup_failed: false, transcript: Buffer.alloc(0) });
+    const cliSession = { path: '.claude/projects/-workspace/session.jsonl', content: Buffer.from('{"turn":1}\n') };
+    await complete({ run_id: runId, execution: 1, runner_id: 'r', state: 'SUCCEEDED', message: '', error_code: '', setup_failed: false, transcript: Buffer.alloc(0), session: cliSession });
 
     const next = await submitFollowup(deps(), caller, { runId, message: 'after the end' });
     expect(next).toMatchObject({ routed_to: 'new_execution', state: 'QUEUED' });
     await outbox.kick();
     expect(await jobExists(runId, 2)).toBe(true);
-    const second = await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r2' });
-    expect(second).toMatchObject({ execution: 2, followups: ['after the end'], debug_session: false });
+    // The continuation, on another runner, gets the CLI session the first execution handed back.
+    const second = await sessions.attach(await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r2' }));
+    expect(second).toMatchObject({ execution: 2, followups: ['after the end'], debug_session: false, session: cliSession });
     await expect(submitFollowup(deps(), caller, { runId, message: '  ' })).rejects.toMatchObject({ code: 'invalid_request' });
   });
 
@@ -178,12 +184,14 @@ describe('run engine over real PostgreSQL and Redis', () => {
     const debug = await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r' });
     expect(debug).toMatchObject({ debug_session: true, followups: ['look at the log'] });
     await reportEvents(db, { run_id: runId, execution: 2, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'INPROGRESS' })] });
-    await complete({ run_id: runId, execution: 2, runner_id: 'r', state: 'SUCCEEDED', message: 'answered', error_code: '', setup_failed: false, transcript: Buffer.alloc(0) });
+    await complete({ run_id: runId, execution: 2, runner_id: 'r', state: 'SUCCEEDED', message: 'answered', error_code: '', setup_failed: false, transcript: Buffer.alloc(0), session: { path: 'debug.jsonl', content: Buffer.from('{}') } });
     expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ state: 'FAILED', errorCode: 'environment_setup_failed', statusMessage: 'npm install failed', debugExecution: null });
 
     // Outside the window a follow-up is an ordinary continuation.
     await db.run.update({ where: { id: runId }, data: { sessionDebugUntil: new Date(Date.now() - 1000) } });
     expect((await submitFollowup(deps(), caller, { runId, message: 'try again' })).routed_to).toBe('new_execution');
+    // The debug agent's session is not the run's: the continuation starts without one.
+    expect((await sessions.attach(await claimRun(db, { run_id: runId, execution: 3, runner_id: 'r' }))).session).toBeUndefined();
   });
 
   it('requeues a run whose runner vanished before starting, and errors one lost mid-run', async () => {
