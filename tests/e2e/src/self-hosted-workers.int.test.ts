@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { runCli, startPlatform, type RunningPlatform } from './platform';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -15,9 +16,17 @@ describe('self-hosted workers end to end', () => {
   let workerEndpoint: string;
   const workers: ChildProcess[] = [];
   let workerLogs = '';
+  let modelServer: ScriptedModelServer;
 
   beforeAll(async () => {
-    platform = await startPlatform({ env: { WORKER_HEARTBEAT_INTERVAL_MS: '1000', WORKER_STALE_AFTER_MS: String(STALE_AFTER_MS) } });
+    modelServer = await startScriptedModelServer();
+    platform = await startPlatform({
+      env: {
+        WORKER_HEARTBEAT_INTERVAL_MS: '1000',
+        WORKER_STALE_AFTER_MS: String(STALE_AFTER_MS),
+        MODELS_CONFIG: JSON.stringify({ models: [{ id: 'claude-sonnet-4-5', provider: 'anthropic' }] }),
+      },
+    });
     token = (JSON.parse(await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'e2e'], platform.env)) as { token: string }).token;
     workerEndpoint = platform.workerEndpointAddr;
   }, 120_000);
@@ -25,6 +34,7 @@ describe('self-hosted workers end to end', () => {
   afterAll(async () => {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await platform?.stop();
+    await modelServer?.close();
   });
 
   function startWorker(env: NodeJS.ProcessEnv): ChildProcess {
@@ -86,6 +96,31 @@ describe('self-hosted workers end to end', () => {
     expect(JSON.stringify(conversation.body)).toContain('hello from the worker');
     expect(worker.exitCode).toBeNull();
   });
+
+  it('a self-hosted worker runs a built-in CLI harness: its own model proxy gets the team key over the worker endpoint', async () => {
+    const key = `sk-worker-e2e-${randomUUID()}`;
+    expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: key })).status).toBe(200);
+    const worker = startWorker({ CONVEYOR_WORKER_TOKEN: token, WORKER_ID: 'box-cli', ANTHROPIC_BASE_URL: modelServer.url });
+    modelServer.enqueue({ text: 'Answered on the customer box.' });
+    const created = await api('POST', '/agent/runs', { prompt: 'Say where you run', config: { worker_host: 'box-cli', harness: { type: 'claude' } } });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const done = await until(
+      'the CLI run to end',
+      async () => {
+        const run = (await api('GET', `/agent/runs/${runId}`)).body;
+        return ['SUCCEEDED', 'FAILED', 'ERROR'].includes(run.state as string) ? run : undefined;
+      },
+      120_000,
+    );
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'Answered on the customer box.' } });
+    // Claude Code reached the model through the worker's proxy, which put the team's key on the request.
+    const turns = modelServer.requests.filter((r) => r.scripted);
+    expect(turns.length).toBeGreaterThan(0);
+    for (const turn of turns) expect(turn.apiKey).toBe(key);
+    expect(workerLogs).not.toContain(key);
+    worker.kill('SIGKILL');
+  }, 180_000);
 
   it('cancel of a self-hosted run answers 422 operation_not_supported; the worker finishes it', async () => {
     const created = await api('POST', '/agent/runs', { prompt: '@demo sleep 1500\n@demo message slept', config: { worker_host: 'box-1' } });

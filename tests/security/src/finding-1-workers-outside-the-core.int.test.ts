@@ -19,11 +19,11 @@ describe('finding 1: self-hosted workers never reach the core and stay within th
     return clients;
   };
 
-  const createRun = async (workerHost: string): Promise<string> => {
+  const createRun = async (workerHost: string, config: Record<string, unknown> = {}): Promise<string> => {
     const res = await fetch(`${platform.apiUrl}/agent/runs`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${platform.apiKey}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ prompt: '@demo message hi', config: { worker_host: workerHost } }),
+      body: JSON.stringify({ prompt: '@demo message hi', config: { worker_host: workerHost, ...config } }),
     });
     expect(res.status).toBe(200);
     return ((await res.json()) as { run_id: string }).run_id;
@@ -46,7 +46,10 @@ describe('finding 1: self-hosted workers never reach the core and stay within th
     });
 
   beforeAll(async () => {
-    platform = await startPlatform({ withRunner: false, env: { WORKER_HEARTBEAT_INTERVAL_MS: '1000' } });
+    platform = await startPlatform({
+      withRunner: false,
+      env: { WORKER_HEARTBEAT_INTERVAL_MS: '1000', MODELS_CONFIG: JSON.stringify({ models: [{ id: 'claude-sonnet-4-5', provider: 'anthropic' }] }) },
+    });
     const token = (team: string) => runCli(['worker-token', 'create', '--team', team, '--name', 'security'], platform.env).then((out) => (JSON.parse(out) as { token: string }).token);
     ownToken = await token('team_dev');
     const other = JSON.parse(await runCli(['team', 'create', '--name', 'Intruders'], platform.env)) as { id: string };
@@ -91,6 +94,33 @@ describe('finding 1: self-hosted workers never reach the core and stay within th
     }
     // The owner's worker reports for its own run through the same endpoint.
     expect(await callRpc(own, 'runner', 'Heartbeat', target)).toMatchObject({ cancel_requested: false });
+    call.cancel();
+  });
+
+  it('a worker gets the harness credential of its own team’s run it holds, and no other worker does', async () => {
+    const key = `sk-worker-credential-${Date.now()}`;
+    const put = await fetch(`${platform.apiUrl}/secrets/ANTHROPIC_API_KEY`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${platform.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ value: key }),
+    });
+    expect(put.status).toBe(200);
+    const runId = await createRun('box-claude', { harness: { type: 'claude' } });
+    const own = endpoint(ownToken);
+    const { assignment, runnerId, call } = await holdRun(own, ownToken, 'box-claude');
+    expect(assignment.run_id).toBe(runId);
+    const target = { run_id: runId, execution: assignment.execution, runner_id: runnerId };
+
+    // Another team's worker, even knowing the run and its runner_id, learns nothing about it.
+    const intruder = await failure(callRpc(endpoint(otherToken), 'runner', 'GetHarnessCredential', target));
+    expect(intruder?.code).toBe(grpc.status.NOT_FOUND);
+    expect(JSON.stringify(intruder)).not.toContain(key);
+    // A worker of the same team that does not hold the run (another connection's runner_id) is refused too.
+    const sameTeam = await failure(callRpc(endpoint(ownToken), 'runner', 'GetHarnessCredential', { ...target, runner_id: 'not-the-holder' }));
+    expect(sameTeam?.code).toBe(grpc.status.ABORTED);
+    expect(JSON.stringify(sameTeam)).not.toContain(key);
+    // The worker holding the run gets the key for its model proxy, with the run's model.
+    expect(await callRpc(own, 'runner', 'GetHarnessCredential', target)).toMatchObject({ provider: 'anthropic', api_key: key, secret_name: 'ANTHROPIC_API_KEY', models: ['claude-sonnet-4-5'] });
     call.cancel();
   });
 });

@@ -43,8 +43,9 @@ export const RPC_PERMISSIONS: PermissionTable = {
     ReportEvents: ['runner', 'worker'],
     Heartbeat: ['runner', 'worker'],
     CompleteRun: ['runner', 'worker'],
-    // The decrypted provider key, for the pool runner's model proxy only (docs/harnesses.md).
-    GetHarnessCredential: ['runner'],
+    // The decrypted provider key, for the model proxy of the pool runner or self-hosted worker holding the execution
+    // (docs/harnesses.md); a worker only for its own team's runs (workers/worker-endpoint.ts).
+    GetHarnessCredential: ['runner', 'worker'],
   },
   blobs: { ReadBlob: GATEWAY },
   artifacts: {

@@ -17,12 +17,12 @@ export function workerTokenPeer(db: PrismaClient): PeerAuthenticator {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type RunReporting = Pick<RunnerServiceHandlers, 'ReportEvents' | 'Heartbeat' | 'CompleteRun'>;
+type RunReporting = Pick<RunnerServiceHandlers, 'ReportEvents' | 'Heartbeat' | 'CompleteRun' | 'GetHarnessCredential'>;
 
 /**
- * The run-reporting RPCs as the worker endpoint serves them: only for a self-hosted run of the worker's own team
- * (the runner_id check in the handlers then ties it to the one connection holding it). Another team's run is
- * answered as not found, revealing nothing.
+ * The run-reporting RPCs (and the run's harness credential, for the worker's own model proxy) as the worker endpoint
+ * serves them: only for a self-hosted run of the worker's own team (the runner_id check in the handlers then ties it
+ * to the one connection holding it). Another team's run is answered as not found, revealing nothing.
  */
 export function teamScopedRunReporting(db: PrismaClient, handlers: RunnerServiceHandlers): RunReporting {
   const scoped = <M extends keyof RunReporting>(handler: RunReporting[M]): RunReporting[M] => {
@@ -38,7 +38,12 @@ export function teamScopedRunReporting(db: PrismaClient, handlers: RunnerService
     };
     return outer as unknown as RunReporting[M];
   };
-  return { ReportEvents: scoped<'ReportEvents'>(handlers.ReportEvents), Heartbeat: scoped<'Heartbeat'>(handlers.Heartbeat), CompleteRun: scoped<'CompleteRun'>(handlers.CompleteRun) };
+  return {
+    ReportEvents: scoped<'ReportEvents'>(handlers.ReportEvents),
+    Heartbeat: scoped<'Heartbeat'>(handlers.Heartbeat),
+    CompleteRun: scoped<'CompleteRun'>(handlers.CompleteRun),
+    GetHarnessCredential: scoped<'GetHarnessCredential'>(handlers.GetHarnessCredential),
+  };
 }
 
 /** Everything the worker endpoint serves: the worker stream and run reporting; nothing else exists there. */
