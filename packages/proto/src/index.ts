@@ -34,6 +34,8 @@ export type * from './gen/conveyor/orchestrator/v1/HeartbeatRequest';
 export type * from './gen/conveyor/orchestrator/v1/ClaimRunRequest';
 export type * from './gen/conveyor/orchestrator/v1/HarnessCredentialRequest';
 export type * from './gen/conveyor/orchestrator/v1/HarnessCredential';
+export type * from './gen/conveyor/orchestrator/v1/PushRunBranchRequest';
+export type * from './gen/conveyor/orchestrator/v1/PushRunBranchResponse';
 export type * from './gen/conveyor/orchestrator/v1/RequestUsage';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachment';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachmentsResponse';

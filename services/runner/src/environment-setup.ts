@@ -7,7 +7,7 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** What the orchestrator resolves for the run's environment: repositories to clone and commands to run. */
 export const environmentSchema = z.object({
-  repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional() })).default([]),
+  repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional(), push_secret_name: z.string().optional() })).default([]),
   setup_commands: z.array(z.string()).default([]),
   docker_image: z.string().optional(),
 });

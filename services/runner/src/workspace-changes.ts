@@ -3,6 +3,9 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 /** The artifact service takes FILE contents up to 5 MiB (docs/artifacts.md). */
 export const MAX_PATCH_BYTES = 5 * 1024 * 1024;
 
+/** Shell: the commit a repository's work is measured from, `$dir`'s upstream branch, else its HEAD. */
+export const BASE_COMMIT = `git -C "$dir" rev-parse -q --verify '@{upstream}' 2>/dev/null || git -C "$dir" rev-parse -q --verify HEAD 2>/dev/null`;
+
 /**
  * Prints one patch of every repository's changes since its upstream branch (or HEAD when it has none): committed,
  * staged, unstaged and untracked files alike, paths prefixed with the repository's directory. A scratch index keeps
@@ -12,7 +15,7 @@ export const MAX_PATCH_BYTES = 5 * 1024 * 1024;
 const PATCH_SCRIPT = `
 for dir in "$@"; do
   [ -e "$dir/.git" ] || continue
-  base="$(git -C "$dir" rev-parse -q --verify '@{upstream}' 2>/dev/null || git -C "$dir" rev-parse -q --verify HEAD 2>/dev/null)" || continue
+  base="$(${BASE_COMMIT})" || continue
   index="$(mktemp)"
   GIT_INDEX_FILE="$index" git -C "$dir" read-tree "$base" &&
     GIT_INDEX_FILE="$index" git -C "$dir" add -A &&

@@ -15,6 +15,8 @@ import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, He
 import type { ListConnectedWorkersRequest as _conveyor_orchestrator_v1_ListConnectedWorkersRequest, ListConnectedWorkersRequest__Output as _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersRequest';
 import type { ListConnectedWorkersResponse as _conveyor_orchestrator_v1_ListConnectedWorkersResponse, ListConnectedWorkersResponse__Output as _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersResponse';
 import type { PendingFollowup as _conveyor_orchestrator_v1_PendingFollowup, PendingFollowup__Output as _conveyor_orchestrator_v1_PendingFollowup__Output } from './conveyor/orchestrator/v1/PendingFollowup';
+import type { PushRunBranchRequest as _conveyor_orchestrator_v1_PushRunBranchRequest, PushRunBranchRequest__Output as _conveyor_orchestrator_v1_PushRunBranchRequest__Output } from './conveyor/orchestrator/v1/PushRunBranchRequest';
+import type { PushRunBranchResponse as _conveyor_orchestrator_v1_PushRunBranchResponse, PushRunBranchResponse__Output as _conveyor_orchestrator_v1_PushRunBranchResponse__Output } from './conveyor/orchestrator/v1/PushRunBranchResponse';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from './conveyor/orchestrator/v1/ReportEventsRequest';
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from './conveyor/orchestrator/v1/RunAssignment';
 import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerControl__Output as _conveyor_orchestrator_v1_RunnerControl__Output } from './conveyor/orchestrator/v1/RunnerControl';
@@ -47,6 +49,8 @@ export interface ProtoGrpcType {
         ListConnectedWorkersRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersRequest, _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output>
         ListConnectedWorkersResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersResponse, _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output>
         PendingFollowup: MessageTypeDefinition<_conveyor_orchestrator_v1_PendingFollowup, _conveyor_orchestrator_v1_PendingFollowup__Output>
+        PushRunBranchRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchRequest__Output>
+        PushRunBranchResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
         ReportEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_ReportEventsRequest__Output>
         RunAssignment: MessageTypeDefinition<_conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_RunAssignment__Output>
         RunnerControl: MessageTypeDefinition<_conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_RunnerControl__Output>

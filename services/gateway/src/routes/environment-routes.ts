@@ -14,7 +14,17 @@ const environmentFields = {
   docker_image: z.string().max(500).nullable(),
   github_repos: z.array(z.object({ owner: repoName, repo: repoName }).strict()).max(50).nullable(),
   repositories: z
-    .array(z.object({ url: z.string().min(1).max(2000), directory: z.string().min(1).max(200).optional(), ref: z.string().min(1).max(250).optional() }).strict())
+    .array(
+      z
+        .object({
+          url: z.string().min(1).max(2000),
+          directory: z.string().min(1).max(200).optional(),
+          ref: z.string().min(1).max(250).optional(),
+          // The team secret holding a push credential: the run's work is pushed to `conveyor/run-<id>` (docs/harnesses.md).
+          push_secret_name: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'must be a team secret name').optional(),
+        })
+        .strict(),
+    )
     .max(50)
     .nullable(),
   setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),

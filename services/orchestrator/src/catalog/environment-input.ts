@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '@conveyor/errors';
+import { SECRET_NAME } from '../secrets/team-secrets';
 import { assertRepositoryUrlAllowed, githubRepoUrl, ownerAndRepo, type RepositoryRef } from './repository-url';
 
 const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a GitHub owner or repository name');
@@ -16,7 +17,14 @@ export const environmentBodySchema = z
     description: z.string().max(2000).nullable(),
     docker_image: z.string().max(500).nullable(),
     github_repos: z.array(z.object({ owner: repoName, repo: repoName }).passthrough()).max(50).nullable(),
-    repositories: z.array(z.object({ url: z.string().min(1).max(2000), directory: directory.optional(), ref: z.string().min(1).max(250).optional() }).strict()).max(50).nullable(),
+    repositories: z
+      .array(
+        z
+          .object({ url: z.string().min(1).max(2000), directory: directory.optional(), ref: z.string().min(1).max(250).optional(), push_secret_name: z.string().regex(SECRET_NAME, 'must be a team secret name').optional() })
+          .strict(),
+      )
+      .max(50)
+      .nullable(),
     setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),
     failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
     team: z.boolean(),
@@ -51,7 +59,7 @@ export function repositoriesOf(body: EnvironmentBody, options: { gitBaseUrl: str
   for (const r of body.github_repos ?? []) refs.push({ url: githubRepoUrl(options.gitBaseUrl, r.owner, r.repo), owner: r.owner, repo: r.repo });
   for (const r of body.repositories ?? []) {
     assertRepositoryUrlAllowed(r.url, options.allowLocal);
-    refs.push({ url: r.url, ...ownerAndRepo(r.url), ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}) });
+    refs.push({ url: r.url, ...ownerAndRepo(r.url), ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}), ...(r.push_secret_name ? { push_secret_name: r.push_secret_name } : {}) });
   }
   const seen = new Set<string>();
   for (const r of refs) {

@@ -1,7 +1,7 @@
 import type { PrismaClient, Run } from '@conveyor/db';
 import type { Caller__Output, Environment as EnvironmentProto } from '@conveyor/proto';
 import { accessOf, type EnvironmentWithGrants } from './environment-access';
-import type { RepositoryRef } from './repository-url';
+import { repositorySpec, type RepositoryRef } from './repository-url';
 
 const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 
@@ -12,7 +12,7 @@ export function environmentConfig(env: EnvironmentWithGrants): Record<string, un
     description: env.description,
     ...(env.dockerImage ? { docker_image: env.dockerImage } : {}),
     github_repos: repos.map((r) => ({ owner: r.owner, repo: r.repo })),
-    repositories: repos.map((r) => ({ url: r.url, ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}) })),
+    repositories: repos.map(repositorySpec),
     setup_commands: env.setupCommands,
     failure_session_retention_minutes: env.failureSessionRetentionMinutes,
   };

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { GitFetchPlan } from '../egress/git-egress';
+import { git } from '../egress/run-git';
 import { parseSkillFile, skillDirectoryName } from './skill-file';
 
 /** One SKILL.md of a repository at a commit, parsed (or not: `error` says why). */
@@ -19,20 +19,7 @@ export interface RepositoryScan {
   skills: ScannedSkill[];
 }
 
-const GIT_TIMEOUT_MS = 60_000;
 const MAX_SKILL_FILE_BYTES = 256 * 1024;
-// Never prompt for credentials on a server, and never let a repository's config run programs.
-const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', GIT_CONFIG_NOSYSTEM: '1' };
-
-function git(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd: options.cwd, env: { ...GIT_ENV, ...options.env }, timeout: GIT_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const subcommand = args.find((a, i) => a !== '-c' && args[i - 1] !== '-c');
-      if (err) reject(new Error(`git ${subcommand} failed: ${(stderr || err.message).trim().split('\n').pop() ?? ''}`));
-      else resolve(stdout);
-    });
-  });
-}
 
 /**
  * Finds SKILL.md files with git itself (no checkout): `ls-remote` for the head commit, which keys the cache,

@@ -6,6 +6,13 @@ export interface RepositoryRef {
   repo: string;
   directory?: string;
   ref?: string;
+  /** Team secret holding the credential the run's branch is pushed with (docs/harnesses.md). */
+  push_secret_name?: string;
+}
+
+/** What an environment shows and a run is handed of a repository: everything but the derived owner and name. */
+export function repositorySpec(r: RepositoryRef): { url: string; directory?: string; ref?: string; push_secret_name?: string } {
+  return { url: r.url, ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}), ...(r.push_secret_name ? { push_secret_name: r.push_secret_name } : {}) };
 }
 
 /** `user@host:path`, git's ssh shorthand. */

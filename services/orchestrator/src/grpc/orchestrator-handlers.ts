@@ -8,6 +8,8 @@ import { blobHandlers } from '../blobs/blob-handlers';
 import type { OrchestratorConfig } from '../config';
 import { runnerHandlers } from '../runner/runner-handlers';
 import { HarnessSessions } from '../runner/harness-sessions';
+import { EgressPolicy } from '../egress/egress-policy';
+import { planGitFetch } from '../egress/git-egress';
 import { runLifecycleHandlers } from '../runs/run-lifecycle-handlers';
 import type { CreateRunDeps } from '../runs/create-run';
 import { runHandoffHandlers } from '../runs/run-handoff-handlers';
@@ -57,6 +59,7 @@ export function orchestratorHandlers({ db, readiness, logger, config, runQueue, 
       cipher,
       models: runDeps.catalog.models,
       sessions: new HarnessSessions(blobs),
+      planFetch: (url) => planGitFetch(url, { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS }),
       saveTranscript: async (runId, execution, transcript) => {
         await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
         logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');

@@ -46,6 +46,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     // The decrypted provider key, for the model proxy of the pool runner or self-hosted worker holding the execution
     // (docs/harnesses.md); a worker only for its own team's runs (workers/worker-endpoint.ts).
     GetHarnessCredential: ['runner', 'worker'],
+    // The run's branch, pushed by the orchestrator with the team's push credential (docs/harnesses.md).
+    PushRunBranch: ['runner', 'worker'],
   },
   blobs: { ReadBlob: GATEWAY },
   artifacts: {

@@ -8,9 +8,10 @@ import { claimRun } from './claim-run';
 import { completeRun, type TranscriptSink } from './complete-run';
 import type { HarnessSessions } from './harness-sessions';
 import { getHarnessCredential, type HarnessCredentialDeps } from './harness-credential';
+import { pushRunBranch, type PushRunBranchDeps } from './push-run-branch';
 import { heartbeat, reportEvents } from './report-events';
 
-export interface RunnerHandlerDeps extends HarnessCredentialDeps {
+export interface RunnerHandlerDeps extends HarnessCredentialDeps, PushRunBranchDeps {
   db: PrismaClient;
   logger: Logger;
   saveTranscript: TranscriptSink;
@@ -42,6 +43,11 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       // Which secret, never its value.
       logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, secret: credential.secret_name }, 'harness credential handed to runner');
       return credential;
+    }),
+    PushRunBranch: unary(logger, 'PushRunBranch', async (req) => {
+      const pushed = await pushRunBranch(deps, req);
+      logger.info({ runId: req.run_id, execution: req.execution, repository: pushed.repository_url, branch: pushed.branch, commit: pushed.commit }, 'run branch pushed');
+      return pushed;
     }),
   };
 }

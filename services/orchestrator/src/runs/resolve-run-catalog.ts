@@ -3,7 +3,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
 import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
 import type { ModelCatalog } from '../catalog/model-catalog';
-import type { RepositoryRef } from '../catalog/repository-url';
+import { repositorySpec, type RepositoryRef } from '../catalog/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
 import { findIdentityForCaller } from '../identities/agent-identities';
 import { assertIdentityAvailable } from '../identities/identity-availability';
@@ -23,7 +23,7 @@ export interface ResolvedRunCatalog {
   skill?: string;
   skillInstructions?: string;
   /** `{repositories, setup_commands}` for the runner (services/runner/src/environment-setup.ts). */
-  environmentSpec?: { repositories: Array<{ url: string; directory?: string; ref?: string }>; setup_commands: string[]; docker_image?: string };
+  environmentSpec?: { repositories: Array<ReturnType<typeof repositorySpec>>; setup_commands: string[]; docker_image?: string };
 }
 
 /**
@@ -60,7 +60,7 @@ export async function resolveRunCatalog(
     const env = await findEnvironmentForCaller(catalog.db, caller, environmentId);
     config.environment_id = env.id;
     environmentSpec = {
-      repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map((r) => ({ url: r.url, ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}) })),
+      repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map(repositorySpec),
       setup_commands: env.setupCommands,
       // Honoured by the runner's container sandbox backend (docs/sandbox.md).
       ...(env.dockerImage ? { docker_image: env.dockerImage } : {}),

@@ -23,3 +23,13 @@ export async function runToCompletion(
     signal.removeEventListener('abort', onAbort);
   }
 }
+
+/** Waits for a sandbox process and returns its whole stdout as bytes, with the tail of its stderr. */
+export async function collectBytes(proc: ReturnType<RunSandbox['exec']>): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+  const chunks: Buffer[] = [];
+  let stderr = '';
+  proc.stdout.on('data', (d: Buffer) => chunks.push(d));
+  proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  const { code } = await proc.exited;
+  return { code, stdout: Buffer.concat(chunks), stderr };
+}

@@ -1,3 +1,4 @@
+import { collectBytes as collect } from '../../sandbox/collect-output';
 import type { RunSandbox } from '../../sandbox/run-sandbox';
 
 /**
@@ -5,15 +6,6 @@ import type { RunSandbox } from '../../sandbox/run-sandbox';
  * the agent owns that directory and may have replaced any path in it with a symlink (to /etc/shadow, the runner's
  * keys); inside the sandbox such a link reaches only what the agent could read or write anyway.
  */
-
-async function collect(proc: ReturnType<RunSandbox['exec']>): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
-  const chunks: Buffer[] = [];
-  let stderr = '';
-  proc.stdout.on('data', (d: Buffer) => chunks.push(d));
-  proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-  const { code } = await proc.exited;
-  return { code, stdout: Buffer.concat(chunks), stderr };
-}
 
 export async function writeSandboxFile(sandbox: RunSandbox, env: Record<string, string>, path: string, content: string | Buffer): Promise<void> {
   const proc = sandbox.exec({ argv: ['/bin/sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', path], env, stdin: 'pipe' });

@@ -8,6 +8,8 @@ import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from '../../../conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from '../../../conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from '../../../conveyor/orchestrator/v1/HeartbeatRequest';
+import type { PushRunBranchRequest as _conveyor_orchestrator_v1_PushRunBranchRequest, PushRunBranchRequest__Output as _conveyor_orchestrator_v1_PushRunBranchRequest__Output } from '../../../conveyor/orchestrator/v1/PushRunBranchRequest';
+import type { PushRunBranchResponse as _conveyor_orchestrator_v1_PushRunBranchResponse, PushRunBranchResponse__Output as _conveyor_orchestrator_v1_PushRunBranchResponse__Output } from '../../../conveyor/orchestrator/v1/PushRunBranchResponse';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from '../../../conveyor/orchestrator/v1/ReportEventsRequest';
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from '../../../conveyor/orchestrator/v1/RunAssignment';
 import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerControl__Output as _conveyor_orchestrator_v1_RunnerControl__Output } from '../../../conveyor/orchestrator/v1/RunnerControl';
@@ -49,6 +51,15 @@ export interface RunnerServiceClient extends grpc.Client {
   heartbeat(argument: _conveyor_orchestrator_v1_HeartbeatRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   heartbeat(argument: _conveyor_orchestrator_v1_HeartbeatRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   
+  PushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  PushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  PushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  PushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  pushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  pushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  pushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  pushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
+  
   ReportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   ReportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   ReportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
@@ -69,6 +80,8 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
   
   Heartbeat: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
   
+  PushRunBranch: grpc.handleUnaryCall<_conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse>;
+  
   ReportEvents: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ReportEventsRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
   
 }
@@ -78,5 +91,6 @@ export interface RunnerServiceDefinition extends grpc.ServiceDefinition {
   CompleteRun: MethodDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   GetHarnessCredential: MethodDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential__Output>
   Heartbeat: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
+  PushRunBranch: MethodDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
   ReportEvents: MethodDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_ReportEventsRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
 }

@@ -1,0 +1,64 @@
+import { AppError } from '@conveyor/errors';
+import { redactUrl } from '@conveyor/logger';
+import type { PushRunBranchResponse__Output } from '@conveyor/proto';
+import type { EnvironmentSpec } from './environment-setup';
+import { repositoryDirectory } from './environment-setup';
+import type { OrchestratorLink } from './orchestrator-link';
+import { collectBytes } from './sandbox/collect-output';
+import type { RunSandbox } from './sandbox/run-sandbox';
+import { BASE_COMMIT } from './workspace-changes';
+
+/** What one PushRunBranch call may carry: the orchestrator's gRPC server takes messages up to 8 MiB. */
+export const MAX_PUSH_BYTES = 7 * 1024 * 1024;
+
+/**
+ * Inside the sandbox (the workspace and its git configuration are the agent's): the base commit and HEAD, the agent's
+ * commits as a bundle, and the uncommitted changes as a patch against HEAD (a scratch index leaves the repository's
+ * own alone; no external diff drivers or text conversion, fixed prefixes whatever the repository configures).
+ */
+const REVS_SCRIPT = `dir="$1"; base="$(${BASE_COMMIT})" || exit 3; printf '%s %s' "$base" "$(git -C "$dir" rev-parse -q --verify HEAD)"`;
+const BUNDLE_SCRIPT = `git -C "$1" bundle create -q - "$2..HEAD"`;
+const UNCOMMITTED_SCRIPT = `
+dir="$1"; index="$(mktemp)"
+GIT_INDEX_FILE="$index" git -C "$dir" read-tree HEAD &&
+  GIT_INDEX_FILE="$index" git -C "$dir" add -A &&
+  GIT_INDEX_FILE="$index" git -C "$dir" diff --cached --binary --no-ext-diff --no-textconv --src-prefix=a/ --dst-prefix=b/ HEAD
+status=$?; rm -f "$index"; exit "$status"
+`;
+
+export type PushedBranch = PushRunBranchResponse__Output & { directory: string };
+
+async function inSandbox(sandbox: RunSandbox, env: Record<string, string>, what: string, script: string, args: string[]): Promise<Buffer> {
+  const { code, stdout, stderr } = await collectBytes(sandbox.exec({ argv: ['/bin/sh', '-c', script, 'run-branch', ...args], env }));
+  if (code !== 0) throw new AppError('invalid_request', `${what} failed in the sandbox: ${stderr.trim() || `exit ${code}`}`);
+  return stdout;
+}
+
+/**
+ * Pushes the execution's work on each repository that names a `push_secret_name` to `conveyor/run-<run id>`: the
+ * runner collects the commits (a bundle) and the uncommitted changes (a patch) inside the sandbox, and the orchestrator
+ * pushes them from a fresh bare clone with the team's credential, which never reaches the runner or the sandbox
+ * (docs/harnesses.md). Throws an AppError naming the repository when one cannot be pushed.
+ */
+export async function pushRunBranches(
+  link: OrchestratorLink,
+  target: { run_id: string; execution: number; runner_id: string },
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  environment: EnvironmentSpec,
+): Promise<PushedBranch[]> {
+  const pushed: PushedBranch[] = [];
+  for (const [index, repo] of environment.repositories.entries()) {
+    if (!repo.push_secret_name) continue;
+    const dir = repositoryDirectory(repo);
+    const [base = '', head = ''] = (await inSandbox(sandbox, env, `Reading ${dir}'s commits`, REVS_SCRIPT, [dir])).toString('utf8').split(' ');
+    const bundle = base === head ? Buffer.alloc(0) : await inSandbox(sandbox, env, `Bundling ${dir}'s commits`, BUNDLE_SCRIPT, [dir, base]);
+    const patch = await inSandbox(sandbox, env, `Collecting ${dir}'s uncommitted changes`, UNCOMMITTED_SCRIPT, [dir]);
+    if (bundle.length + patch.length > MAX_PUSH_BYTES) {
+      throw new AppError('payload_too_large', `The work on ${redactUrl(repo.url)} (${bundle.length + patch.length} bytes) exceeds the ${MAX_PUSH_BYTES}-byte push limit`);
+    }
+    const result = await link.call('PushRunBranch', { ...target, repository: index, base_commit: base, bundle, patch }, 120_000);
+    pushed.push({ ...result, directory: dir });
+  }
+  return pushed;
+}

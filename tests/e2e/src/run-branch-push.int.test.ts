@@ -1,0 +1,97 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startPlatform, type RunningPlatform } from './platform';
+import { apiCall, waitForRunState, type Json } from './run-waits';
+
+// The run's work lands on a branch of the environment's repository (docs/harnesses.md "Where the work lands"). The
+// "remote" is a bare repository on this machine (file://, allowed by GIT_ALLOW_LOCAL_URLS for tests; the egress
+// rules are unchanged); the environment's setup commands stand in for the agent: they commit one change and leave
+// another uncommitted.
+jest.setTimeout(120_000);
+
+const git = (args: string[], cwd?: string) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } }).trim();
+
+describe('pushing a run to its branch', () => {
+  let platform: RunningPlatform;
+  let root: string;
+  let remote: string;
+  const pushToken = `push-token-${randomUUID()}`;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'run-branch-'));
+    remote = path.join(root, 'origin.git');
+    const seed = path.join(root, 'seed');
+    git(['init', '--quiet', '--bare', '--initial-branch=main', remote]);
+    git(['init', '--quiet', '--initial-branch=main', seed]);
+    execFileSync('sh', ['-c', 'printf "hello world\\n" > hello.txt'], { cwd: seed });
+    git(['add', '.'], seed);
+    git(['-c', 'user.name=Seed', '-c', 'user.email=seed@example.com', 'commit', '--quiet', '-m', 'initial'], seed);
+    git(['push', '--quiet', remote, 'main'], seed);
+    platform = await startPlatform({ env: { GIT_ALLOW_LOCAL_URLS: 'true' } });
+    expect((await apiCall(platform, 'PUT', '/secrets/GIT_PUSH_TOKEN', { value: pushToken })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /** An environment cloning the remote, whose setup commits one change and leaves an untracked file. */
+  const environmentWith = async (pushSecretName: string): Promise<string> => {
+    const created = await apiCall(platform, 'POST', '/agent/environments', {
+      name: `push with ${pushSecretName}`,
+      repositories: [{ url: `file://${remote}`, push_secret_name: pushSecretName }],
+      setup_commands: [
+        `cd origin && printf 'hello conveyor\\n' > hello.txt && git -c user.name=Agent -c user.email=agent@example.com commit --quiet -am 'agent: rename world' && printf 'left uncommitted\\n' > notes.txt`,
+      ],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.config).toMatchObject({ repositories: [{ url: `file://${remote}`, push_secret_name: pushSecretName }] });
+    return created.body.uid as string;
+  };
+  const runIn = async (environmentId: string): Promise<string> => {
+    const created = await apiCall(platform, 'POST', '/agent/runs', { prompt: '@demo message done', config: { environment_id: environmentId } });
+    expect(created.status).toBe(200);
+    return created.body.run_id as string;
+  };
+
+  it('pushes the commits and the uncommitted changes to conveyor/run-<id> and reports the branch', async () => {
+    const runId = await runIn(await environmentWith('GIT_PUSH_TOKEN'));
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    expect(done.state).toBe('SUCCEEDED');
+
+    const branch = `conveyor/run-${runId}`;
+    const gitDir = ['--git-dir', remote];
+    // The agent's commit, then the platform's commit of what it left uncommitted, on top of the remote's main.
+    expect(git([...gitDir, 'log', '--format=%s', branch]).split('\n')).toEqual([`conveyor: run ${runId}`, 'agent: rename world', 'initial']);
+    expect(git([...gitDir, 'show', `${branch}:hello.txt`])).toBe('hello conveyor');
+    expect(git([...gitDir, 'show', `${branch}:notes.txt`])).toBe('left uncommitted');
+    expect(git([...gitDir, 'log', '--format=%s', 'main'])).toBe('initial');
+
+    const artifacts = done.artifacts as Json[];
+    const reference = artifacts.find((a) => a.artifact_type === 'EXTERNAL_REFERENCE');
+    expect(reference?.data).toMatchObject({ reference_type: 'git_branch', title: branch, metadata: { branch, commit: git([...gitDir, 'rev-parse', branch]) } });
+    expect(artifacts.some((a) => a.artifact_type === 'FILE')).toBe(true);
+    // The push credential stays on the orchestrator: not in any log line of the platform.
+    expect(platform.logs()).not.toContain(pushToken);
+  });
+
+  it('a missing push secret fails the run clearly and keeps the patch artifact', async () => {
+    const runId = await runIn(await environmentWith('NO_SUCH_SECRET'));
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    expect(done).toMatchObject({ state: 'FAILED', status_message: { message: expect.stringContaining('Team secret "NO_SUCH_SECRET"') } });
+    expect(JSON.stringify(done.status_message)).toContain("The agent's work was not pushed");
+    expect(JSON.stringify(done)).toContain('integration_not_configured');
+    const patch = (done.artifacts as Json[]).find((a) => a.artifact_type === 'FILE');
+    expect(patch?.data).toMatchObject({ filepath: `conveyor-run-${runId}-1.patch` });
+    expect(git(['--git-dir', remote, 'branch', '--list', `conveyor/run-${runId}`])).toBe('');
+  });
+
+  it('the gateway refuses a push_secret_name that is not a secret name', async () => {
+    const res = await apiCall(platform, 'POST', '/agent/environments', { name: 'bad', repositories: [{ url: `file://${remote}`, push_secret_name: 'no spaces allowed' }] });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('push_secret_name');
+  });
+});
