@@ -12,3 +12,4 @@ export { apiCall, type Json } from './api-call';
 export { startExtraService, type ExtraService } from './start-extra-service';
 export * from './model-server';
 export { createTestTrust, type TestTrust } from './test-trust';
+export { startGitHttpServer, type GitHttpServer } from './git-http-server';

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { startGitHttpServer, type GitHttpServer } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState, type Json } from './run-waits';
 
@@ -14,52 +15,66 @@ jest.setTimeout(120_000);
 
 const git = (args: string[], cwd?: string) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } }).trim();
 
+/** A bare repository `<root>/origin.git` whose main branch has one commit (hello.txt = "hello world"). */
+function seedRemote(root: string): string {
+  const remote = path.join(root, 'origin.git');
+  const seed = path.join(root, 'seed');
+  git(['init', '--quiet', '--bare', '--initial-branch=main', remote]);
+  git(['init', '--quiet', '--initial-branch=main', seed]);
+  execFileSync('sh', ['-c', 'printf "hello world\\n" > hello.txt'], { cwd: seed });
+  git(['add', '.'], seed);
+  git(['-c', 'user.name=Seed', '-c', 'user.email=seed@example.com', 'commit', '--quiet', '-m', 'initial'], seed);
+  git(['push', '--quiet', remote, 'main'], seed);
+  return remote;
+}
+
+/** An environment cloning `url`, whose setup (standing in for the agent) commits one change and leaves an untracked file. */
+async function environmentWith(platform: RunningPlatform, url: string, pushSecretName: string): Promise<string> {
+  const created = await apiCall(platform, 'POST', '/agent/environments', {
+    name: `push with ${pushSecretName}`,
+    repositories: [{ url, push_secret_name: pushSecretName }],
+    setup_commands: [
+      `cd origin && printf 'hello conveyor\\n' > hello.txt && git -c user.name=Agent -c user.email=agent@example.com commit --quiet -am 'agent: rename world' && printf 'left uncommitted\\n' > notes.txt`,
+    ],
+  });
+  expect(created.status).toBe(201);
+  expect(created.body.config).toMatchObject({ repositories: [{ url, push_secret_name: pushSecretName }] });
+  return created.body.uid as string;
+}
+
+async function finishedRunIn(platform: RunningPlatform, environmentId: string): Promise<{ runId: string; done: Json }> {
+  const created = await apiCall(platform, 'POST', '/agent/runs', { prompt: '@demo message done', config: { environment_id: environmentId } });
+  expect(created.status).toBe(200);
+  const runId = created.body.run_id as string;
+  return { runId, done: await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000) };
+}
+
 describe('pushing a run to its branch', () => {
   let platform: RunningPlatform;
   let root: string;
   let remote: string;
+  let http: GitHttpServer;
   const pushToken = `push-token-${randomUUID()}`;
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'run-branch-'));
-    remote = path.join(root, 'origin.git');
-    const seed = path.join(root, 'seed');
-    git(['init', '--quiet', '--bare', '--initial-branch=main', remote]);
-    git(['init', '--quiet', '--initial-branch=main', seed]);
-    execFileSync('sh', ['-c', 'printf "hello world\\n" > hello.txt'], { cwd: seed });
-    git(['add', '.'], seed);
-    git(['-c', 'user.name=Seed', '-c', 'user.email=seed@example.com', 'commit', '--quiet', '-m', 'initial'], seed);
-    git(['push', '--quiet', remote, 'main'], seed);
-    platform = await startPlatform({ env: { GIT_ALLOW_LOCAL_URLS: 'true' } });
+    remote = seedRemote(root);
+    http = await startGitHttpServer(root, 'pusher:unused');
+    // Plain http is an allowed transport here, but loopback addresses are not (EGRESS_ALLOWED_ADDRESSES is empty).
+    platform = await startPlatform({ env: { GIT_ALLOW_LOCAL_URLS: 'true', GIT_ALLOWED_SCHEMES: 'https,http' } });
     expect((await apiCall(platform, 'PUT', '/secrets/GIT_PUSH_TOKEN', { value: pushToken })).status).toBe(200);
   });
   afterAll(async () => {
     await platform?.stop();
+    await http?.close();
     await rm(root, { recursive: true, force: true });
   });
 
-  /** An environment cloning the remote, whose setup commits one change and leaves an untracked file. */
-  const environmentWith = async (pushSecretName: string): Promise<string> => {
-    const created = await apiCall(platform, 'POST', '/agent/environments', {
-      name: `push with ${pushSecretName}`,
-      repositories: [{ url: `file://${remote}`, push_secret_name: pushSecretName }],
-      setup_commands: [
-        `cd origin && printf 'hello conveyor\\n' > hello.txt && git -c user.name=Agent -c user.email=agent@example.com commit --quiet -am 'agent: rename world' && printf 'left uncommitted\\n' > notes.txt`,
-      ],
-    });
-    expect(created.status).toBe(201);
-    expect(created.body.config).toMatchObject({ repositories: [{ url: `file://${remote}`, push_secret_name: pushSecretName }] });
-    return created.body.uid as string;
-  };
-  const runIn = async (environmentId: string): Promise<string> => {
-    const created = await apiCall(platform, 'POST', '/agent/runs', { prompt: '@demo message done', config: { environment_id: environmentId } });
-    expect(created.status).toBe(200);
-    return created.body.run_id as string;
-  };
+  const environmentWithRemote = (pushSecretName: string) => environmentWith(platform, `file://${remote}`, pushSecretName);
+  const runIn = async (environmentId: string) => finishedRunIn(platform, environmentId);
 
   it('pushes the commits and the uncommitted changes to conveyor/run-<id> and reports the branch', async () => {
-    const runId = await runIn(await environmentWith('GIT_PUSH_TOKEN'));
-    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    const { runId, done } = await runIn(await environmentWithRemote('GIT_PUSH_TOKEN'));
     expect(done.state).toBe('SUCCEEDED');
 
     const branch = `conveyor/run-${runId}`;
@@ -79,8 +94,7 @@ describe('pushing a run to its branch', () => {
   });
 
   it('a missing push secret fails the run clearly and keeps the patch artifact', async () => {
-    const runId = await runIn(await environmentWith('NO_SUCH_SECRET'));
-    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    const { runId, done } = await runIn(await environmentWithRemote('NO_SUCH_SECRET'));
     expect(done).toMatchObject({ state: 'FAILED', status_message: { message: expect.stringContaining('Team secret "NO_SUCH_SECRET"') } });
     expect(JSON.stringify(done.status_message)).toContain("The agent's work was not pushed");
     expect(JSON.stringify(done)).toContain('integration_not_configured');
@@ -89,9 +103,63 @@ describe('pushing a run to its branch', () => {
     expect(git(['--git-dir', remote, 'branch', '--list', `conveyor/run-${runId}`])).toBe('');
   });
 
+  it('the push obeys the git egress rules: a remote on a loopback address is refused (the sandbox could clone it)', async () => {
+    const { runId, done } = await runIn(await environmentWith(platform, `${http.url}/origin.git`, 'GIT_PUSH_TOKEN'));
+    expect(done).toMatchObject({ state: 'FAILED', status_message: { message: expect.stringContaining("The agent's work was not pushed") } });
+    expect(JSON.stringify(done.status_message)).toMatch(/loopback|not permitted|EGRESS_ALLOWED_ADDRESSES/i);
+    expect(http.requests.some((r) => r.service === 'git-receive-pack')).toBe(false);
+    expect(git(['--git-dir', remote, 'branch', '--list', `conveyor/run-${runId}`])).toBe('');
+  });
+
   it('the gateway refuses a push_secret_name that is not a secret name', async () => {
     const res = await apiCall(platform, 'POST', '/agent/environments', { name: 'bad', repositories: [{ url: `file://${remote}`, push_secret_name: 'no spaces allowed' }] });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('push_secret_name');
+  });
+});
+
+describe('pushing a run to its branch over HTTP with the team credential', () => {
+  let platform: RunningPlatform;
+  let root: string;
+  let remote: string;
+  let http: GitHttpServer;
+  const credential = `pusher:${randomUUID()}`;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'run-branch-http-'));
+    remote = seedRemote(root);
+    http = await startGitHttpServer(root, credential);
+    platform = await startPlatform({ env: { GIT_ALLOWED_SCHEMES: 'https,http', EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8' } });
+    expect((await apiCall(platform, 'PUT', '/secrets/FORGE_PUSH', { value: credential })).status).toBe(200);
+    expect((await apiCall(platform, 'PUT', '/secrets/WRONG_PUSH', { value: 'pusher:wrong' })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await http?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('the remote receives the push with the credential; the sandbox cloned without it; nothing logs it', async () => {
+    const { runId, done } = await finishedRunIn(platform, await environmentWith(platform, `${http.url}/origin.git`, 'FORGE_PUSH'));
+    expect(done.state).toBe('SUCCEEDED');
+    const branch = `conveyor/run-${runId}`;
+    expect(git(['--git-dir', remote, 'log', '--format=%s', branch]).split('\n')).toEqual([`conveyor: run ${runId}`, 'agent: rename world', 'initial']);
+    const pushes = http.requests.filter((r) => r.method === 'POST' && r.service === 'git-receive-pack');
+    expect(pushes.length).toBeGreaterThan(0);
+    for (const push of pushes) expect(push.credential).toBe(credential);
+    // The clone inside the sandbox (upload-pack) carried no credential: the agent's side never had one.
+    const clones = http.requests.filter((r) => r.service === 'git-upload-pack');
+    expect(clones.length).toBeGreaterThan(0);
+    expect(clones.some((r) => r.credential === '')).toBe(true);
+    const reference = (done.artifacts as Json[]).find((a) => a.artifact_type === 'EXTERNAL_REFERENCE');
+    expect(reference?.data).toMatchObject({ reference_type: 'git_branch', url: `${http.url}/origin/tree/${branch}` });
+    expect(platform.logs()).not.toContain(credential.split(':')[1]);
+  });
+
+  it('a credential the remote refuses fails the run with external_authentication_required', async () => {
+    const { runId, done } = await finishedRunIn(platform, await environmentWith(platform, `${http.url}/origin.git`, 'WRONG_PUSH'));
+    expect(done).toMatchObject({ state: 'FAILED', status_message: { message: expect.stringContaining("The agent's work was not pushed") } });
+    expect(JSON.stringify(done)).toContain('external_authentication_required');
+    expect(git(['--git-dir', remote, 'branch', '--list', `conveyor/run-${runId}`])).toBe('');
   });
 });

@@ -77,7 +77,7 @@ describe('finding 1: self-hosted workers never reach the core and stay within th
     expect((await failure(callRpc(noToken, 'runner', 'Heartbeat', { run_id: '00000000-0000-4000-8000-000000000000', execution: 1, runner_id: 'x' })))?.code).toBe(grpc.status.UNAUTHENTICATED);
   });
 
-  it('another team’s worker token cannot heartbeat, report or complete a run, even knowing its runner_id', async () => {
+  it('another team’s worker token cannot heartbeat, report, complete or push a run, even knowing its runner_id', async () => {
     const runId = await createRun('box-owner');
     const own = endpoint(ownToken);
     const { assignment, runnerId, call } = await holdRun(own, ownToken, 'box-owner');
@@ -89,6 +89,7 @@ describe('finding 1: self-hosted workers never reach the core and stay within th
       await failure(callRpc(intruder, 'runner', 'Heartbeat', target)),
       await failure(callRpc(intruder, 'runner', 'ReportEvents', { ...target, events_json: [JSON.stringify({ kind: 'message', role: 'assistant', text: 'injected' })] } as never)),
       await failure(callRpc(intruder, 'runner', 'CompleteRun', { ...target, state: 'FAILED', message: 'x', error_code: 'x' } as never)),
+      await failure(callRpc(intruder, 'runner', 'PushRunBranch', { ...target, repository: 0, base_commit: '0'.repeat(40) } as never)),
     ]) {
       expect(err?.code).toBe(grpc.status.NOT_FOUND);
     }
