@@ -55,6 +55,9 @@ export function executorOptions(config: ExecutorSettings, runnerId: string, sand
 
 type SetupStep = Extract<RunEvent, { kind: 'setup_step' }>;
 
+/** CompleteRun carries the session beside the transcript; the orchestrator takes gRPC messages up to 8 MiB. */
+const MAX_SESSION_BYTES = 4 * 1024 * 1024;
+
 const setupStepReporter =
   (reporter: EventReporter) =>
   (step: SetupStep['step'], status: SetupStep['status'], detail?: string): void =>
@@ -330,7 +333,7 @@ export class RunExecutor {
     const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
     const outcome = await harness.run(input, { emit, inbox, signal, sandbox, env });
     const transcript = outcome.transcript && reporter.redactor.buffer(outcome.transcript);
-    const session = outcome.session && { path: outcome.session.path, content: reporter.redactor.buffer(outcome.session.content) };
+    const session = this.keptSession(outcome.session, reporter);
     if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript, session };
     const changed = debug ? undefined : await this.recordChanges(assignment, sandbox, env, environment, reporter);
     const pushFailure = debug || changed === false ? undefined : await this.pushBranches(assignment, sandbox, env, environment, reporter);
@@ -341,6 +344,16 @@ export class RunExecutor {
       return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript, session };
     }
     return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript, session };
+  }
+
+  /** The session to keep for the next execution, redacted; one too large for CompleteRun is dropped, and the log says so. */
+  private keptSession(session: SessionFile | undefined, reporter: EventReporter): SessionFile | undefined {
+    if (!session) return undefined;
+    if (session.content.length > MAX_SESSION_BYTES) {
+      reporter.emit({ kind: 'log', level: 'warn', text: `The agent's session (${session.content.length} bytes) is over ${MAX_SESSION_BYTES} bytes and is not kept; a follow-up after the end starts a new session` });
+      return undefined;
+    }
+    return { path: session.path, content: reporter.redactor.buffer(session.content) };
   }
 
   /**
