@@ -1,8 +1,8 @@
 import { AppError } from '@conveyor/errors';
 import { redactUrl } from '@conveyor/logger';
 import type { PushRunBranchResponse__Output } from '@conveyor/proto';
-import type { EnvironmentSpec } from './environment-setup';
-import { repositoryDirectory } from './environment-setup';
+import { repositoryDirectory, type EnvironmentSpec } from './environment-setup';
+import type { EventReporter } from './event-reporter';
 import type { OrchestratorLink } from './orchestrator-link';
 import { collectBytes } from './sandbox/collect-output';
 import type { RunSandbox } from './sandbox/run-sandbox';
@@ -26,7 +26,8 @@ GIT_INDEX_FILE="$index" git -C "$dir" read-tree HEAD &&
 status=$?; rm -f "$index"; exit "$status"
 `;
 
-export type PushedBranch = PushRunBranchResponse__Output & { directory: string };
+type PushedBranch = PushRunBranchResponse__Output & { directory: string };
+type PushTarget = { run_id: string; execution: number; runner_id: string };
 
 async function inSandbox(sandbox: RunSandbox, env: Record<string, string>, what: string, script: string, args: string[]): Promise<Buffer> {
   const { code, stdout, stderr } = await collectBytes(sandbox.exec({ argv: ['/bin/sh', '-c', script, 'run-branch', ...args], env }));
@@ -40,9 +41,9 @@ async function inSandbox(sandbox: RunSandbox, env: Record<string, string>, what:
  * pushes them from a fresh bare clone with the team's credential, which never reaches the runner or the sandbox
  * (docs/harnesses.md). Throws an AppError naming the repository when one cannot be pushed.
  */
-export async function pushRunBranches(
+async function pushRunBranches(
   link: OrchestratorLink,
-  target: { run_id: string; execution: number; runner_id: string },
+  target: PushTarget,
   sandbox: RunSandbox,
   env: Record<string, string>,
   environment: EnvironmentSpec,
@@ -61,4 +62,33 @@ export async function pushRunBranches(
     pushed.push({ ...result, directory: dir });
   }
   return pushed;
+}
+
+/**
+ * Pushes the execution's work where the environment asks (repositories with a `push_secret_name`) and reports each
+ * branch as an EXTERNAL_REFERENCE artifact (`git_branch`). Returns why a push failed, or undefined.
+ */
+export async function pushWorkToBranches(
+  link: OrchestratorLink,
+  target: PushTarget,
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  environment: EnvironmentSpec,
+  reporter: EventReporter,
+): Promise<{ message: string; errorCode: string } | undefined> {
+  if (!environment.repositories.some((r) => r.push_secret_name)) return undefined;
+  try {
+    for (const branch of await pushRunBranches(link, target, sandbox, env, environment)) {
+      const url = `${branch.repository_url.replace(/\.git$/, '')}/tree/${branch.branch}`;
+      const metadata = { repository: branch.repository_url, branch: branch.branch, commit: branch.commit };
+      reporter.emit({ kind: 'artifact', artifact_type: 'EXTERNAL_REFERENCE', data: { reference_type: 'git_branch', url, title: branch.branch, metadata } });
+      reporter.emit({ kind: 'log', level: 'info', text: `Pushed the work on ${branch.directory} to ${branch.branch} (${branch.commit})` });
+    }
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const message = `The agent's work was not pushed: ${err.message}`;
+    reporter.emit({ kind: 'log', level: 'error', text: message });
+    return { message, errorCode: err.code };
+  }
 }

@@ -17,7 +17,7 @@ import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
 import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
 import { harnessSupportEndpoint, harnessSupportHosts, insideApiBaseUrl, limitCompletion } from './sandbox/run-policy';
-import { pushRunBranches } from './run-branch-push';
+import { pushWorkToBranches } from './run-branch-push';
 import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
 import { prepareWorkspace, removeWorkspace, safeFileName } from './workspace';
 
@@ -336,7 +336,8 @@ export class RunExecutor {
     const session = this.keptSession(outcome.session, reporter);
     if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript, session };
     const changed = debug ? undefined : await this.recordChanges(assignment, sandbox, env, environment, reporter);
-    const pushFailure = debug || changed === false ? undefined : await this.pushBranches(assignment, sandbox, env, environment, reporter);
+    const pushTarget = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
+    const pushFailure = debug || changed === false ? undefined : await pushWorkToBranches(this.link, pushTarget, sandbox, env, environment, reporter);
     // A run whose work could not be pushed where it was asked to go has failed, though its patch is recorded.
     if (pushFailure && outcome.state === 'SUCCEEDED') return { state: 'FAILED', ...pushFailure, transcript, session };
     if (outcome.state === 'SUCCEEDED') {
@@ -354,29 +355,6 @@ export class RunExecutor {
       return undefined;
     }
     return { path: session.path, content: reporter.redactor.buffer(session.content) };
-  }
-
-  /**
-   * Pushes the execution's work to the run's branch on each repository with a push credential and reports each branch
-   * as an EXTERNAL_REFERENCE artifact (`git_branch`). Returns why a push failed, or undefined.
-   */
-  private async pushBranches(assignment: RunAssignment__Output, sandbox: RunSandbox, env: Record<string, string>, environment: EnvironmentSpec, reporter: EventReporter): Promise<{ message: string; errorCode: string } | undefined> {
-    if (!environment.repositories.some((r) => r.push_secret_name)) return undefined;
-    const target = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
-    try {
-      for (const branch of await pushRunBranches(this.link, target, sandbox, env, environment)) {
-        const url = `${branch.repository_url.replace(/\.git$/, '')}/tree/${branch.branch}`;
-        const metadata = { repository: branch.repository_url, branch: branch.branch, commit: branch.commit };
-        reporter.emit({ kind: 'artifact', artifact_type: 'EXTERNAL_REFERENCE', data: { reference_type: 'git_branch', url, title: branch.branch, metadata } });
-        reporter.emit({ kind: 'log', level: 'info', text: `Pushed the work on ${branch.directory} to ${branch.branch} (${branch.commit})` });
-      }
-      return undefined;
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      const message = `The agent's work was not pushed: ${err.message}`;
-      reporter.emit({ kind: 'log', level: 'error', text: message });
-      return { message, errorCode: err.code };
-    }
   }
 
   /**
