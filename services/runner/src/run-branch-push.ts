@@ -9,7 +9,7 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 import { BASE_COMMIT } from './workspace-changes';
 
 /** What one PushRunBranch call may carry: the orchestrator's gRPC server takes messages up to 8 MiB. */
-export const MAX_PUSH_BYTES = 7 * 1024 * 1024;
+const MAX_PUSH_BYTES = 7 * 1024 * 1024;
 
 /**
  * Inside the sandbox (the workspace and its git configuration are the agent's): the base commit and HEAD, the agent's

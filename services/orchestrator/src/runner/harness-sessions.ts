@@ -2,7 +2,7 @@ import type { BlobStore } from '@conveyor/blob-store';
 import type { HarnessSession__Output, RunAssignment } from '@conveyor/proto';
 
 /** One kept session per run: the last execution's replaces the one before. */
-export const harnessSessionKey = (runId: string): string => `sessions/${runId}/harness-session.json`;
+const harnessSessionKey = (runId: string): string => `sessions/${runId}/harness-session.json`;
 
 /**
  * The agent CLI sessions of runs, kept by the platform (not by a runner) so that a follow-up after the end resumes

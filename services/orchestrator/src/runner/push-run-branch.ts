@@ -24,7 +24,7 @@ const COMMIT = /^[0-9a-f]{40}$/;
 /** Who the platform's commit of uncommitted work is by. */
 const COMMITTER = { GIT_AUTHOR_NAME: 'Conveyor', GIT_AUTHOR_EMAIL: 'conveyor@localhost', GIT_COMMITTER_NAME: 'Conveyor', GIT_COMMITTER_EMAIL: 'conveyor@localhost' };
 
-export const runBranchName = (runId: string): string => `conveyor/run-${runId}`;
+const runBranchName = (runId: string): string => `conveyor/run-${runId}`;
 
 /**
  * The push credential as git's own configuration in the environment (never on a command line, never in a URL git
