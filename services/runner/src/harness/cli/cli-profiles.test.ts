@@ -136,3 +136,25 @@ describe('event mapping keeps what it does not know', () => {
     expect(mapper.map({ type: 'turn.completed', usage: { input_tokens: 700, output_tokens: 90 } }).events).toEqual([{ kind: 'usage', input_tokens: 80, output_tokens: 10 }]);
   });
 });
+
+describe('resuming a kept session', () => {
+  const thread = '01a20a96-aa81-7973-8efd-2562513dc396';
+  const rollout = `/ws/.home/.codex/sessions/2026/11/23/rollout-2026-11-23T22-46-15-${thread}.jsonl`;
+
+  it('starts a new session without one and resumes the session file’s session with one', () => {
+    const s = setup();
+    expect(claudeProfile.args(s, '', undefined)).toEqual(expect.arrayContaining(['--session-id', s.runId]));
+    expect(claudeProfile.args(s, '', '/any')).toEqual(expect.arrayContaining(['--resume', s.runId]));
+    expect(geminiProfile.args(s, 'hi', '/any')).toEqual(expect.arrayContaining(['--resume', s.runId]));
+    // Codex resumes the thread its rollout file names (a restored HOME has no state database for `--last`).
+    expect(codexProfile.args(s, 'hi', rollout)).toEqual(['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', 'resume', thread, '--', 'hi']);
+    expect(codexProfile.args(s, 'hi', undefined)).not.toContain('resume');
+  });
+
+  it('restores where the CLI looks for it under this workspace, which another runner may mount elsewhere', () => {
+    const s = { ...setup(), workspaceDir: '/srv/work spaces/run-1', home: '/srv/work spaces/run-1/.home' };
+    expect(claudeProfile.restorePath!(s, `.claude/projects/-workspace/${s.runId}.jsonl`)).toBe(`.claude/projects/-srv-work-spaces-run-1/${s.runId}.jsonl`);
+    expect(geminiProfile.restorePath!(s, '.gemini/tmp/workspace/chats/session-2026-11-23T22-46-7f1c0f7e.jsonl')).toBe('.gemini/tmp/run-1/chats/session-2026-11-23T22-46-7f1c0f7e.jsonl');
+    expect(codexProfile.restorePath).toBeUndefined();
+  });
+});
