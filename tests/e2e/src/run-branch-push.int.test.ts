@@ -15,6 +15,12 @@ jest.setTimeout(120_000);
 
 const git = (args: string[], cwd?: string) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } }).trim();
 
+/**
+ * The remotes live on this machine (a path, a loopback port), which a real sandbox cannot reach by design; the clone
+ * runs unsandboxed here. The push under test happens on the orchestrator either way.
+ */
+const LOCAL_REMOTE_SANDBOX = { RUN_SANDBOX: 'none' };
+
 /** A bare repository `<root>/origin.git` whose main branch has one commit (hello.txt = "hello world"). */
 function seedRemote(root: string): string {
   const remote = path.join(root, 'origin.git');
@@ -61,7 +67,7 @@ describe('pushing a run to its branch', () => {
     remote = seedRemote(root);
     http = await startGitHttpServer(root, 'pusher:unused');
     // Plain http is an allowed transport here, but loopback addresses are not (EGRESS_ALLOWED_ADDRESSES is empty).
-    platform = await startPlatform({ env: { GIT_ALLOW_LOCAL_URLS: 'true', GIT_ALLOWED_SCHEMES: 'https,http' } });
+    platform = await startPlatform({ env: { ...LOCAL_REMOTE_SANDBOX, GIT_ALLOW_LOCAL_URLS: 'true', GIT_ALLOWED_SCHEMES: 'https,http' } });
     expect((await apiCall(platform, 'PUT', '/secrets/GIT_PUSH_TOKEN', { value: pushToken })).status).toBe(200);
   });
   afterAll(async () => {
@@ -129,7 +135,7 @@ describe('pushing a run to its branch over HTTP with the team credential', () =>
     root = await mkdtemp(path.join(os.tmpdir(), 'run-branch-http-'));
     remote = seedRemote(root);
     http = await startGitHttpServer(root, credential);
-    platform = await startPlatform({ env: { GIT_ALLOWED_SCHEMES: 'https,http', EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8' } });
+    platform = await startPlatform({ env: { ...LOCAL_REMOTE_SANDBOX, GIT_ALLOWED_SCHEMES: 'https,http', EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8' } });
     expect((await apiCall(platform, 'PUT', '/secrets/FORGE_PUSH', { value: credential })).status).toBe(200);
     expect((await apiCall(platform, 'PUT', '/secrets/WRONG_PUSH', { value: 'pusher:wrong' })).status).toBe(200);
   });
