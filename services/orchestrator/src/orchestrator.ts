@@ -24,8 +24,8 @@ import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
 import type { CreateRunDeps } from './runs/create-run';
 import { WebhookModule } from './webhooks/webhook-module';
-import { workerEndpointHandlers, workerTokenPeer } from './workers/worker-endpoint';
-import { WorkerHub } from './workers/worker-hub';
+import { workerEndpointHandlers, workerTokenPeer } from './grpc/handlers/worker-endpoint';
+import { WorkerHub } from './grpc/handlers/worker-hub';
 
 export class Orchestrator implements Service {
   readonly readiness = new Readiness();

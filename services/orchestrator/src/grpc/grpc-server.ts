@@ -1,22 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@conveyor/logger';
-import { loadOrchestratorProto, ORCHESTRATOR_SERVICES, type OrchestratorProto, type AuthServiceHandlers, type BlobServiceHandlers, type FactoryServiceHandlers, type HealthServiceHandlers, type RunServiceHandlers, type RunnerServiceHandlers, type ScheduleServiceHandlers, type WebhookIngressServiceHandlers, type ArtifactServiceHandlers, type WorkerServiceHandlers, type CatalogServiceHandlers, type AgentIdentityServiceHandlers, readTlsMaterial, type GrpcTlsSettings } from '@conveyor/proto';
+import { loadOrchestratorProto, ORCHESTRATOR_SERVICES, type OrchestratorProto, readTlsMaterial, type GrpcTlsSettings } from '@conveyor/proto';
 import { guardService, type PeerAuthenticator } from './rpc-guard';
-
-export interface OrchestratorHandlers {
-  auth: AuthServiceHandlers;
-  runs: RunServiceHandlers;
-  runner: RunnerServiceHandlers;
-  health: HealthServiceHandlers;
-  blobs: BlobServiceHandlers;
-  factories: FactoryServiceHandlers;
-  webhookIngress: WebhookIngressServiceHandlers;
-  schedules: ScheduleServiceHandlers;
-  catalog: CatalogServiceHandlers;
-  identities: AgentIdentityServiceHandlers;
-  artifacts: ArtifactServiceHandlers;
-  workers: WorkerServiceHandlers;
-}
+import type { OrchestratorHandlers } from './orchestrator-handler-set';
 
 // Every service the clients know is served here, under the same names.
 const SERVICE_NAMES = ORCHESTRATOR_SERVICES satisfies Record<keyof OrchestratorHandlers, keyof OrchestratorProto>;

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { AppError, toGrpcError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import { serviceOfCertificate } from '@conveyor/pki';
-import type { OrchestratorHandlers } from './grpc-server';
+import type { OrchestratorHandlers } from './orchestrator-handler-set';
 import { allowedPeers, type PeerKind } from './rpc-permissions';
 
 /** Who is calling, as the transport established it; `teamId` for workers, whose calls are scoped to their team. */

@@ -1,5 +1,5 @@
 import type { ServiceName } from '@conveyor/pki';
-import type { OrchestratorHandlers } from './grpc-server';
+import type { OrchestratorHandlers } from './orchestrator-handler-set';
 
 /**
  * Who may be at the other end of a call: a core service named by its mTLS certificate, or a self-hosted worker

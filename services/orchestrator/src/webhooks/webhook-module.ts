@@ -4,10 +4,10 @@ import type { Logger } from '@conveyor/logger';
 import type { OrchestratorConfig } from '../config';
 import { DeliveryProcessor, type StartRun } from '../deliveries/delivery-processor';
 import { DeliveryRetention } from '../deliveries/delivery-retention';
-import type { OrchestratorHandlers } from '../grpc/grpc-server';
+import type { OrchestratorHandlers } from '../grpc/orchestrator-handler-set';
 import { createRun, type CreateRunDeps } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
-import { factoryHandlers, webhookIngressHandlers } from './factory-handlers';
+import { factoryHandlers, webhookIngressHandlers } from '../grpc/handlers/factory-handlers';
 import { WebhookVersions } from './webhook-versions';
 
 export interface WebhookModuleDeps {

@@ -9,7 +9,7 @@ import {
   type RunEventMessage__Output,
 } from '@conveyor/proto';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
-import { RunEventFeed } from './run-event-feed';
+import { RunEventFeed } from '../../runs/run-event-feed';
 import { watchRunEvents } from './watch-run-events';
 
 // WatchRunEvents over a real gRPC server and PostgreSQL: RunEvent rows inserted as the recorders do wake the stream

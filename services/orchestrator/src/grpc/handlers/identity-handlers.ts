@@ -1,9 +1,9 @@
 import type { Logger } from '@conveyor/logger';
 import type { AgentIdentityServiceHandlers } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import type { AgentIdentities } from './agent-identities';
-import type { IdentityKeys } from './identity-keys';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import type { AgentIdentities } from '../../identities/agent-identities';
+import type { IdentityKeys } from '../../identities/identity-keys';
 
 /** AgentIdentityService: identities (contract §6) and their API keys. */
 export function identityHandlers({ identities, keys, logger }: { identities: AgentIdentities; keys: IdentityKeys; logger: Logger }): AgentIdentityServiceHandlers {

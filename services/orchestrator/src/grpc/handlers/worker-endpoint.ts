@@ -2,8 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { PrismaClient } from '@conveyor/db';
 import { AppError, toGrpcError } from '@conveyor/errors';
 import type { RunnerServiceHandlers, WorkerServiceHandlers } from '@conveyor/proto';
-import { peerOf, type PeerAuthenticator } from '../grpc/rpc-guard';
-import { authenticateWorkerToken } from './worker-token';
+import { peerOf, type PeerAuthenticator } from '../rpc-guard';
+import { authenticateWorkerToken } from '../../workers/worker-token';
 
 /** Worker endpoint peers: the team of the worker token sent as `authorization: Bearer cvw_...` on every call. */
 export function workerTokenPeer(db: PrismaClient): PeerAuthenticator {

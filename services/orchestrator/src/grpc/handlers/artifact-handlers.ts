@@ -2,13 +2,13 @@ import type { BlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { ArtifactServiceHandlers } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import { submitScores } from '../scores/submit-scores';
-import { getArtifact, getArtifactDownload } from './artifact-views';
-import type { BlobLinkSigner } from './blob-links';
-import { reportArtifact } from './report-artifact';
-import { runByExternalReference } from './run-by-external-reference';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import { submitScores } from '../../scores/submit-scores';
+import { getArtifact, getArtifactDownload } from '../../artifacts/artifact-views';
+import type { BlobLinkSigner } from '../../artifacts/blob-links';
+import { reportArtifact } from '../../artifacts/report-artifact';
+import { runByExternalReference } from '../../artifacts/run-by-external-reference';
 
 export interface ArtifactHandlerDeps {
   db: PrismaClient;

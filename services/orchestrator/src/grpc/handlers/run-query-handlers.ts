@@ -2,12 +2,12 @@ import type { BlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import { getConversation } from './conversation';
-import { listRuns } from './list-runs';
-import { getTimeline } from './run-timeline';
-import { getTranscript, type LinkSigner } from './transcript';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import { getConversation } from '../../runs/conversation';
+import { listRuns } from '../../runs/list-runs';
+import { getTimeline } from '../../runs/run-timeline';
+import { getTranscript, type LinkSigner } from '../../runs/transcript';
 
 export interface RunQueryDeps {
   db: PrismaClient;

@@ -1,10 +1,10 @@
 import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
 import type { PrismaClient } from '@conveyor/db';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import { checkRedirect } from './redirect-check';
-import { listHandoffAttachments, uploadHandoffAttachment, type RunHandoffDeps } from './run-handoff';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import { checkRedirect } from '../../runs/redirect-check';
+import { listHandoffAttachments, uploadHandoffAttachment, type RunHandoffDeps } from '../../runs/run-handoff';
 
 /** Handoff snapshot files and the public session/conversation redirect checks (docs/api-surface.md). */
 export function runHandoffHandlers(

@@ -1,11 +1,11 @@
 import type { Logger } from '@conveyor/logger';
 import type { CatalogServiceHandlers } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import type { EnvironmentGuests } from './environment-guests';
-import type { Environments } from './environments';
-import type { ModelCatalog } from './model-catalog';
-import type { SkillCatalog } from './skill-catalog';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import type { EnvironmentGuests } from '../../catalog/environment-guests';
+import type { Environments } from '../../catalog/environments';
+import type { ModelCatalog } from '../../catalog/model-catalog';
+import type { SkillCatalog } from '../../catalog/skill-catalog';
 
 export interface CatalogHandlerDeps {
   environments: Environments;

@@ -4,13 +4,13 @@ import { newId, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { WorkerDownstream, WorkerServiceHandlers, WorkerUpstream__Output } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { peerOf } from '../grpc/rpc-guard';
-import { unary } from '../grpc/unary-handler';
-import { claimRun } from '../runner/claim-run';
-import type { HarnessSessions } from '../runner/harness-sessions';
-import { listConnectedWorkers } from './list-workers';
-import { authenticateWorkerToken } from './worker-token';
+import { requireCaller } from '../require-caller';
+import { peerOf } from '../rpc-guard';
+import { unary } from '../unary-handler';
+import { claimRun } from '../../runner/claim-run';
+import type { HarnessSessions } from '../../runner/harness-sessions';
+import { listConnectedWorkers } from '../../workers/list-workers';
+import { authenticateWorkerToken } from '../../workers/worker-token';
 
 export interface WorkerHubOptions {
   /** Interval the worker is told to heartbeat at. */

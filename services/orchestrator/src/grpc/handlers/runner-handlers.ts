@@ -2,14 +2,14 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { RunnerServiceHandlers } from '@conveyor/proto';
 import { AppError } from '@conveyor/errors';
-import { unary } from '../grpc/unary-handler';
-import { isSelfHostedRun } from '../workers/self-hosted-routing';
-import { claimRun } from './claim-run';
-import { completeRun, type TranscriptSink } from './complete-run';
-import type { HarnessSessions } from './harness-sessions';
-import { getHarnessCredential, type HarnessCredentialDeps } from './harness-credential';
-import { pushRunBranch, type PushRunBranchDeps } from './push-run-branch';
-import { heartbeat, reportEvents } from './report-events';
+import { unary } from '../unary-handler';
+import { isSelfHostedRun } from '../../workers/self-hosted-routing';
+import { claimRun } from '../../runner/claim-run';
+import { completeRun, type TranscriptSink } from '../../runner/complete-run';
+import type { HarnessSessions } from '../../runner/harness-sessions';
+import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/harness-credential';
+import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
+import { heartbeat, reportEvents } from '../../runner/report-events';
 
 export interface RunnerHandlerDeps extends HarnessCredentialDeps, PushRunBranchDeps {
   db: PrismaClient;

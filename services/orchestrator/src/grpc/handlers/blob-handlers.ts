@@ -1,8 +1,8 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import type { Logger } from '@conveyor/logger';
 import type { BlobServiceHandlers } from '@conveyor/proto';
-import { unary } from '../grpc/unary-handler';
-import { readBlob } from './read-blob';
+import { unary } from '../unary-handler';
+import { readBlob } from '../../blobs/read-blob';
 
 export function blobHandlers({
   blobs,

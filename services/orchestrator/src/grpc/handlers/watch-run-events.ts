@@ -4,9 +4,9 @@ import type { PrismaClient } from '@conveyor/db';
 import { asAppError, toGrpcError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunEventMessage, WatchRunEventsRequest__Output } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { findRunForCaller } from './run-access';
-import type { RunEventFeed } from './run-event-feed';
+import { requireCaller } from '../require-caller';
+import { findRunForCaller } from '../../runs/run-access';
+import type { RunEventFeed } from '../../runs/run-event-feed';
 
 const PAGE = 500;
 

@@ -2,15 +2,15 @@ import { AppError } from '@conveyor/errors';
 import type { PrismaClient, WebhookDelivery } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { Automation, Delivery, Factory, FactoryServiceHandlers, Secret, Webhook, WebhookIngressServiceHandlers, WebhookWithSecret } from '@conveyor/proto';
-import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation, type AutomationView } from '../automations/automations';
-import { applyDefinitions } from '../definitions/apply-definitions';
-import { createFactory, deleteFactory, getFactory, listFactories, type FactoryView } from '../factories/factories';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import type { SecretCipher } from '../secrets/secret-cipher';
-import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue, type SecretView } from '../secrets/team-secrets';
-import { getDelivery, listDeliveries, testFilter } from './delivery-log';
-import type { WebhookVersions } from './webhook-versions';
+import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation, type AutomationView } from '../../automations/automations';
+import { applyDefinitions } from '../../definitions/apply-definitions';
+import { createFactory, deleteFactory, getFactory, listFactories, type FactoryView } from '../../factories/factories';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import type { SecretCipher } from '../../secrets/secret-cipher';
+import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue, type SecretView } from '../../secrets/team-secrets';
+import { getDelivery, listDeliveries, testFilter } from '../../webhooks/delivery-log';
+import type { WebhookVersions } from '../../webhooks/webhook-versions';
 import {
   createWebhook,
   deleteWebhook,
@@ -21,7 +21,7 @@ import {
   setWebhookEnabled,
   type WebhookView,
   type WebhookWithSecretView,
-} from './webhooks';
+} from '../../webhooks/webhooks';
 
 export interface FactoryHandlerDeps {
   db: PrismaClient;

@@ -1,16 +1,16 @@
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
-import { requireCaller } from '../grpc/require-caller';
-import { unary } from '../grpc/unary-handler';
-import { cancelRun } from './cancel-run';
-import { createRun, type CreateRunDeps } from './create-run';
-import { findRunForCaller } from './run-access';
-import type { RunQueue } from './run-queue';
-import { isAtCapacity } from './run-capacity';
-import { runToProto } from './run-to-proto';
-import { usageByRun } from './run-usage';
-import { submitFollowup } from './submit-followup';
+import { requireCaller } from '../require-caller';
+import { unary } from '../unary-handler';
+import { cancelRun } from '../../runs/cancel-run';
+import { createRun, type CreateRunDeps } from '../../runs/create-run';
+import { findRunForCaller } from '../../runs/run-access';
+import type { RunQueue } from '../../runs/run-queue';
+import { isAtCapacity } from '../../runs/run-capacity';
+import { runToProto } from '../../runs/run-to-proto';
+import { usageByRun } from '../../runs/run-usage';
+import { submitFollowup } from '../../runs/submit-followup';
 
 export interface RunLifecycleDeps extends CreateRunDeps {
   queue: RunQueue;
