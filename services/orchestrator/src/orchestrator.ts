@@ -24,6 +24,10 @@ import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
 import type { CreateRunDeps } from './runs/create-run';
 import { WebhookModule } from './webhooks/webhook-module';
+import { catalogHandlers } from './grpc/handlers/catalog-handlers';
+import { factoryHandlers, webhookIngressHandlers } from './grpc/handlers/factory-handlers';
+import { identityHandlers } from './grpc/handlers/identity-handlers';
+import { scheduleHandlers } from './grpc/handlers/schedule-handlers';
 import { workerEndpointHandlers, workerTokenPeer } from './grpc/handlers/worker-endpoint';
 import { WorkerHub } from './grpc/handlers/worker-hub';
 
@@ -120,12 +124,16 @@ export class Orchestrator implements Service {
       if (!runEventFeed.connected) throw new Error('not listening for run events');
     });
 
+    // Transport last: every RPC maps onto the services built above.
+    const webhookHandlerDeps = { db, cipher: webhooks.cipher, versions: webhooks.versions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
     const handlers = {
       ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher: webhooks.cipher, runEventFeed }),
-      ...webhooks.grpcHandlers(),
-      ...schedules.grpcHandlers(),
+      factories: factoryHandlers(webhookHandlerDeps),
+      webhookIngress: webhookIngressHandlers(webhookHandlerDeps),
+      schedules: scheduleHandlers({ db, ticks: schedules.ticks, logger: logger.child({ component: 'schedules' }) }),
       ...workerHub.grpcHandlers(),
-      ...catalog.grpcHandlers(),
+      catalog: catalogHandlers({ environments: catalog.environments, guests: catalog.guests, skills: catalog.skills, models: catalog.models, logger }),
+      identities: identityHandlers({ identities: catalog.identities, keys: catalog.keys, logger }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });
     ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, {

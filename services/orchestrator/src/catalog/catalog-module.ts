@@ -1,14 +1,11 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type { CatalogServiceHandlers, AgentIdentityServiceHandlers } from '@conveyor/proto';
 import type { CatalogConfig } from '../config';
 import { EgressPolicy } from '../egress/egress-policy';
 import { planGitFetch } from '../egress/git-egress';
 import { AgentIdentities } from '../identities/agent-identities';
-import { identityHandlers } from '../grpc/handlers/identity-handlers';
 import { IdentityKeys } from '../identities/identity-keys';
 import type { RunCatalog } from '../runs/resolve-run-catalog';
-import { catalogHandlers } from '../grpc/handlers/catalog-handlers';
 import { EnvironmentGuests } from './environment-guests';
 import { Environments } from './environments';
 import { GitSkillScanner } from './git-skill-scanner';
@@ -19,8 +16,8 @@ import { SkillRepositoryCache } from './skill-repository-cache';
 export type CatalogModuleConfig = CatalogConfig;
 
 /**
- * Environments, skills, models and agent identities wired for the orchestrator: the gRPC handlers and the
- * `runCatalog` that createRun uses to check and default a run. The model catalog is parsed here, at start.
+ * Environments, skills, models and agent identities wired for the orchestrator: the services its gRPC handlers
+ * serve and the `runCatalog` that createRun uses to check and default a run. The model catalog is parsed here, at start.
  */
 export class CatalogModule {
   readonly models: ModelCatalog;
@@ -31,10 +28,7 @@ export class CatalogModule {
   readonly keys: IdentityKeys;
   readonly runCatalog: RunCatalog;
 
-  constructor(
-    private readonly deps: { config: CatalogModuleConfig; db: PrismaClient; logger: Logger },
-  ) {
-    const { config, db, logger } = deps;
+  constructor({ config, db, logger }: { config: CatalogModuleConfig; db: PrismaClient; logger: Logger }) {
     this.models = ModelCatalog.fromConfig(config);
     const egress = { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS };
     const scanner = new GitSkillScanner((url) => planGitFetch(url, egress));
@@ -47,11 +41,4 @@ export class CatalogModule {
     this.runCatalog = { db, models: this.models, skills: this.skills };
   }
 
-  grpcHandlers(): { catalog: CatalogServiceHandlers; identities: AgentIdentityServiceHandlers } {
-    const { logger } = this.deps;
-    return {
-      catalog: catalogHandlers({ environments: this.environments, guests: this.guests, skills: this.skills, models: this.models, logger }),
-      identities: identityHandlers({ identities: this.identities, keys: this.keys, logger }),
-    };
-  }
 }

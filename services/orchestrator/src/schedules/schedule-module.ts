@@ -2,9 +2,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { Redis } from 'ioredis';
 import type { OrchestratorConfig } from '../config';
-import type { OrchestratorHandlers } from '../grpc/orchestrator-handler-set';
 import { fireScheduleTick } from './fire-schedule-tick';
-import { scheduleHandlers } from '../grpc/handlers/schedule-handlers';
 import { ScheduleReconciler } from './schedule-reconciler';
 import { ScheduleTickQueue } from './schedule-tick-queue';
 import type { CreateRunDeps } from '../runs/create-run';
@@ -20,7 +18,7 @@ export interface ScheduleModuleDeps {
 }
 
 /**
- * Scheduled agents wired for the orchestrator (docs/schedules.md): the gRPC handlers, the tick queue's job
+ * Scheduled agents wired for the orchestrator (docs/schedules.md): the tick queue's job
  * schedulers, the worker that turns ticks into runs, and the reconciler that keeps Redis in step with PostgreSQL.
  */
 export class ScheduleModule {
@@ -28,8 +26,7 @@ export class ScheduleModule {
   private readonly worker: ScheduleTickWorker;
   private readonly reconciler: ScheduleReconciler;
 
-  constructor(private readonly deps: ScheduleModuleDeps) {
-    const { config, db, redis, logger, runDeps } = deps;
+  constructor({ config, db, redis, logger, runDeps }: ScheduleModuleDeps) {
     this.ticks = new ScheduleTickQueue(redis, config.SCHEDULE_QUEUE);
     this.worker = new ScheduleTickWorker({
       redisUrl: config.REDIS_URL,
@@ -40,10 +37,6 @@ export class ScheduleModule {
     this.reconciler = new ScheduleReconciler({ db, ticks: this.ticks, logger: logger.child({ component: 'schedule-reconciler' }) }, config.SCHEDULE_RECONCILE_INTERVAL_MS);
   }
 
-  grpcHandlers(): Pick<OrchestratorHandlers, 'schedules'> {
-    const { db, logger } = this.deps;
-    return { schedules: scheduleHandlers({ db, ticks: this.ticks, logger: logger.child({ component: 'schedules' }) }) };
-  }
 
   async start(): Promise<void> {
     await this.reconciler.start();

@@ -4,10 +4,8 @@ import type { Logger } from '@conveyor/logger';
 import type { OrchestratorConfig } from '../config';
 import { DeliveryProcessor, type StartRun } from '../deliveries/delivery-processor';
 import { DeliveryRetention } from '../deliveries/delivery-retention';
-import type { OrchestratorHandlers } from '../grpc/orchestrator-handler-set';
 import { createRun, type CreateRunDeps } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
-import { factoryHandlers, webhookIngressHandlers } from '../grpc/handlers/factory-handlers';
 import { WebhookVersions } from './webhook-versions';
 
 export interface WebhookModuleDeps {
@@ -20,8 +18,8 @@ export interface WebhookModuleDeps {
 }
 
 /**
- * Factories, webhooks, automations, secrets and the delivery log, wired for the orchestrator: the gRPC handlers,
- * the Kafka delivery handler (which starts runs through createRun) and the delivery-log retention job.
+ * Factories, webhooks, automations, secrets and the delivery log, wired for the orchestrator: the cipher and versions
+ * its gRPC handlers use, the Kafka delivery handler (which starts runs through createRun) and the delivery-log retention job.
  */
 export class WebhookModule {
   readonly cipher: SecretCipher;
@@ -29,8 +27,7 @@ export class WebhookModule {
   readonly processor: DeliveryProcessor;
   private readonly retention: DeliveryRetention;
 
-  constructor(private readonly deps: WebhookModuleDeps) {
-    const { config, db, redis, logger, runDeps } = deps;
+  constructor({ config, db, redis, logger, runDeps }: WebhookModuleDeps) {
     this.cipher = SecretCipher.fromEnv(config);
     this.versions = new WebhookVersions(redis);
     const startRun: StartRun = (caller, input) => createRun(runDeps, caller, input);
@@ -38,11 +35,6 @@ export class WebhookModule {
     this.retention = new DeliveryRetention(db, logger.child({ component: 'delivery-retention' }), config.DELIVERY_RETENTION_INTERVAL_MS);
   }
 
-  grpcHandlers(): Pick<OrchestratorHandlers, 'factories' | 'webhookIngress'> {
-    const { db, logger, config } = this.deps;
-    const deps = { db, cipher: this.cipher, versions: this.versions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
-    return { factories: factoryHandlers(deps), webhookIngress: webhookIngressHandlers(deps) };
-  }
 
   start(): void {
     this.retention.start();
