@@ -22,8 +22,13 @@ import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
 import { ScheduleModule } from './schedules/schedule-module';
 import { CatalogModule } from './catalog/catalog-module';
-import type { CreateRunDeps } from './runs/create-run';
-import { WebhookModule } from './webhooks/webhook-module';
+import { DeliveryProcessor } from './deliveries/delivery-processor';
+import { DeliveryRetention } from './deliveries/delivery-retention';
+import { AgentIdentities } from './identities/agent-identities';
+import { IdentityKeys } from './identities/identity-keys';
+import { createRun, type CreateRunDeps } from './runs/create-run';
+import { SecretCipher } from './secrets/secret-cipher';
+import { WebhookVersions } from './webhooks/webhook-versions';
 import { catalogHandlers } from './grpc/handlers/catalog-handlers';
 import { factoryHandlers, webhookIngressHandlers } from './grpc/handlers/factory-handlers';
 import { identityHandlers } from './grpc/handlers/identity-handlers';
@@ -49,7 +54,8 @@ export class Orchestrator implements Service {
   private httpServer: HttpServer | undefined;
   private consumer: DeliveryConsumer | undefined;
   private lagMonitor: ConsumerLagMonitor | undefined;
-  private webhooks: WebhookModule | undefined;
+  private deliveries: DeliveryProcessor | undefined;
+  private deliveryRetention: DeliveryRetention | undefined;
   private schedules: ScheduleModule | undefined;
   private workerHub: WorkerHub | undefined;
   private runEventFeed: RunEventFeed | undefined;
@@ -100,9 +106,14 @@ export class Orchestrator implements Service {
     const catalog = new CatalogModule({ config, db, logger });
     // One way to start runs for every source: API, automations, schedules, judges.
     const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: defaultHarness(config), catalog: catalog.runCatalog };
-    const webhooks = new WebhookModule({ config, db, redis, logger, runDeps });
-    this.webhooks = webhooks;
-    webhooks.start();
+    const identities = new AgentIdentities({ db, models: catalog.models });
+    const identityKeys = new IdentityKeys(db);
+    const cipher = SecretCipher.fromEnv(config);
+    const webhookVersions = new WebhookVersions(redis);
+    // Webhook deliveries start runs through the same createRun as the API.
+    this.deliveries = new DeliveryProcessor({ db, logger: logger.child({ component: 'delivery-processor' }), startRun: (caller, input) => createRun(runDeps, caller, input) });
+    this.deliveryRetention = new DeliveryRetention(db, logger.child({ component: 'delivery-retention' }), config.DELIVERY_RETENTION_INTERVAL_MS);
+    this.deliveryRetention.start();
     const schedules = new ScheduleModule({ config, db, redis, logger, runDeps });
     this.schedules = schedules;
     await schedules.start();
@@ -125,15 +136,15 @@ export class Orchestrator implements Service {
     });
 
     // Transport last: every RPC maps onto the services built above.
-    const webhookHandlerDeps = { db, cipher: webhooks.cipher, versions: webhooks.versions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
+    const webhookHandlerDeps = { db, cipher, versions: webhookVersions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher: webhooks.cipher, runEventFeed }),
+      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher, runEventFeed }),
       factories: factoryHandlers(webhookHandlerDeps),
       webhookIngress: webhookIngressHandlers(webhookHandlerDeps),
       schedules: scheduleHandlers({ db, ticks: schedules.ticks, logger: logger.child({ component: 'schedules' }) }),
       ...workerHub.grpcHandlers(),
       catalog: catalogHandlers({ environments: catalog.environments, guests: catalog.guests, skills: catalog.skills, models: catalog.models, logger }),
-      identities: identityHandlers({ identities: catalog.identities, keys: catalog.keys, logger }),
+      identities: identityHandlers({ identities, keys: identityKeys, logger }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });
     ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, {
@@ -174,7 +185,7 @@ export class Orchestrator implements Service {
     this.consumer = new DeliveryConsumer(kafka, {
       topic: config.DELIVERIES_TOPIC,
       groupId: config.DELIVERIES_CONSUMER_GROUP,
-      handler: this.onDeliveries ?? this.webhooks!.processor.handleBatch,
+      handler: this.onDeliveries ?? this.deliveries!.handleBatch,
       logger: logger.child({ component: 'delivery-consumer' }),
     });
     await this.consumer.start();
@@ -203,7 +214,7 @@ export class Orchestrator implements Service {
       ['worker endpoint', () => this.workerGrpcServer && stopGrpcServer(this.workerGrpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],
       ['consumer lag monitor', () => this.lagMonitor?.stop()],
-      ['webhook delivery retention', () => this.webhooks?.stop()],
+      ['webhook delivery retention', () => this.deliveryRetention?.stop()],
       ['schedule ticks', () => this.schedules?.stop()],
       ['kafka admin', () => this.kafkaAdmin?.disconnect()],
       ['http server', () => this.httpServer && closeServer(this.httpServer)],

@@ -3,7 +3,7 @@ import type { Artifact, PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
 import type { ArtifactDownload, ArtifactView, Caller__Output } from '@conveyor/proto';
 import { isUuid } from '../runs/run-access';
-import type { BlobLinkSigner } from './blob-links';
+import type { BlobLinkSigner } from '../blobs/blob-links';
 
 export interface ArtifactReadDeps {
   db: PrismaClient;

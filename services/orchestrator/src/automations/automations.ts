@@ -3,7 +3,7 @@ import { newId, type Automation, type Prisma, type PrismaClient } from '@conveyo
 import type { Caller__Output } from '@conveyor/proto';
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
-import { DISPLAY_NAME, DISPLAY_NAME_RULE } from '../webhooks/webhook-rules';
+import { DISPLAY_NAME, DISPLAY_NAME_RULE } from '../factories/display-name';
 import { describeErrors, parseWebhookTrigger, type WebhookTrigger } from './automation-trigger';
 
 export const MAX_PROMPT_LENGTH = 100_000;

@@ -1,6 +1,6 @@
 import { createBlobStore, isPresigningBlobStore, S3BlobStore, type BlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
-import { gatewayBlobLinks, type BlobLinkSigner } from '../artifacts/blob-links';
+import { gatewayBlobLinks, type BlobLinkSigner } from './blob-links';
 import type { OrchestratorConfig } from '../config';
 
 /** BLOB_STORE=postgres (default, nothing more to run) or s3 (any S3-compatible object store, see config.ts). */

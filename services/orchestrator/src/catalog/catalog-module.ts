@@ -3,9 +3,6 @@ import type { Logger } from '@conveyor/logger';
 import type { CatalogConfig } from '../config';
 import { EgressPolicy } from '../egress/egress-policy';
 import { planGitFetch } from '../egress/git-egress';
-import { AgentIdentities } from '../identities/agent-identities';
-import { IdentityKeys } from '../identities/identity-keys';
-import type { RunCatalog } from '../runs/resolve-run-catalog';
 import { EnvironmentGuests } from './environment-guests';
 import { Environments } from './environments';
 import { GitSkillScanner } from './git-skill-scanner';
@@ -16,7 +13,7 @@ import { SkillRepositoryCache } from './skill-repository-cache';
 export type CatalogModuleConfig = CatalogConfig;
 
 /**
- * Environments, skills, models and agent identities wired for the orchestrator: the services its gRPC handlers
+ * Environments, skills and models wired for the orchestrator: the services its gRPC handlers
  * serve and the `runCatalog` that createRun uses to check and default a run. The model catalog is parsed here, at start.
  */
 export class CatalogModule {
@@ -24,9 +21,8 @@ export class CatalogModule {
   readonly skills: SkillCatalog;
   readonly environments: Environments;
   readonly guests: EnvironmentGuests;
-  readonly identities: AgentIdentities;
-  readonly keys: IdentityKeys;
-  readonly runCatalog: RunCatalog;
+  /** What createRun checks and defaults a run against (runs/resolve-run-catalog.ts). */
+  readonly runCatalog: { db: PrismaClient; models: ModelCatalog; skills: SkillCatalog };
 
   constructor({ config, db, logger }: { config: CatalogModuleConfig; db: PrismaClient; logger: Logger }) {
     this.models = ModelCatalog.fromConfig(config);
@@ -36,8 +32,6 @@ export class CatalogModule {
     this.skills = new SkillCatalog(db, cache);
     this.environments = new Environments({ db, gitBaseUrl: config.GIT_BASE_URL, allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS });
     this.guests = new EnvironmentGuests(db, this.environments);
-    this.identities = new AgentIdentities({ db, models: this.models });
-    this.keys = new IdentityKeys(db);
     this.runCatalog = { db, models: this.models, skills: this.skills };
   }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '@conveyor/errors';
 import { SECRET_NAME } from '../secrets/team-secrets';
-import { assertRepositoryUrlAllowed, githubRepoUrl, ownerAndRepo, type RepositoryRef } from './repository-url';
+import { assertRepositoryUrlAllowed, githubRepoUrl, ownerAndRepo, type RepositoryRef } from '../egress/repository-url';
 
 const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a GitHub owner or repository name');
 const directory = z

@@ -1,7 +1,7 @@
 import type { PrismaClient, Run } from '@conveyor/db';
 import type { Caller__Output, Environment as EnvironmentProto } from '@conveyor/proto';
 import { accessOf, type EnvironmentWithGrants } from './environment-access';
-import { repositorySpec, type RepositoryRef } from './repository-url';
+import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
 
 const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 

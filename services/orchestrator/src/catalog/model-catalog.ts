@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AppError } from '@conveyor/errors';
-import { CLI_HARNESSES, type CliHarness } from '../runs/harness-types';
+import { CLI_HARNESSES, type CliHarness } from './harness-types';
 
 const cliHarness = z.enum(Object.keys(CLI_HARNESSES) as [CliHarness, ...CliHarness[]]);
 

@@ -3,7 +3,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
 import { reachableBy } from './environment-access';
 import type { ScannedSkill } from './git-skill-scanner';
-import type { RepositoryRef } from './repository-url';
+import type { RepositoryRef } from '../egress/repository-url';
 import { skillDirectoryName } from './skill-file';
 import type { SkillRepositoryCache } from './skill-repository-cache';
 

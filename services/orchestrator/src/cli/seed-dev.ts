@@ -1,6 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
 import { createUserApiKey } from '../auth/team-admin';
-import { CLI_HARNESSES } from '../runs/harness-types';
+import { CLI_HARNESSES } from '../catalog/harness-types';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { writeTeamSecret } from '../secrets/team-secrets';
 

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { AppError } from '@conveyor/errors';
-import { isLocalRepositoryUrl, SCP_LIKE } from '../catalog/repository-url';
+import { isLocalRepositoryUrl, SCP_LIKE } from './repository-url';
 import type { EgressPolicy } from './egress-policy';
 
 /** What git may use for one fetch: extra `-c` options (before the subcommand) and environment. */

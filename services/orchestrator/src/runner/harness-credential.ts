@@ -2,7 +2,7 @@ import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import type { HarnessCredential, HarnessCredentialRequest__Output } from '@conveyor/proto';
 import type { ModelCatalog } from '../catalog/model-catalog';
-import { CLI_HARNESSES, cliHarnessOf } from '../runs/harness-types';
+import { CLI_HARNESSES, cliHarnessOf } from '../catalog/harness-types';
 import { SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { lockRunForRunner } from './report-events';

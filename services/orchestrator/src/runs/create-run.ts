@@ -2,7 +2,7 @@ import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
 import type { RunEvent } from '@conveyor/run-events';
-import { harnessFor } from './harness-types';
+import { harnessFor } from '../catalog/harness-types';
 import { ENQUEUE_RUN } from './outbox-relay';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';

@@ -3,11 +3,11 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
 import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
 import type { ModelCatalog } from '../catalog/model-catalog';
-import { repositorySpec, type RepositoryRef } from '../catalog/repository-url';
+import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
 import { findIdentityForCaller } from '../identities/agent-identities';
 import { assertIdentityAvailable } from '../identities/identity-availability';
-import { cliHarnessOf } from './harness-types';
+import { cliHarnessOf } from '../catalog/harness-types';
 
 /** What run creation needs from the catalog; optional in CreateRunDeps so tools can create runs without it. */
 export interface RunCatalog {

@@ -2,7 +2,7 @@ import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type PrismaClient, type RunState } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type { Caller__Output, HandoffAttachment, HandoffAttachmentsResponse, UploadHandoffAttachmentRequest__Output } from '@conveyor/proto';
-import type { BlobLinkSigner } from '../artifacts/blob-links';
+import type { BlobLinkSigner } from '../blobs/blob-links';
 import { findRunForCaller } from './run-access';
 import { isTerminal } from './run-state-machine';
 

@@ -11,10 +11,6 @@ export const MAX_WEBHOOKS_PER_FACTORY = 20;
 export const DEFINITION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const DEFINITION_NAME_RULE = '1-64 characters of letters, digits, "_", "-" or ".", starting with a letter or digit';
 
-/** Names given through the API: 1-100 characters without control characters (unique in the factory). */
-export const DISPLAY_NAME = { test: (name: string): boolean => name.length >= 1 && name.length <= 100 && !/\p{Cc}/u.test(name) };
-export const DISPLAY_NAME_RULE = '1-100 characters without control characters';
-
 /** An HTTP header field name (RFC 9110 token), at most 100 characters. */
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 

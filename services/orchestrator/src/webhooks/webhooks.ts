@@ -6,11 +6,10 @@ import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
 import { webhookSecretContext, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue, validateSecretName, validateSecretValue, writeTeamSecret } from '../secrets/team-secrets';
+import { DISPLAY_NAME, DISPLAY_NAME_RULE } from '../factories/display-name';
 import type { WebhookVersions } from './webhook-versions';
 import {
   credentialProblem,
-  DISPLAY_NAME,
-  DISPLAY_NAME_RULE,
   defaultSecretName,
   generatesSecret,
   ingressUrl,

@@ -6,7 +6,7 @@ import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import { submitScores } from '../../scores/submit-scores';
 import { getArtifact, getArtifactDownload } from '../../artifacts/artifact-views';
-import type { BlobLinkSigner } from '../../artifacts/blob-links';
+import type { BlobLinkSigner } from '../../blobs/blob-links';
 import { reportArtifact } from '../../artifacts/report-artifact';
 import { runByExternalReference } from '../../artifacts/run-by-external-reference';
 
