@@ -401,7 +401,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       await publish(message('dlv-twice', { action: 'opened' }));
       await processed('dlv-twice', 'Duplicate');
       const again = message('dlv-again', { action: 'opened' });
-      const handler = (orchestrator as unknown as { webhooks: { processor: { handle: (m: DeliveryMessage, p: { topic: string; partition: number; offset: string }) => Promise<void> } } }).webhooks.processor;
+      const handler = (orchestrator as unknown as { deliveries: { handle: (m: DeliveryMessage, p: { topic: string; partition: number; offset: string }) => Promise<void> } }).deliveries;
       const position = { topic: 'replayed', partition: 0, offset: '42' };
       await Promise.all([handler.handle(again, position), handler.handle(again, position)]);
       await handler.handle(again, position);
@@ -419,7 +419,7 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
     });
 
     it('one batch holding a delivery ID twice logs it Accepted then Duplicate and starts one run per delivery', async () => {
-      const processor = (orchestrator as unknown as { webhooks: { processor: { handleBatch: (d: Array<{ message: DeliveryMessage; position: { topic: string; partition: number; offset: string } }>) => Promise<void> } } }).webhooks.processor;
+      const processor = (orchestrator as unknown as { deliveries: { handleBatch: (d: Array<{ message: DeliveryMessage; position: { topic: string; partition: number; offset: string } }>) => Promise<void> } }).deliveries;
       const at = (offset: number) => ({ topic: 'replayed-batch', partition: 0, offset: String(offset) });
       const twice = message('dlv-batch', { action: 'opened' });
       await processor.handleBatch([
