@@ -4,7 +4,7 @@ import { createPrismaClient, newUuid, type Prisma, type PrismaClient } from '@co
 import type { Caller__Output, GetConversationRequest__Output } from '@conveyor/proto';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import { readBlob } from '../blobs/read-blob';
-import { getConversation } from './conversation';
+import { getConversation } from './get-conversation';
 import { getTimeline } from './run-timeline';
 import { executionTranscriptKey, getTranscript, type LinkSigner } from './transcript';
 

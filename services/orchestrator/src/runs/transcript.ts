@@ -3,7 +3,7 @@ import { signBlobUrl } from '@conveyor/blob-store';
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import type { Caller__Output, GetConversationRequest__Output, TranscriptResponse } from '@conveyor/proto';
-import { conversationRuns } from './conversation';
+import { conversationRuns } from './get-conversation';
 
 /** How signed download links are made: the orchestrator signs them and verifies them again in ReadBlob. */
 export interface LinkSigner {

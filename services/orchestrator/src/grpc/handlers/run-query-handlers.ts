@@ -4,7 +4,7 @@ import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
-import { getConversation } from '../../runs/conversation';
+import { getConversation } from '../../runs/get-conversation';
 import { listRuns } from '../../runs/list-runs';
 import { getTimeline } from '../../runs/run-timeline';
 import { getTranscript, type LinkSigner } from '../../runs/transcript';

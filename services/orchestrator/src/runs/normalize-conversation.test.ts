@@ -1,4 +1,4 @@
-import { MAX_STEP_CHARS, normalizeConversation, type StoredEvent } from './conversation';
+import { MAX_STEP_CHARS, normalizeConversation, type StoredEvent } from './normalize-conversation';
 
 const t0 = Date.parse('2026-11-22T10:00:00.000Z');
 let n = 0;
