@@ -1,7 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { ScheduleTickQueue } from './schedule-tick-queue';
-import { syncTicks } from './schedules';
+import { syncTicks } from './sync-schedule-ticks';
 
 interface Row {
   id: string;

@@ -1,7 +1,7 @@
 import type { ScheduleServiceHandlers } from '@conveyor/proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
-import { createSchedule, deleteSchedule, getSchedule, listSchedules, setScheduleEnabled, updateSchedule, type ScheduleDeps } from '../../schedules/schedules';
+import { createSchedule, deleteSchedule, getSchedule, listSchedules, setScheduleEnabled, updateSchedule, type ScheduleDeps } from '../../schedules/manage-schedules';
 
 /** ScheduleService: each RPC is one domain function behind the shared gRPC error wrapper. */
 export function scheduleHandlers(deps: ScheduleDeps): ScheduleServiceHandlers {

@@ -1,10 +1,12 @@
-import { AppError, notFound } from '@conveyor/errors';
+import { notFound } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Schedule as ScheduleRow } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { Caller__Output, CreateScheduleRequest__Output, Schedule, UpdateScheduleRequest__Output } from '@conveyor/proto';
-import { assertCron, DEFAULT_TIMEZONE } from './cron-schedule';
+import { DEFAULT_TIMEZONE } from './cron-schedule';
 import { scheduleToProto } from './schedule-to-proto';
 import type { ScheduleTickQueue } from './schedule-tick-queue';
+import { type Definition, parseConfig, validateSchedule } from './schedule-rules';
+import { syncTicks } from './sync-schedule-ticks';
 
 export interface ScheduleDeps {
   db: PrismaClient;
@@ -15,49 +17,8 @@ export interface ScheduleDeps {
 
 type Tx = Prisma.TransactionClient;
 
-const MODES = ['normal', 'plan', 'orchestrate'];
 /** How many of a schedule's runs its details show. */
 export const RECENT_RUNS = 20;
-
-const invalid = (field: string, message: string) =>
-  new AppError('invalid_request', `${field}: ${message}`, { details: { errors: [{ path: field, message }] } });
-
-function parseConfig(json: string | undefined): Record<string, unknown> {
-  if (!json) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw invalid('agent_config', 'must be a JSON object');
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid('agent_config', 'must be a JSON object');
-  return value as Record<string, unknown>;
-}
-
-const hasSkill = (config: Record<string, unknown>): boolean =>
-  (typeof config.skill_spec === 'string' && config.skill_spec.trim() !== '') || (Array.isArray(config.skills) && config.skills.length > 0);
-
-interface Definition {
-  name: string;
-  cron: string;
-  timezone: string;
-  prompt: string;
-  mode: string;
-  config: Record<string, unknown>;
-  agentUid: string | null;
-}
-
-/** The rules every written schedule obeys, checked in the domain whatever the caller validated before. */
-async function validate(tx: Tx, caller: Caller__Output, d: Definition): Promise<void> {
-  if (!d.name.trim()) throw invalid('name', 'must not be empty');
-  if (d.name.length > 200) throw invalid('name', 'must be at most 200 characters');
-  assertCron(d.cron, d.timezone);
-  if (!d.prompt.trim() && !hasSkill(d.config)) throw invalid('prompt', 'is required unless agent_config.skill_spec or agent_config.skills is given');
-  if (!MODES.includes(d.mode)) throw invalid('mode', `must be one of ${MODES.join(', ')}`);
-  if (d.agentUid && !(await tx.agentIdentity.findFirst({ where: { id: d.agentUid, teamId: caller.team_id }, select: { id: true } }))) {
-    throw new AppError('resource_not_found', 'Agent identity not found');
-  }
-}
 
 /** Team visibility, like runs: another team's schedule answers exactly like a missing one. */
 async function lockScheduleForCaller(tx: Tx, caller: Caller__Output, id: string): Promise<ScheduleRow> {
@@ -65,12 +26,6 @@ async function lockScheduleForCaller(tx: Tx, caller: Caller__Output, id: string)
   const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM "Schedule" WHERE id = ${id} AND "teamId" = ${caller.team_id} FOR UPDATE`;
   if (!locked.length) throw notFound('Schedule');
   return tx.schedule.findUniqueOrThrow({ where: { id } });
-}
-
-/** Brings the job scheduler in line with the row: running schedules have one, paused ones none. */
-export async function syncTicks(ticks: ScheduleTickQueue, row: Pick<ScheduleRow, 'id' | 'enabled' | 'cron' | 'timezone'>): Promise<void> {
-  if (row.enabled) await ticks.upsert({ id: row.id, cron: row.cron, timezone: row.timezone });
-  else await ticks.remove(row.id);
 }
 
 const principal = (caller: Caller__Output) => ({ type: caller.principal_type === 'AGENT' ? ('AGENT' as const) : ('USER' as const), id: caller.principal_id });
@@ -88,7 +43,7 @@ export async function createSchedule(deps: ScheduleDeps, caller: Caller__Output,
   };
   const who = principal(caller);
   const row = await deps.db.$transaction(async (tx) => {
-    await validate(tx, caller, d);
+    await validateSchedule(tx, caller, d);
     const created = await tx.schedule.create({
       data: {
         id: newId('sched'),
@@ -153,7 +108,7 @@ export async function updateSchedule(deps: ScheduleDeps, caller: Caller__Output,
       config,
       agentUid: req.agent_uid !== undefined ? req.agent_uid || null : current.agentUid,
     };
-    await validate(tx, caller, d);
+    await validateSchedule(tx, caller, d);
     const updated = await tx.schedule.update({
       where: { id: current.id },
       data: {
