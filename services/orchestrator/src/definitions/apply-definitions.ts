@@ -8,7 +8,7 @@ import { webhookSecretContext, type SecretCipher } from '../secrets/secret-ciphe
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { credentialProblem, ingressUrl, isValidHeaderName, MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/webhook-rules';
 import type { WebhookVersions } from '../webhooks/webhook-versions';
-import { credentialColumns, lockFactoryForWebhooks } from '../webhooks/webhooks';
+import { credentialColumns, lockFactoryForWebhooks } from '../webhooks/webhook-config';
 import { parseDefinitionFiles, type DefinitionError } from './definition-files';
 
 export interface ApplyDeps {

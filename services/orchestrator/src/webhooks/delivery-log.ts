@@ -4,7 +4,7 @@ import { evaluateFilter } from '@conveyor/payload-filter';
 import type { Caller__Output } from '@conveyor/proto';
 import { parseWebhookTrigger, describeErrors } from '../automations/automation-trigger';
 import { loadAutomation } from '../automations/automations';
-import { loadWebhook } from './webhooks';
+import { loadWebhook } from './manage-webhooks';
 
 export const DEFAULT_DELIVERY_PAGE = 50;
 export const MAX_DELIVERY_PAGE = 200;

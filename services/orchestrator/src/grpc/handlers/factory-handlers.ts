@@ -11,17 +11,9 @@ import type { SecretCipher } from '../../secrets/secret-cipher';
 import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue, type SecretView } from '../../secrets/team-secrets';
 import { getDelivery, listDeliveries, testFilter } from '../../webhooks/delivery-log';
 import type { WebhookVersions } from '../../webhooks/webhook-versions';
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  listWebhooks,
-  resolveWebhookForIngress,
-  rotateWebhookSecret,
-  setWebhookEnabled,
-  type WebhookView,
-  type WebhookWithSecretView,
-} from '../../webhooks/webhooks';
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, setWebhookEnabled } from '../../webhooks/manage-webhooks';
+import { resolveWebhookForIngress } from '../../webhooks/resolve-webhook-for-ingress';
+import type { WebhookView, WebhookWithSecretView } from '../../webhooks/webhook-view';
 
 export interface FactoryHandlerDeps {
   db: PrismaClient;

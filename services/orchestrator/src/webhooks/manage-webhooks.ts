@@ -4,22 +4,12 @@ import type { Caller__Output } from '@conveyor/proto';
 import { generateStandardWebhooksSecret, generateWebhookSecret } from '@conveyor/webhook-auth';
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
-import { webhookSecretContext, type SecretCipher } from '../secrets/secret-cipher';
+import type { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue, validateSecretName, validateSecretValue, writeTeamSecret } from '../secrets/team-secrets';
-import { DISPLAY_NAME, DISPLAY_NAME_RULE } from '../factories/display-name';
 import type { WebhookVersions } from './webhook-versions';
-import {
-  credentialProblem,
-  defaultSecretName,
-  generatesSecret,
-  ingressUrl,
-  isAuthMode,
-  isSignatureScheme,
-  isValidHeaderName,
-  MAX_WEBHOOKS_PER_FACTORY,
-  SIGNATURE_SCHEMES,
-  type AuthMode,
-} from './webhook-rules';
+import { credentialProblem, defaultSecretName, generatesSecret, type AuthMode } from './webhook-rules';
+import { type WebhookView, type WebhookWithSecretView, viewWebhook, withSecret } from './webhook-view';
+import { assertWebhookCapacity, credentialColumns, lockFactoryForWebhooks, validateWebhookConfig } from './webhook-config';
 
 export interface WebhookDeps {
   db: PrismaClient;
@@ -31,21 +21,6 @@ export interface WebhookDeps {
 
 type Tx = Prisma.TransactionClient;
 
-export interface WebhookView {
-  row: Webhook;
-  url: string;
-  secretStatus: 'active' | 'awaiting_provider_secret';
-  managedBy: 'api' | 'definition';
-}
-
-export interface WebhookWithSecretView {
-  webhook: WebhookView;
-  /** Only when the platform generated it: shown once. */
-  secret?: string;
-  /** The URL for the sender; contains the secret in url_token mode when the secret is shown. */
-  ingressUrl: string;
-}
-
 export interface CreateWebhookInput {
   name: string;
   authMode?: string;
@@ -56,57 +31,6 @@ export interface CreateWebhookInput {
 }
 
 const notFound = () => new AppError('resource_not_found', 'Webhook not found');
-
-export function viewWebhook(webhookBaseUrl: string, row: Webhook): WebhookView {
-  return {
-    row,
-    url: ingressUrl(webhookBaseUrl, row.id, row.authMode),
-    secretStatus: row.secretCiphertext ? 'active' : 'awaiting_provider_secret',
-    managedBy: row.definitionName ? 'definition' : 'api',
-  };
-}
-
-/** The configuration fields every path (API, definitions) validates the same way. */
-export function validateWebhookConfig(input: { name: string; authMode?: string; signatureScheme?: string; deliveryIdHeader?: string }): {
-  name: string;
-  authMode: AuthMode;
-  signatureScheme: string | null;
-  deliveryIdHeader: string | null;
-} {
-  const name = input.name.trim();
-  if (!DISPLAY_NAME.test(name)) throw new AppError('invalid_request', `name must be ${DISPLAY_NAME_RULE}`);
-  const authMode = input.authMode || 'token';
-  if (!isAuthMode(authMode)) throw new AppError('invalid_request', 'auth_mode must be one of token, url_token, signature');
-  const scheme = input.signatureScheme || '';
-  if (authMode === 'signature') {
-    if (!isSignatureScheme(scheme)) throw new AppError('invalid_request', `signature_scheme must be one of ${SIGNATURE_SCHEMES.join(', ')} in signature mode`);
-  } else if (scheme) {
-    throw new AppError('invalid_request', 'signature_scheme applies to auth_mode signature only');
-  }
-  const header = input.deliveryIdHeader?.trim() ?? '';
-  if (header && !isValidHeaderName(header)) throw new AppError('invalid_request', 'delivery_id_header must be an HTTP header name (at most 100 characters)');
-  return { name, authMode, signatureScheme: authMode === 'signature' ? scheme : null, deliveryIdHeader: header ? header.toLowerCase() : null };
-}
-
-/** Locks the factory row so concurrent creations cannot exceed the per-factory limit between count and insert. */
-export async function lockFactoryForWebhooks(tx: Tx, teamId: string, factoryId: string): Promise<void> {
-  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM "Factory" WHERE id = ${factoryId} AND "teamId" = ${teamId} FOR UPDATE`;
-  if (locked.length === 0) throw new AppError('resource_not_found', 'Factory not found');
-}
-
-export async function assertWebhookCapacity(tx: Tx, factoryId: string, adding = 1): Promise<void> {
-  const count = await tx.webhook.count({ where: { factoryId } });
-  if (count + adding > MAX_WEBHOOKS_PER_FACTORY) {
-    throw new AppError('conflict', `A factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; this one has ${count}. Delete one first.`);
-  }
-}
-
-/** The credential snapshot columns for `secret` (null = awaiting the provider's secret). */
-export function credentialColumns(cipher: SecretCipher, uid: string, secret: string | undefined): { secretCiphertext: Uint8Array<ArrayBuffer> | null; secretKeyId: string | null } {
-  if (secret === undefined) return { secretCiphertext: null, secretKeyId: null };
-  const { ciphertext, keyId } = cipher.encrypt(secret, webhookSecretContext(uid));
-  return { secretCiphertext: new Uint8Array(ciphertext), secretKeyId: keyId };
-}
 
 async function uniqueDefaultSecretName(tx: Tx, teamId: string, webhookName: string): Promise<string> {
   const base = defaultSecretName(webhookName);
@@ -178,14 +102,6 @@ export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, f
   });
   await deps.versions.bump(uid);
   return withSecret(deps.webhookBaseUrl, result.row, result.shown);
-}
-
-function withSecret(webhookBaseUrl: string, row: Webhook, shown: string | undefined): WebhookWithSecretView {
-  return {
-    webhook: viewWebhook(webhookBaseUrl, row),
-    ...(shown !== undefined && { secret: shown }),
-    ingressUrl: ingressUrl(webhookBaseUrl, row.id, row.authMode, shown),
-  };
 }
 
 /** A webhook of the caller's team in the given factory; anything else is reported as missing. */
@@ -272,32 +188,4 @@ export async function rotateWebhookSecret(deps: WebhookDeps, caller: Caller__Out
   });
   await deps.versions.bump(uid);
   return withSecret(deps.webhookBaseUrl, result.row, result.shown);
-}
-
-export interface ResolvedWebhook {
-  found: boolean;
-  enabled: boolean;
-  authMode: string;
-  signatureScheme: string;
-  secret: string;
-  awaitingSecret: boolean;
-  deliveryIdHeader: string;
-  teamId: string;
-}
-
-/** The ingress's view of a webhook, with the credential decrypted (see WebhookIngressService in webhooks.proto). */
-export async function resolveWebhookForIngress(deps: Pick<WebhookDeps, 'db' | 'cipher'>, uid: string): Promise<ResolvedWebhook> {
-  const row = uid ? await deps.db.webhook.findUnique({ where: { id: uid } }) : null;
-  if (!row) return { found: false, enabled: false, authMode: '', signatureScheme: '', secret: '', awaitingSecret: false, deliveryIdHeader: '', teamId: '' };
-  const secret = row.secretCiphertext && row.secretKeyId ? deps.cipher.decrypt(row.secretCiphertext, row.secretKeyId, webhookSecretContext(row.id)) : '';
-  return {
-    found: true,
-    enabled: row.enabled,
-    authMode: row.authMode,
-    signatureScheme: row.signatureScheme ?? '',
-    secret,
-    awaitingSecret: !row.secretCiphertext,
-    deliveryIdHeader: row.deliveryIdHeader ?? '',
-    teamId: row.teamId,
-  };
 }
