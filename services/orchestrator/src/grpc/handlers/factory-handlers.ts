@@ -1,19 +1,18 @@
 import { AppError } from '@conveyor/errors';
-import type { PrismaClient, WebhookDelivery } from '@conveyor/db';
+import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type { Automation, Delivery, Factory, FactoryServiceHandlers, Secret, Webhook, WebhookIngressServiceHandlers, WebhookWithSecret } from '@conveyor/proto';
-import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation, type AutomationView } from '../../automations/automations';
+import type { FactoryServiceHandlers } from '@conveyor/proto';
+import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation } from '../../automations/automations';
 import { applyDefinitions } from '../../definitions/apply-definitions';
-import { createFactory, deleteFactory, getFactory, listFactories, type FactoryView } from '../../factories/factories';
+import { createFactory, deleteFactory, getFactory, listFactories } from '../../factories/factories';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import type { SecretCipher } from '../../secrets/secret-cipher';
-import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue, type SecretView } from '../../secrets/team-secrets';
+import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue } from '../../secrets/team-secrets';
 import { getDelivery, listDeliveries, testFilter } from '../../webhooks/delivery-log';
 import type { WebhookVersions } from '../../webhooks/webhook-versions';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, setWebhookEnabled } from '../../webhooks/manage-webhooks';
-import { resolveWebhookForIngress } from '../../webhooks/resolve-webhook-for-ingress';
-import type { WebhookView, WebhookWithSecretView } from '../../webhooks/webhook-view';
+import { toAutomationProto, toDeliveryProto, toFactoryProto, toSecretProto, toWebhookProto, toWebhookWithSecret } from './factory-to-proto';
 
 export interface FactoryHandlerDeps {
   db: PrismaClient;
@@ -23,8 +22,7 @@ export interface FactoryHandlerDeps {
   logger: Logger;
 }
 
-const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
-
+/** A JSON-encoded request field (filter, agent config); malformed JSON is the caller's error. */
 function parseJsonField(value: string, field: string): unknown {
   if (!value) return undefined;
   try {
@@ -33,68 +31,6 @@ function parseJsonField(value: string, field: string): unknown {
     throw new AppError('invalid_request', `${field} is not valid JSON`);
   }
 }
-
-export const toFactoryProto = (f: FactoryView): Factory => ({
-  factory_id: f.id,
-  name: f.name,
-  webhook_count: f.webhookCount,
-  automation_count: f.automationCount,
-  created_at: iso(f.createdAt),
-  updated_at: iso(f.updatedAt),
-});
-
-export const toWebhookProto = ({ row, url, secretStatus, managedBy }: WebhookView): Webhook => ({
-  webhook_uid: row.id,
-  factory_id: row.factoryId,
-  name: row.name,
-  auth_mode: row.authMode,
-  signature_scheme: row.signatureScheme ?? '',
-  secret_name: row.secretName,
-  delivery_id_header: row.deliveryIdHeader ?? '',
-  enabled: row.enabled,
-  url,
-  secret_status: secretStatus,
-  managed_by: managedBy,
-  created_at: iso(row.createdAt),
-  updated_at: iso(row.updatedAt),
-});
-
-const toWebhookWithSecret = (v: WebhookWithSecretView): WebhookWithSecret => ({
-  webhook: toWebhookProto(v.webhook),
-  secret: v.secret ?? '',
-  ingress_url: v.ingressUrl,
-});
-
-export const toDeliveryProto = (d: WebhookDelivery, withPayload = false): Delivery => ({
-  id: d.id,
-  delivery_id: d.deliveryId,
-  label: d.label,
-  size_bytes: d.sizeBytes,
-  received_at: iso(d.receivedAt),
-  identity_source: d.identitySource,
-  reason: d.reason ?? '',
-  run_ids: d.runIds,
-  // Listings omit the bytes; only Accepted entries ever keep a payload.
-  has_payload: d.payload === undefined ? d.label === 'Accepted' : d.payload !== null,
-  ...(withPayload && d.payload ? { payload: Buffer.from(d.payload) } : {}),
-  outcome_json: d.outcome === null || d.outcome === undefined ? '' : JSON.stringify(d.outcome),
-  processed_at: iso(d.processedAt),
-});
-
-export const toAutomationProto = ({ row, managedBy }: AutomationView): Automation => ({
-  automation_id: row.id,
-  factory_id: row.factoryId,
-  name: row.name,
-  prompt: row.prompt,
-  agent_config_json: JSON.stringify(row.agentConfig ?? {}),
-  enabled: row.enabled,
-  trigger_json: JSON.stringify(row.trigger),
-  managed_by: managedBy,
-  created_at: iso(row.createdAt),
-  updated_at: iso(row.updatedAt),
-});
-
-const toSecretProto = (s: SecretView): Secret => ({ name: s.name, created_at: iso(s.createdAt), updated_at: iso(s.updatedAt), used_by_webhooks: s.usedByWebhooks });
 
 /** FactoryService: each RPC is one domain function; the domain knows nothing about gRPC. */
 export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandlers {
@@ -195,25 +131,6 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
     DeleteSecret: unary(logger, 'DeleteSecret', async (req) => {
       await deleteSecret(db, requireCaller(req.caller), req.name);
       return {};
-    }),
-  };
-}
-
-/** WebhookIngressService: the ingress's configuration lookups (no caller: an internal, trusted link). */
-export function webhookIngressHandlers(deps: Pick<FactoryHandlerDeps, 'db' | 'cipher' | 'logger'>): WebhookIngressServiceHandlers {
-  return {
-    ResolveWebhook: unary(deps.logger, 'ResolveWebhook', async (req) => {
-      const resolved = await resolveWebhookForIngress(deps, req.webhook_uid);
-      return {
-        found: resolved.found,
-        enabled: resolved.enabled,
-        auth_mode: resolved.authMode,
-        signature_scheme: resolved.signatureScheme,
-        secret: resolved.secret,
-        awaiting_secret: resolved.awaitingSecret,
-        delivery_id_header: resolved.deliveryIdHeader,
-        team_id: resolved.teamId,
-      };
     }),
   };
 }
