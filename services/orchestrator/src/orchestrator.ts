@@ -12,10 +12,12 @@ import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
 import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
 import type * as grpc from '@grpc/grpc-js';
 import { serverTlsCredentials, startGrpcServer, stopGrpcServer } from './grpc/grpc-server';
-import { orchestratorHandlers } from './grpc/orchestrator-handlers';
 import { certificatePeer } from './grpc/rpc-guard';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
-import { configuredBlobStore } from './blobs/configured-blob-store';
+import { artifactLinkSigner, configuredBlobStore } from './blobs/configured-blob-store';
+import { EgressPolicy } from './egress/egress-policy';
+import { planGitFetch } from './egress/git-egress';
+import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from './runs/transcript';
 import { HarnessSessions } from './runner/harness-sessions';
 import { OutboxRelay } from './runs/outbox-relay';
 import { RunEventFeed } from './runs/run-event-feed';
@@ -29,7 +31,16 @@ import { IdentityKeys } from './identities/identity-keys';
 import { createRun, type CreateRunDeps } from './runs/create-run';
 import { SecretCipher } from './secrets/secret-cipher';
 import { WebhookVersions } from './webhooks/webhook-versions';
+import { artifactHandlers } from './grpc/handlers/artifact-handlers';
+import { authHandlers } from './grpc/handlers/auth-handlers';
+import { blobHandlers } from './grpc/handlers/blob-handlers';
 import { catalogHandlers } from './grpc/handlers/catalog-handlers';
+import { healthHandlers } from './grpc/handlers/health-handlers';
+import { runHandoffHandlers } from './grpc/handlers/run-handoff-handlers';
+import { runLifecycleHandlers } from './grpc/handlers/run-lifecycle-handlers';
+import { runQueryHandlers } from './grpc/handlers/run-query-handlers';
+import { runnerHandlers } from './grpc/handlers/runner-handlers';
+import { watchRunEvents } from './grpc/handlers/watch-run-events';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { webhookIngressHandlers } from './grpc/handlers/webhook-ingress-handlers';
 import { identityHandlers } from './grpc/handlers/identity-handlers';
@@ -93,6 +104,7 @@ export class Orchestrator implements Service {
     this.readiness.add('redis', async () => {
       await redis.ping();
     });
+    const blobs = configuredBlobStore(db, config);
     const runQueue = new RunQueue(redis, config.RUN_QUEUE);
     this.runQueue = runQueue;
     createRunQueueDepthGauge(this.metrics, () => runQueue.queue.getJobCounts('waiting', 'active', 'delayed'));
@@ -119,16 +131,6 @@ export class Orchestrator implements Service {
     this.schedules = schedules;
     await schedules.start();
 
-    const workerHub = new WorkerHub(db, logger.child({ component: 'worker-hub' }), {
-      heartbeatIntervalMs: config.WORKER_HEARTBEAT_INTERVAL_MS,
-      staleAfterMs: config.WORKER_STALE_AFTER_MS,
-      dispatchIntervalMs: config.WORKER_DISPATCH_INTERVAL_MS,
-      apiBaseUrl: config.PUBLIC_API_BASE_URL,
-      sessions: new HarnessSessions(configuredBlobStore(db, config)),
-    });
-    this.workerHub = workerHub;
-    workerHub.start();
-
     const runEventFeed = new RunEventFeed(config.DATABASE_URL, logger.child({ component: 'run-event-feed' }));
     this.runEventFeed = runEventFeed;
     await runEventFeed.start();
@@ -136,10 +138,48 @@ export class Orchestrator implements Service {
       if (!runEventFeed.connected) throw new Error('not listening for run events');
     });
 
-    // Transport last: every RPC maps onto the services built above.
+    const sessions = new HarnessSessions(blobs);
+    const egress = { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS };
+    const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
+    const sign = artifactLinkSigner(blobs, config);
+
+    // Transport last: every RPC maps onto the services built above; the domain knows nothing about gRPC.
+    const workerHub = new WorkerHub(db, logger.child({ component: 'worker-hub' }), {
+      heartbeatIntervalMs: config.WORKER_HEARTBEAT_INTERVAL_MS,
+      staleAfterMs: config.WORKER_STALE_AFTER_MS,
+      dispatchIntervalMs: config.WORKER_DISPATCH_INTERVAL_MS,
+      apiBaseUrl: config.PUBLIC_API_BASE_URL,
+      sessions,
+    });
+    this.workerHub = workerHub;
+    workerHub.start();
+
     const webhookHandlerDeps = { db, cipher, versions: webhookVersions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
     const handlers = {
-      ...orchestratorHandlers({ db, readiness: this.readiness, logger, config, runQueue, runDeps, cipher, runEventFeed }),
+      auth: authHandlers({ db, logger }),
+      health: healthHandlers({ readiness: this.readiness, logger }),
+      runs: {
+        ...runQueryHandlers({ db, logger, blobs, links }),
+        ...runLifecycleHandlers({ ...runDeps, logger, queue: runQueue, workerStaleAfterMs: config.WORKER_STALE_AFTER_MS }),
+        ...runHandoffHandlers({ db, logger, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS }),
+        WatchRunEvents: watchRunEvents({ db, feed: runEventFeed, logger }),
+      },
+      runner: runnerHandlers({
+        db,
+        logger,
+        debugWindowMinutes: config.FAILURE_SESSION_RETENTION_MINUTES,
+        apiBaseUrl: config.PUBLIC_API_BASE_URL,
+        cipher,
+        models: catalog.models,
+        sessions,
+        planFetch: (url) => planGitFetch(url, egress),
+        saveTranscript: async (runId, execution, transcript) => {
+          await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
+          logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');
+        },
+      }),
+      blobs: blobHandlers({ blobs, secret: config.BLOB_SIGNING_SECRET, logger }),
+      artifacts: artifactHandlers({ db, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
       factories: factoryHandlers(webhookHandlerDeps),
       webhookIngress: webhookIngressHandlers(webhookHandlerDeps),
       schedules: scheduleHandlers({ db, ticks: schedules.ticks, logger: logger.child({ component: 'schedules' }) }),
