@@ -140,5 +140,21 @@ const catalogSchema = schema.innerType().pick({
 export type CatalogConfig = z.infer<typeof catalogSchema>;
 export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): CatalogConfig => loadConfig(catalogSchema, env);
 
+/**
+ * The CLI's settings (cli/main.ts): the orchestrator's own variables, the secrets key only needed by the commands that
+ * store or read a secret, and the provider keys `seed-dev` turns into the dev team's secrets.
+ */
+const cliSchema = schema
+  .innerType()
+  .pick({ DATABASE_URL: true, REDIS_URL: true, WEBHOOK_BASE_URL: true, CONVEYOR_SECRETS_PREVIOUS_KEYS: true })
+  .extend({
+    CONVEYOR_SECRETS_KEY: z.string().optional(),
+    ANTHROPIC_API_KEY: z.string().optional(),
+    OPENAI_API_KEY: z.string().optional(),
+    GEMINI_API_KEY: z.string().optional(),
+  });
+export type CliConfig = z.infer<typeof cliSchema>;
+export const loadCliConfig = (env: NodeJS.ProcessEnv = process.env): CliConfig => loadConfig(cliSchema, env);
+
 /** The harness of runs that name none (`harness.type` absent or `oz`); `demo` only outside production. */
 export const defaultHarness = (config: Pick<OrchestratorConfig, 'DEFAULT_HARNESS'>): string => config.DEFAULT_HARNESS ?? 'demo';

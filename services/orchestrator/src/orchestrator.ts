@@ -121,7 +121,7 @@ export class Orchestrator implements Service {
     const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: defaultHarness(config), catalog: catalog.runCatalog };
     const identities = new AgentIdentities({ db, models: catalog.models });
     const identityKeys = new IdentityKeys(db);
-    const cipher = SecretCipher.fromEnv(config);
+    const cipher = SecretCipher.fromConfig(config);
     const webhookVersions = new WebhookVersions(redis);
     // Webhook deliveries start runs through the same createRun as the API.
     this.deliveries = new DeliveryProcessor({ db, logger: logger.child({ component: 'delivery-processor' }), startRun: (caller, input) => createRun(runDeps, caller, input) });

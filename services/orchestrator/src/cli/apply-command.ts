@@ -8,6 +8,7 @@ import type { Caller__Output } from '@conveyor/proto';
 import { applyDefinitions } from '../definitions/apply-definitions';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { WebhookVersions } from '../webhooks/webhook-versions';
+import type { CliConfig } from '../config';
 
 /** Every `webhooks/*.yaml` and `automations/*.yaml` (or `.yml`) under `dir`, as relative paths and contents. */
 export function readDefinitionDir(dir: string): Array<{ path: string; content: string }> {
@@ -34,7 +35,7 @@ export function readDefinitionDir(dir: string): Array<{ path: string; content: s
  * against the database directly (like the other admin commands). It needs the orchestrator's DATABASE_URL,
  * REDIS_URL (to invalidate the ingress's cache), CONVEYOR_SECRETS_KEY and WEBHOOK_BASE_URL.
  */
-export function registerApplyCommand(program: Command, databaseUrl: () => string): void {
+export function registerApplyCommand(program: Command, cliConfig: () => CliConfig): void {
   program
     .command('apply')
     .description('apply webhook and automation definition files (<dir>/webhooks/*.yaml, <dir>/automations/*.yaml) to a factory')
@@ -44,8 +45,9 @@ export function registerApplyCommand(program: Command, databaseUrl: () => string
     .action(async (dir: string, opts: { factory: string; user?: string }) => {
       const files = readDefinitionDir(dir);
       if (files.length === 0) throw new Error(`no definition files under ${path.join(dir, 'webhooks')} or ${path.join(dir, 'automations')}`);
-      const db = createPrismaClient(databaseUrl());
-      const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+      const config = cliConfig();
+      const db = createPrismaClient(config.DATABASE_URL);
+      const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
       try {
         const factory = await db.factory.findUnique({ where: { id: opts.factory } });
         if (!factory) throw new Error(`factory ${opts.factory} not found`);
@@ -67,9 +69,9 @@ export function registerApplyCommand(program: Command, databaseUrl: () => string
         const result = await applyDefinitions(
           {
             db,
-            cipher: SecretCipher.fromEnv(process.env),
+            cipher: SecretCipher.fromConfig(config),
             versions: new WebhookVersions(redis),
-            webhookBaseUrl: process.env.WEBHOOK_BASE_URL ?? 'http://127.0.0.1:8090',
+            webhookBaseUrl: config.WEBHOOK_BASE_URL,
           },
           caller,
           factory.id,

@@ -2,13 +2,17 @@
 import { Command, Option } from 'commander';
 import { createPrismaClient, migrate, type PrismaClient } from '@conveyor/db';
 import { createTeam, createUser, createUserApiKey, revokeApiKey } from '../auth/team-admin';
+import { loadCliConfig, type CliConfig } from '../config';
 import { seedDev } from './seed-dev';
 import { setAgentIdentityLimit } from '../identities/team-identity-limit';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
 
-const databaseUrl = (): string => process.env.DATABASE_URL ?? 'postgresql://conveyor:conveyor@127.0.0.1:5432/conveyor';
+// Read when a command needs it, so `--help` works whatever the environment holds.
+let config: CliConfig | undefined;
+const cliConfig = (): CliConfig => (config ??= loadCliConfig());
+const databaseUrl = (): string => cliConfig().DATABASE_URL;
 const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
 
 async function withDb<T>(fn: (db: PrismaClient) => Promise<T>): Promise<void> {
@@ -64,11 +68,11 @@ key
 program
   .command('seed-dev')
   .description('create the dev team and admin user if missing, a new API key for them, and team secrets of the provider keys in the environment')
-  .action(() => withDb((db) => seedDev(db, process.env)));
+  .action(() => withDb((db) => seedDev(db, cliConfig())));
 
 registerWorkerAndJudgeCommands(program, withDb);
 
-registerApplyCommand(program, databaseUrl);
+registerApplyCommand(program, cliConfig);
 
 registerPkiCommands(program);
 

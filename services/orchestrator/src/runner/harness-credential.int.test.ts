@@ -6,7 +6,7 @@ import { createTestDatabase, uniqueName, type TestDatabase } from '@conveyor/tes
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { ModelCatalog } from '../catalog/model-catalog';
-import { loadCatalogConfig } from '../config';
+import { loadCatalogConfig, loadCliConfig } from '../config';
 import { createRun } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
@@ -102,9 +102,9 @@ describe('GetHarnessCredential over real PostgreSQL', () => {
 
   it('seed-dev (npm start) turns provider keys of its environment into the dev team\'s default secrets', async () => {
     const keys = { CONVEYOR_SECRETS_KEY: Buffer.alloc(32, 3).toString('base64') };
-    const seeded = await seedDev(db, { ...keys, ANTHROPIC_API_KEY: 'sk-ant-from-shell', GEMINI_API_KEY: ' ', PATH: '/bin' });
+    const seeded = await seedDev(db, loadCliConfig({ ...keys, ANTHROPIC_API_KEY: 'sk-ant-from-shell', GEMINI_API_KEY: ' ', PATH: '/bin' }));
     expect(seeded.providerSecrets).toEqual(['ANTHROPIC_API_KEY']);
-    expect(await readTeamSecretValue(db, SecretCipher.fromEnv(keys), DEV_TEAM_ID, 'ANTHROPIC_API_KEY')).toBe('sk-ant-from-shell');
-    expect(await readTeamSecretValue(db, SecretCipher.fromEnv(keys), DEV_TEAM_ID, 'GEMINI_API_KEY')).toBeUndefined();
+    expect(await readTeamSecretValue(db, SecretCipher.fromConfig({ ...keys, CONVEYOR_SECRETS_PREVIOUS_KEYS: [] }), DEV_TEAM_ID, 'ANTHROPIC_API_KEY')).toBe('sk-ant-from-shell');
+    expect(await readTeamSecretValue(db, SecretCipher.fromConfig({ ...keys, CONVEYOR_SECRETS_PREVIOUS_KEYS: [] }), DEV_TEAM_ID, 'GEMINI_API_KEY')).toBeUndefined();
   });
 });

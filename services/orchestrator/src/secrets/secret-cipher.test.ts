@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { loadCliConfig } from '../config';
 import { keyIdOf, SecretCipher, SecretCipherError, teamSecretContext, webhookSecretContext } from './secret-cipher';
 
 describe('SecretCipher', () => {
@@ -38,14 +39,14 @@ describe('SecretCipher', () => {
     expect(rotated.encrypt('new', 'ctx').keyId).not.toBe(keyId);
   });
 
-  it('reads its key from the environment and refuses to work without one', () => {
+  it('reads its keys from the config and refuses to work without one', () => {
     const configured = randomBytes(32).toString('base64');
-    expect(SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: configured }).keyId).toBe(keyIdOf(Buffer.from(configured, 'base64')));
+    expect(SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: [] }).keyId).toBe(keyIdOf(Buffer.from(configured, 'base64')));
     // No built-in key in any mode.
-    expect(() => SecretCipher.fromEnv({})).toThrow(/CONVEYOR_SECRETS_KEY is required/);
-    expect(() => SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/32 bytes/);
+    expect(() => SecretCipher.fromConfig({ CONVEYOR_SECRETS_PREVIOUS_KEYS: [] })).toThrow(/CONVEYOR_SECRETS_KEY is required/);
+    expect(() => SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: 'c2hvcnQ=', CONVEYOR_SECRETS_PREVIOUS_KEYS: [] })).toThrow(/32 bytes/);
     const previous = randomBytes(32);
-    const cipher2 = SecretCipher.fromEnv({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: `${previous.toString('base64')}, ` });
+    const cipher2 = SecretCipher.fromConfig(loadCliConfig({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: `${previous.toString('base64')}, ` }));
     const legacy = new SecretCipher(previous).encrypt('x', 'c');
     expect(cipher2.decrypt(legacy.ciphertext, legacy.keyId, 'c')).toBe('x');
   });

@@ -5,11 +5,12 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 
-export interface SecretCipherEnv {
+/** The secrets keys as config.ts parses them (orchestrator and CLI alike). */
+export interface SecretKeys {
   /** 32 bytes, base64: the key new ciphertexts are written with. */
   CONVEYOR_SECRETS_KEY?: string | undefined;
   /** Earlier keys, still accepted for decryption while rows are re-encrypted (key rotation). */
-  CONVEYOR_SECRETS_PREVIOUS_KEYS?: readonly string[] | string | undefined;
+  CONVEYOR_SECRETS_PREVIOUS_KEYS: readonly string[];
 }
 
 export class SecretCipherError extends Error {
@@ -44,11 +45,9 @@ export class SecretCipher {
   }
 
   /** Refuses to run without a configured key, in every mode: there is no built-in key (docs/service-trust.md). */
-  static fromEnv(env: SecretCipherEnv): SecretCipher {
-    const previousRaw = env.CONVEYOR_SECRETS_PREVIOUS_KEYS;
-    const previousList = typeof previousRaw === 'string' ? previousRaw.split(',') : (previousRaw ?? []);
-    const previous = previousList.map((k) => k.trim()).filter(Boolean).map((k, i) => parseKey(k, `CONVEYOR_SECRETS_PREVIOUS_KEYS[${i}]`));
-    const configured = env.CONVEYOR_SECRETS_KEY?.trim();
+  static fromConfig(keys: SecretKeys): SecretCipher {
+    const previous = keys.CONVEYOR_SECRETS_PREVIOUS_KEYS.map((k, i) => parseKey(k, `CONVEYOR_SECRETS_PREVIOUS_KEYS[${i}]`));
+    const configured = keys.CONVEYOR_SECRETS_KEY?.trim();
     if (!configured) {
       throw new SecretCipherError('CONVEYOR_SECRETS_KEY is required (32 random bytes, base64: `conveyor keys init --file .conveyor/keys.env`)');
     }
