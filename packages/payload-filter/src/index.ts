@@ -13,4 +13,3 @@ export {
   type ParsePayloadFilterResult,
 } from './parse-payload-filter';
 export { matchPayload, type MatchResult } from './match-payload';
-export { evaluateFilter, type FilterEvaluation } from './evaluate-filter';

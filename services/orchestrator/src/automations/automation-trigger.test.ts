@@ -1,12 +1,21 @@
-import { parseWebhookTrigger } from './automation-trigger';
+import { matchTriggerPayload, parseWebhookTrigger } from './automation-trigger';
 
 describe('parseWebhookTrigger', () => {
   const base = { provider: 'webhook', event: 'received', filter: { webhook_ids: ['wh_abc'] } };
 
   it('accepts a trigger with and without a payload filter, de-duplicating UIDs', () => {
-    expect(parseWebhookTrigger(base)).toEqual({ ok: true, trigger: base });
+    expect(parseWebhookTrigger(base)).toEqual({ ok: true, trigger: base, payloadFilter: undefined });
     const withPayload = { ...base, filter: { webhook_ids: ['wh_abc', 'wh_abc'], payload: { action: ['opened'] } } };
-    expect(parseWebhookTrigger(withPayload)).toEqual({ ok: true, trigger: { ...base, filter: { webhook_ids: ['wh_abc'], payload: { action: ['opened'] } } } });
+    const parsed = parseWebhookTrigger(withPayload);
+    expect(parsed).toMatchObject({ ok: true, trigger: { ...base, filter: { webhook_ids: ['wh_abc'], payload: { action: ['opened'] } } } });
+  });
+
+  it('hands the compiled payload filter on, so a delivery is matched without parsing it again', () => {
+    const parsed = parseWebhookTrigger({ ...base, filter: { webhook_ids: ['wh_abc'], payload: { action: ['opened'] } } });
+    if (!parsed.ok) throw new Error('expected a valid trigger');
+    expect(matchTriggerPayload(parsed.payloadFilter, { action: 'opened' })).toEqual({ matched: true, mismatches: [] });
+    expect(matchTriggerPayload(parsed.payloadFilter, { action: 'closed' }).matched).toBe(false);
+    expect(matchTriggerPayload(undefined, { anything: 1 })).toEqual({ matched: true, mismatches: [] });
   });
 
   it('names every problem with its path', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parsePayloadFilter, type FilterError } from '@conveyor/payload-filter';
+import { matchPayload, parsePayloadFilter, type FilterError, type MatchResult, type PayloadFilter } from '@conveyor/payload-filter';
 
 /**
  * The Webhook trigger of an automation, as written in the API or in `automations/<name>.yaml`:
@@ -11,7 +11,8 @@ export interface WebhookTrigger {
   filter: { webhook_ids: string[]; payload?: Record<string, unknown> };
 }
 
-export type TriggerParse = { ok: true; trigger: WebhookTrigger } | { ok: false; errors: FilterError[] };
+/** A valid trigger comes with its payload filter compiled, so a delivery is matched without parsing it again. */
+export type TriggerParse = { ok: true; trigger: WebhookTrigger; payloadFilter: PayloadFilter | undefined } | { ok: false; errors: FilterError[] };
 
 const WEBHOOK_UID = /^wh_[A-Za-z0-9]{1,64}$/;
 
@@ -44,12 +45,16 @@ export function parseWebhookTrigger(input: unknown, path = 'trigger'): TriggerPa
   }
   const { filter } = parsed.data;
   const trigger: WebhookTrigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: [...new Set(filter.webhook_ids)] } };
-  if (filter.payload !== undefined && filter.payload !== null) {
-    const payload = parsePayloadFilter(filter.payload, { path: `${path}.filter.payload` });
-    if (!payload.ok) return { ok: false, errors: payload.errors };
-    trigger.filter.payload = filter.payload as Record<string, unknown>;
-  }
-  return { ok: true, trigger };
+  if (filter.payload === undefined || filter.payload === null) return { ok: true, trigger, payloadFilter: undefined };
+  const payload = parsePayloadFilter(filter.payload, { path: `${path}.filter.payload` });
+  if (!payload.ok) return { ok: false, errors: payload.errors };
+  trigger.filter.payload = filter.payload as Record<string, unknown>;
+  return { ok: true, trigger, payloadFilter: payload.filter };
+}
+
+/** A delivery's payload against a trigger's compiled payload filter; no filter matches every delivery. */
+export function matchTriggerPayload(payloadFilter: PayloadFilter | undefined, payload: unknown): MatchResult {
+  return payloadFilter ? matchPayload(payloadFilter, payload) : { matched: true, mismatches: [] };
 }
 
 export function describeErrors(errors: FilterError[]): string {

@@ -3,9 +3,8 @@ import { newUuid, type Automation, type Prisma, type PrismaClient, type Webhook,
 import type { DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import pLimit from 'p-limit';
-import { evaluateFilter } from '@conveyor/payload-filter';
 import type { Caller__Output } from '@conveyor/proto';
-import { parseWebhookTrigger } from '../automations/automation-trigger';
+import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
 import type { ConsumedDelivery, DeliveryPosition } from './delivery-consumer';
 
@@ -202,11 +201,9 @@ export class DeliveryProcessor {
   private async evaluate(automation: Automation, webhook: Webhook, entry: WebhookDelivery, payload: unknown, body: Buffer, log: Logger): Promise<AutomationOutcome> {
     const base = { automation_id: automation.id, automation_name: automation.name };
     const trigger = parseWebhookTrigger(automation.trigger);
-    if (!trigger.ok) return { ...base, matched: false, error: `invalid trigger: ${trigger.errors.map((e) => `${e.path}: ${e.message}`).join('; ')}` };
-    const evaluation = evaluateFilter(trigger.trigger.filter.payload, payload);
-    if (!evaluation.matched) {
-      return { ...base, matched: false, mismatches: evaluation.mismatches, ...('error' in evaluation && { error: evaluation.error }) };
-    }
+    if (!trigger.ok) return { ...base, matched: false, error: `invalid trigger: ${describeErrors(trigger.errors)}` };
+    const evaluation = matchTriggerPayload(trigger.payloadFilter, payload);
+    if (!evaluation.matched) return { ...base, matched: false, mismatches: evaluation.mismatches };
     const metadata = { automation_id: automation.id, webhook_uid: webhook.id, delivery_id: entry.deliveryId };
     const existing = await this.deps.db.$queryRaw<Array<{ id: string }>>`
       SELECT id::text AS id FROM "Run" WHERE "teamId" = ${webhook.teamId} AND metadata @> ${JSON.stringify(metadata)}::jsonb LIMIT 1`;

@@ -1,8 +1,8 @@
 import { AppError } from '@conveyor/errors';
 import type { Prisma, PrismaClient, WebhookDelivery } from '@conveyor/db';
-import { evaluateFilter } from '@conveyor/payload-filter';
+import type { PayloadFilter } from '@conveyor/payload-filter';
 import type { Caller__Output } from '@conveyor/proto';
-import { parseWebhookTrigger, describeErrors } from '../automations/automation-trigger';
+import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
 import { loadAutomation } from '../automations/automations';
 import { loadWebhook } from './manage-webhooks';
 
@@ -76,7 +76,7 @@ export async function getDelivery(db: PrismaClient, caller: Caller__Output, fact
 export interface FilterTestResult {
   wouldTrigger: boolean;
   webhookCheck: { passed: boolean; detail: string };
-  payloadCheck: { passed: boolean; mismatches: string[]; error?: string; detail: string };
+  payloadCheck: { passed: boolean; mismatches: string[]; detail: string };
 }
 
 /**
@@ -93,14 +93,14 @@ export async function testFilter(
 ): Promise<FilterTestResult> {
   if (!input.deliveryId) throw new AppError('invalid_request', 'delivery_id is required');
   let webhookIds: string[] | undefined;
-  let payloadFilter: unknown;
+  let payloadFilter: PayloadFilter | undefined;
   if (input.automationId) {
     if (input.filter !== undefined) throw new AppError('invalid_request', 'give either automation_id or filter, not both');
     const automation = await loadAutomation(db, caller, factoryId, input.automationId);
     const trigger = parseWebhookTrigger(automation.trigger);
     if (!trigger.ok) throw new AppError('invalid_request', `the automation's trigger is invalid: ${describeErrors(trigger.errors)}`);
     webhookIds = trigger.trigger.filter.webhook_ids;
-    payloadFilter = trigger.trigger.filter.payload;
+    payloadFilter = trigger.payloadFilter;
   } else if (input.filter !== undefined && input.filter !== null) {
     if (typeof input.filter !== 'object' || Array.isArray(input.filter)) throw new AppError('invalid_request', 'filter must be an object {"webhook_ids": [...], "payload": {...}}');
     // A trigger filter {webhook_ids?, payload?}; an object with any other key is taken as a bare payload filter.
@@ -111,10 +111,10 @@ export async function testFilter(
       if (!Array.isArray(filter.webhook_ids) || !filter.webhook_ids.every((v) => typeof v === 'string')) throw new AppError('invalid_request', 'filter.webhook_ids must be a list of webhook UIDs');
       webhookIds = filter.webhook_ids as string[];
     }
-    payloadFilter = filter.payload;
-    if (payloadFilter !== undefined && payloadFilter !== null) {
-      const parsed = parseWebhookTrigger({ provider: 'webhook', event: 'received', filter: { webhook_ids: [uid], payload: payloadFilter } });
+    if (filter.payload !== undefined && filter.payload !== null) {
+      const parsed = parseWebhookTrigger({ provider: 'webhook', event: 'received', filter: { webhook_ids: [uid], payload: filter.payload } });
       if (!parsed.ok) throw new AppError('invalid_request', describeErrors(parsed.errors), { details: { errors: parsed.errors } });
+      payloadFilter = parsed.payloadFilter;
     }
   }
 
@@ -136,18 +136,17 @@ export async function testFilter(
   } catch {
     payload = undefined;
   }
-  const evaluation = evaluateFilter(payloadFilter, payload);
-  const error = 'error' in evaluation ? evaluation.error : undefined;
+  // The filter was validated above, so applying it has no error of its own.
+  const evaluation = matchTriggerPayload(payloadFilter, payload);
   const payloadCheck = {
     passed: evaluation.matched,
     mismatches: evaluation.mismatches,
-    ...(error !== undefined && { error }),
     detail:
-      payloadFilter === undefined || payloadFilter === null
+      payloadFilter === undefined
         ? 'no payload filter: every delivery matches'
         : evaluation.matched
           ? 'the payload matches the filter'
-          : error ?? `the payload does not match: ${evaluation.mismatches.join('; ')}`,
+          : `the payload does not match: ${evaluation.mismatches.join('; ')}`,
   };
   return { wouldTrigger: webhookCheck.passed && payloadCheck.passed, webhookCheck, payloadCheck };
 }

