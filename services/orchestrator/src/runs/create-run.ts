@@ -3,6 +3,7 @@ import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@co
 import type { Caller__Output } from '@conveyor/proto';
 import type { RunEvent } from '@conveyor/run-events';
 import { harnessFor } from '../catalog/harness-types';
+import { findIdentityForCaller } from '../identities/agent-identities';
 import { ENQUEUE_RUN } from './outbox-relay';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';
@@ -86,8 +87,9 @@ export async function createRun(
 ): Promise<{ runId: string; state: string; workerHost: string | null }> {
   const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
   const resolved = await resolveRunCatalog(deps.catalog, caller, { ...input, harness });
-  const config: Record<string, unknown> = { ...(resolved?.config ?? input.config ?? {}) };
-  const skill = resolved?.skill ?? input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
+  const config: Record<string, unknown> = { ...resolved.config };
+  // The catalog derived the skill (argument, config.skill_spec, then config.skills[0]) and normalized it.
+  const skill = resolved.skill;
   const prompt = input.prompt.trim() || !input.conversationId ? input.prompt : CONTINUE_PROMPT;
   if (!prompt.trim() && !skill) throw new AppError('invalid_request', 'prompt is required unless a skill is given');
   if (skill) {
@@ -115,8 +117,7 @@ export async function createRun(
       }
     }
     if (input.agentIdentityUid) {
-      const identity = await tx.agentIdentity.findFirst({ where: { id: input.agentIdentityUid, teamId: caller.team_id } });
-      if (!identity) throw new AppError('resource_not_found', 'Agent identity not found');
+      const identity = await findIdentityForCaller(tx, caller, input.agentIdentityUid);
       executorType = 'AGENT';
       executorId = identity.id;
     }
