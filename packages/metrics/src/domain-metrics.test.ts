@@ -1,20 +1,19 @@
 import {
-  countWebhookDelivery,
   createKafkaConsumerLagGauge,
   createRunJobDurationHistogram,
   createRunQueueDepthGauge,
   createWebhookDeliveriesCounter,
-  WEBHOOK_DELIVERY_LABELS,
 } from './domain-metrics';
 import { createMetricsRegistry } from './metrics-registry';
 
 describe('domain metrics', () => {
   it('exposes every webhook delivery label from the start and counts them', async () => {
     const registry = createMetricsRegistry('ingress', { defaultMetrics: false });
-    const counter = createWebhookDeliveriesCounter(registry);
-    countWebhookDelivery(counter, 'Rejected (invalid JSON)');
+    const labels = ['Accepted', 'Rejected (invalid JSON)'];
+    const counter = createWebhookDeliveriesCounter(registry, labels);
+    counter.inc({ label: 'Rejected (invalid JSON)' });
     const text = await registry.metrics();
-    for (const label of WEBHOOK_DELIVERY_LABELS) {
+    for (const label of labels) {
       const value = label === 'Rejected (invalid JSON)' ? 1 : 0;
       expect(text).toContain(
         `conveyor_webhook_deliveries_total{label="${label}",service="ingress"} ${value}`,
@@ -26,7 +25,7 @@ describe('domain metrics', () => {
     const registry = createMetricsRegistry('orchestrator', { defaultMetrics: false });
     expect(createKafkaConsumerLagGauge(registry)).toBe(createKafkaConsumerLagGauge(registry));
     expect(createRunJobDurationHistogram(registry)).toBe(createRunJobDurationHistogram(registry));
-    expect(createWebhookDeliveriesCounter(registry)).toBe(createWebhookDeliveriesCounter(registry));
+    expect(createWebhookDeliveriesCounter(registry, ['Accepted'])).toBe(createWebhookDeliveriesCounter(registry, ['Accepted']));
   });
 
   it('reads the queue depth at scrape time when given a collector', async () => {

@@ -11,16 +11,6 @@ export const WEBHOOK_DELIVERIES_TOTAL = 'conveyor_webhook_deliveries_total';
 export const RUN_QUEUE_STATES = ['waiting', 'active', 'delayed'] as const;
 export type RunQueueState = (typeof RUN_QUEUE_STATES)[number];
 
-/** The delivery log's labels, exactly as the API shows them; one series each, present from the start at 0. */
-export const WEBHOOK_DELIVERY_LABELS = [
-  'Accepted',
-  'Duplicate',
-  'Rejected (auth)',
-  'Rejected (invalid JSON)',
-  'Rejected (too large)',
-] as const;
-export type WebhookDeliveryLabel = (typeof WEBHOOK_DELIVERY_LABELS)[number];
-
 /**
  * `conveyor_run_queue_depth{state}`: jobs in the BullMQ run queue by state. Pass `collect` to read the counts
  * at scrape time (e.g. `() => queue.getJobCounts('waiting', 'active', 'delayed')`), or call `.set()` yourself.
@@ -78,8 +68,11 @@ export function createKafkaConsumerLagGauge(registry: Registry): Gauge<'topic' |
   );
 }
 
-/** `conveyor_webhook_deliveries_total{label}`: deliveries seen at the edge, by delivery-log label. */
-export function createWebhookDeliveriesCounter(registry: Registry): Counter<'label'> {
+/**
+ * `conveyor_webhook_deliveries_total{label}`: deliveries seen at the edge, by delivery-log label. `labels` is the
+ * delivery log's own list (`DELIVERY_LABELS` of @conveyor/kafka); each series is present from the start at 0.
+ */
+export function createWebhookDeliveriesCounter(registry: Registry, labels: readonly string[]): Counter<'label'> {
   return getOrCreate(registry, WEBHOOK_DELIVERIES_TOTAL, () => {
     const counter = new Counter<'label'>({
       name: WEBHOOK_DELIVERIES_TOTAL,
@@ -87,12 +80,7 @@ export function createWebhookDeliveriesCounter(registry: Registry): Counter<'lab
       labelNames: ['label'],
       registers: [registry],
     });
-    for (const label of WEBHOOK_DELIVERY_LABELS) counter.inc({ label }, 0);
+    for (const label of labels) counter.inc({ label }, 0);
     return counter;
   });
-}
-
-/** Typed increment, so a misspelt label fails to compile instead of creating a new series. */
-export function countWebhookDelivery(counter: Counter<'label'>, label: WebhookDeliveryLabel): void {
-  counter.inc({ label });
 }

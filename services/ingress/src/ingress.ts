@@ -3,9 +3,9 @@ import express from 'express';
 import { trustProxySetting } from '@conveyor/config';
 import { Redis } from 'ioredis';
 import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
-import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
+import { createKafka, DELIVERY_LABELS, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
-import { countWebhookDelivery, createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
+import { createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
 import { createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
 import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
 import type { IngressConfig } from './config';
@@ -28,7 +28,7 @@ export class Ingress implements Service {
   readonly readiness = new Readiness();
   readonly metrics = createMetricsRegistry('ingress');
   /** `conveyor_webhook_deliveries_total{label}`: count every delivery outcome here (see docs/metrics.md). */
-  readonly webhookDeliveries = createWebhookDeliveriesCounter(this.metrics);
+  readonly webhookDeliveries = createWebhookDeliveriesCounter(this.metrics, DELIVERY_LABELS);
   port = 0;
   private server: Server | undefined;
   private redis: Redis | undefined;
@@ -97,7 +97,7 @@ export class Ingress implements Service {
         maxBodyBytes: config.MAX_BODY_BYTES,
         publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
         unavailableRetryAfterSeconds: config.UNAVAILABLE_RETRY_AFTER_SECONDS,
-        onOutcome: (label) => countWebhookDelivery(this.webhookDeliveries, label),
+        onOutcome: (label) => this.webhookDeliveries.inc({ label }),
       }),
     );
     app.use(notFoundHandler);
