@@ -1,6 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import {
   longCommandScript,
   readEditRunScript,
@@ -28,16 +27,31 @@ const PROVIDER_KEY = `sk-e2e-provider-${randomUUID()}`;
 /** Real CLIs take seconds per turn on a loaded two-core machine. */
 const RUN_TIMEOUT_MS = 120_000;
 
-/** Command lines of every process on this machine whose arguments contain `needle`. */
-async function processesMatching(needle: string): Promise<string[]> {
-  const found: string[] = [];
+/** PIDs of every process on this machine whose arguments contain `needle`. */
+async function processesMatching(needle: string): Promise<number[]> {
+  const found: number[] = [];
   for (const pid of await readdir('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(cmdline.replace(/\0/g, ' '));
+    if (cmdline.includes(needle)) found.push(Number(pid));
   }
   return found;
 }
+
+/** `pid` and its ancestors up to (not including) the runner: the agent's command, its shell, the CLI, the sandbox. */
+async function chainBelowRunner(pid: number): Promise<number[]> {
+  const chain: number[] = [];
+  for (let current = pid; current > 1; ) {
+    const cmdline = await readFile(`/proc/${current}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes('services/runner/dist/main.js')) return chain;
+    chain.push(current);
+    const stat = await readFile(`/proc/${current}/stat`, 'utf8');
+    current = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }
+  throw new Error(`process ${pid} is not the runner's`);
+}
+
+const alive = (pid: number) => readFile(`/proc/${pid}/stat`, 'utf8').then(() => true, () => false);
 
 async function eventually(probe: () => Promise<boolean>, what: string, platform: RunningPlatform): Promise<void> {
   const deadline = Date.now() + RUN_TIMEOUT_MS;
@@ -56,6 +70,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     server = await startScriptedModelServer();
     platform = await startPlatform({
       env: {
+        // As `npm start` runs them: each CLI inside the run's bubblewrap sandbox.
+        RUN_SANDBOX: 'bubblewrap',
         DEFAULT_HARNESS: cli,
         ANTHROPIC_BASE_URL: server.url,
         OPENAI_BASE_URL: `${server.url}/v1`,
@@ -81,11 +97,12 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     expect(created.status).toBe(200);
     return created.body.run_id as string;
   };
-  const workspaceOf = (runId: string) => path.join(platform.env.WORKSPACE_ROOT!, runId);
+  /** The run's workspace as its agent sees it: mounted at /workspace inside the run's sandbox (docs/sandbox.md). */
+  const SANDBOX_WORKSPACE = '/workspace';
 
   it('reads, edits and runs a command in the workspace; conversation, usage and transcript come from the CLI; a follow-up after the end resumes its session', async () => {
     const runId = await createRun('Rename world to conveyor in hello.txt');
-    server.enqueue(...readEditRunScript(cli, workspaceOf(runId)));
+    server.enqueue(...readEditRunScript(cli, SANDBOX_WORKSPACE));
     const firstTurn = server.requests.length;
 
     const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
@@ -144,11 +161,13 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     server.enqueue(...longCommandScript(cli, seconds));
     const needle = `timeout ${seconds}`;
     await eventually(async () => (await processesMatching(needle)).length > 0, 'the agent to start its long command', platform);
+    const tree = await chainBelowRunner((await processesMatching(needle))[0]!);
+    expect(tree.length).toBeGreaterThan(2);
 
     // Cancel answers the run ID as plain text (contract §2.10).
     const cancelled = await fetch(`${platform.apiUrl}/agent/runs/${runId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${platform.apiKey}` } });
     expect({ status: cancelled.status, body: await cancelled.text() }).toEqual({ status: 200, body: runId });
     await waitForRunState(platform, runId, ['CANCELLED'], RUN_TIMEOUT_MS);
-    await eventually(async () => (await processesMatching(needle)).length === 0 && (await processesMatching(workspaceOf(runId))).length === 0, 'the process tree to end', platform);
+    await eventually(async () => (await processesMatching(needle)).length === 0 && !(await Promise.all(tree.map(alive))).includes(true), 'the process tree to end', platform);
   });
 });
