@@ -3,6 +3,7 @@
  * same grouping as the API's conversation (docs/runs.md): a user message (prompt or follow-up) starts a turn,
  * everything the agent does until the next one belongs to one agent message; tool results join their call.
  */
+import { TIMELINE_KINDS } from '@conveyor/run-events';
 
 export interface StreamedEvent {
   sequence: number;
@@ -40,7 +41,6 @@ export interface Usage {
   costUsd: number;
 }
 
-const TIMELINE = new Set(['state_changed', 'setup_step', 'followup_received']);
 
 export class RunLog {
   /** The highest sequence applied; events at or below it are repeats and ignored. */
@@ -57,7 +57,7 @@ export class RunLog {
     this.lastSequence = e.sequence;
     this.received += 1;
     const d = e.data;
-    if (TIMELINE.has(e.kind)) {
+    if ((TIMELINE_KINDS as ReadonlySet<string>).has(e.kind)) {
       this.timeline.push(e);
       return true;
     }

@@ -6,6 +6,10 @@ export const TERMINAL_STATES: ReadonlySet<RunStateName> = new Set(['SUCCEEDED', 
 
 const text = z.string().max(1_000_000);
 
+/** The run-wide sandbox limits whose breach ends a run (docs/sandbox.md). */
+export const SANDBOX_LIMITS = ['timeout', 'memory', 'processes', 'disk'] as const;
+export type SandboxLimitName = (typeof SANDBOX_LIMITS)[number];
+
 /**
  * Everything that happens in a run, as stored in RunEvent (kind + data). Runners emit the harness-side kinds;
  * the orchestrator itself records state changes and follow-up routing. Timeline, conversation and transcript
@@ -46,10 +50,33 @@ export const runEventSchema = z.discriminatedUnion('kind', [
     followup_id: z.string(),
     routed_to: z.enum(['queued_input', 'live_harness', 'new_execution', 'debug_session']),
   }),
+  // The sandbox refused a connection the run attempted (an address outside its egress allow-list).
+  z.object({ kind: z.literal('egress_refused'), host: z.string(), port: z.number().int(), reason: z.string() }),
+  // The execution's sandbox was torn down: the disk its workspace used and, when one did, the limit that ended it.
+  z.object({
+    kind: z.literal('workspace_released'),
+    disk_bytes: z.number().int().nonnegative(),
+    kept_for_debug: z.boolean(),
+    limit: z.enum(SANDBOX_LIMITS).optional(),
+  }),
 ]);
 
 export type RunEvent = z.infer<typeof runEventSchema>;
 export type RunEventKind = RunEvent['kind'];
 
 /** Kinds that belong on the timeline (lifecycle and setup) rather than in the conversation. */
-export const TIMELINE_KINDS: ReadonlySet<RunEventKind> = new Set(['state_changed', 'setup_step', 'followup_received']);
+export const TIMELINE_KINDS: ReadonlySet<RunEventKind> = new Set([
+  'state_changed',
+  'setup_step',
+  'followup_received',
+  'egress_refused',
+  'workspace_released',
+]);
+
+/** Kinds only the platform records: a harness's output claiming one is not believed. */
+export const PLATFORM_KINDS: ReadonlySet<RunEventKind> = new Set([
+  'state_changed',
+  'followup_received',
+  'egress_refused',
+  'workspace_released',
+]);

@@ -241,7 +241,7 @@ export class RunExecutor {
         endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
         limits: this.options.limits,
         onEgress: ({ host, port, allowed, reason }) => {
-          if (!allowed) reporter.emit({ kind: 'log', level: 'warn', text: `sandbox: connection to ${host}:${port} refused (${reason})` });
+          if (!allowed) reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
         },
       });
     } catch (err) {
@@ -262,9 +262,13 @@ export class RunExecutor {
       this.active.delete(assignment.run_id);
       if (keep) this.removeAfterDebugWindow(assignment.run_id);
       else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
-      reporter.emit({ kind: 'log', level: 'info', text: `workspace used ${usage.diskBytes} bytes; ${keep ? 'kept for the debug window' : 'deleted'}` });
-      if (usage.limit && completion && completion.state !== 'CANCELLED') completion = limitCompletion(usage.limit, this.options.limits, completion.transcript);
-      if (usage.limit) reporter.emit({ kind: 'log', level: 'error', text: `sandbox: ${completion?.message ?? usage.limit}` });
+      reporter.emit({ kind: 'workspace_released', disk_bytes: usage.diskBytes, kept_for_debug: keep, ...(usage.limit ? { limit: usage.limit } : {}) });
+      // The limit decides the outcome (not a setup failure: no debug window); the transcript and the kept CLI session
+      // survive it, so a follow-up can still resume the session.
+      if (usage.limit && completion && completion.state !== 'CANCELLED') {
+        const { transcript, session } = completion;
+        completion = { ...limitCompletion(usage.limit, this.options.limits), ...(transcript ? { transcript } : {}), ...(session ? { session } : {}) };
+      }
     }
     return completion;
   }

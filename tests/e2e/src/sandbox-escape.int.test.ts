@@ -130,10 +130,13 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect((await api('POST', '/harness-support/report-artifact', { artifact_type: 'PLAN', data: { title: 'late', content: 'x' } }, key)).status).toBe(401);
     expect((await api('GET', `/agent/runs/${runId}`, undefined, key)).status).toBe(401);
 
-    // The refused connections are on the run's record, not only in the agent's own report.
-    expect(conversation).toContain(`sandbox: connection to 127.0.0.1:${pgPort} refused`);
-    expect(conversation).toContain('sandbox: connection to 169.254.169.254:80 refused');
-    expect(conversation).toMatch(/workspace used \d+ bytes; deleted/);
+    // The refused connections and the disk the workspace used are on the run's timeline, not only in the agent's report.
+    const timeline = ((await api('GET', `/agent/runs/${runId}/timeline`)).body as { events: Array<{ kind: string; data: Record<string, unknown> }> }).events;
+    const refused = timeline.filter((e) => e.kind === 'egress_refused').map((e) => `${String(e.data.host)}:${String(e.data.port)}`);
+    expect(refused).toEqual(expect.arrayContaining([`127.0.0.1:${pgPort}`, '169.254.169.254:80']));
+    const released = timeline.filter((e) => e.kind === 'workspace_released').map((e) => e.data);
+    expect(released).toEqual(expect.arrayContaining([expect.objectContaining({ kept_for_debug: false })]));
+    for (const r of released) expect(r.disk_bytes).toBeGreaterThan(0);
     // The workspace is gone with the run.
     expect(existsSync(path.join(workspaceRoot, runId))).toBe(false);
   }, 150_000);
@@ -144,5 +147,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     const done = await waitForRunState(platform, created.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
     expect(done.state).toBe('FAILED');
     expect(done.status_message).toMatchObject({ error_code: 'budget_exceeded', message: expect.stringMatching(/process limit \(64\)/) });
+    const timeline = ((await api('GET', `/agent/runs/${created.body.run_id as string}/timeline`)).body as { events: Array<{ kind: string; data: Record<string, unknown> }> }).events;
+    expect(timeline.filter((e) => e.kind === 'workspace_released').map((e) => e.data)).toEqual([expect.objectContaining({ limit: 'processes', kept_for_debug: false })]);
   }, 90_000);
 });

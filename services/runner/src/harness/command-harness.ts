@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { runEventSchema } from '@conveyor/run-events';
+import { PLATFORM_KINDS, runEventSchema } from '@conveyor/run-events';
 import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome, type ModelAccess } from './harness';
 
 const resultSchema = z.object({
@@ -81,7 +81,7 @@ export class CommandHarness implements Harness {
         return;
       }
       const event = runEventSchema.safeParse(value);
-      if (event.success && event.data.kind !== 'state_changed' && event.data.kind !== 'followup_received') ctx.emit(event.data);
+      if (event.success && !PLATFORM_KINDS.has(event.data.kind)) ctx.emit(event.data);
       else ctx.emit({ kind: 'log', level: 'warn', text: `unrecognized agent output: ${line.slice(0, 500)}` });
     });
     createInterface({ input: child.stderr }).on('line', (line) => ctx.emit({ kind: 'log', level: 'warn', text: line }));

@@ -37,6 +37,6 @@ const LIMIT_MESSAGES: Record<SandboxLimitHit, (limits: SandboxLimits) => string>
  * How a run ends when a sandbox limit ended it: FAILED with `budget_exceeded` (the contract's closed set of codes has
  * no closer one: the run spent its resource budget; retrying the same run would hit it again), the limit in the message.
  */
-export function limitCompletion<T>(limit: SandboxLimitHit, limits: SandboxLimits, transcript: T) {
-  return { state: 'FAILED' as const, message: LIMIT_MESSAGES[limit](limits), errorCode: 'budget_exceeded', transcript };
+export function limitCompletion(limit: SandboxLimitHit, limits: SandboxLimits) {
+  return { state: 'FAILED' as const, message: LIMIT_MESSAGES[limit](limits), errorCode: 'budget_exceeded' };
 }

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import type { SandboxLimitName } from '@conveyor/run-events';
 
 /**
  * Run isolation, the same contract on every backend (docs/sandbox.md). Everything a run executes — environment
@@ -52,7 +53,7 @@ export interface SandboxExecOptions {
 }
 
 /** Why a process ended when a limit, not the process itself, ended it. */
-export type SandboxLimitHit = 'timeout' | 'memory' | 'processes' | 'disk';
+export type SandboxLimitHit = SandboxLimitName;
 
 export interface SandboxExit {
   code: number | null;
