@@ -257,18 +257,18 @@ export class RunExecutor {
       completion = await this.driveInSandbox(assignment, environment, harness, grant, sandbox, reporter, inbox, signal);
     } finally {
       const usage = await sandbox.destroy();
-      // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
-      const keep = completion?.setupFailed === true && !assignment.debug_session;
-      this.active.delete(assignment.run_id);
-      if (keep) this.removeAfterDebugWindow(assignment.run_id);
-      else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
-      reporter.emit({ kind: 'workspace_released', disk_bytes: usage.diskBytes, kept_for_debug: keep, ...(usage.limit ? { limit: usage.limit } : {}) });
       // The limit decides the outcome (not a setup failure: no debug window); the transcript and the kept CLI session
       // survive it, so a follow-up can still resume the session.
       if (usage.limit && completion && completion.state !== 'CANCELLED') {
         const { transcript, session } = completion;
         completion = { ...limitCompletion(usage.limit, this.options.limits), ...(transcript ? { transcript } : {}), ...(session ? { session } : {}) };
       }
+      // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
+      const keep = completion?.setupFailed === true && !assignment.debug_session;
+      this.active.delete(assignment.run_id);
+      if (keep) this.removeAfterDebugWindow(assignment.run_id);
+      else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
+      reporter.emit({ kind: 'workspace_released', disk_bytes: usage.diskBytes, kept_for_debug: keep, ...(usage.limit ? { limit: usage.limit } : {}) });
     }
     return completion;
   }
