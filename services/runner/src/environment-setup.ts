@@ -9,6 +9,7 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 export const environmentSchema = z.object({
   repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional(), push_secret_name: z.string().optional() })).default([]),
   setup_commands: z.array(z.string()).default([]),
+  allowed_hosts: z.array(z.string()).default([]),
   docker_image: z.string().optional(),
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;

@@ -237,7 +237,7 @@ export class RunExecutor {
         runId: assignment.run_id,
         ...(environment.docker_image ? { image: environment.docker_image } : {}),
         workspaceDir,
-        allowedHosts: [...this.options.allowedHosts, ...repositoryHosts(environment), ...harnessSupportHosts(assignment.api_base_url)],
+        allowedHosts: [...this.options.allowedHosts, ...environment.allowed_hosts, ...repositoryHosts(environment), ...harnessSupportHosts(assignment.api_base_url)],
         endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
         limits: this.options.limits,
         onEgress: ({ host, port, allowed, reason }) => {

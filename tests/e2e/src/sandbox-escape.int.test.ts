@@ -141,6 +141,25 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect(existsSync(path.join(workspaceRoot, runId))).toBe(false);
   }, 150_000);
 
+  it("lets an environment allow more hosts than the installation, and never a private address through them", async () => {
+    // A setup command asks the sandbox's egress proxy for http://localhost:9/. Environment A allows `localhost`: the
+    // allow-list lets it pass and the address check still refuses it (loopback). Environment B does not list it.
+    const probe = `${process.execPath} -e "const u=new URL(process.env.HTTP_PROXY);require('http').get({host:u.hostname,port:u.port,path:'http://localhost:9/'},()=>{}).on('error',()=>{})"`;
+    const refusals = async (allowedHosts: string[] | undefined) => {
+      const env = await api('POST', '/agent/environments', { name: `egress ${randomUUID()}`, setup_commands: [probe], ...(allowedHosts ? { allowed_hosts: allowedHosts } : {}) });
+      expect(env.status).toBe(201);
+      const run = await api('POST', '/agent/runs', { prompt: '{}', config: { harness: { type: 'claude' }, environment_id: env.body.uid as string } });
+      expect(run.body).toMatchObject({ run_id: expect.any(String) });
+      await waitForRunState(platform, run.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+      const timeline = ((await api('GET', `/agent/runs/${run.body.run_id as string}/timeline`)).body as { events: Array<{ kind: string; data: Record<string, unknown> }> }).events;
+      return timeline.filter((e) => e.kind === 'egress_refused' && e.data.host === 'localhost').map((e) => String(e.data.reason));
+    };
+    expect(await refusals(['localhost'])).toEqual([expect.stringMatching(/^resolves to non-public address/)]);
+    expect(await refusals(undefined)).toEqual(['host not on the allow-list']);
+    // Addresses are not host names: an environment cannot list one.
+    expect((await api('POST', '/agent/environments', { name: 'by address', allowed_hosts: ['169.254.169.254'] })).status).toBe(400);
+  }, 150_000);
+
   it('ends a setup command that forks without bound with the process limit', async () => {
     const envId = await environment(['while :; do sleep 60 & done']);
     const created = await api('POST', '/agent/runs', { prompt: 'never reached', config: { harness: { type: 'claude' }, environment_id: envId } });

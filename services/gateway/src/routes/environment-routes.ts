@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
@@ -6,6 +7,11 @@ import { toCloudEnvironment, toGuestJson, toInvitationJson } from '../mappers/ca
 import { parseBody, parseQuery } from '../validation';
 
 const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a repository owner or name');
+const allowedHost = z
+  .string()
+  .max(253)
+  .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a host name or *.domain pattern (no ports or schemes)')
+  .refine((h) => isIP(h) === 0, 'must be a host name, not an address');
 
 /** CloudEnvironmentConfig (contract §0.11) plus `repositories` (any git URL) and `team` (scope at creation). */
 const environmentFields = {
@@ -28,6 +34,8 @@ const environmentFields = {
     .max(50)
     .nullable(),
   setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),
+  // Egress hosts for this environment's runs on top of the installation's (docs/sandbox.md); names, not addresses.
+  allowed_hosts: z.array(allowedHost).max(50).nullable(),
   failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
   // Accepted for compatibility; cloud provider federation is not implemented (docs/catalog.md).
   providers: z.record(z.unknown()).nullable(),

@@ -26,6 +26,7 @@ export const environmentBodySchema = z
       .max(50)
       .nullable(),
     setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),
+    allowed_hosts: z.array(z.string().max(253)).max(50).nullable(),
     failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
     team: z.boolean(),
   })

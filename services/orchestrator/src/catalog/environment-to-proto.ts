@@ -14,6 +14,7 @@ export function environmentConfig(env: EnvironmentWithGrants): Record<string, un
     github_repos: repos.map((r) => ({ owner: r.owner, repo: r.repo })),
     repositories: repos.map(repositorySpec),
     setup_commands: env.setupCommands,
+    allowed_hosts: env.allowedHosts,
     failure_session_retention_minutes: env.failureSessionRetentionMinutes,
   };
 }

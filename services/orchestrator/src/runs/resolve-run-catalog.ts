@@ -23,7 +23,7 @@ export interface ResolvedRunCatalog {
   skill?: string;
   skillInstructions?: string;
   /** `{repositories, setup_commands}` for the runner (services/runner/src/environment-setup.ts). */
-  environmentSpec?: { repositories: Array<ReturnType<typeof repositorySpec>>; setup_commands: string[]; docker_image?: string };
+  environmentSpec?: { repositories: Array<ReturnType<typeof repositorySpec>>; setup_commands: string[]; allowed_hosts: string[]; docker_image?: string };
 }
 
 /**
@@ -62,6 +62,7 @@ export async function resolveRunCatalog(
     environmentSpec = {
       repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map(repositorySpec),
       setup_commands: env.setupCommands,
+      allowed_hosts: env.allowedHosts,
       // Honoured by the runner's container sandbox backend (docs/sandbox.md).
       ...(env.dockerImage ? { docker_image: env.dockerImage } : {}),
     };
