@@ -62,7 +62,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     return created.body.uid as string;
   }
 
-  it('denies every escape, shows the attempts in the conversation, and reaches the allow-listed host', async () => {
+  it('denies every escape, shows the attempts on the timeline, and reaches the allow-listed host', async () => {
     // Another run's workspace and the platform's own files, as a run on this runner could name them.
     const otherWorkspaceFile = path.join(workspaceRoot, 'another-run', 'secret.txt');
     await mkdir(path.dirname(otherWorkspaceFile), { recursive: true });
@@ -90,7 +90,6 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect(done.state).toBe('SUCCEEDED');
 
     const conversationBody = (await api('GET', `/agent/runs/${runId}/conversation`)).body;
-    const conversation = JSON.stringify(conversationBody);
     const reportText = stringsIn(conversationBody).find((s) => s.startsWith('ESCAPE-REPORT '));
     expect(reportText).toBeDefined();
     const report = JSON.parse(reportText!.slice('ESCAPE-REPORT '.length)) as Probe;
