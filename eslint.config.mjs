@@ -5,8 +5,23 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 
 const SERVICES = ['gateway', 'orchestrator', 'ingress', 'runner'];
 const ORCHESTRATOR_DOMAIN = [
-  'artifacts', 'auth', 'automations', 'blobs', 'catalog', 'definitions', 'deliveries', 'egress', 'factories',
-  'identities', 'runner', 'runs', 'schedules', 'scores', 'secrets', 'webhooks', 'workers',
+  'artifacts',
+  'auth',
+  'automations',
+  'blobs',
+  'catalog',
+  'definitions',
+  'deliveries',
+  'egress',
+  'factories',
+  'identities',
+  'runner',
+  'runs',
+  'schedules',
+  'scores',
+  'secrets',
+  'webhooks',
+  'workers',
 ];
 
 /** Services talk through gRPC and Kafka only: never another service's package, by name or by path. */
@@ -19,7 +34,9 @@ const serviceBoundaries = SERVICES.map((service) => ({
         patterns: [
           { group: ['@conveyor/*/src/*'], message: 'Import packages by name, not their sources.' },
           {
-            group: SERVICES.filter((s) => s !== service).map((s) => `@conveyor/${s}`).concat(SERVICES.filter((s) => s !== service).map((s) => `@conveyor/${s}/*`)),
+            group: SERVICES.filter((s) => s !== service)
+              .map((s) => `@conveyor/${s}`)
+              .concat(SERVICES.filter((s) => s !== service).map((s) => `@conveyor/${s}/*`)),
             message: 'Services never import each other: talk through gRPC or Kafka.',
           },
         ],
@@ -30,24 +47,51 @@ const serviceBoundaries = SERVICES.map((service) => ({
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/src/generated/**', '**/src/gen/**', '**/node_modules/**', '**/*.js', '**/*.mjs', '**/*.cjs', 'tests/guardrails/fixtures/**'],
+    ignores: [
+      '**/dist/**',
+      '**/src/generated/**',
+      '**/src/gen/**',
+      '**/node_modules/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+      'tests/guardrails/fixtures/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     plugins: { 'import-x': importX },
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['packages/db/prisma.config.ts'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['packages/db/prisma.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     settings: {
       // Without a TypeScript parser and resolver for the imported files, import-x follows nothing and no-cycle /
       // no-restricted-paths check nothing (tests/guardrails proves they fire).
       'import-x/extensions': importX.flatConfigs.typescript.settings['import-x/extensions'],
       'import-x/parsers': importX.flatConfigs.typescript.settings['import-x/parsers'],
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: ['packages/*/tsconfig.json', 'services/*/tsconfig.json', 'tests/*/tsconfig.json', 'bench/tsconfig.json'] })],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          project: [
+            'packages/*/tsconfig.json',
+            'services/*/tsconfig.json',
+            'tests/*/tsconfig.json',
+            'bench/tsconfig.json',
+          ],
+        }),
+      ],
     },
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@conveyor/*/src/*'], message: 'Import packages by name, not their sources.' }] },
+        {
+          patterns: [
+            { group: ['@conveyor/*/src/*'], message: 'Import packages by name, not their sources.' },
+          ],
+        },
       ],
       'import-x/no-cycle': 'error',
       'import-x/no-restricted-paths': [
@@ -83,7 +127,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['@conveyor/*/src/*'], message: 'Import packages by name, not their sources.' },
-            { group: SERVICES.flatMap((s) => [`@conveyor/${s}`, `@conveyor/${s}/*`]), message: 'Packages never import services.' },
+            {
+              group: SERVICES.flatMap((s) => [`@conveyor/${s}`, `@conveyor/${s}/*`]),
+              message: 'Packages never import services.',
+            },
           ],
         },
       ],

@@ -1,6 +1,14 @@
 import { ratios, runAutocannon, type AutocannonTarget } from './autocannon-target';
 import { startBaseline } from './baseline-server';
-import { reportServerErrors, CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, printJson, progress, startBenchPlatform } from './bench-platform';
+import {
+  reportServerErrors,
+  CONNECTIONS,
+  DURATION_SECONDS,
+  WARMUP_SECONDS,
+  printJson,
+  progress,
+  startBenchPlatform,
+} from './bench-platform';
 
 /**
  * The public API through the real gateway → orchestrator → PostgreSQL: POST /v1/agent/runs (with the outbox relay to
@@ -9,7 +17,11 @@ import { reportServerErrors, CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, prin
  * autocannon runs in its own process. JSON on stdout, progress on stderr. See bench/README.md.
  */
 async function main(): Promise<void> {
-  const createBody = JSON.stringify({ prompt: 'benchmark run', title: 'bench', metadata: { bench: 'create-run' } });
+  const createBody = JSON.stringify({
+    prompt: 'benchmark run',
+    title: 'bench',
+    metadata: { bench: 'create-run' },
+  });
   progress('starting the platform (without a runner, so runs stay queued)…');
   const platform = await startBenchPlatform();
   let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
@@ -17,7 +29,11 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${platform.apiKey}` };
     const listUrl = `${platform.apiUrl}/agent/runs?limit=20`;
     baseline = await startBaseline('bare-express-server');
-    const create = (url: string, headers: Record<string, string>, durationSeconds = DURATION_SECONDS): AutocannonTarget => ({
+    const create = (
+      url: string,
+      headers: Record<string, string>,
+      durationSeconds = DURATION_SECONDS,
+    ): AutocannonTarget => ({
       url: `${url}/agent/runs`,
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
@@ -26,7 +42,11 @@ async function main(): Promise<void> {
       durationSeconds,
       expectStatus: 200,
     });
-    const list = (url: string, headers: Record<string, string>, durationSeconds = DURATION_SECONDS): AutocannonTarget => ({
+    const list = (
+      url: string,
+      headers: Record<string, string>,
+      durationSeconds = DURATION_SECONDS,
+    ): AutocannonTarget => ({
       url: `${url}/agent/runs?limit=20`,
       method: 'GET',
       headers,
@@ -38,7 +58,9 @@ async function main(): Promise<void> {
     progress('warming up…');
     await runAutocannon(create(bareApi, {}, WARMUP_SECONDS));
     await runAutocannon(create(platform.apiUrl, auth, WARMUP_SECONDS));
-    progress(`measuring the bare express baseline (POST, ${DURATION_SECONDS} s, ${CONNECTIONS} connections)…`);
+    progress(
+      `measuring the bare express baseline (POST, ${DURATION_SECONDS} s, ${CONNECTIONS} connections)…`,
+    );
     const bareCreate = await runAutocannon(create(bareApi, {}));
     progress('measuring create-run through the gateway…');
     const gatewayCreate = await runAutocannon(create(platform.apiUrl, auth));

@@ -54,7 +54,15 @@ export function runAutocannon(target: AutocannonTarget): Promise<LoadResult> {
 }
 
 /** Throughput and latency of `measured` relative to `baseline`, measured in the same run. */
-export function ratios(measured: LoadResult, baseline: LoadResult): { throughput: number; p50: number; p99: number } {
-  const r = (a: number, b: number, digits: number) => (b > 0 ? Number((a / b).toFixed(digits)) : null) as number;
-  return { throughput: r(measured.per_second, baseline.per_second, 3), p50: r(measured.p50_ms, baseline.p50_ms, 2), p99: r(measured.p99_ms, baseline.p99_ms, 2) };
+export function ratios(
+  measured: LoadResult,
+  baseline: LoadResult,
+): { throughput: number; p50: number; p99: number } {
+  const r = (a: number, b: number, digits: number) =>
+    (b > 0 ? Number((a / b).toFixed(digits)) : null) as number;
+  return {
+    throughput: r(measured.per_second, baseline.per_second, 3),
+    p50: r(measured.p50_ms, baseline.p50_ms, 2),
+    p99: r(measured.p99_ms, baseline.p99_ms, 2),
+  };
 }

@@ -21,7 +21,13 @@ const instance = autocannon(
         ...(target.body !== undefined && { body: target.body }),
         // A fresh delivery ID per request where the target needs one (every webhook delivery is a new one).
         ...(target.uniqueHeader !== undefined && {
-          setupRequest: (req) => ({ ...req, headers: { ...req.headers, [target.uniqueHeader!.name]: `${target.uniqueHeader!.prefix}-${counter++}` } }),
+          setupRequest: (req) => ({
+            ...req,
+            headers: {
+              ...req.headers,
+              [target.uniqueHeader!.name]: `${target.uniqueHeader!.prefix}-${counter++}`,
+            },
+          }),
         }),
       },
     ],

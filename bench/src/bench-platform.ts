@@ -18,12 +18,25 @@ export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<Running
   const profileDir = process.env.BENCH_CPU_PROF_DIR;
   return startPlatform({
     // The measured load is far above an API key's default rate budget.
-    env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_KEY_POINTS: '100000000', RATE_LIMIT_PER_TEAM_POINTS: '100000000', ...env, ...(profileDir && { BENCH_CPU_PROF_DIR: profileDir, NODE_OPTIONS: `--require ${path.join(__dirname, 'cpu-profile-preload.js')}` }) },
+    env: {
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_KEY_POINTS: '100000000',
+      RATE_LIMIT_PER_TEAM_POINTS: '100000000',
+      ...env,
+      ...(profileDir && {
+        BENCH_CPU_PROF_DIR: profileDir,
+        NODE_OPTIONS: `--require ${path.join(__dirname, 'cpu-profile-preload.js')}`,
+      }),
+    },
     withRunner: false,
   });
 }
 
-export async function apiPost(platform: RunningPlatform, path: string, payload: unknown): Promise<Record<string, string>> {
+export async function apiPost(
+  platform: RunningPlatform,
+  path: string,
+  payload: unknown,
+): Promise<Record<string, string>> {
   const res = await fetch(`${platform.apiUrl}${path}`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${platform.apiKey}`, 'Content-Type': 'application/json' },
@@ -38,7 +51,10 @@ export const printJson = (value: unknown): void => {
 };
 
 /** When a measured run saw 5xx answers, the services' own warnings say why (stderr; LOG_LEVEL is warn). */
-export function reportServerErrors(platform: RunningPlatform, results: Array<{ status_codes: Record<string, number> }>): void {
+export function reportServerErrors(
+  platform: RunningPlatform,
+  results: Array<{ status_codes: Record<string, number> }>,
+): void {
   if (results.some((r) => Object.keys(r.status_codes).some((code) => code.startsWith('5')))) {
     progress(`5xx answers were counted; the services' last log lines:\n${platform.logs().slice(-6000)}`);
   }

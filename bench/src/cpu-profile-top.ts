@@ -27,7 +27,9 @@ for (const file of files) {
   let total = 0;
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)!.callFrame;
-    const url = frame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(services|packages)\//, '$1/');
+    const url = frame.url
+      .replace(/^.*node_modules\//, '')
+      .replace(/^file:\/\/.*\/(services|packages)\//, '$1/');
     const key = `${frame.functionName || '(anonymous)'} ${url}:${frame.lineNumber + 1}`;
     const dt = profile.timeDeltas[i] ?? 0;
     self.set(key, (self.get(key) ?? 0) + dt);
@@ -35,5 +37,12 @@ for (const file of files) {
   });
   const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
   console.log(JSON.stringify({ file, sampled_ms: Math.round(total / 1000) }));
-  for (const [fn, us] of rows) console.log(JSON.stringify({ self_pct: Number(((100 * us) / total).toFixed(1)), self_ms: Math.round(us / 1000), fn }));
+  for (const [fn, us] of rows)
+    console.log(
+      JSON.stringify({
+        self_pct: Number(((100 * us) / total).toFixed(1)),
+        self_ms: Math.round(us / 1000),
+        fn,
+      }),
+    );
 }

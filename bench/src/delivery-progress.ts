@@ -26,7 +26,10 @@ export class DeliveryProgress {
 
   constructor(private readonly platform: RunningPlatform) {
     this.db = createPrismaClient(platform.databaseUrl);
-    this.admin = createKafka({ clientId: 'bench-progress', brokers: platform.env.KAFKA_BROKERS!.split(',') }).admin();
+    this.admin = createKafka({
+      clientId: 'bench-progress',
+      brokers: platform.env.KAFKA_BROKERS!.split(','),
+    }).admin();
   }
 
   async connect(): Promise<void> {
@@ -40,7 +43,12 @@ export class DeliveryProgress {
     ]);
     const produced = offsets.reduce((sum, p) => sum + Number(p.high), 0);
     const recorded = Number(rows[0]!.n);
-    const s = { t: Number(((Date.now() - this.started) / 1000).toFixed(1)), produced, recorded, lag: produced - recorded };
+    const s = {
+      t: Number(((Date.now() - this.started) / 1000).toFixed(1)),
+      produced,
+      recorded,
+      lag: produced - recorded,
+    };
     this.samples.push(s);
     return s;
   }

@@ -1,6 +1,15 @@
 import { ratios, runAutocannon, type AutocannonTarget } from './autocannon-target';
 import { startBaseline } from './baseline-server';
-import { reportServerErrors, CONNECTIONS, DURATION_SECONDS, WARMUP_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
+import {
+  reportServerErrors,
+  CONNECTIONS,
+  DURATION_SECONDS,
+  WARMUP_SECONDS,
+  apiPost,
+  printJson,
+  progress,
+  startBenchPlatform,
+} from './bench-platform';
 import { DeliveryProgress, type ProgressSample } from './delivery-progress';
 
 const BODY_BYTES = Number(process.env.BENCH_BODY_BYTES ?? 1024);
@@ -39,7 +48,9 @@ async function main(): Promise<void> {
     await runAutocannon(target(bareUrl, 'warm-bare', WARMUP_SECONDS));
     await runAutocannon(target(webhook.ingress_url!, 'warm', Math.min(2, WARMUP_SECONDS)));
     const warm = await watch.drain(120);
-    progress(`warm-up deliveries recorded (${warm.drained ? 'drained' : 'NOT drained'} in ${warm.seconds} s)`);
+    progress(
+      `warm-up deliveries recorded (${warm.drained ? 'drained' : 'NOT drained'} in ${warm.seconds} s)`,
+    );
     progress(`measuring the bare node:http server (${DURATION_SECONDS} s, ${CONNECTIONS} connections)…`);
     const baseline = await runAutocannon(target(bareUrl, 'bare'));
     progress('measuring the ingress, the orchestrator consuming meanwhile…');
@@ -61,7 +72,10 @@ async function main(): Promise<void> {
       duration_seconds: DURATION_SECONDS,
       body_bytes: Buffer.byteLength(body),
       baseline: { name: 'bare node:http server answering 202 (own process)', ...baseline },
-      ingress: { name: 'POST /webhooks/w/{uid} (token mode, Redis budgets + dedupe, Kafka acks=all)', ...ingress },
+      ingress: {
+        name: 'POST /webhooks/w/{uid} (token mode, Redis budgets + dedupe, Kafka acks=all)',
+        ...ingress,
+      },
       ratios: ratios(ingress, baseline),
       consumer: {
         name: 'orchestrator delivery consumer during the ingress load (produced to Kafka vs recorded in PostgreSQL)',
@@ -73,7 +87,9 @@ async function main(): Promise<void> {
         max_lag: Math.max(...during.map((s) => s.lag)),
         drained: drain.drained,
         drain_seconds: drain.seconds,
-        recorded_per_second_overall: Number(((final.recorded - before.recorded) / (final.t - before.t)).toFixed(1)),
+        recorded_per_second_overall: Number(
+          ((final.recorded - before.recorded) / (final.t - before.t)).toFixed(1),
+        ),
         lag_every_5s: everyNth(during, 5).map((s) => [Number((s.t - before.t).toFixed(1)), s.lag]),
       },
     });

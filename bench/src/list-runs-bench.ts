@@ -27,7 +27,8 @@ const caller: Caller__Output = {
 
 const log = (...args: unknown[]) => console.error(...args);
 
-const request = (overrides: Partial<ListRunsRequest__Output>): ListRunsRequest__Output => listRunsRequest({ caller, ...overrides });
+const request = (overrides: Partial<ListRunsRequest__Output>): ListRunsRequest__Output =>
+  listRunsRequest({ caller, ...overrides });
 
 /** Pseudo-random but deterministic per row: hashint4 of the row number and a salt. */
 const h = (salt: number) => `(hashint4(g + ${salt * 1_000_003}) & 2147483647)`;

@@ -12,11 +12,17 @@ import { BwrapBackend, type RunSandbox } from '@conveyor/runner';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const summary = (samples: number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 100) / 100;
-  return { n: sorted.length, p50_ms: round(quantile(sorted, 0.5)), p99_ms: round(quantile(sorted, 0.99)), max_ms: round(sorted[sorted.length - 1]!) };
+  return {
+    n: sorted.length,
+    p50_ms: round(quantile(sorted, 0.5)),
+    p99_ms: round(quantile(sorted, 0.99)),
+    max_ms: round(sorted[sorted.length - 1]!),
+  };
 };
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -90,7 +96,10 @@ async function main(): Promise<void> {
         iterations: ITERATIONS,
         empty_command_outside: outsideStats,
         empty_command_inside: insideStats,
-        overhead_ms: { p50: Math.round((insideStats.p50_ms - outsideStats.p50_ms) * 100) / 100, p99: Math.round((insideStats.p99_ms - outsideStats.p99_ms) * 100) / 100 },
+        overhead_ms: {
+          p50: Math.round((insideStats.p50_ms - outsideStats.p50_ms) * 100) / 100,
+          p99: Math.round((insideStats.p99_ms - outsideStats.p99_ms) * 100) / 100,
+        },
         sandbox_prepare_and_destroy: summary(samples.prepareDestroy),
       },
       null,

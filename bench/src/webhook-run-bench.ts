@@ -1,6 +1,13 @@
 import { createPrismaClient } from '@conveyor/db';
 import { runAutocannon } from './autocannon-target';
-import { reportServerErrors, DURATION_SECONDS, apiPost, printJson, progress, startBenchPlatform } from './bench-platform';
+import {
+  reportServerErrors,
+  DURATION_SECONDS,
+  apiPost,
+  printJson,
+  progress,
+  startBenchPlatform,
+} from './bench-platform';
 import { DeliveryProgress } from './delivery-progress';
 
 const RATE = Number(process.env.BENCH_RATE ?? 100);
@@ -20,8 +27,16 @@ async function main(): Promise<void> {
     await watch.connect();
     const factory = await apiPost(platform, '/factories', { name: 'bench' });
     const webhook = await apiPost(platform, `/factories/${factory.factory_id}/webhooks`, { name: 'bench' });
-    const trigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.webhook_uid], payload: { action: ['opened'] } } };
-    await apiPost(platform, `/factories/${factory.factory_id}/automations`, { name: 'bench', prompt: 'Triage the issue in the payload.', trigger });
+    const trigger = {
+      provider: 'webhook',
+      event: 'received',
+      filter: { webhook_ids: [webhook.webhook_uid], payload: { action: ['opened'] } },
+    };
+    await apiPost(platform, `/factories/${factory.factory_id}/automations`, {
+      name: 'bench',
+      prompt: 'Triage the issue in the payload.',
+      trigger,
+    });
     progress(`sending ${RATE} deliveries/s for ${DURATION_SECONDS} s…`);
     const load = await runAutocannon({
       url: webhook.ingress_url!,
@@ -38,7 +53,9 @@ async function main(): Promise<void> {
     await watch.drain(600);
     const deadline = Date.now() + 600_000;
     while (Date.now() < deadline) {
-      const [row] = await db.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM "WebhookDelivery" WHERE label = 'Accepted' AND "processedAt" IS NULL`;
+      const [row] = await db.$queryRaw<
+        Array<{ n: bigint }>
+      >`SELECT count(*) AS n FROM "WebhookDelivery" WHERE label = 'Accepted' AND "processedAt" IS NULL`;
       if (Number(row!.n) === 0) break;
       await new Promise((r) => setTimeout(r, 1000));
     }

@@ -33,7 +33,10 @@ export const isPresigningBlobStore = (store: BlobStore): store is PresigningBlob
 
 /** SigV4 presigned URLs live at most 7 days and at least a second. */
 export function presignSeconds(expiresAt: Date, now: Date = new Date()): number {
-  return Math.min(MAX_SIGNED_LINK_TTL_SECONDS, Math.max(1, Math.floor((expiresAt.getTime() - now.getTime()) / 1000)));
+  return Math.min(
+    MAX_SIGNED_LINK_TTL_SECONDS,
+    Math.max(1, Math.floor((expiresAt.getTime() - now.getTime()) / 1000)),
+  );
 }
 
 /** The object key for a blob key: the configured prefix joined with a single `/`. */

@@ -24,7 +24,11 @@ describe('signed blob links', () => {
   });
 
   it('refuses a validly signed link that lives longer than the cap', () => {
-    const token = signBlobToken(key, new Date(now.getTime() + (MAX_SIGNED_LINK_TTL_SECONDS + 60) * 1000), secret);
+    const token = signBlobToken(
+      key,
+      new Date(now.getTime() + (MAX_SIGNED_LINK_TTL_SECONDS + 60) * 1000),
+      secret,
+    );
     expect(verifyBlobToken(token, secret, now)).toEqual({ ok: false, reason: 'malformed' });
   });
 

@@ -46,6 +46,7 @@ export function verifyBlobToken(token: string, secret: string, now: Date): BlobT
     return { ok: false, reason: 'bad_signature' };
   if (now.getTime() >= exp * 1000) return { ok: false, reason: 'expired' };
   // A validly signed link living longer than the cap was not minted by this configuration.
-  if (exp * 1000 - now.getTime() > MAX_SIGNED_LINK_TTL_SECONDS * 1000) return { ok: false, reason: 'malformed' };
+  if (exp * 1000 - now.getTime() > MAX_SIGNED_LINK_TTL_SECONDS * 1000)
+    return { ok: false, reason: 'malformed' };
   return { ok: true, key, expiresAt: new Date(exp * 1000) };
 }

@@ -17,14 +17,25 @@ export const csv = (fallback: string) =>
   z
     .string()
     .default(fallback)
-    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    );
 
 /**
  * Mutual TLS of the internal gRPC (docs/service-trust.md): the installation CA and this service's certificate and
  * key, PEM files issued by `conveyor pki init`. No default: a service never talks plain text to the core.
  */
 export const grpcTlsEnv = {
-  GRPC_TLS_CA_FILE: z.string({ required_error: 'required: the installation CA (PEM), see `conveyor pki init`' }).min(1),
-  GRPC_TLS_CERT_FILE: z.string({ required_error: "required: this service's certificate (PEM), see `conveyor pki init`" }).min(1),
-  GRPC_TLS_KEY_FILE: z.string({ required_error: "required: this service's private key (PEM), see `conveyor pki init`" }).min(1),
+  GRPC_TLS_CA_FILE: z
+    .string({ required_error: 'required: the installation CA (PEM), see `conveyor pki init`' })
+    .min(1),
+  GRPC_TLS_CERT_FILE: z
+    .string({ required_error: "required: this service's certificate (PEM), see `conveyor pki init`" })
+    .min(1),
+  GRPC_TLS_KEY_FILE: z
+    .string({ required_error: "required: this service's private key (PEM), see `conveyor pki init`" })
+    .min(1),
 };

@@ -6,7 +6,11 @@ describe('loadConfig', () => {
   const schema = z.object({ PORT: port(8080), BROKERS: csv('a:1'), NAME: z.string().min(1) });
 
   it('coerces and applies defaults', () => {
-    expect(loadConfig(schema, { NAME: 'x', PORT: '9000' })).toEqual({ NAME: 'x', PORT: 9000, BROKERS: ['a:1'] });
+    expect(loadConfig(schema, { NAME: 'x', PORT: '9000' })).toEqual({
+      NAME: 'x',
+      PORT: 9000,
+      BROKERS: ['a:1'],
+    });
   });
 
   it('lists every problem at once', () => {

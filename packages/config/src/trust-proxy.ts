@@ -14,5 +14,8 @@ export function trustProxySetting(value: string): boolean | number | string[] {
   if (trimmed === 'true') return true;
   if (trimmed === 'false' || trimmed === '') return false;
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  return trimmed.split(',').map((s) => s.trim()).filter(Boolean);
+  return trimmed
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

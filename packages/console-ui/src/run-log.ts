@@ -41,7 +41,6 @@ export interface Usage {
   costUsd: number;
 }
 
-
 export class RunLog {
   /** The highest sequence applied; events at or below it are repeats and ignored. */
   lastSequence = 0;

@@ -4,7 +4,10 @@
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
 
-const env = { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || __filename };
+const env = {
+  ...process.env,
+  PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY || __filename,
+};
 execFileSync(process.execPath, [require.resolve('prisma/build/index.js'), 'generate'], {
   cwd: path.join(__dirname, '..'),
   env,

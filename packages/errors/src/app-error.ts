@@ -9,7 +9,11 @@ export class AppError extends Error {
   /** Overrides the table's HTTP status where one code covers several (e.g. resource_unavailable 429 vs 503). */
   readonly httpStatus: number;
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: ErrorDetails; httpStatus?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: ErrorDetails; httpStatus?: number } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = 'AppError';
     this.code = code;

@@ -4,11 +4,18 @@ import { fromGrpcError, toGrpcError } from './grpc';
 import { asAppError, toProblem } from './problem';
 
 const asServiceError = (partial: Partial<ServiceError>): ServiceError =>
-  Object.assign(new Error(partial.details ?? ''), { code: GrpcStatus.UNKNOWN, details: '', metadata: new Metadata() }, partial) as ServiceError;
+  Object.assign(
+    new Error(partial.details ?? ''),
+    { code: GrpcStatus.UNKNOWN, details: '', metadata: new Metadata() },
+    partial,
+  ) as ServiceError;
 
 describe('gRPC error mapping', () => {
   it('round-trips code, message, details and HTTP status', () => {
-    const original = new AppError('resource_unavailable', 'queue full', { details: { queue: 'runs' }, httpStatus: 429 });
+    const original = new AppError('resource_unavailable', 'queue full', {
+      details: { queue: 'runs' },
+      httpStatus: 429,
+    });
     const back = fromGrpcError(asServiceError(toGrpcError(original)));
     expect(back.code).toBe('resource_unavailable');
     expect(back.message).toBe('queue full');
@@ -18,13 +25,19 @@ describe('gRPC error mapping', () => {
 
   it('carries details that echo non-ASCII input (found by Schemathesis: grpc-js used to throw and crash the server)', () => {
     const details = { errors: [{ file: 'webhooks/ûr\u0012ü😀.yaml', message: 'bad name' }] };
-    const back = fromGrpcError(asServiceError(toGrpcError(new AppError('invalid_request', 'bad', { details }))));
+    const back = fromGrpcError(
+      asServiceError(toGrpcError(new AppError('invalid_request', 'bad', { details }))),
+    );
     expect(back.details).toEqual(details);
   });
 
   it('maps transport failures without our metadata by gRPC status', () => {
-    expect(fromGrpcError(asServiceError({ code: GrpcStatus.UNAVAILABLE, details: 'No connection' })).code).toBe('resource_unavailable');
-    const internal = fromGrpcError(asServiceError({ code: GrpcStatus.INTERNAL, details: 'stack trace here' }));
+    expect(
+      fromGrpcError(asServiceError({ code: GrpcStatus.UNAVAILABLE, details: 'No connection' })).code,
+    ).toBe('resource_unavailable');
+    const internal = fromGrpcError(
+      asServiceError({ code: GrpcStatus.INTERNAL, details: 'stack trace here' }),
+    );
     expect(internal.code).toBe('internal_error');
     expect(internal.message).not.toContain('stack');
   });

@@ -11,7 +11,10 @@ const HTTP_KEY = 'x-error-http-status';
  * detail echoed user input); JSON's \u escapes keep the text intact and JSON.parse restores it.
  */
 const asciiJson = (value: unknown): string =>
-  JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 
 /** Server side: an AppError as a gRPC error carrying its stable code in trailing metadata. */
 export function toGrpcError(err: AppError): Partial<ServiceError> {
@@ -42,7 +45,10 @@ export function fromGrpcError(err: ServiceError): AppError {
     const raw = err.metadata.get(DETAILS_KEY)[0];
     const details = typeof raw === 'string' ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
     const http = Number(err.metadata.get(HTTP_KEY)[0]);
-    return new AppError(code, err.details, { details, httpStatus: Number.isFinite(http) && http > 0 ? http : undefined });
+    return new AppError(code, err.details, {
+      details,
+      httpStatus: Number.isFinite(http) && http > 0 ? http : undefined,
+    });
   }
   const fallback = FALLBACK_BY_STATUS[err.code as GrpcStatus] ?? 'internal_error';
   const message = fallback === 'internal_error' ? 'An unexpected error occurred' : err.details || fallback;

@@ -1,7 +1,20 @@
-import { Kafka, logLevel, type Producer, type Consumer, type ITopicConfig, type LogEntry, type RetryOptions, type ISocketFactory } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  type Producer,
+  type Consumer,
+  type ITopicConfig,
+  type LogEntry,
+  type RetryOptions,
+  type ISocketFactory,
+} from 'kafkajs';
 import type { KafkaSecurityOptions } from './kafka-security';
 
-export type KafkaLog = (level: 'error' | 'warn' | 'info' | 'debug', message: string, fields: Record<string, unknown>) => void;
+export type KafkaLog = (
+  level: 'error' | 'warn' | 'info' | 'debug',
+  message: string,
+  fields: Record<string, unknown>,
+) => void;
 
 /** kafkajs logs through our structured logger instead of its own console format. */
 export function createKafka(options: {
@@ -32,7 +45,14 @@ export function createKafka(options: {
     logCreator: () => (entry: LogEntry) => {
       if (!log) return;
       const { message, ...fields } = entry.log;
-      const level = entry.level === logLevel.ERROR ? 'error' : entry.level === logLevel.WARN ? 'warn' : entry.level === logLevel.INFO ? 'info' : 'debug';
+      const level =
+        entry.level === logLevel.ERROR
+          ? 'error'
+          : entry.level === logLevel.WARN
+            ? 'warn'
+            : entry.level === logLevel.INFO
+              ? 'info'
+              : 'debug';
       log(level, `kafka: ${message}`, { namespace: entry.namespace, ...fields });
     },
   });
@@ -47,7 +67,12 @@ export function createIdempotentProducer(kafka: Kafka, retry: RetryOptions = { r
 }
 
 export function createConsumer(kafka: Kafka, groupId: string): Consumer {
-  return kafka.consumer({ groupId, allowAutoTopicCreation: false, sessionTimeout: 30_000, heartbeatInterval: 3000 });
+  return kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    sessionTimeout: 30_000,
+    heartbeatInterval: 3000,
+  });
 }
 
 /** Creates topics that are missing; safe to call from every service start. */

@@ -42,10 +42,19 @@ export class KafkaSecurityError extends Error {
  * kafkajs's `ssl` and `sasl` options from the config. Refuses what would leak or silently do nothing: a SASL
  * mechanism without its credentials, PLAIN (the password itself on the wire) without TLS, TLS files without TLS.
  */
-export function kafkaSecurityOptions(config: KafkaSecurityConfig, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): KafkaSecurityOptions {
-  const files = { ca: config.KAFKA_SSL_CA_FILE, cert: config.KAFKA_SSL_CERT_FILE, key: config.KAFKA_SSL_KEY_FILE };
-  if (!config.KAFKA_SSL && Object.values(files).some(Boolean)) throw new KafkaSecurityError('KAFKA_SSL_*_FILE is set but KAFKA_SSL is not true');
-  if (Boolean(files.cert) !== Boolean(files.key)) throw new KafkaSecurityError('KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together');
+export function kafkaSecurityOptions(
+  config: KafkaSecurityConfig,
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): KafkaSecurityOptions {
+  const files = {
+    ca: config.KAFKA_SSL_CA_FILE,
+    cert: config.KAFKA_SSL_CERT_FILE,
+    key: config.KAFKA_SSL_KEY_FILE,
+  };
+  if (!config.KAFKA_SSL && Object.values(files).some(Boolean))
+    throw new KafkaSecurityError('KAFKA_SSL_*_FILE is set but KAFKA_SSL is not true');
+  if (Boolean(files.cert) !== Boolean(files.key))
+    throw new KafkaSecurityError('KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE go together');
   const options: KafkaSecurityOptions = {};
   if (config.KAFKA_SSL) {
     const tls: ConnectionOptions = { rejectUnauthorized: config.KAFKA_SSL_REJECT_UNAUTHORIZED };
@@ -56,8 +65,12 @@ export function kafkaSecurityOptions(config: KafkaSecurityConfig, readFile: (pat
   const mechanism = config.KAFKA_SASL_MECHANISM;
   if (mechanism !== 'none') {
     const { KAFKA_SASL_USERNAME: username, KAFKA_SASL_PASSWORD: password } = config;
-    if (!username || !password) throw new KafkaSecurityError(`KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
-    if (mechanism === 'plain' && !config.KAFKA_SSL) throw new KafkaSecurityError('KAFKA_SASL_MECHANISM=plain sends the password as is: set KAFKA_SSL=true');
+    if (!username || !password)
+      throw new KafkaSecurityError(
+        `KAFKA_SASL_MECHANISM=${mechanism} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`,
+      );
+    if (mechanism === 'plain' && !config.KAFKA_SSL)
+      throw new KafkaSecurityError('KAFKA_SASL_MECHANISM=plain sends the password as is: set KAFKA_SSL=true');
     options.sasl = { mechanism, username, password };
   }
   return options;

@@ -1,7 +1,11 @@
 /** Path segments that are credentials: signed download tokens (`/blobs/{token}`) and webhook url_tokens. */
-const CREDENTIAL_SEGMENTS: RegExp[] = [/(\/blobs\/)[^/?#]+/g, /(\/webhooks\/w\/[^/?#]+\/)(?!\{token\})[^/?#]+/g];
+const CREDENTIAL_SEGMENTS: RegExp[] = [
+  /(\/blobs\/)[^/?#]+/g,
+  /(\/webhooks\/w\/[^/?#]+\/)(?!\{token\})[^/?#]+/g,
+];
 /** Query parameters that are credentials: our own tokens and the signature parts of S3 presigned URLs. */
-const CREDENTIAL_QUERY = /([?&](?:token|url_token|api_key|sig|signature|X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)=)[^&#]*/gi;
+const CREDENTIAL_QUERY =
+  /([?&](?:token|url_token|api_key|sig|signature|X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)=)[^&#]*/gi;
 const USERINFO = /([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi;
 
 /**

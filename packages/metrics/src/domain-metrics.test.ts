@@ -25,7 +25,9 @@ describe('domain metrics', () => {
     const registry = createMetricsRegistry('orchestrator', { defaultMetrics: false });
     expect(createKafkaConsumerLagGauge(registry)).toBe(createKafkaConsumerLagGauge(registry));
     expect(createRunJobDurationHistogram(registry)).toBe(createRunJobDurationHistogram(registry));
-    expect(createWebhookDeliveriesCounter(registry, ['Accepted'])).toBe(createWebhookDeliveriesCounter(registry, ['Accepted']));
+    expect(createWebhookDeliveriesCounter(registry, ['Accepted'])).toBe(
+      createWebhookDeliveriesCounter(registry, ['Accepted']),
+    );
   });
 
   it('reads the queue depth at scrape time when given a collector', async () => {

@@ -72,7 +72,10 @@ export function createKafkaConsumerLagGauge(registry: Registry): Gauge<'topic' |
  * `conveyor_webhook_deliveries_total{label}`: deliveries seen at the edge, by delivery-log label. `labels` is the
  * delivery log's own list (`DELIVERY_LABELS` of @conveyor/kafka); each series is present from the start at 0.
  */
-export function createWebhookDeliveriesCounter(registry: Registry, labels: readonly string[]): Counter<'label'> {
+export function createWebhookDeliveriesCounter(
+  registry: Registry,
+  labels: readonly string[],
+): Counter<'label'> {
   return getOrCreate(registry, WEBHOOK_DELIVERIES_TOTAL, () => {
     const counter = new Counter<'label'>({
       name: WEBHOOK_DELIVERIES_TOTAL,

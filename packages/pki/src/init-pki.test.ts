@@ -20,17 +20,27 @@ describe('initPki', () => {
       expect(serviceOfCertificate(cert.subjectAltName)).toBe(service);
       expect(statSync(files.keyFile).mode & 0o077).toBe(0);
     }
-    expect(new X509Certificate(readFileSync(serviceTlsFiles(dir, 'orchestrator').certFile)).checkHost('orchestrator.conveyor.svc')).toBe('orchestrator.conveyor.svc');
+    expect(
+      new X509Certificate(readFileSync(serviceTlsFiles(dir, 'orchestrator').certFile)).checkHost(
+        'orchestrator.conveyor.svc',
+      ),
+    ).toBe('orchestrator.conveyor.svc');
   });
 
   it('writes nothing when everything is in place, and reissues for a new host name', async () => {
     expect((await initPki(dir, { hosts: ['orchestrator.conveyor.svc'] })).written).toEqual([]);
     const { written } = await initPki(dir, { hosts: ['orchestrator.conveyor.svc', 'workers.example.com'] });
-    expect(written).toEqual([serviceTlsFiles(dir, 'orchestrator').keyFile, serviceTlsFiles(dir, 'orchestrator').certFile]);
+    expect(written).toEqual([
+      serviceTlsFiles(dir, 'orchestrator').keyFile,
+      serviceTlsFiles(dir, 'orchestrator').certFile,
+    ]);
   });
 
   it('reissues certificates about to expire', async () => {
-    const { written } = await initPki(dir, { hosts: ['orchestrator.conveyor.svc', 'workers.example.com'], renewWithinDays: 400 });
+    const { written } = await initPki(dir, {
+      hosts: ['orchestrator.conveyor.svc', 'workers.example.com'],
+      renewWithinDays: 400,
+    });
     expect(written).toHaveLength(4 * 2);
   });
 });
@@ -39,7 +49,9 @@ describe('serviceOfCertificate', () => {
   it('reads the one service URI and nothing else', () => {
     expect(serviceOfCertificate('DNS:gateway, URI:spiffe://conveyor/gateway')).toBe('gateway');
     expect(serviceOfCertificate('URI:spiffe://other/gateway')).toBeUndefined();
-    expect(serviceOfCertificate('URI:spiffe://conveyor/gateway, URI:spiffe://conveyor/runner')).toBeUndefined();
+    expect(
+      serviceOfCertificate('URI:spiffe://conveyor/gateway, URI:spiffe://conveyor/runner'),
+    ).toBeUndefined();
     expect(serviceOfCertificate(undefined)).toBeUndefined();
   });
 });

@@ -45,7 +45,8 @@ async function writeSecret(file: string, pem: string): Promise<void> {
   await chmod(file, 0o600);
 }
 
-const keyPem = async (key: CryptoKey): Promise<string> => x509.PemConverter.encode(await subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+const keyPem = async (key: CryptoKey): Promise<string> =>
+  x509.PemConverter.encode(await subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 
 async function loadOrCreateCa(dir: string, written: string[]): Promise<CertificateAuthority> {
   const certPath = caCertFile(dir);
@@ -76,20 +77,35 @@ async function loadOrCreateCa(dir: string, written: string[]): Promise<Certifica
   return { cert, pem, key: keys.privateKey };
 }
 
-const altNames = (service: ServiceName, hosts: string[]): string[] => [...new Set([service, 'localhost', '127.0.0.1', '::1', ...hosts])];
+const altNames = (service: ServiceName, hosts: string[]): string[] => [
+  ...new Set([service, 'localhost', '127.0.0.1', '::1', ...hosts]),
+];
 
 /** The existing certificate is kept when the CA issued it, it names every wanted host and it is not about to expire. */
-async function stillGood(certPath: string, ca: CertificateAuthority, names: string[], renewWithinDays: number): Promise<boolean> {
+async function stillGood(
+  certPath: string,
+  ca: CertificateAuthority,
+  names: string[],
+  renewWithinDays: number,
+): Promise<boolean> {
   if (!existsSync(certPath)) return false;
   const cert = new NodeCertificate(await readFile(certPath));
   const caCert = new NodeCertificate(ca.pem);
   if (!cert.checkIssued(caCert) || !cert.verify(caCert.publicKey)) return false;
   if (new Date(cert.validTo).getTime() - Date.now() < renewWithinDays * DAY_MS) return false;
   const san = cert.subjectAltName ?? '';
-  return names.every((n) => san.includes(isIP(n) ? `IP Address:${n === '::1' ? '0:0:0:0:0:0:0:1' : n}` : `DNS:${n}`));
+  return names.every((n) =>
+    san.includes(isIP(n) ? `IP Address:${n === '::1' ? '0:0:0:0:0:0:0:1' : n}` : `DNS:${n}`),
+  );
 }
 
-async function issueServiceCertificate(dir: string, ca: CertificateAuthority, service: ServiceName, names: string[], certDays: number): Promise<string[]> {
+async function issueServiceCertificate(
+  dir: string,
+  ca: CertificateAuthority,
+  service: ServiceName,
+  names: string[],
+  certDays: number,
+): Promise<string[]> {
   const files = serviceTlsFiles(dir, service);
   const keys = (await subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.create({
@@ -104,7 +120,10 @@ async function issueServiceCertificate(dir: string, ca: CertificateAuthority, se
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       // Every service is a TLS client of the orchestrator; the orchestrator is also the server.
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+      new x509.ExtendedKeyUsageExtension([
+        x509.ExtendedKeyUsage.serverAuth,
+        x509.ExtendedKeyUsage.clientAuth,
+      ]),
       new x509.SubjectAlternativeNameExtension([
         { type: 'url', value: serviceUri(service) },
         ...names.map((n) => ({ type: isIP(n) ? ('ip' as const) : ('dns' as const), value: n })),

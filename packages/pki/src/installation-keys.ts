@@ -13,7 +13,10 @@ export interface InstallationKeys {
 
 /** Fresh crypto-random keys (a test platform gets its own; an installation gets them once, in its keys file). */
 export function generateInstallationKeys(): InstallationKeys {
-  return { BLOB_SIGNING_SECRET: randomBytes(32).toString('base64url'), CONVEYOR_SECRETS_KEY: randomBytes(32).toString('base64') };
+  return {
+    BLOB_SIGNING_SECRET: randomBytes(32).toString('base64url'),
+    CONVEYOR_SECRETS_KEY: randomBytes(32).toString('base64'),
+  };
 }
 
 /**
@@ -24,7 +27,11 @@ export async function initKeysFile(file: string): Promise<{ written: boolean }> 
   if (existsSync(file)) return { written: false };
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const lines = Object.entries(generateInstallationKeys()).map(([k, v]) => `${k}=${v}`);
-  await writeFile(file, `# Conveyor installation keys, generated once; keep secret, back up with the database.\n${lines.join('\n')}\n`, { mode: 0o600, flag: 'wx' });
+  await writeFile(
+    file,
+    `# Conveyor installation keys, generated once; keep secret, back up with the database.\n${lines.join('\n')}\n`,
+    { mode: 0o600, flag: 'wx' },
+  );
   await chmod(file, 0o600);
   return { written: true };
 }

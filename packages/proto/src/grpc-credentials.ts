@@ -19,7 +19,9 @@ export function readPemSetting(setting: string, file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new Error(`${setting}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)}); run \`conveyor pki init\``);
+    throw new Error(
+      `${setting}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)}); run \`conveyor pki init\``,
+    );
   }
 }
 

@@ -37,7 +37,17 @@ export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
 };
 
 // One entry per proto file: the generated ProtoGrpcType of each.
-type AllProtos = AuthProto & HealthProto & RunsProto & RunnerProto & BlobsProto & WebhooksProto & SchedulesProto & CatalogProto & IdentitiesProto & ArtifactsProto & WorkersProto;
+type AllProtos = AuthProto &
+  HealthProto &
+  RunsProto &
+  RunnerProto &
+  BlobsProto &
+  WebhooksProto &
+  SchedulesProto &
+  CatalogProto &
+  IdentitiesProto &
+  ArtifactsProto &
+  WorkersProto;
 export type OrchestratorProto = AllProtos['conveyor']['orchestrator']['v1'];
 
 let cached: OrchestratorProto | undefined;

@@ -28,7 +28,11 @@ describe('orchestrator clients against an in-process gRPC server on a real socke
       },
     });
     port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createSsl(own.ca, [{ cert_chain: own.cert, private_key: own.key }], true), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync(
+        '127.0.0.1:0',
+        grpc.ServerCredentials.createSsl(own.ca, [{ cert_chain: own.cert, private_key: own.key }], true),
+        (err, p) => (err ? reject(err) : resolve(p)),
+      ),
     );
   });
 
@@ -58,7 +62,9 @@ describe('orchestrator clients against an in-process gRPC server on a real socke
     const clients = createOrchestratorClients('127.0.0.1:1', credentials);
     const started = Date.now();
     try {
-      const err = (await callRpc(clients, 'health', 'Check', {}, { deadlineMs: 1500 }).catch((e: grpc.ServiceError) => e)) as grpc.ServiceError;
+      const err = (await callRpc(clients, 'health', 'Check', {}, { deadlineMs: 1500 }).catch(
+        (e: grpc.ServiceError) => e,
+      )) as grpc.ServiceError;
       expect([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED]).toContain(err.code);
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {

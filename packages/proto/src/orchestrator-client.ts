@@ -66,7 +66,10 @@ export interface OrchestratorClients {
 }
 
 /** Clients of every service over one channel; `credentials` come from grpc-credentials.ts (there is no plain-text mode). */
-export function createOrchestratorClients(address: string, credentials: grpc.ChannelCredentials): OrchestratorClients {
+export function createOrchestratorClients(
+  address: string,
+  credentials: grpc.ChannelCredentials,
+): OrchestratorClients {
   const proto = loadOrchestratorProto();
   // One channel shared by every stub.
   const channel = new grpc.Channel(address, credentials, {

@@ -1,8 +1,24 @@
 import { z } from 'zod';
 
-export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const;
+export const RUN_STATES = [
+  'QUEUED',
+  'PENDING',
+  'CLAIMED',
+  'INPROGRESS',
+  'SUCCEEDED',
+  'FAILED',
+  'ERROR',
+  'BLOCKED',
+  'CANCELLED',
+] as const;
 export type RunStateName = (typeof RUN_STATES)[number];
-export const TERMINAL_STATES: ReadonlySet<RunStateName> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED']);
+export const TERMINAL_STATES: ReadonlySet<RunStateName> = new Set([
+  'SUCCEEDED',
+  'FAILED',
+  'ERROR',
+  'BLOCKED',
+  'CANCELLED',
+]);
 
 const text = z.string().max(1_000_000);
 
@@ -32,7 +48,12 @@ export const runEventSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('user_message'), text, source: z.enum(['prompt', 'followup']) }),
   z.object({ kind: z.literal('agent_message'), text }),
   z.object({ kind: z.literal('tool_call'), call_id: z.string(), name: z.string(), input: z.unknown() }),
-  z.object({ kind: z.literal('tool_result'), call_id: z.string(), output: z.unknown(), is_error: z.boolean().optional() }),
+  z.object({
+    kind: z.literal('tool_result'),
+    call_id: z.string(),
+    output: z.unknown(),
+    is_error: z.boolean().optional(),
+  }),
   z.object({
     kind: z.literal('artifact'),
     artifact_type: z.enum(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE']),
@@ -51,7 +72,12 @@ export const runEventSchema = z.discriminatedUnion('kind', [
     routed_to: z.enum(['queued_input', 'live_harness', 'new_execution', 'debug_session']),
   }),
   // The sandbox refused a connection the run attempted (an address outside its egress allow-list).
-  z.object({ kind: z.literal('egress_refused'), host: z.string(), port: z.number().int(), reason: z.string() }),
+  z.object({
+    kind: z.literal('egress_refused'),
+    host: z.string(),
+    port: z.number().int(),
+    reason: z.string(),
+  }),
   // The execution's sandbox was torn down: the disk its workspace used and, when one did, the limit that ended it.
   z.object({
     kind: z.literal('workspace_released'),

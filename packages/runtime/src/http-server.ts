@@ -3,7 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 
 /** Listens and resolves with the bound port (port 0 picks a free one, as tests do). */
-export function listen(handler: RequestListener, port: number, host: string): Promise<{ server: Server; port: number }> {
+export function listen(
+  handler: RequestListener,
+  port: number,
+  host: string,
+): Promise<{ server: Server; port: number }> {
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   return new Promise((resolve, reject) => {

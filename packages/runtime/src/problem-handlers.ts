@@ -5,9 +5,13 @@ import { redactUrl } from '@conveyor/logger';
 export function sendProblem(req: Request, res: Response, err: AppError): void {
   if (err.code === 'rate_limited' || err.code === 'resource_unavailable') {
     const retryAfter = err.details?.retry_after_seconds;
-    if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
+    if (typeof retryAfter === 'number')
+      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
   }
-  res.status(err.httpStatus).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(toProblem(err, redactUrl(req.originalUrl.split('?')[0]!))));
+  res
+    .status(err.httpStatus)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(JSON.stringify(toProblem(err, redactUrl(req.originalUrl.split('?')[0]!))));
 }
 
 /** Unknown routes answer 404 in the contract's error shape. */

@@ -25,7 +25,15 @@ export function requestContext(logger: Logger) {
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (req.path === '/healthz' || req.path === '/readyz') return;
-      req.log.info({ method: req.method, path: redactUrl(req.originalUrl.split('?')[0]!), status: res.statusCode, durationMs }, 'request');
+      req.log.info(
+        {
+          method: req.method,
+          path: redactUrl(req.originalUrl.split('?')[0]!),
+          status: res.statusCode,
+          durationMs,
+        },
+        'request',
+      );
     });
     next();
   };

@@ -52,7 +52,10 @@ export async function runService(service: Service, logger: Logger, shutdownTimeo
 }
 
 /** Runs each cleanup step in its own try/catch so one failure never skips the others. */
-export async function closeAll(logger: Logger, steps: Array<[string, () => Promise<unknown> | unknown]>): Promise<void> {
+export async function closeAll(
+  logger: Logger,
+  steps: Array<[string, () => Promise<unknown> | unknown]>,
+): Promise<void> {
   for (const [name, step] of steps) {
     try {
       await step();

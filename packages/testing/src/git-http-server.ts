@@ -16,7 +16,10 @@ export interface GitHttpServer {
  * open; pushing (git-receive-pack) needs HTTP Basic `credential` (`user:password`), like a forge with a push token.
  */
 export async function startGitHttpServer(root: string, credential: string): Promise<GitHttpServer> {
-  const backend = path.join(execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(), 'git-http-backend');
+  const backend = path.join(
+    execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(),
+    'git-http-backend',
+  );
   const requests: GitHttpServer['requests'] = [];
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -39,7 +42,9 @@ export async function startGitHttpServer(root: string, credential: string): Prom
         PATH_INFO: url.pathname,
         QUERY_STRING: url.search.slice(1),
         CONTENT_TYPE: req.headers['content-type'] ?? '',
-        ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: req.headers['content-encoding'] } : {}),
+        ...(req.headers['content-encoding']
+          ? { HTTP_CONTENT_ENCODING: req.headers['content-encoding'] }
+          : {}),
         REMOTE_ADDR: '127.0.0.1',
         ...(push ? { REMOTE_USER: sent.split(':')[0] ?? 'git' } : {}),
       },

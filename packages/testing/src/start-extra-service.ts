@@ -14,11 +14,22 @@ export interface ExtraService {
  * One more gateway or ingress process of a running platform, with different settings (an unreachable Kafka, a
  * chattier LOG_LEVEL to inspect its access log); it talks to the platform's orchestrator.
  */
-export async function startExtraService(platform: RunningPlatform, service: 'gateway' | 'ingress', env: NodeJS.ProcessEnv = {}): Promise<ExtraService> {
+export async function startExtraService(
+  platform: RunningPlatform,
+  service: 'gateway' | 'ingress',
+  env: NodeJS.ProcessEnv = {},
+): Promise<ExtraService> {
   const port = await freePort();
   let output = '';
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, `services/${service}/dist/main.js`)], {
-    env: { ...platform.env, ...platform.trust.serviceEnv(service), PORT: String(port), ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr, LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...platform.env,
+      ...platform.trust.serviceEnv(service),
+      PORT: String(port),
+      ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));

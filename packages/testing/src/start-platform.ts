@@ -49,7 +49,8 @@ export async function freePort(): Promise<number> {
 async function waitReady(url: string, child: ChildProcess, name: string, logs: () => string): Promise<void> {
   const deadline = Date.now() + 45_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited with ${child.exitCode ?? child.signalCode}:\n${logs()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited with ${child.exitCode ?? child.signalCode}:\n${logs()}`);
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -62,12 +63,18 @@ async function waitReady(url: string, child: ChildProcess, name: string, logs: (
 
 function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'services/orchestrator/dist/cli/main.js'), ...args], { env });
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'services/orchestrator/dist/cli/main.js'), ...args],
+      { env },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`conveyor ${args.join(' ')} failed: ${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`conveyor ${args.join(' ')} failed: ${err}`)),
+    );
   });
 }
 
@@ -75,10 +82,19 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
  * Starts the built services as separate processes, as in production, against a fresh database and a
  * per-test Kafka topic and consumer group, then seeds a team with an admin key.
  */
-export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunner?: boolean } = {}): Promise<RunningPlatform> {
+export async function startPlatform(
+  options: { env?: NodeJS.ProcessEnv; withRunner?: boolean } = {},
+): Promise<RunningPlatform> {
   const db = await createTestDatabase();
   const trust = await createTestTrust();
-  const [grpcPort, workerGrpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const [grpcPort, workerGrpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const suffix = uniqueName('e2e');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -139,12 +155,25 @@ export async function startPlatform(options: { env?: NodeJS.ProcessEnv; withRunn
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
     // Every JSON response is checked against the OpenAPI document's schema; a mismatch becomes a 500.
-    const gateway = start('gateway', 'services/gateway/dist/main.js', { ...trust.serviceEnv('gateway'), PORT: String(gatewayPort), ORCHESTRATOR_ADDR: orchestratorAddr, VALIDATE_RESPONSES: 'true' });
-    const ingress = start('ingress', 'services/ingress/dist/main.js', { ...trust.serviceEnv('ingress'), PORT: String(ingressPort), ORCHESTRATOR_ADDR: orchestratorAddr });
+    const gateway = start('gateway', 'services/gateway/dist/main.js', {
+      ...trust.serviceEnv('gateway'),
+      PORT: String(gatewayPort),
+      ORCHESTRATOR_ADDR: orchestratorAddr,
+      VALIDATE_RESPONSES: 'true',
+    });
+    const ingress = start('ingress', 'services/ingress/dist/main.js', {
+      ...trust.serviceEnv('ingress'),
+      PORT: String(ingressPort),
+      ORCHESTRATOR_ADDR: orchestratorAddr,
+    });
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, gateway, 'gateway', logs);
     await waitReady(`http://127.0.0.1:${ingressPort}/readyz`, ingress, 'ingress', logs);
     if (options.withRunner !== false) {
-      const runner = start('runner', 'services/runner/dist/main.js', { ...trust.serviceEnv('runner'), HTTP_PORT: String(runnerHttp), ORCHESTRATOR_ADDR: orchestratorAddr });
+      const runner = start('runner', 'services/runner/dist/main.js', {
+        ...trust.serviceEnv('runner'),
+        HTTP_PORT: String(runnerHttp),
+        ORCHESTRATOR_ADDR: orchestratorAddr,
+      });
       await waitReady(`http://127.0.0.1:${runnerHttp}/readyz`, runner, 'runner', logs);
     }
     const seeded = JSON.parse(await runCli(['seed-dev'], env)) as { apiKey: string };

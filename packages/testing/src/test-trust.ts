@@ -2,7 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { caCertFile, generateInstallationKeys, initPki, serviceTlsEnv, type InstallationKeys, type ServiceName } from '@conveyor/pki';
+import {
+  caCertFile,
+  generateInstallationKeys,
+  initPki,
+  serviceTlsEnv,
+  type InstallationKeys,
+  type ServiceName,
+} from '@conveyor/pki';
 
 /** A throwaway installation's trust material: its own CA and service certificates, and fresh keys. */
 export interface TestTrust {
@@ -23,7 +30,10 @@ export async function createTestTrust(): Promise<TestTrust> {
     pkiDir,
     caFile: caCertFile(pkiDir),
     keys,
-    serviceEnv: (service) => ({ ...serviceTlsEnv(pkiDir, service), ...(service === 'orchestrator' ? keys : {}) }),
+    serviceEnv: (service) => ({
+      ...serviceTlsEnv(pkiDir, service),
+      ...(service === 'orchestrator' ? keys : {}),
+    }),
     remove: () => rm(pkiDir, { recursive: true, force: true }),
   };
 }

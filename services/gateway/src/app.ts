@@ -3,7 +3,13 @@ import type { Redis } from 'ioredis';
 import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
-import { errorHandler, healthRoutes, notFoundHandler, requestContext, type Readiness } from '@conveyor/runtime';
+import {
+  errorHandler,
+  healthRoutes,
+  notFoundHandler,
+  requestContext,
+  type Readiness,
+} from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
 import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import { rateLimit } from './middleware/rate-limit';
@@ -92,7 +98,15 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(identityRoutes(deps.api));
   app.use('/v1', v1);
   app.use('/api/v1', v1);
-  app.use('/console', consoleRoutes({ api: deps.api, redis: deps.redis, sessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS, v1 }));
+  app.use(
+    '/console',
+    consoleRoutes({
+      api: deps.api,
+      redis: deps.redis,
+      sessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
+      v1,
+    }),
+  );
 
   app.use(notFoundHandler);
   app.use(errorHandler());

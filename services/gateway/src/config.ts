@@ -36,13 +36,20 @@ const schema = z.object({
   /** Base URL users reach this gateway at (links such as `session_link` use it); default: the listen address. */
   PUBLIC_URL: z.string().url().optional(),
   /** Tests: check every JSON response against the OpenAPI document's schema; a mismatch becomes a 500. */
-  VALIDATE_RESPONSES: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  VALIDATE_RESPONSES: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
 });
 
 export type GatewayConfig = z.infer<typeof schema>;
 
-export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(schema, env);
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig =>
+  loadConfig(schema, env);
 
 /** Where users reach the gateway: PUBLIC_URL, else the listen address (without a trailing slash). */
 export const publicUrl = (config: GatewayConfig, listenPort: number): string =>
-  (config.PUBLIC_URL ?? `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${listenPort}`).replace(/\/+$/, '');
+  (
+    config.PUBLIC_URL ??
+    `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${listenPort}`
+  ).replace(/\/+$/, '');

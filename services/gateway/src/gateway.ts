@@ -21,7 +21,11 @@ export class Gateway implements Service {
   ) {}
 
   async start(): Promise<void> {
-    const api = new OrchestratorApi(this.config.ORCHESTRATOR_ADDR, mutualTlsCredentials(this.config), this.config.GRPC_DEADLINE_MS);
+    const api = new OrchestratorApi(
+      this.config.ORCHESTRATOR_ADDR,
+      mutualTlsCredentials(this.config),
+      this.config.GRPC_DEADLINE_MS,
+    );
     this.api = api;
     this.readiness.add('orchestrator', async () => {
       const health = await api.call('health', 'Check', {});
@@ -29,9 +33,18 @@ export class Gateway implements Service {
     });
     // No offline queue: while Redis is unreachable, rate limiting falls back to memory at once instead of waiting.
     const redis = new Redis(this.config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'redis (rate limits) unavailable'));
+    redis.on('error', (err: Error) =>
+      this.logger.warn({ err: err.message }, 'redis (rate limits) unavailable'),
+    );
     this.redis = redis;
-    const app = buildApp({ config: this.config, logger: this.logger, api, redis, readiness: this.readiness, publicUrl: () => publicUrl(this.config, this.port) });
+    const app = buildApp({
+      config: this.config,
+      logger: this.logger,
+      api,
+      redis,
+      readiness: this.readiness,
+      publicUrl: () => publicUrl(this.config, this.port),
+    });
     ({ server: this.server, port: this.port } = await listen(app, this.config.PORT, this.config.HOST));
     this.logger.info({ port: this.port }, 'gateway started');
   }

@@ -1,6 +1,21 @@
-import { Metadata, type ChannelCredentials, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import {
+  Metadata,
+  type ChannelCredentials,
+  type ClientReadableStream,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { fromGrpcError } from '@conveyor/errors';
-import { callRpc, createOrchestratorClients, type OrchestratorClients, type RunEventMessage__Output, type WatchRunEventsRequest, type RequestOf, type ResponseOf, type RpcNames, type ServiceClients } from '@conveyor/proto';
+import {
+  callRpc,
+  createOrchestratorClients,
+  type OrchestratorClients,
+  type RunEventMessage__Output,
+  type WatchRunEventsRequest,
+  type RequestOf,
+  type ResponseOf,
+  type RpcNames,
+  type ServiceClients,
+} from '@conveyor/proto';
 
 /** The gateway's only way to the domain: a deadline on every call and one mapping of gRPC failures to AppErrors. */
 export class OrchestratorApi {
@@ -31,7 +46,10 @@ export class OrchestratorApi {
   }
 
   /** The run's events after a sequence, then live ones, until cancelled; no deadline (it lives as long as its viewer). */
-  watchRunEvents(request: WatchRunEventsRequest, requestId?: string): ClientReadableStream<RunEventMessage__Output> {
+  watchRunEvents(
+    request: WatchRunEventsRequest,
+    requestId?: string,
+  ): ClientReadableStream<RunEventMessage__Output> {
     const metadata = new Metadata();
     if (requestId) metadata.set('x-request-id', requestId);
     const stream = this.clients.runs.WatchRunEvents(request, metadata);

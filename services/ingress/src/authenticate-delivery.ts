@@ -1,4 +1,10 @@
-import { secretsEqual, verifySignature, type SignatureScheme, type VerifyResult, type WebhookHeaders } from '@conveyor/webhook-auth';
+import {
+  secretsEqual,
+  verifySignature,
+  type SignatureScheme,
+  type VerifyResult,
+  type WebhookHeaders,
+} from '@conveyor/webhook-auth';
 import type { WebhookConfig } from './webhook-resolver';
 
 export interface AuthenticateInput {
@@ -18,11 +24,19 @@ const fail = (reason: string): VerifyResult => ({ ok: false, reason });
  * The credential check of each auth mode. Every failure is a value with a reason for the delivery log; the ingress
  * answers all of them with 401. Secrets are compared in constant time.
  */
-export function authenticateDelivery({ webhook, headers, pathToken, rawBody, now }: AuthenticateInput): VerifyResult {
-  if (webhook.awaitingSecret || webhook.secret === '') return fail('the webhook is awaiting its provider signing secret');
+export function authenticateDelivery({
+  webhook,
+  headers,
+  pathToken,
+  rawBody,
+  now,
+}: AuthenticateInput): VerifyResult {
+  if (webhook.awaitingSecret || webhook.secret === '')
+    return fail('the webhook is awaiting its provider signing secret');
   switch (webhook.authMode) {
     case 'token': {
-      if (pathToken !== undefined) return fail('a token webhook takes its secret in the Authorization header, not in the URL');
+      if (pathToken !== undefined)
+        return fail('a token webhook takes its secret in the Authorization header, not in the URL');
       const header = headers.authorization;
       if (header === undefined || header === '') return fail('missing Authorization header');
       if (typeof header !== 'string') return fail('duplicated Authorization header');
@@ -35,7 +49,13 @@ export function authenticateDelivery({ webhook, headers, pathToken, rawBody, now
       return secretsEqual(pathToken, webhook.secret) ? { ok: true } : fail('wrong URL token');
     case 'signature':
       if (pathToken !== undefined) return fail('a signature webhook has no secret in its URL');
-      return verifySignature({ scheme: webhook.signatureScheme as SignatureScheme, secret: webhook.secret, headers, rawBody, now });
+      return verifySignature({
+        scheme: webhook.signatureScheme as SignatureScheme,
+        secret: webhook.secret,
+        headers,
+        rawBody,
+        now,
+      });
     default:
       return fail(`unknown auth mode ${webhook.authMode}`);
   }

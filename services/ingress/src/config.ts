@@ -43,5 +43,5 @@ const schema = z.object({
 
 export type IngressConfig = z.infer<typeof schema>;
 
-export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => loadConfig(schema, env);
-
+export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig =>
+  loadConfig(schema, env);

@@ -80,7 +80,14 @@ export class DeliveryPublisher {
   publish(message: DeliveryMessage, deadlineMs: number): Promise<void> {
     if (this.closed) return Promise.reject(new PublishError('publisher is closed', 'failed'));
     return new Promise<void>((resolve, reject) => {
-      const pending: Pending = { message, resolve, reject, sent: false, settled: false, queuedAt: performance.now() };
+      const pending: Pending = {
+        message,
+        resolve,
+        reject,
+        sent: false,
+        settled: false,
+        queuedAt: performance.now(),
+      };
       const timer = setTimeout(() => {
         if (pending.settled) return;
         pending.settled = true;
@@ -89,7 +96,10 @@ export class DeliveryPublisher {
           if (index >= 0) this.queue.splice(index, 1);
           reject(new PublishError('Kafka did not take the delivery in time', 'failed'));
         } else {
-          this.logger.error({ deliveryId: message.deliveryId, webhookUid: message.webhookUid }, 'Kafka acknowledgement timed out; outcome unknown');
+          this.logger.error(
+            { deliveryId: message.deliveryId, webhookUid: message.webhookUid },
+            'Kafka acknowledgement timed out; outcome unknown',
+          );
           reject(new PublishError('Kafka did not acknowledge the delivery in time', 'timeout'));
         }
       }, deadlineMs);
@@ -130,11 +140,19 @@ export class DeliveryPublisher {
             topic: this.topic,
             acks: -1,
             timeout: this.ackTimeoutMs,
-            messages: batch.map((p) => ({ key: p.message.webhookUid, value: encodeDeliveryMessage(p.message), headers: { 'delivery-id': p.message.deliveryId } })),
+            messages: batch.map((p) => ({
+              key: p.message.webhookUid,
+              value: encodeDeliveryMessage(p.message),
+              headers: { 'delivery-id': p.message.deliveryId },
+            })),
           });
           for (const p of batch) p.resolve();
         } catch (err) {
-          const error = new PublishError(`Kafka refused the delivery: ${err instanceof Error ? err.message : String(err)}`, 'failed', { cause: err });
+          const error = new PublishError(
+            `Kafka refused the delivery: ${err instanceof Error ? err.message : String(err)}`,
+            'failed',
+            { cause: err },
+          );
           for (const p of batch) p.reject(error);
           // Start over with fresh connections: kafkajs keeps a connection that silently stopped answering.
           await this.reset();
@@ -158,7 +176,11 @@ export class DeliveryPublisher {
   }
 
   private failQueued(err: unknown): void {
-    const error = new PublishError(`Kafka is unreachable: ${err instanceof Error ? err.message : String(err)}`, 'failed', { cause: err });
+    const error = new PublishError(
+      `Kafka is unreachable: ${err instanceof Error ? err.message : String(err)}`,
+      'failed',
+      { cause: err },
+    );
     for (const p of this.queue.splice(0)) p.reject(error);
   }
 

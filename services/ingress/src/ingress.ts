@@ -5,9 +5,24 @@ import { Redis } from 'ioredis';
 import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
 import { createKafka, DELIVERY_LABELS, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
-import { createMetricsRegistry, createWebhookDeliveriesCounter, httpMetrics, metricsRouter } from '@conveyor/metrics';
+import {
+  createMetricsRegistry,
+  createWebhookDeliveriesCounter,
+  httpMetrics,
+  metricsRouter,
+} from '@conveyor/metrics';
 import { createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
-import { closeAll, closeServer, errorHandler, healthRoutes, listen, notFoundHandler, Readiness, requestContext, type Service } from '@conveyor/runtime';
+import {
+  closeAll,
+  closeServer,
+  errorHandler,
+  healthRoutes,
+  listen,
+  notFoundHandler,
+  Readiness,
+  requestContext,
+  type Service,
+} from '@conveyor/runtime';
 import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
 import { DeliveryPublisher } from './delivery-publisher';
@@ -50,7 +65,12 @@ export class Ingress implements Service {
     // Read first: a missing certificate fails the start before anything is connected.
     const orchestratorCredentials = mutualTlsCredentials(config);
     // Auto-pipelining sends the commands one request issues together (version, budgets) in one write.
-    const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true });
+    const redis = new Redis(config.REDIS_URL, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      enableAutoPipelining: true,
+    });
     this.redis = redis;
     redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
     await redis.connect();
@@ -69,7 +89,13 @@ export class Ingress implements Service {
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
       ...(this.deps.kafkaSocketFactory && { socketFactory: this.deps.kafkaSocketFactory }),
     });
-    this.publisher = new DeliveryPublisher(kafka, config.DELIVERIES_TOPIC, logger.child({ component: 'delivery-publisher' }), 2000, config.PUBLISH_LINGER_MS);
+    this.publisher = new DeliveryPublisher(
+      kafka,
+      config.DELIVERIES_TOPIC,
+      logger.child({ component: 'delivery-publisher' }),
+      2000,
+      config.PUBLISH_LINGER_MS,
+    );
     this.admin = kafka.admin();
     this.readiness.add('kafka', async () => {
       if (!this.adminConnected) throw new Error('not connected to Kafka');
@@ -78,7 +104,10 @@ export class Ingress implements Service {
     await this.setUpKafka(kafka);
 
     this.orchestrator = createOrchestratorClients(config.ORCHESTRATOR_ADDR, orchestratorCredentials);
-    const resolver = new WebhookResolver(redis, orchestratorWebhookLookup(this.orchestrator, config.ORCHESTRATOR_DEADLINE_MS));
+    const resolver = new WebhookResolver(
+      redis,
+      orchestratorWebhookLookup(this.orchestrator, config.ORCHESTRATOR_DEADLINE_MS),
+    );
 
     const app = express();
     app.disable('x-powered-by');
@@ -90,7 +119,10 @@ export class Ingress implements Service {
     app.use(
       webhookEndpoint({
         resolver,
-        limits: new RateLimits(redis, { deliveriesPerMinute: config.DELIVERY_RATE_PER_MINUTE, failedAuthPerMinute: config.FAILED_AUTH_PER_MINUTE }),
+        limits: new RateLimits(redis, {
+          deliveriesPerMinute: config.DELIVERY_RATE_PER_MINUTE,
+          failedAuthPerMinute: config.FAILED_AUTH_PER_MINUTE,
+        }),
         dedupe: new DedupeStore(redis, config.DEDUPE_TTL_SECONDS),
         publisher: this.publisher,
         logger: logger.child({ component: 'webhook-endpoint' }),
@@ -112,12 +144,17 @@ export class Ingress implements Service {
    */
   private async setUpKafka(kafka: Kafka): Promise<void> {
     try {
-      await ensureTopics(kafka, [{ topic: this.config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 }]);
+      await ensureTopics(kafka, [
+        { topic: this.config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 },
+      ]);
       await this.admin!.connect();
       this.adminConnected = true;
       await this.publisher!.connect();
     } catch (err) {
-      this.logger.warn({ err: err instanceof Error ? err.message : err }, 'Kafka unavailable; deliveries get 503 until it is back');
+      this.logger.warn(
+        { err: err instanceof Error ? err.message : err },
+        'Kafka unavailable; deliveries get 503 until it is back',
+      );
       if (this.stopped) return;
       this.kafkaRetry = setTimeout(() => void this.setUpKafka(kafka), KAFKA_SETUP_RETRY_MS);
       this.kafkaRetry.unref();

@@ -4,7 +4,13 @@ import type { WebhookLookup } from './webhook-resolver';
 /** Resolves a webhook through the orchestrator (the ingress never reads the database). */
 export function orchestratorWebhookLookup(clients: OrchestratorClients, deadlineMs: number): WebhookLookup {
   return async (uid) => {
-    const res = await callRpc(clients, 'webhookIngress', 'ResolveWebhook', { webhook_uid: uid }, { deadlineMs });
+    const res = await callRpc(
+      clients,
+      'webhookIngress',
+      'ResolveWebhook',
+      { webhook_uid: uid },
+      { deadlineMs },
+    );
     return {
       uid,
       found: res.found,

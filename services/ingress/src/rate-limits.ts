@@ -16,8 +16,18 @@ export class RateLimits {
   private readonly failedAuth: RateLimiterRedis;
 
   constructor(redis: Redis, options: { deliveriesPerMinute: number; failedAuthPerMinute: number }) {
-    this.deliveries = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'conveyor:rl:delivery', points: options.deliveriesPerMinute, duration: 60 });
-    this.failedAuth = new RateLimiterRedis({ storeClient: redis, keyPrefix: 'conveyor:rl:failed-auth', points: options.failedAuthPerMinute, duration: 60 });
+    this.deliveries = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: 'conveyor:rl:delivery',
+      points: options.deliveriesPerMinute,
+      duration: 60,
+    });
+    this.failedAuth = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: 'conveyor:rl:failed-auth',
+      points: options.failedAuthPerMinute,
+      duration: 60,
+    });
   }
 
   private static key(webhookUid: string, sender: string): string {
@@ -27,7 +37,8 @@ export class RateLimits {
   /** Whether the sender has used up its failed-authentication budget (checked before authenticating). */
   async checkFailedAuth(webhookUid: string, sender: string): Promise<RateDecision> {
     const res = await this.failedAuth.get(RateLimits.key(webhookUid, sender));
-    if (res && res.remainingPoints <= 0 && res.msBeforeNext > 0) return { allowed: false, retryAfterSeconds: retryAfter(res) };
+    if (res && res.remainingPoints <= 0 && res.msBeforeNext > 0)
+      return { allowed: false, retryAfterSeconds: retryAfter(res) };
     return { allowed: true };
   }
 

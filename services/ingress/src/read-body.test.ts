@@ -2,7 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { readBodyWithLimit } from './read-body';
 
-function request(headers: Record<string, string> = {}): PassThrough & { headers: Record<string, string>; complete: boolean } {
+function request(
+  headers: Record<string, string> = {},
+): PassThrough & { headers: Record<string, string>; complete: boolean } {
   const stream = new PassThrough() as PassThrough & { headers: Record<string, string>; complete: boolean };
   stream.headers = headers;
   stream.complete = false;
@@ -22,7 +24,11 @@ describe('readBodyWithLimit', () => {
     const req = request({ 'content-length': '11' });
     const read = jest.fn();
     req.on('data', read);
-    expect(await readBodyWithLimit(req as unknown as IncomingMessage, 10)).toEqual({ ok: false, reason: 'too_large', receivedBytes: 11 });
+    expect(await readBodyWithLimit(req as unknown as IncomingMessage, 10)).toEqual({
+      ok: false,
+      reason: 'too_large',
+      receivedBytes: 11,
+    });
     expect(read).not.toHaveBeenCalled();
   });
 

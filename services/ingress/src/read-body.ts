@@ -1,6 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 
-export type BodyRead = { ok: true; body: Buffer } | { ok: false; reason: 'too_large'; receivedBytes: number } | { ok: false; reason: 'aborted' };
+export type BodyRead =
+  | { ok: true; body: Buffer }
+  | { ok: false; reason: 'too_large'; receivedBytes: number }
+  | { ok: false; reason: 'aborted' };
 
 /**
  * Reads a request body while streaming and gives up as soon as it exceeds `limit` bytes: a declared
@@ -9,7 +12,8 @@ export type BodyRead = { ok: true; body: Buffer } | { ok: false; reason: 'too_la
  */
 export function readBodyWithLimit(req: IncomingMessage, limit: number): Promise<BodyRead> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.resolve({ ok: false, reason: 'too_large', receivedBytes: declared });
+  if (Number.isFinite(declared) && declared > limit)
+    return Promise.resolve({ ok: false, reason: 'too_large', receivedBytes: declared });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let received = 0;

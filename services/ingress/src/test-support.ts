@@ -1,7 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import net from 'node:net';
 import type { ISocketFactory } from 'kafkajs';
-import { loadOrchestratorProto, readTlsMaterial, type GrpcTlsSettings, type ResolveWebhookResponse, type WebhookIngressServiceHandlers } from '@conveyor/proto';
+import {
+  loadOrchestratorProto,
+  readTlsMaterial,
+  type GrpcTlsSettings,
+  type ResolveWebhookResponse,
+  type WebhookIngressServiceHandlers,
+} from '@conveyor/proto';
 
 /**
  * A stand-in for the orchestrator's WebhookIngressService on a real socket (127.0.0.1:0), for ingress tests that
@@ -25,7 +31,11 @@ export class FakeWebhookDirectory {
     };
     server.addService(proto.WebhookIngressService.service, handlers);
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createSsl(own.ca, [{ cert_chain: own.cert, private_key: own.key }], true), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync(
+        '127.0.0.1:0',
+        grpc.ServerCredentials.createSsl(own.ca, [{ cert_chain: own.cert, private_key: own.key }], true),
+        (err, p) => (err ? reject(err) : resolve(p)),
+      ),
     );
     this.server = server;
     return `127.0.0.1:${port}`;
@@ -47,7 +57,13 @@ export class CuttableKafkaNetwork {
   readonly socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
     if (this.down) {
       const refused = new net.Socket();
-      setImmediate(() => refused.destroy(Object.assign(new Error(`connect ECONNREFUSED ${host}:${port} (simulated outage)`), { code: 'ECONNREFUSED' })));
+      setImmediate(() =>
+        refused.destroy(
+          Object.assign(new Error(`connect ECONNREFUSED ${host}:${port} (simulated outage)`), {
+            code: 'ECONNREFUSED',
+          }),
+        ),
+      );
       return refused;
     }
     const socket = net.connect({ host, port }, onConnect);
@@ -60,7 +76,8 @@ export class CuttableKafkaNetwork {
   /** Like a broker that stops: open connections are reset (what the client sees from a killed broker). */
   cut(): void {
     this.down = true;
-    for (const socket of this.sockets) socket.destroy(Object.assign(new Error('read ECONNRESET (simulated outage)'), { code: 'ECONNRESET' }));
+    for (const socket of this.sockets)
+      socket.destroy(Object.assign(new Error('read ECONNRESET (simulated outage)'), { code: 'ECONNRESET' }));
   }
 
   restore(): void {

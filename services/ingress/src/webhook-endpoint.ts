@@ -61,9 +61,12 @@ export function redactUrlToken(req: Request, res: Response, next: NextFunction):
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 const deliveryRateLimited = (retryAfter: number) =>
-  new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', { details: { retry_after_seconds: retryAfter } });
+  new AppError('rate_limited', 'More than the allowed deliveries per minute for this sender', {
+    details: { retry_after_seconds: retryAfter },
+  });
 
-const unavailable = (what: string, retryAfter: number) => new AppError('resource_unavailable', what, { details: { retry_after_seconds: retryAfter } });
+const unavailable = (what: string, retryAfter: number) =>
+  new AppError('resource_unavailable', what, { details: { retry_after_seconds: retryAfter } });
 
 /**
  * POST {webhook_base_url}/webhooks/w/{webhook_uid}[/{token}]. Order of checks, each answering as soon as it fails:
@@ -84,7 +87,14 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
   const publishRecord = (message: DeliveryMessage) => {
     deps.onOutcome?.(message.label);
     deps.publisher.publish(message, 30_000).catch((err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : err, deliveryId: message.deliveryId, label: message.label }, 'delivery log record not published');
+      log.warn(
+        {
+          err: err instanceof Error ? err.message : err,
+          deliveryId: message.deliveryId,
+          label: message.label,
+        },
+        'delivery log record not published',
+      );
     });
   };
 
@@ -113,16 +123,30 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     let authBudget: Awaited<ReturnType<RateLimits['checkFailedAuth']>>;
     try {
       // One round trip's worth of Redis reads: the configuration version and the failed-auth budget.
-      const [version, budget] = await Promise.all([deps.resolver.readVersion(uid), deps.limits.checkFailedAuth(uid, sender)]);
+      const [version, budget] = await Promise.all([
+        deps.resolver.readVersion(uid),
+        deps.limits.checkFailedAuth(uid, sender),
+      ]);
       authBudget = budget;
       webhook = await deps.resolver.resolve(uid, version);
     } catch (err) {
       log.warn({ err: err instanceof Error ? err.message : err, webhookUid: uid }, 'webhook lookup failed');
-      return sendProblem(req, res, unavailable('Webhook configuration is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+      return sendProblem(
+        req,
+        res,
+        unavailable('Webhook configuration is temporarily unavailable', deps.unavailableRetryAfterSeconds),
+      );
     }
-    if (!webhook.found || !webhook.enabled) return sendProblem(req, res, new AppError('resource_not_found', 'Webhook not found'));
+    if (!webhook.found || !webhook.enabled)
+      return sendProblem(req, res, new AppError('resource_not_found', 'Webhook not found'));
     if (!authBudget.allowed) {
-      return sendProblem(req, res, new AppError('rate_limited', 'Too many failed authentication attempts', { details: { retry_after_seconds: authBudget.retryAfterSeconds } }));
+      return sendProblem(
+        req,
+        res,
+        new AppError('rate_limited', 'Too many failed authentication attempts', {
+          details: { retry_after_seconds: authBudget.retryAfterSeconds },
+        }),
+      );
     }
 
     const base = { version: 1 as const, webhookUid: uid, receivedAt: receivedAt.toISOString(), sender };
@@ -137,8 +161,21 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       const refused = await overDeliveryBudget(uid, sender);
       if (refused) return sendProblem(req, res, refused);
       const deliveryId = rejectedId();
-      publishRecord({ ...base, deliveryId, label: 'Rejected (too large)', identitySource: 'none', sizeBytes: read.receivedBytes, reason: `body over ${deps.maxBodyBytes} bytes` });
-      return sendProblem(req, res, new AppError('payload_too_large', `Body exceeds ${deps.maxBodyBytes} bytes`, { details: { delivery_id: deliveryId } }));
+      publishRecord({
+        ...base,
+        deliveryId,
+        label: 'Rejected (too large)',
+        identitySource: 'none',
+        sizeBytes: read.receivedBytes,
+        reason: `body over ${deps.maxBodyBytes} bytes`,
+      });
+      return sendProblem(
+        req,
+        res,
+        new AppError('payload_too_large', `Body exceeds ${deps.maxBodyBytes} bytes`, {
+          details: { delivery_id: deliveryId },
+        }),
+      );
     }
     const rawBody = read.body;
 
@@ -150,8 +187,21 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       } catch (err) {
         log.warn({ err: err instanceof Error ? err.message : err }, 'failed-auth budget not recorded');
       }
-      publishRecord({ ...base, deliveryId, label: 'Rejected (auth)', identitySource: 'none', sizeBytes: rawBody.length, reason: auth.reason });
-      return sendProblem(req, res, new AppError('authentication_required', 'Webhook authentication failed', { details: { delivery_id: deliveryId } }));
+      publishRecord({
+        ...base,
+        deliveryId,
+        label: 'Rejected (auth)',
+        identitySource: 'none',
+        sizeBytes: rawBody.length,
+        reason: auth.reason,
+      });
+      return sendProblem(
+        req,
+        res,
+        new AppError('authentication_required', 'Webhook authentication failed', {
+          details: { delivery_id: deliveryId },
+        }),
+      );
     }
 
     let parsedBody: unknown;
@@ -161,28 +211,64 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       const refused = await overDeliveryBudget(uid, sender);
       if (refused) return sendProblem(req, res, refused);
       const deliveryId = rejectedId();
-      publishRecord({ ...base, deliveryId, label: 'Rejected (invalid JSON)', identitySource: 'none', sizeBytes: rawBody.length, reason: 'body is not valid JSON' });
-      return sendProblem(req, res, new AppError('invalid_request', 'Body is not valid JSON', { details: { delivery_id: deliveryId } }));
+      publishRecord({
+        ...base,
+        deliveryId,
+        label: 'Rejected (invalid JSON)',
+        identitySource: 'none',
+        sizeBytes: rawBody.length,
+        reason: 'body is not valid JSON',
+      });
+      return sendProblem(
+        req,
+        res,
+        new AppError('invalid_request', 'Body is not valid JSON', { details: { delivery_id: deliveryId } }),
+      );
     }
 
-    const scheme = webhook.authMode === 'signature' && isSignatureScheme(webhook.signatureScheme) ? webhook.signatureScheme : undefined;
-    const identity = deliveryIdentity({ headers: req.headers, configuredHeader: webhook.deliveryIdHeader || undefined, scheme, parsedBody, rawBody });
-    const record = { ...base, deliveryId: identity.id, identitySource: identity.source, sizeBytes: rawBody.length };
+    const scheme =
+      webhook.authMode === 'signature' && isSignatureScheme(webhook.signatureScheme)
+        ? webhook.signatureScheme
+        : undefined;
+    const identity = deliveryIdentity({
+      headers: req.headers,
+      configuredHeader: webhook.deliveryIdHeader || undefined,
+      scheme,
+      parsedBody,
+      rawBody,
+    });
+    const record = {
+      ...base,
+      deliveryId: identity.id,
+      identitySource: identity.source,
+      sizeBytes: rawBody.length,
+    };
 
     // The delivery budget and the dedupe reservation go to Redis together; a refused budget gives the ID back.
-    const [budgetResult, reservationResult] = await Promise.allSettled([deps.limits.consumeDelivery(uid, sender), deps.dedupe.reserve(uid, identity.id)]);
+    const [budgetResult, reservationResult] = await Promise.allSettled([
+      deps.limits.consumeDelivery(uid, sender),
+      deps.dedupe.reserve(uid, identity.id),
+    ]);
     if (budgetResult.status === 'rejected' || reservationResult.status === 'rejected') {
       if (reservationResult.status === 'fulfilled' && reservationResult.value.kind === 'reserved') {
         await deps.dedupe.release(uid, identity.id, reservationResult.value.token).catch(() => undefined);
       }
-      const err: unknown = budgetResult.status === 'rejected' ? budgetResult.reason : (reservationResult as PromiseRejectedResult).reason;
+      const err: unknown =
+        budgetResult.status === 'rejected'
+          ? budgetResult.reason
+          : (reservationResult as PromiseRejectedResult).reason;
       log.warn({ err: err instanceof Error ? err.message : err }, 'rate limiting or dedupe unavailable');
-      return sendProblem(req, res, unavailable('Rate limiting or dedupe is temporarily unavailable', deps.unavailableRetryAfterSeconds));
+      return sendProblem(
+        req,
+        res,
+        unavailable('Rate limiting or dedupe is temporarily unavailable', deps.unavailableRetryAfterSeconds),
+      );
     }
     const budget = budgetResult.value;
     const reservation = reservationResult.value;
     if (!budget.allowed) {
-      if (reservation.kind === 'reserved') await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
+      if (reservation.kind === 'reserved')
+        await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
       return sendProblem(req, res, deliveryRateLimited(budget.retryAfterSeconds));
     }
     if (reservation.kind === 'duplicate') {
@@ -191,22 +277,36 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       res.status(202).json({ delivery_id: identity.id });
       return;
     }
-    if (reservation.kind === 'busy') return sendProblem(req, res, unavailable('A delivery with the same ID is still being accepted', 1));
+    if (reservation.kind === 'busy')
+      return sendProblem(req, res, unavailable('A delivery with the same ID is still being accepted', 1));
 
     try {
-      await deps.publisher.publish({ ...record, label: 'Accepted', bodyBase64: rawBody.toString('base64') }, deps.publishTimeoutMs);
+      await deps.publisher.publish(
+        { ...record, label: 'Accepted', bodyBase64: rawBody.toString('base64') },
+        deps.publishTimeoutMs,
+      );
     } catch (err) {
       await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
       const kind = err instanceof PublishError ? err.kind : 'failed';
-      log.warn({ err: err instanceof Error ? err.message : err, kind, deliveryId: identity.id, webhookUid: uid }, 'delivery not accepted: Kafka unavailable');
-      return sendProblem(req, res, unavailable('The delivery could not be stored; retry later', deps.unavailableRetryAfterSeconds));
+      log.warn(
+        { err: err instanceof Error ? err.message : err, kind, deliveryId: identity.id, webhookUid: uid },
+        'delivery not accepted: Kafka unavailable',
+      );
+      return sendProblem(
+        req,
+        res,
+        unavailable('The delivery could not be stored; retry later', deps.unavailableRetryAfterSeconds),
+      );
     }
     deps.onOutcome?.('Accepted');
     // Not awaited: until it lands, a request with the same ID waits on the reservation and then sees "accepted".
     // Should it fail, the reservation expires and the orchestrator's unique (webhook, delivery ID) still logs the
     // next copy as Duplicate and starts nothing.
     deps.dedupe.markAccepted(uid, identity.id).catch((err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : err, deliveryId: identity.id }, 'accepted delivery not marked for dedupe');
+      log.warn(
+        { err: err instanceof Error ? err.message : err, deliveryId: identity.id },
+        'accepted delivery not marked for dedupe',
+      );
     });
     res.status(202).json({ delivery_id: identity.id });
   };

@@ -75,7 +75,15 @@ export class WebhookResolver {
   private async createVersion(uid: string): Promise<string> {
     const fresh = `i.${Date.now().toString(36)}.${randomBytes(8).toString('hex')}`;
     // NX + GET: either our token was set (nil comes back) or someone else's is returned.
-    const previous = (await this.redis.call('SET', webhookConfigVersionKey(uid), fresh, 'EX', String(CREATED_VERSION_TTL_SECONDS), 'NX', 'GET')) as string | null;
+    const previous = (await this.redis.call(
+      'SET',
+      webhookConfigVersionKey(uid),
+      fresh,
+      'EX',
+      String(CREATED_VERSION_TTL_SECONDS),
+      'NX',
+      'GET',
+    )) as string | null;
     return previous ?? fresh;
   }
 

@@ -16,7 +16,8 @@ describe('orchestrator config: no default secrets, capped link lifetimes', () =>
       try {
         loadOrchestratorConfig({ NODE_ENV });
       } catch (err) {
-        for (const name of Object.keys(required)) expect((err as ConfigError).message).toMatch(new RegExp(`${name}: required`));
+        for (const name of Object.keys(required))
+          expect((err as ConfigError).message).toMatch(new RegExp(`${name}: required`));
       }
     }
   });
@@ -29,21 +30,35 @@ describe('orchestrator config: no default secrets, capped link lifetimes', () =>
   });
 
   it('refuses short or malformed keys and link lifetimes over an hour', () => {
-    expect(() => loadOrchestratorConfig({ ...required, BLOB_SIGNING_SECRET: 'short' })).toThrow(/BLOB_SIGNING_SECRET/);
-    expect(() => loadOrchestratorConfig({ ...required, CONVEYOR_SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/CONVEYOR_SECRETS_KEY: must be 32 random bytes/);
-    expect(() => loadOrchestratorConfig({ ...required, BLOB_URL_TTL_SECONDS: '3601' })).toThrow(/BLOB_URL_TTL_SECONDS/);
+    expect(() => loadOrchestratorConfig({ ...required, BLOB_SIGNING_SECRET: 'short' })).toThrow(
+      /BLOB_SIGNING_SECRET/,
+    );
+    expect(() => loadOrchestratorConfig({ ...required, CONVEYOR_SECRETS_KEY: 'c2hvcnQ=' })).toThrow(
+      /CONVEYOR_SECRETS_KEY: must be 32 random bytes/,
+    );
+    expect(() => loadOrchestratorConfig({ ...required, BLOB_URL_TTL_SECONDS: '3601' })).toThrow(
+      /BLOB_URL_TTL_SECONDS/,
+    );
   });
 });
 
 describe('orchestrator config: default harness', () => {
   it('is the demo harness only when not in production, and must be chosen in production', () => {
     expect(defaultHarness(loadOrchestratorConfig(required))).toBe('demo');
-    expect(() => loadOrchestratorConfig({ ...required, NODE_ENV: 'production' })).toThrow(/DEFAULT_HARNESS: required in production/);
-    expect(defaultHarness(loadOrchestratorConfig({ ...required, NODE_ENV: 'production', DEFAULT_HARNESS: 'codex' }))).toBe('codex');
+    expect(() => loadOrchestratorConfig({ ...required, NODE_ENV: 'production' })).toThrow(
+      /DEFAULT_HARNESS: required in production/,
+    );
+    expect(
+      defaultHarness(
+        loadOrchestratorConfig({ ...required, NODE_ENV: 'production', DEFAULT_HARNESS: 'codex' }),
+      ),
+    ).toBe('codex');
   });
 
   it('accepts the built-in harnesses and operator commands only', () => {
-    expect(loadOrchestratorConfig({ ...required, DEFAULT_HARNESS: 'command:aider' }).DEFAULT_HARNESS).toBe('command:aider');
+    expect(loadOrchestratorConfig({ ...required, DEFAULT_HARNESS: 'command:aider' }).DEFAULT_HARNESS).toBe(
+      'command:aider',
+    );
     expect(() => loadOrchestratorConfig({ ...required, DEFAULT_HARNESS: 'oz' })).toThrow(/DEFAULT_HARNESS/);
   });
 });

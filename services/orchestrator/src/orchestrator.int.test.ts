@@ -1,9 +1,26 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { createPrismaClient, newUuid } from '@conveyor/db';
-import { createIdempotentProducer, createKafka, type DeliveryMessage, encodeDeliveryMessage } from '@conveyor/kafka';
+import {
+  createIdempotentProducer,
+  createKafka,
+  type DeliveryMessage,
+  encodeDeliveryMessage,
+} from '@conveyor/kafka';
 import { createLogger } from '@conveyor/logger';
-import { callRpc as rpc, createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
-import { createTestDatabase, KAFKA_BROKERS, REDIS_URL, uniqueName, createTestTrust, type TestTrust } from '@conveyor/testing';
+import {
+  callRpc as rpc,
+  createOrchestratorClients,
+  mutualTlsCredentials,
+  type OrchestratorClients,
+} from '@conveyor/proto';
+import {
+  createTestDatabase,
+  KAFKA_BROKERS,
+  REDIS_URL,
+  uniqueName,
+  createTestTrust,
+  type TestTrust,
+} from '@conveyor/testing';
 import { createTeam, createUser, createUserApiKey } from './auth/team-admin';
 import { loadOrchestratorConfig } from './config';
 import { Orchestrator } from './orchestrator';
@@ -37,7 +54,10 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
       received.push(...deliveries.map((d) => d.message));
     });
     await orchestrator.start();
-    clients = createOrchestratorClients(`127.0.0.1:${orchestrator.grpcPort}`, mutualTlsCredentials(trust.serviceEnv('gateway')));
+    clients = createOrchestratorClients(
+      `127.0.0.1:${orchestrator.grpcPort}`,
+      mutualTlsCredentials(trust.serviceEnv('gateway')),
+    );
   });
 
   afterAll(async () => {
@@ -50,17 +70,28 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
   it('authenticates API keys and refuses revoked or unknown ones with the same error', async () => {
     const prisma = db();
     const team = await createTeam(prisma, 'Acme');
-    const user = await createUser(prisma, { teamId: team.id, email: `${uniqueName('u')}@acme.dev`, role: 'ADMIN' });
+    const user = await createUser(prisma, {
+      teamId: team.id,
+      email: `${uniqueName('u')}@acme.dev`,
+      role: 'ADMIN',
+    });
     const key = await createUserApiKey(prisma, { userId: user.id, name: 'test' });
     const stored = await prisma.apiKey.findUniqueOrThrow({ where: { id: key.id } });
     expect(stored.secretHash).not.toContain(key.key);
 
     const ok = await rpc(clients, 'auth', 'Authenticate', { api_key: key.key });
-    expect(ok.caller).toMatchObject({ team_id: team.id, principal_id: user.id, role: 'ADMIN', principal_type: 'USER' });
+    expect(ok.caller).toMatchObject({
+      team_id: team.id,
+      principal_id: user.id,
+      role: 'ADMIN',
+      principal_type: 'USER',
+    });
 
     await prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
     for (const apiKey of [key.key, 'cvy_nope', '']) {
-      const err = (await rpc(clients, 'auth', 'Authenticate', { api_key: apiKey }).catch((e: ServiceError) => e)) as ServiceError;
+      const err = (await rpc(clients, 'auth', 'Authenticate', { api_key: apiKey }).catch(
+        (e: ServiceError) => e,
+      )) as ServiceError;
       expect(err.code).toBe(GrpcStatus.UNAUTHENTICATED);
       expect(err.metadata.get('x-error-code')).toEqual(['authentication_required']);
     }
@@ -102,10 +133,17 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
     expect(third.runs.map((r) => r.title)).toEqual(['run 0']);
     expect(third.has_next_page).toBe(false);
 
-    const asc = await rpc(clients, 'runs', 'ListRuns', { caller, limit: 10, sort_by: 'created_at', sort_order: 'asc' });
+    const asc = await rpc(clients, 'runs', 'ListRuns', {
+      caller,
+      limit: 10,
+      sort_by: 'created_at',
+      sort_order: 'asc',
+    });
     expect(asc.runs.map((r) => r.title)).toEqual(['run 0', 'run 1', 'run 2', 'run 3', 'run 4', 'run 10']);
 
-    const bad = (await rpc(clients, 'runs', 'ListRuns', { caller, cursor: 'garbage' }).catch((e: ServiceError) => e)) as ServiceError;
+    const bad = (await rpc(clients, 'runs', 'ListRuns', { caller, cursor: 'garbage' }).catch(
+      (e: ServiceError) => e,
+    )) as ServiceError;
     expect(bad.code).toBe(GrpcStatus.INVALID_ARGUMENT);
     await prisma.$disconnect();
   });
@@ -124,7 +162,11 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
       sizeBytes: 2,
       bodyBase64: Buffer.from('{}').toString('base64'),
     };
-    await producer.send({ topic, acks: -1, messages: [{ key: message.webhookUid, value: encodeDeliveryMessage(message) }] });
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [{ key: message.webhookUid, value: encodeDeliveryMessage(message) }],
+    });
     await producer.disconnect();
 
     const deadline = Date.now() + 20_000;
@@ -137,6 +179,14 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
   it('reports readiness of its real dependencies', async () => {
     const res = await fetch(`http://127.0.0.1:${orchestrator.httpPort}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: { ok: true }, redis: { ok: true }, 'run event feed': { ok: true }, kafka: { ok: true } } });
+    expect(await res.json()).toEqual({
+      status: 'ready',
+      checks: {
+        postgres: { ok: true },
+        redis: { ok: true },
+        'run event feed': { ok: true },
+        kafka: { ok: true },
+      },
+    });
   });
 });

@@ -5,7 +5,13 @@ import type { Admin } from 'kafkajs';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
-import { createKafkaConsumerLagGauge, createMetricsRegistry, createRunQueueDepthGauge, httpMetrics, metricsRouter } from '@conveyor/metrics';
+import {
+  createKafkaConsumerLagGauge,
+  createMetricsRegistry,
+  createRunQueueDepthGauge,
+  httpMetrics,
+  metricsRouter,
+} from '@conveyor/metrics';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type * as grpc from '@grpc/grpc-js';
 import { artifactLinkSigner, configuredBlobStore } from './blobs/configured-blob-store';
@@ -95,7 +101,11 @@ export class Orchestrator implements Service {
     http.use(httpMetrics(this.metrics));
     http.use(healthRoutes(this.readiness));
     http.use(metricsRouter(this.metrics));
-    ({ server: this.httpServer, port: this.httpPort } = await listen(http, config.HTTP_PORT, config.HTTP_HOST));
+    ({ server: this.httpServer, port: this.httpPort } = await listen(
+      http,
+      config.HTTP_PORT,
+      config.HTTP_HOST,
+    ));
 
     // BullMQ needs maxRetriesPerRequest: null so blocking commands survive reconnects.
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
@@ -112,20 +122,36 @@ export class Orchestrator implements Service {
     this.outbox = outbox;
     const kickOutbox = () => void outbox.kick();
     outbox.start();
-    this.sweeper = new LostRunnerSweeper({ db, kickOutbox, logger: logger.child({ component: 'lost-runner-sweeper' }) }, config.RUNNER_LOST_AFTER_MS);
+    this.sweeper = new LostRunnerSweeper(
+      { db, kickOutbox, logger: logger.child({ component: 'lost-runner-sweeper' }) },
+      config.RUNNER_LOST_AFTER_MS,
+    );
     this.sweeper.start();
 
     // Parses the model catalog: a bad MODELS_CONFIG fails the start, not the first run.
     const catalog = new CatalogModule({ config, db, logger });
     // One way to start runs for every source: API, automations, schedules, judges.
-    const runDeps: CreateRunDeps = { db, kickOutbox, defaultHarness: defaultHarness(config), catalog: catalog.runCatalog };
+    const runDeps: CreateRunDeps = {
+      db,
+      kickOutbox,
+      defaultHarness: defaultHarness(config),
+      catalog: catalog.runCatalog,
+    };
     const identities = new AgentIdentities({ db, models: catalog.models });
     const identityKeys = new IdentityKeys(db);
     const cipher = SecretCipher.fromConfig(config);
     const webhookVersions = new WebhookVersions(redis);
     // Webhook deliveries start runs through the same createRun as the API.
-    this.deliveries = new DeliveryProcessor({ db, logger: logger.child({ component: 'delivery-processor' }), startRun: (caller, input) => createRun(runDeps, caller, input) });
-    this.deliveryRetention = new DeliveryRetention(db, logger.child({ component: 'delivery-retention' }), config.DELIVERY_RETENTION_INTERVAL_MS);
+    this.deliveries = new DeliveryProcessor({
+      db,
+      logger: logger.child({ component: 'delivery-processor' }),
+      startRun: (caller, input) => createRun(runDeps, caller, input),
+    });
+    this.deliveryRetention = new DeliveryRetention(
+      db,
+      logger.child({ component: 'delivery-retention' }),
+      config.DELIVERY_RETENTION_INTERVAL_MS,
+    );
     this.deliveryRetention.start();
     const schedules = new ScheduleModule({ config, db, redis, logger, runDeps });
     this.schedules = schedules;
@@ -139,8 +165,16 @@ export class Orchestrator implements Service {
     });
 
     const sessions = new HarnessSessions(blobs);
-    const egress = { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS };
-    const links = { secret: config.BLOB_SIGNING_SECRET, baseUrl: config.PUBLIC_API_BASE_URL, ttlSeconds: config.BLOB_URL_TTL_SECONDS };
+    const egress = {
+      policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES),
+      allowedSchemes: config.GIT_ALLOWED_SCHEMES,
+      allowLocal: config.GIT_ALLOW_LOCAL_URLS,
+    };
+    const links = {
+      secret: config.BLOB_SIGNING_SECRET,
+      baseUrl: config.PUBLIC_API_BASE_URL,
+      ttlSeconds: config.BLOB_URL_TTL_SECONDS,
+    };
     const sign = artifactLinkSigner(blobs, config);
 
     // Transport last: every RPC maps onto the services built above; the domain knows nothing about gRPC.
@@ -154,13 +188,24 @@ export class Orchestrator implements Service {
     this.workerHub = workerHub;
     workerHub.start();
 
-    const webhookHandlerDeps = { db, cipher, versions: webhookVersions, webhookBaseUrl: config.WEBHOOK_BASE_URL, logger };
+    const webhookHandlerDeps = {
+      db,
+      cipher,
+      versions: webhookVersions,
+      webhookBaseUrl: config.WEBHOOK_BASE_URL,
+      logger,
+    };
     const handlers = {
       auth: authHandlers({ db, logger }),
       health: healthHandlers({ readiness: this.readiness, logger }),
       runs: {
         ...runQueryHandlers({ db, logger, blobs, links }),
-        ...runLifecycleHandlers({ ...runDeps, logger, queue: runQueue, workerStaleAfterMs: config.WORKER_STALE_AFTER_MS }),
+        ...runLifecycleHandlers({
+          ...runDeps,
+          logger,
+          queue: runQueue,
+          workerStaleAfterMs: config.WORKER_STALE_AFTER_MS,
+        }),
         ...runHandoffHandlers({ db, logger, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS }),
         WatchRunEvents: watchRunEvents({ db, feed: runEventFeed, logger }),
       },
@@ -182,9 +227,19 @@ export class Orchestrator implements Service {
       artifacts: artifactHandlers({ db, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
       factories: factoryHandlers(webhookHandlerDeps),
       webhookIngress: webhookIngressHandlers(webhookHandlerDeps),
-      schedules: scheduleHandlers({ db, ticks: schedules.ticks, logger: logger.child({ component: 'schedules' }) }),
+      schedules: scheduleHandlers({
+        db,
+        ticks: schedules.ticks,
+        logger: logger.child({ component: 'schedules' }),
+      }),
       ...workerHub.grpcHandlers(),
-      catalog: catalogHandlers({ environments: catalog.environments, guests: catalog.guests, skills: catalog.skills, models: catalog.models, logger }),
+      catalog: catalogHandlers({
+        environments: catalog.environments,
+        guests: catalog.guests,
+        skills: catalog.skills,
+        models: catalog.models,
+        logger,
+      }),
       identities: identityHandlers({ identities, keys: identityKeys, logger }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });
@@ -196,16 +251,22 @@ export class Orchestrator implements Service {
       logger: grpcLogger,
     }));
     // Self-hosted workers never reach the listener above: theirs has server TLS (no client certificate) and tokens.
-    ({ server: this.workerGrpcServer, port: this.workerGrpcPort } = await startGrpcServer(workerEndpointHandlers(db, handlers.workers, handlers.runner), {
-      host: config.WORKER_GRPC_HOST,
-      port: config.WORKER_GRPC_PORT,
-      credentials: workerEndpointCredentials,
-      authenticate: workerTokenPeer(db),
-      logger: grpcLogger.child({ listener: 'worker-endpoint' }),
-    }));
+    ({ server: this.workerGrpcServer, port: this.workerGrpcPort } = await startGrpcServer(
+      workerEndpointHandlers(db, handlers.workers, handlers.runner),
+      {
+        host: config.WORKER_GRPC_HOST,
+        port: config.WORKER_GRPC_PORT,
+        credentials: workerEndpointCredentials,
+        authenticate: workerTokenPeer(db),
+        logger: grpcLogger.child({ listener: 'worker-endpoint' }),
+      },
+    ));
 
     if (config.CONSUME_DELIVERIES) await this.startConsumer();
-    logger.info({ grpcPort: this.grpcPort, workerGrpcPort: this.workerGrpcPort, httpPort: this.httpPort }, 'orchestrator started');
+    logger.info(
+      { grpcPort: this.grpcPort, workerGrpcPort: this.workerGrpcPort, httpPort: this.httpPort },
+      'orchestrator started',
+    );
   }
 
   private async startConsumer(): Promise<void> {

@@ -15,7 +15,10 @@ export const harnessCommands = z
     try {
       return z.record(z.string().min(1)).parse(JSON.parse(raw));
     } catch {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be a JSON object of harness type → command' });
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'must be a JSON object of harness type → command',
+      });
       return z.NEVER;
     }
   });
@@ -32,7 +35,10 @@ const schema = z.object({
   /** Runs executed at once by this runner process. */
   RUNNER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Stable identity in logs and in the run's `runnerId`; unique per process by default. */
-  RUNNER_ID: z.string().min(1).default(`runner-${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`),
+  RUNNER_ID: z
+    .string()
+    .min(1)
+    .default(`runner-${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`),
   /** Parent directory of per-run workspaces. */
   WORKSPACE_ROOT: z.string().default(path.join(os.tmpdir(), 'conveyor-workspaces')),
   /** How often the runner tells the orchestrator it is alive and asks for cancellation and follow-ups. */
@@ -50,4 +56,5 @@ const schema = z.object({
 
 export type RunnerConfig = z.infer<typeof schema>;
 
-export const loadRunnerConfig = (env: NodeJS.ProcessEnv = process.env): RunnerConfig => loadConfig(schema, env);
+export const loadRunnerConfig = (env: NodeJS.ProcessEnv = process.env): RunnerConfig =>
+  loadConfig(schema, env);

@@ -7,7 +7,16 @@ import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** What the orchestrator resolves for the run's environment: repositories to clone and commands to run. */
 export const environmentSchema = z.object({
-  repositories: z.array(z.object({ url: z.string().min(1), directory: z.string().optional(), ref: z.string().optional(), push_secret_name: z.string().optional() })).default([]),
+  repositories: z
+    .array(
+      z.object({
+        url: z.string().min(1),
+        directory: z.string().optional(),
+        ref: z.string().optional(),
+        push_secret_name: z.string().optional(),
+      }),
+    )
+    .default([]),
   setup_commands: z.array(z.string()).default([]),
   allowed_hosts: z.array(z.string()).default([]),
   docker_image: z.string().optional(),
@@ -15,7 +24,8 @@ export const environmentSchema = z.object({
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
 /** Where a repository is cloned, relative to the workspace. */
-export const repositoryDirectory = (repo: EnvironmentSpec['repositories'][number]): string => repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
+export const repositoryDirectory = (repo: EnvironmentSpec['repositories'][number]): string =>
+  repo.directory ?? path.basename(repo.url).replace(/\.git$/, '');
 
 /** Hosts the environment's repositories live on: a run may reach them through the egress filter to clone. */
 export function repositoryHosts(spec: EnvironmentSpec): string[] {
@@ -45,13 +55,23 @@ export async function setUpEnvironment(
     const dir = repositoryDirectory(repo);
     // Run events and failure messages are shown to users and logged: never a credential embedded in the URL.
     report(`cloning ${redactUrl(repo.url)}`);
-    const argv: [string, ...string[]] = ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir];
+    const argv: [string, ...string[]] = [
+      'git',
+      'clone',
+      '--quiet',
+      ...(repo.ref ? ['--branch', repo.ref] : []),
+      '--',
+      repo.url,
+      dir,
+    ];
     const cloned = await runToCompletion(sandbox, { argv, env }, signal);
-    if (cloned.code !== 0) throw new SetupFailure(redactUrl(`Cloning ${repo.url} failed: ${cloned.output.trim()}`));
+    if (cloned.code !== 0)
+      throw new SetupFailure(redactUrl(`Cloning ${repo.url} failed: ${cloned.output.trim()}`));
   }
   for (const command of spec.setup_commands) {
     report(`running ${command}`);
     const result = await runToCompletion(sandbox, { argv: ['/bin/sh', '-c', command], env }, signal);
-    if (result.code !== 0) throw new SetupFailure(`Setup command failed (${command}): ${result.output.trim()}`);
+    if (result.code !== 0)
+      throw new SetupFailure(`Setup command failed (${command}): ${result.output.trim()}`);
   }
 }

@@ -29,7 +29,9 @@ export class EventReporter {
   emit(raw: RunEvent): void {
     const event = this.redactor.json(raw);
     this.buffer.push(event);
-    this.transcript.push(JSON.stringify({ at: new Date().toISOString(), execution: this.target.execution, ...event }));
+    this.transcript.push(
+      JSON.stringify({ at: new Date().toISOString(), execution: this.target.execution, ...event }),
+    );
   }
 
   /** Serialized so events keep their order across flushes. */

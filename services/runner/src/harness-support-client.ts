@@ -11,12 +11,18 @@ export async function reportFileArtifact(
     headers: { authorization: `Bearer ${run.runApiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       artifact_type: 'FILE',
-      data: { filepath: file.filepath, mime_type: file.mimeType, title: file.title, description: file.description },
+      data: {
+        filepath: file.filepath,
+        mime_type: file.mimeType,
+        title: file.title,
+        description: file.description,
+      },
       content_base64: file.content.toString('base64'),
     }),
     signal: AbortSignal.timeout(30_000),
   });
   const body = (await res.json().catch(() => ({}))) as { artifact_uid?: string; detail?: string };
-  if (!res.ok || !body.artifact_uid) throw new Error(`reporting the artifact failed: ${res.status} ${body.detail ?? ''}`.trim());
+  if (!res.ok || !body.artifact_uid)
+    throw new Error(`reporting the artifact failed: ${res.status} ${body.detail ?? ''}`.trim());
   return { artifact_uid: body.artifact_uid };
 }

@@ -1,6 +1,14 @@
 import type { ChannelCredentials, ServiceError } from '@grpc/grpc-js';
 import { AppError, fromGrpcError } from '@conveyor/errors';
-import { callRpc, createOrchestratorClients, type OrchestratorClients, type RequestOf, type ResponseOf, type RpcNames, type ServiceClients } from '@conveyor/proto';
+import {
+  callRpc,
+  createOrchestratorClients,
+  type OrchestratorClients,
+  type RequestOf,
+  type ResponseOf,
+  type RpcNames,
+  type ServiceClients,
+} from '@conveyor/proto';
 
 type Runner = ServiceClients['runner'];
 
@@ -12,7 +20,11 @@ export class OrchestratorLink {
     this.clients = createOrchestratorClients(address, credentials);
   }
 
-  async call<M extends RpcNames<Runner>>(method: M, request: RequestOf<Runner[M]>, deadlineMs = 10_000): Promise<ResponseOf<Runner[M]>> {
+  async call<M extends RpcNames<Runner>>(
+    method: M,
+    request: RequestOf<Runner[M]>,
+    deadlineMs = 10_000,
+  ): Promise<ResponseOf<Runner[M]>> {
     try {
       return await callRpc(this.clients, 'runner', method, request, { deadlineMs });
     } catch (err) {

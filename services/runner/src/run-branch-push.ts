@@ -29,9 +29,21 @@ status=$?; rm -f "$index"; exit "$status"
 type PushedBranch = PushRunBranchResponse__Output & { directory: string };
 type PushTarget = { run_id: string; execution: number; runner_id: string };
 
-async function inSandbox(sandbox: RunSandbox, env: Record<string, string>, what: string, script: string, args: string[]): Promise<Buffer> {
-  const { code, stdout, stderr } = await collectBytes(sandbox.exec({ argv: ['/bin/sh', '-c', script, 'run-branch', ...args], env }));
-  if (code !== 0) throw new AppError('invalid_request', `${what} failed in the sandbox: ${stderr.trim() || `exit ${code}`}`);
+async function inSandbox(
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  what: string,
+  script: string,
+  args: string[],
+): Promise<Buffer> {
+  const { code, stdout, stderr } = await collectBytes(
+    sandbox.exec({ argv: ['/bin/sh', '-c', script, 'run-branch', ...args], env }),
+  );
+  if (code !== 0)
+    throw new AppError(
+      'invalid_request',
+      `${what} failed in the sandbox: ${stderr.trim() || `exit ${code}`}`,
+    );
   return stdout;
 }
 
@@ -52,13 +64,33 @@ async function pushRunBranches(
   for (const [index, repo] of environment.repositories.entries()) {
     if (!repo.push_secret_name) continue;
     const dir = repositoryDirectory(repo);
-    const [base = '', head = ''] = (await inSandbox(sandbox, env, `Reading ${dir}'s commits`, REVS_SCRIPT, [dir])).toString('utf8').split(' ');
-    const bundle = base === head ? Buffer.alloc(0) : await inSandbox(sandbox, env, `Bundling ${dir}'s commits`, BUNDLE_SCRIPT, [dir, base]);
-    const patch = await inSandbox(sandbox, env, `Collecting ${dir}'s uncommitted changes`, UNCOMMITTED_SCRIPT, [dir]);
+    const [base = '', head = ''] = (
+      await inSandbox(sandbox, env, `Reading ${dir}'s commits`, REVS_SCRIPT, [dir])
+    )
+      .toString('utf8')
+      .split(' ');
+    const bundle =
+      base === head
+        ? Buffer.alloc(0)
+        : await inSandbox(sandbox, env, `Bundling ${dir}'s commits`, BUNDLE_SCRIPT, [dir, base]);
+    const patch = await inSandbox(
+      sandbox,
+      env,
+      `Collecting ${dir}'s uncommitted changes`,
+      UNCOMMITTED_SCRIPT,
+      [dir],
+    );
     if (bundle.length + patch.length > MAX_PUSH_BYTES) {
-      throw new AppError('payload_too_large', `The work on ${redactUrl(repo.url)} (${bundle.length + patch.length} bytes) exceeds the ${MAX_PUSH_BYTES}-byte push limit`);
+      throw new AppError(
+        'payload_too_large',
+        `The work on ${redactUrl(repo.url)} (${bundle.length + patch.length} bytes) exceeds the ${MAX_PUSH_BYTES}-byte push limit`,
+      );
     }
-    const result = await link.call('PushRunBranch', { ...target, repository: index, base_commit: base, bundle, patch }, 120_000);
+    const result = await link.call(
+      'PushRunBranch',
+      { ...target, repository: index, base_commit: base, bundle, patch },
+      120_000,
+    );
     pushed.push({ ...result, directory: dir });
   }
   return pushed;
@@ -81,8 +113,16 @@ export async function pushWorkToBranches(
     for (const branch of await pushRunBranches(link, target, sandbox, env, environment)) {
       const url = `${branch.repository_url.replace(/\.git$/, '')}/tree/${branch.branch}`;
       const metadata = { repository: branch.repository_url, branch: branch.branch, commit: branch.commit };
-      reporter.emit({ kind: 'artifact', artifact_type: 'EXTERNAL_REFERENCE', data: { reference_type: 'git_branch', url, title: branch.branch, metadata } });
-      reporter.emit({ kind: 'log', level: 'info', text: `Pushed the work on ${branch.directory} to ${branch.branch} (${branch.commit})` });
+      reporter.emit({
+        kind: 'artifact',
+        artifact_type: 'EXTERNAL_REFERENCE',
+        data: { reference_type: 'git_branch', url, title: branch.branch, metadata },
+      });
+      reporter.emit({
+        kind: 'log',
+        level: 'info',
+        text: `Pushed the work on ${branch.directory} to ${branch.branch} (${branch.commit})`,
+      });
     }
     return undefined;
   } catch (err) {

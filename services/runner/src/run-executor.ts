@@ -2,11 +2,23 @@ import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output, RunnerControl__Output } from '@conveyor/proto';
 import type { RunEvent, RunJob } from '@conveyor/run-events';
-import { environmentSchema, repositoryDirectory, repositoryHosts, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
+import {
+  environmentSchema,
+  repositoryDirectory,
+  repositoryHosts,
+  setUpEnvironment,
+  type EnvironmentSpec,
+} from './environment-setup';
 import { EventReporter } from './event-reporter';
 import { CommandHarness } from './harness/command-harness';
 import { FollowupInbox } from './harness/followup-inbox';
-import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome, type SessionFile } from './harness/harness';
+import {
+  SetupFailure,
+  type Harness,
+  type HarnessInput,
+  type HarnessOutcome,
+  type SessionFile,
+} from './harness/harness';
 import { harnessFor } from './harness/harness-registry';
 import { reportFileArtifact } from './harness-support-client';
 import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
@@ -15,8 +27,18 @@ import type { RunnerConfig } from './config';
 import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
 import { sandboxLimits } from './sandbox/sandbox-config';
-import { SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxLimits } from './sandbox/run-sandbox';
-import { harnessSupportEndpoint, harnessSupportHosts, insideApiBaseUrl, limitCompletion } from './sandbox/run-policy';
+import {
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxBackend,
+  type SandboxLimits,
+} from './sandbox/run-sandbox';
+import {
+  harnessSupportEndpoint,
+  harnessSupportHosts,
+  insideApiBaseUrl,
+  limitCompletion,
+} from './sandbox/run-policy';
 import { pushWorkToBranches } from './run-branch-push';
 import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
 import { prepareWorkspace, removeWorkspace, safeFileName } from './workspace';
@@ -37,9 +59,25 @@ export interface ExecutorOptions {
 }
 
 /** The settings the runner and the self-hosted worker program share. */
-type ExecutorSettings = Pick<RunnerConfig, 'WORKSPACE_ROOT' | 'HEARTBEAT_INTERVAL_MS' | 'HARNESS_COMMANDS' | 'SANDBOX_ALLOWED_HOSTS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_PROCESSES' | 'RUN_MEMORY_MB' | 'RUN_DISK_MB' | 'FAILURE_SESSION_RETENTION_MINUTES'>;
+type ExecutorSettings = Pick<
+  RunnerConfig,
+  | 'WORKSPACE_ROOT'
+  | 'HEARTBEAT_INTERVAL_MS'
+  | 'HARNESS_COMMANDS'
+  | 'SANDBOX_ALLOWED_HOSTS'
+  | 'RUN_TIMEOUT_MS'
+  | 'RUN_MAX_PROCESSES'
+  | 'RUN_MEMORY_MB'
+  | 'RUN_DISK_MB'
+  | 'FAILURE_SESSION_RETENTION_MINUTES'
+>;
 
-export function executorOptions(config: ExecutorSettings, runnerId: string, sandbox: SandboxBackend, modelProxy?: RunningModelProxy): ExecutorOptions {
+export function executorOptions(
+  config: ExecutorSettings,
+  runnerId: string,
+  sandbox: SandboxBackend,
+  modelProxy?: RunningModelProxy,
+): ExecutorOptions {
   return {
     runnerId,
     workspaceRoot: config.WORKSPACE_ROOT,
@@ -63,7 +101,14 @@ const setupStepReporter =
   (step: SetupStep['step'], status: SetupStep['status'], detail?: string): void =>
     reporter.emit({ kind: 'setup_step', step, status, ...(detail ? { detail } : {}) });
 
-type Completion = { state: HarnessOutcome['state'] | 'CANCELLED'; message: string; errorCode?: string; setupFailed?: boolean; transcript?: Buffer; session?: SessionFile };
+type Completion = {
+  state: HarnessOutcome['state'] | 'CANCELLED';
+  message: string;
+  errorCode?: string;
+  setupFailed?: boolean;
+  transcript?: Buffer;
+  session?: SessionFile;
+};
 
 /** Ends the execution early with this outcome (the budget ran out, the key was refused), rather than as cancelled. */
 type Halt = (completion: Completion) => void;
@@ -94,7 +139,13 @@ export class RunExecutor {
     const log = this.logger.child({ runId: job.runId, execution: job.execution });
     let assignment: RunAssignment__Output;
     try {
-      assignment = claimed ?? await this.link.call('ClaimRun', { run_id: job.runId, execution: job.execution, runner_id: this.options.runnerId });
+      assignment =
+        claimed ??
+        (await this.link.call('ClaimRun', {
+          run_id: job.runId,
+          execution: job.execution,
+          runner_id: this.options.runnerId,
+        }));
     } catch (err) {
       if (err instanceof AppError && err.code === 'conflict') {
         log.info({ reason: err.message }, 'run not claimable; skipping job');
@@ -145,11 +196,20 @@ export class RunExecutor {
     }
     await reporter.close();
     if (stopSignal.aborted) {
-      completion = { state: 'ERROR', message: 'The runner shut down while the run was in progress', errorCode: 'resource_unavailable' };
+      completion = {
+        state: 'ERROR',
+        message: 'The runner shut down while the run was in progress',
+        errorCode: 'resource_unavailable',
+      };
     } else if (halted) {
       completion = { ...halted, transcript: completion.transcript, session: completion.session };
     } else if (abort.signal.aborted) {
-      completion = { state: 'CANCELLED', message: 'Cancelled', transcript: completion.transcript, session: completion.session };
+      completion = {
+        state: 'CANCELLED',
+        message: 'Cancelled',
+        transcript: completion.transcript,
+        session: completion.session,
+      };
     }
     await this.link
       .call('CompleteRun', {
@@ -167,7 +227,13 @@ export class RunExecutor {
   }
 
   /** Opens the run's model access (when its harness needs one), then drives it; the access always closes with it. */
-  private async drive(assignment: RunAssignment__Output, reporter: EventReporter, inbox: FollowupInbox, signal: AbortSignal, halt: Halt): Promise<Completion> {
+  private async drive(
+    assignment: RunAssignment__Output,
+    reporter: EventReporter,
+    inbox: FollowupInbox,
+    signal: AbortSignal,
+    halt: Halt,
+  ): Promise<Completion> {
     if (!assignment.debug_session) reporter.emit({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' });
     const step = setupStepReporter(reporter);
     const harness = harnessFor(assignment.harness, this.options.harnessCommands);
@@ -193,22 +259,40 @@ export class RunExecutor {
    * Registers the run with the model proxy when its harness drives a model CLI. An operator's command adapter may run
    * without a credential (it may bring its own); a built-in CLI harness may not.
    */
-  private async grantModelAccess(assignment: RunAssignment__Output, harness: Harness, reporter: EventReporter, halt: Halt): Promise<ModelAccessGrant | undefined> {
+  private async grantModelAccess(
+    assignment: RunAssignment__Output,
+    harness: Harness,
+    reporter: EventReporter,
+    halt: Halt,
+  ): Promise<ModelAccessGrant | undefined> {
     const proxy = this.options.modelProxy;
     if (!proxy || !modelHarnessType(assignment.harness)) return undefined;
-    const target = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
+    const target = {
+      run_id: assignment.run_id,
+      execution: assignment.execution,
+      runner_id: this.options.runnerId,
+    };
     try {
       const grant = await ModelAccessGrant.open(this.link, proxy, target, {
         onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
         onBudgetExceeded: (spent, budget) => halt(overBudget(spent, budget)),
         // A CLI may retry or wait for input after a refused key; the run cannot go on, so it ends here.
         onKeyRejected: (status, secret) =>
-          halt({ state: 'FAILED', message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`, errorCode: 'external_authentication_required' }),
+          halt({
+            state: 'FAILED',
+            message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`,
+            errorCode: 'external_authentication_required',
+          }),
       });
       reporter.redactor.add(grant.credential.api_key);
       return grant;
     } catch (err) {
-      if (harness instanceof CommandHarness && err instanceof AppError && err.code === 'integration_not_configured') return undefined;
+      if (
+        harness instanceof CommandHarness &&
+        err instanceof AppError &&
+        err.code === 'integration_not_configured'
+      )
+        return undefined;
       throw err;
     }
   }
@@ -229,7 +313,11 @@ export class RunExecutor {
     const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
 
     step('workspace', 'started');
-    const workspaceDir = await prepareWorkspace(this.options.workspaceRoot, assignment.run_id, assignment.attachments.map((a) => ({ file_name: a.file_name, data: Buffer.from(a.data) })));
+    const workspaceDir = await prepareWorkspace(
+      this.options.workspaceRoot,
+      assignment.run_id,
+      assignment.attachments.map((a) => ({ file_name: a.file_name, data: Buffer.from(a.data) })),
+    );
     let sandbox: RunSandbox;
     this.active.add(assignment.run_id);
     try {
@@ -237,11 +325,17 @@ export class RunExecutor {
         runId: assignment.run_id,
         ...(environment.docker_image ? { image: environment.docker_image } : {}),
         workspaceDir,
-        allowedHosts: [...this.options.allowedHosts, ...environment.allowed_hosts, ...repositoryHosts(environment), ...harnessSupportHosts(assignment.api_base_url)],
+        allowedHosts: [
+          ...this.options.allowedHosts,
+          ...environment.allowed_hosts,
+          ...repositoryHosts(environment),
+          ...harnessSupportHosts(assignment.api_base_url),
+        ],
         endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
         limits: this.options.limits,
         onEgress: ({ host, port, allowed, reason }) => {
-          if (!allowed) reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
+          if (!allowed)
+            reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
         },
       });
     } catch (err) {
@@ -249,26 +343,52 @@ export class RunExecutor {
       step('workspace', 'failed', `sandbox unavailable: ${err.message}`);
       this.active.delete(assignment.run_id);
       await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
-      return { state: 'ERROR', message: 'The run could not be isolated, so it was not started', errorCode: 'resource_unavailable' };
+      return {
+        state: 'ERROR',
+        message: 'The run could not be isolated, so it was not started',
+        errorCode: 'resource_unavailable',
+      };
     }
-    step('workspace', 'succeeded', `${assignment.attachments.length} attachment(s), sandbox ${this.options.sandbox.name}`);
+    step(
+      'workspace',
+      'succeeded',
+      `${assignment.attachments.length} attachment(s), sandbox ${this.options.sandbox.name}`,
+    );
     let completion: Completion | undefined;
     try {
-      completion = await this.driveInSandbox(assignment, environment, harness, grant, sandbox, reporter, inbox, signal);
+      completion = await this.driveInSandbox(
+        assignment,
+        environment,
+        harness,
+        grant,
+        sandbox,
+        reporter,
+        inbox,
+        signal,
+      );
     } finally {
       const usage = await sandbox.destroy();
       // The limit decides the outcome (not a setup failure: no debug window); the transcript and the kept CLI session
       // survive it, so a follow-up can still resume the session.
       if (usage.limit && completion && completion.state !== 'CANCELLED') {
         const { transcript, session } = completion;
-        completion = { ...limitCompletion(usage.limit, this.options.limits), ...(transcript ? { transcript } : {}), ...(session ? { session } : {}) };
+        completion = {
+          ...limitCompletion(usage.limit, this.options.limits),
+          ...(transcript ? { transcript } : {}),
+          ...(session ? { session } : {}),
+        };
       }
       // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
       const keep = completion?.setupFailed === true && !assignment.debug_session;
       this.active.delete(assignment.run_id);
       if (keep) this.removeAfterDebugWindow(assignment.run_id);
       else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
-      reporter.emit({ kind: 'workspace_released', disk_bytes: usage.diskBytes, kept_for_debug: keep, ...(usage.limit ? { limit: usage.limit } : {}) });
+      reporter.emit({
+        kind: 'workspace_released',
+        disk_bytes: usage.diskBytes,
+        kept_for_debug: keep,
+        ...(usage.limit ? { limit: usage.limit } : {}),
+      });
     }
     return completion;
   }
@@ -276,7 +396,8 @@ export class RunExecutor {
   /** A workspace kept for a debug session goes when the window closes, unless a debug execution is using it then. */
   private removeAfterDebugWindow(runId: string): void {
     setTimeout(() => {
-      if (!this.active.has(runId)) void removeWorkspace(this.options.workspaceRoot, runId).catch(() => undefined);
+      if (!this.active.has(runId))
+        void removeWorkspace(this.options.workspaceRoot, runId).catch(() => undefined);
     }, this.options.debugRetentionMs).unref();
   }
 
@@ -293,7 +414,12 @@ export class RunExecutor {
     const debug = assignment.debug_session;
     const step = setupStepReporter(reporter);
     const apiBaseUrl = insideApiBaseUrl(sandbox, assignment.api_base_url);
-    const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir, runApiKey: assignment.run_api_key, apiBaseUrl });
+    const env = baseRunEnvironment({
+      runId: assignment.run_id,
+      workspaceDir: sandbox.workspaceDir,
+      runApiKey: assignment.run_api_key,
+      apiBaseUrl,
+    });
 
     let input: HarnessInput;
     let current: SetupStep['step'] = 'setup_commands';
@@ -311,13 +437,17 @@ export class RunExecutor {
         apiBaseUrl,
         skillInstructions: assignment.skill_instructions,
         attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
-        ...(assignment.session ? { session: { path: assignment.session.path, content: Buffer.from(assignment.session.content) } } : {}),
+        ...(assignment.session
+          ? { session: { path: assignment.session.path, content: Buffer.from(assignment.session.content) } }
+          : {}),
       };
       input.modelAccess = grant?.access(sandbox, input.config);
       if (!debug) {
         if (environment.repositories.length + environment.setup_commands.length > 0) {
           step('setup_commands', 'started');
-          await setUpEnvironment(environment, sandbox, env, signal, (detail) => reporter.emit({ kind: 'log', level: 'info', text: detail }));
+          await setUpEnvironment(environment, sandbox, env, signal, (detail) =>
+            reporter.emit({ kind: 'log', level: 'info', text: detail }),
+          );
           step('setup_commands', 'succeeded');
         }
       }
@@ -328,7 +458,12 @@ export class RunExecutor {
     } catch (err) {
       if (!(err instanceof SetupFailure)) throw err;
       step(current, 'failed', err.message);
-      return { state: 'FAILED', message: err.message, errorCode: 'environment_setup_failed', setupFailed: true };
+      return {
+        state: 'FAILED',
+        message: err.message,
+        errorCode: 'environment_setup_failed',
+        setupFailed: true,
+      };
     }
 
     if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
@@ -339,23 +474,48 @@ export class RunExecutor {
     const transcript = outcome.transcript && reporter.redactor.buffer(outcome.transcript);
     const session = this.keptSession(outcome.session, reporter);
     if (signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', transcript, session };
-    const changed = debug ? undefined : await this.recordChanges(assignment, sandbox, env, environment, reporter);
-    const pushTarget = { run_id: assignment.run_id, execution: assignment.execution, runner_id: this.options.runnerId };
-    const pushFailure = debug || changed === false ? undefined : await pushWorkToBranches(this.link, pushTarget, sandbox, env, environment, reporter);
+    const changed = debug
+      ? undefined
+      : await this.recordChanges(assignment, sandbox, env, environment, reporter);
+    const pushTarget = {
+      run_id: assignment.run_id,
+      execution: assignment.execution,
+      runner_id: this.options.runnerId,
+    };
+    const pushFailure =
+      debug || changed === false
+        ? undefined
+        : await pushWorkToBranches(this.link, pushTarget, sandbox, env, environment, reporter);
     // A run whose work could not be pushed where it was asked to go has failed, though its patch is recorded.
-    if (pushFailure && outcome.state === 'SUCCEEDED') return { state: 'FAILED', ...pushFailure, transcript, session };
+    if (pushFailure && outcome.state === 'SUCCEEDED')
+      return { state: 'FAILED', ...pushFailure, transcript, session };
     if (outcome.state === 'SUCCEEDED') {
       const message = outcome.message ?? 'Run completed';
-      return { state: 'SUCCEEDED', message: changed === false ? `${message} (the agent changed no files)` : message, transcript, session };
+      return {
+        state: 'SUCCEEDED',
+        message: changed === false ? `${message} (the agent changed no files)` : message,
+        transcript,
+        session,
+      };
     }
-    return { state: outcome.state, message: outcome.message, errorCode: outcome.errorCode, transcript, session };
+    return {
+      state: outcome.state,
+      message: outcome.message,
+      errorCode: outcome.errorCode,
+      transcript,
+      session,
+    };
   }
 
   /** The session to keep for the next execution, redacted; one too large for CompleteRun is dropped, and the log says so. */
   private keptSession(session: SessionFile | undefined, reporter: EventReporter): SessionFile | undefined {
     if (!session) return undefined;
     if (session.content.length > MAX_SESSION_BYTES) {
-      reporter.emit({ kind: 'log', level: 'warn', text: `The agent's session (${session.content.length} bytes) is over ${MAX_SESSION_BYTES} bytes and is not kept; a follow-up after the end starts a new session` });
+      reporter.emit({
+        kind: 'log',
+        level: 'warn',
+        text: `The agent's session (${session.content.length} bytes) is over ${MAX_SESSION_BYTES} bytes and is not kept; a follow-up after the end starts a new session`,
+      });
       return undefined;
     }
     return { path: session.path, content: reporter.redactor.buffer(session.content) };
@@ -365,14 +525,23 @@ export class RunExecutor {
    * Records the changes the execution made to the environment's repositories as a FILE artifact (a patch computed in
    * the sandbox). Returns whether anything changed; undefined when there is nothing to compare or it could not tell.
    */
-  private async recordChanges(assignment: RunAssignment__Output, sandbox: RunSandbox, env: Record<string, string>, environment: EnvironmentSpec, reporter: EventReporter): Promise<boolean | undefined> {
+  private async recordChanges(
+    assignment: RunAssignment__Output,
+    sandbox: RunSandbox,
+    env: Record<string, string>,
+    environment: EnvironmentSpec,
+    reporter: EventReporter,
+  ): Promise<boolean | undefined> {
     const dirs = environment.repositories.map(repositoryDirectory);
     if (dirs.length === 0) return undefined;
     const note = (level: 'info' | 'warn', text: string) => reporter.emit({ kind: 'log', level, text });
     try {
       const changes = await collectWorkspacePatch(sandbox, env, dirs);
       if ('tooLarge' in changes) {
-        note('warn', `The workspace's changes (a ${changes.bytes}-byte patch) exceed the ${MAX_PATCH_BYTES}-byte artifact limit and were not recorded`);
+        note(
+          'warn',
+          `The workspace's changes (a ${changes.bytes}-byte patch) exceed the ${MAX_PATCH_BYTES}-byte artifact limit and were not recorded`,
+        );
         return true;
       }
       if (changes.files === 0) {
@@ -382,7 +551,10 @@ export class RunExecutor {
       const filepath = `conveyor-run-${assignment.run_id}-${assignment.execution}.patch`;
       const content = reporter.redactor.buffer(changes.patch);
       const description = `${changes.files} file(s) changed in execution ${assignment.execution}`;
-      await reportFileArtifact({ apiBaseUrl: assignment.api_base_url, runApiKey: assignment.run_api_key }, { filepath, mimeType: 'text/x-diff', title: 'Workspace changes', description, content });
+      await reportFileArtifact(
+        { apiBaseUrl: assignment.api_base_url, runApiKey: assignment.run_api_key },
+        { filepath, mimeType: 'text/x-diff', title: 'Workspace changes', description, content },
+      );
       note('info', `Recorded the workspace's changes as ${filepath}: ${description}`);
       return true;
     } catch (err) {

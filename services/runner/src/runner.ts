@@ -54,7 +54,11 @@ export class Runner implements Service {
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger);
     this.modelProxy = await startModelProxy(config, logger);
-    const executor = new RunExecutor(link, executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), logger);
+    const executor = new RunExecutor(
+      link,
+      executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy),
+      logger,
+    );
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
       async (job) => {
@@ -71,13 +75,19 @@ export class Runner implements Service {
     app.use(healthRoutes(this.readiness));
     app.use(metricsRouter(this.metrics));
     ({ server: this.server, port: this.httpPort } = await listen(app, config.HTTP_PORT, config.HTTP_HOST));
-    logger.info({ runnerId: config.RUNNER_ID, concurrency: config.RUNNER_CONCURRENCY, queue: config.RUN_QUEUE }, 'runner started');
+    logger.info(
+      { runnerId: config.RUNNER_ID, concurrency: config.RUNNER_CONCURRENCY, queue: config.RUN_QUEUE },
+      'runner started',
+    );
   }
 
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
-      const drainDeadline = setTimeout(() => this.stopAll.abort(), Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000));
+      const drainDeadline = setTimeout(
+        () => this.stopAll.abort(),
+        Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000),
+      );
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
         ['http server', () => this.server && closeServer(this.server)],

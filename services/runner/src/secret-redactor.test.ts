@@ -7,7 +7,10 @@ describe('SecretRedactor', () => {
     const redactor = new SecretRedactor();
     redactor.add(key);
     expect(redactor.text(`key=${key}; again ${key}`)).toBe(`key=${REDACTED}; again ${REDACTED}`);
-    expect(redactor.json({ kind: 'tool_result', output: { stdout: `export KEY=${key}\n` } })).toEqual({ kind: 'tool_result', output: { stdout: `export KEY=${REDACTED}\n` } });
+    expect(redactor.json({ kind: 'tool_result', output: { stdout: `export KEY=${key}\n` } })).toEqual({
+      kind: 'tool_result',
+      output: { stdout: `export KEY=${REDACTED}\n` },
+    });
     const line = Buffer.concat([Buffer.from([0xff]), Buffer.from(JSON.stringify({ text: key }))]);
     const clean = redactor.buffer(line);
     expect(clean[0]).toBe(0xff);

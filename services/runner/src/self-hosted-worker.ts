@@ -1,7 +1,13 @@
 import os from 'node:os';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@conveyor/logger';
-import { createOrchestratorClients, workerCredentials, type OrchestratorClients, type WorkerDownstream__Output, type WorkerUpstream } from '@conveyor/proto';
+import {
+  createOrchestratorClients,
+  workerCredentials,
+  type OrchestratorClients,
+  type WorkerDownstream__Output,
+  type WorkerUpstream,
+} from '@conveyor/proto';
 import type { Service } from '@conveyor/runtime';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/model-proxy-config';
 import { OrchestratorLink } from './orchestrator-link';
@@ -45,7 +51,10 @@ export class SelfHostedWorker implements Service {
     this.sandbox = await createSandboxBackend(this.config, this.logger);
     this.modelProxy = await startModelProxy(this.config, this.logger);
     // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call.
-    const credentials = workerCredentials(this.config.WORKER_ENDPOINT_CA_FILE, this.config.CONVEYOR_WORKER_TOKEN);
+    const credentials = workerCredentials(
+      this.config.WORKER_ENDPOINT_CA_FILE,
+      this.config.CONVEYOR_WORKER_TOKEN,
+    );
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
     this.link = new OrchestratorLink(this.config.WORKER_ENDPOINT, credentials);
     this.connect();
@@ -61,18 +70,29 @@ export class SelfHostedWorker implements Service {
       if (message.welcome) {
         this.attempts = 0;
         const welcome = message.welcome;
-        executor = new RunExecutor(this.link!, executorOptions(config, welcome.runner_id, this.sandbox!, this.modelProxy), logger);
+        executor = new RunExecutor(
+          this.link!,
+          executorOptions(config, welcome.runner_id, this.sandbox!, this.modelProxy),
+          logger,
+        );
         const beat = () => call.write({ heartbeat: { active_runs: this.inFlight.size } });
         beat();
         if (this.heartbeat) clearInterval(this.heartbeat);
         this.heartbeat = setInterval(beat, Math.max(200, welcome.heartbeat_interval_ms || 5000));
-        logger.info({ workerId: config.WORKER_ID, connectionId: welcome.connection_id }, 'connected to the platform');
+        logger.info(
+          { workerId: config.WORKER_ID, connectionId: welcome.connection_id },
+          'connected to the platform',
+        );
         return;
       }
       if (message.assignment && executor) {
         const assignment = message.assignment;
         const running = executor
-          .execute({ runId: assignment.run_id, execution: assignment.execution }, this.stopAll.signal, assignment)
+          .execute(
+            { runId: assignment.run_id, execution: assignment.execution },
+            this.stopAll.signal,
+            assignment,
+          )
           .catch((err: unknown) => logger.error({ err, runId: assignment.run_id }, 'run execution failed'))
           .finally(() => {
             this.inFlight.delete(running);
@@ -98,7 +118,15 @@ export class SelfHostedWorker implements Service {
     };
     call.on('error', (err: grpc.ServiceError) => retry(err));
     call.on('end', () => retry());
-    call.write({ hello: { worker_token: config.CONVEYOR_WORKER_TOKEN, worker_id: config.WORKER_ID, hostname: os.hostname(), version: VERSION, capacity: config.WORKER_CAPACITY } });
+    call.write({
+      hello: {
+        worker_token: config.CONVEYOR_WORKER_TOKEN,
+        worker_id: config.WORKER_ID,
+        hostname: os.hostname(),
+        version: VERSION,
+        capacity: config.WORKER_CAPACITY,
+      },
+    });
   }
 
   stop(): Promise<void> {
@@ -107,7 +135,10 @@ export class SelfHostedWorker implements Service {
       if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.call?.end();
-      const deadline = setTimeout(() => this.stopAll.abort(), Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000));
+      const deadline = setTimeout(
+        () => this.stopAll.abort(),
+        Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000),
+      );
       await Promise.allSettled([...this.inFlight]);
       clearTimeout(deadline);
       this.call?.cancel();

@@ -16,7 +16,10 @@ const schema = z.object({
   /** The team's worker token (`conveyor worker-token create --team <id>`); a secret. */
   CONVEYOR_WORKER_TOKEN: z.string().regex(/^cvw_/, 'must be a worker token (cvw_...)'),
   /** The ID runs target with `config.worker_host`. */
-  WORKER_ID: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 characters of [A-Za-z0-9._-]').refine((v) => v !== 'warp', '"warp" means the hosted pool'),
+  WORKER_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 characters of [A-Za-z0-9._-]')
+    .refine((v) => v !== 'warp', '"warp" means the hosted pool'),
   /** Runs executed at once by this worker. */
   WORKER_CAPACITY: z.coerce.number().int().min(1).max(64).default(2),
   /** Parent directory of per-run workspaces on this machine. */
@@ -33,4 +36,5 @@ const schema = z.object({
 
 export type WorkerConfig = z.infer<typeof schema>;
 
-export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => loadConfig(schema, env);
+export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig =>
+  loadConfig(schema, env);

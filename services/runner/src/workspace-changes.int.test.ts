@@ -6,7 +6,8 @@ import { createLogger } from '@conveyor/logger';
 import { UnsandboxedBackend } from './sandbox/unsandboxed-backend';
 import { collectWorkspacePatch } from './workspace-changes';
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', ...args], { cwd }).toString();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', ...args], { cwd }).toString();
 
 describe('workspace changes as a patch, computed in the sandbox', () => {
   let workspace: string;
@@ -30,7 +31,10 @@ describe('workspace changes as a patch, computed in the sandbox', () => {
       limits: { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 1 << 30, diskBytes: 1 << 30 },
     });
     try {
-      return await collectWorkspacePatch(sandbox, { PATH: '/usr/bin:/bin', HOME: workspace }, ['repo', 'missing']);
+      return await collectWorkspacePatch(sandbox, { PATH: '/usr/bin:/bin', HOME: workspace }, [
+        'repo',
+        'missing',
+      ]);
     } finally {
       await sandbox.destroy();
     }

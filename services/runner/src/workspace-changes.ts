@@ -29,7 +29,11 @@ done
 export type WorkspacePatch = { patch: Buffer; files: number } | { tooLarge: true; bytes: number };
 
 /** The changes the run made to its environment's repositories (`dirs`, relative to the workspace). */
-export async function collectWorkspacePatch(sandbox: RunSandbox, env: Record<string, string>, dirs: string[]): Promise<WorkspacePatch> {
+export async function collectWorkspacePatch(
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  dirs: string[],
+): Promise<WorkspacePatch> {
   const proc = sandbox.exec({ argv: ['/bin/sh', '-c', PATCH_SCRIPT, 'workspace-patch', ...dirs], env });
   const chunks: Buffer[] = [];
   let bytes = 0;
@@ -40,7 +44,8 @@ export async function collectWorkspacePatch(sandbox: RunSandbox, env: Record<str
   });
   proc.stderr.on('data', (d: Buffer) => (errors = (errors + d.toString()).slice(-2000)));
   const exit = await proc.exited;
-  if (exit.code !== 0) throw new Error(`git diff failed in the sandbox: ${errors.trim() || `exit ${exit.code ?? exit.signal}`}`);
+  if (exit.code !== 0)
+    throw new Error(`git diff failed in the sandbox: ${errors.trim() || `exit ${exit.code ?? exit.signal}`}`);
   if (bytes > MAX_PATCH_BYTES) return { tooLarge: true, bytes };
   const patch = Buffer.concat(chunks);
   return { patch, files: patch.toString('utf8').match(/^diff --git /gm)?.length ?? 0 };

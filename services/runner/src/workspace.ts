@@ -9,7 +9,11 @@ export function safeFileName(name: string): string {
 }
 
 /** One directory per run, kept across executions so continuations and debug sessions find the same files. */
-export async function prepareWorkspace(root: string, runId: string, attachments: Array<{ file_name: string; data: Buffer }>): Promise<string> {
+export async function prepareWorkspace(
+  root: string,
+  runId: string,
+  attachments: Array<{ file_name: string; data: Buffer }>,
+): Promise<string> {
   const dir = path.join(root, runId);
   await mkdir(path.join(dir, 'attachments'), { recursive: true });
   await mkdir(path.join(dir, HOME_DIR_NAME), { recursive: true });

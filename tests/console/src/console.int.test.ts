@@ -267,13 +267,21 @@ describe('web console', () => {
     await waitForText(page, 'td a', '.');
     // The first page's rows may still be on screen for a moment: wait for the next page to replace them.
     await page
-      .waitForFunction(() => !Array.from(document.querySelectorAll('td a')).some((a) => a.textContent === 'Live console run'))
+      .waitForFunction(
+        () =>
+          !Array.from(document.querySelectorAll('td a')).some((a) => a.textContent === 'Live console run'),
+      )
       .catch(() => undefined);
     expect(await page.content()).not.toContain('Live console run');
   });
 
   it('lists schedules with their next run and opens one', async () => {
-    const created = await apiCall(platform, 'POST', '/agent/schedules', { name: 'Nightly report', cron_schedule: '0 3 * * *', prompt: 'Write the report', enabled: true });
+    const created = await apiCall(platform, 'POST', '/agent/schedules', {
+      name: 'Nightly report',
+      cron_schedule: '0 3 * * *',
+      prompt: 'Write the report',
+      enabled: true,
+    });
     expect(created.status).toBe(200);
     await page.goto(`${origin}/console/schedules`);
     await waitForText(page, 'td a', 'Nightly report');

@@ -22,7 +22,8 @@ export interface KubeObject {
 
 function tool(name: 'kustomize' | 'kubeconform'): string {
   const bin = path.join(TOOLS_DIR, 'bin', name);
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: npm test installs it (scripts/lib/deploy-tools.sh)`);
+  if (!existsSync(bin))
+    throw new Error(`${bin} is missing: npm test installs it (scripts/lib/deploy-tools.sh)`);
   return bin;
 }
 
@@ -45,7 +46,14 @@ interface KubeconformResource {
  * errors); an unknown apiVersion/kind is an error too, so a typo never passes silently. Keyed `Kind/name`.
  */
 export function kubeconformErrors(objects: KubeObject[]): Map<string, string[]> {
-  const args = ['-strict', '-output', 'json', '-schema-location', `${SCHEMAS}/{{ .ResourceKind }}{{ .KindSuffix }}.json`, '-'];
+  const args = [
+    '-strict',
+    '-output',
+    'json',
+    '-schema-location',
+    `${SCHEMAS}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+    '-',
+  ];
   const input = objects.map((o) => JSON.stringify(o)).join('\n---\n');
   let stdout: string;
   try {

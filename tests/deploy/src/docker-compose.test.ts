@@ -64,7 +64,11 @@ describe('docker-compose.yml', () => {
     expect(services.orchestrator!.depends_on.pki).toEqual({ condition: 'service_completed_successfully' });
     for (const name of ['orchestrator', 'gateway', 'ingress', 'runner']) {
       const env = services[name]!.environment;
-      expect([env.GRPC_TLS_CA_FILE, env.GRPC_TLS_CERT_FILE, env.GRPC_TLS_KEY_FILE]).toEqual(['/pki/ca.pem', `/pki/${name}.pem`, `/pki/${name}-key.pem`]);
+      expect([env.GRPC_TLS_CA_FILE, env.GRPC_TLS_CERT_FILE, env.GRPC_TLS_KEY_FILE]).toEqual([
+        '/pki/ca.pem',
+        `/pki/${name}.pem`,
+        `/pki/${name}-key.pem`,
+      ]);
       expect(services[name]!.volumes).toContain('pki:/pki:ro');
       expect(env.BLOB_SIGNING_SECRET).toBeUndefined();
       expect(env.CONVEYOR_SECRETS_KEY).toBeUndefined();

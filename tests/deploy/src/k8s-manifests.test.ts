@@ -53,7 +53,11 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
       // Its own gRPC certificate (mutual TLS), never another service's.
       const tls = deployment.spec.template.spec.volumes.find((v: Spec) => v.name === 'grpc-tls');
       expect(tls.secret.secretName).toBe(`conveyor-${service}-tls`);
-      expect(container.volumeMounts).toContainEqual({ name: 'grpc-tls', mountPath: '/etc/conveyor/tls', readOnly: true });
+      expect(container.volumeMounts).toContainEqual({
+        name: 'grpc-tls',
+        mountPath: '/etc/conveyor/tls',
+        readOnly: true,
+      });
       expect(container.livenessProbe.httpGet.path).toBe('/healthz');
     },
   );
@@ -115,7 +119,9 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
       },
     ]);
     // The worker endpoint is the one orchestrator port open to any source (tokens and TLS guard it).
-    expect(find(objects, 'NetworkPolicy', 'conveyor-orchestrator-workers').spec.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: 50052 }] }]);
+    expect(find(objects, 'NetworkPolicy', 'conveyor-orchestrator-workers').spec.ingress).toEqual([
+      { ports: [{ protocol: 'TCP', port: 50052 }] },
+    ]);
   });
 });
 

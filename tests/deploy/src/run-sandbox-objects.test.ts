@@ -10,7 +10,12 @@ const policy = {
   workspaceDir: '/workspaces/run',
   allowedHosts: ['api.anthropic.com'],
   endpoints: [],
-  limits: { wallClockMs: 3_600_000, maxProcesses: 512, memoryBytes: 2 * 1024 ** 3, diskBytes: 10 * 1024 ** 3 },
+  limits: {
+    wallClockMs: 3_600_000,
+    maxProcesses: 512,
+    memoryBytes: 2 * 1024 ** 3,
+    diskBytes: 10 * 1024 ** 3,
+  },
 };
 const settings: PodSettings = {
   namespace: 'conveyor',
@@ -35,19 +40,31 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(pod.spec.automountServiceAccountToken).toBe(false);
     expect(pod.spec.enableServiceLinks).toBe(false);
     expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65534 });
-    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } });
-    expect(container.resources.limits).toEqual({ cpu: '1', memory: String(2 * 1024 ** 3), 'ephemeral-storage': String(10 * 1024 ** 3) });
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container.resources.limits).toEqual({
+      cpu: '1',
+      memory: String(2 * 1024 ** 3),
+      'ephemeral-storage': String(10 * 1024 ** 3),
+    });
     expect(pod.spec.activeDeadlineSeconds).toBe(3600);
   });
 
-  it('allow no ingress and egress only to the runner pods on the run\'s own ports', () => {
+  it("allow no ingress and egress only to the runner pods on the run's own ports", () => {
     expect(netpol.spec.podSelector).toEqual({ matchLabels: { 'conveyor.dev/run-sandbox': settings.name } });
     expect(netpol.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(netpol.spec.ingress).toEqual([]);
     expect(netpol.spec.egress).toEqual([
       {
         to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'conveyor-runner' } } }],
-        ports: [{ protocol: 'TCP', port: 40123 }, { protocol: 'TCP', port: 40124 }],
+        ports: [
+          { protocol: 'TCP', port: 40123 },
+          { protocol: 'TCP', port: 40124 },
+        ],
       },
     ]);
   });

@@ -31,9 +31,12 @@ describe('a real CLI run gets its model through the model proxy', () => {
     await model?.close();
   });
 
-  it('hands the team secret\'s key to the model, never the run token, and keeps it out of the run\'s records', async () => {
+  it("hands the team secret's key to the model, never the run token, and keeps it out of the run's records", async () => {
     model.enqueue({ text: 'All done through the proxy.' });
-    const created = await apiCall(platform, 'POST', '/agent/runs', { prompt: 'Say you are done', config: { harness: { type: 'claude' } } });
+    const created = await apiCall(platform, 'POST', '/agent/runs', {
+      prompt: 'Say you are done',
+      config: { harness: { type: 'claude' } },
+    });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
     const run = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 150_000);
@@ -42,7 +45,9 @@ describe('a real CLI run gets its model through the model proxy', () => {
     expect(agentTurns.length).toBeGreaterThan(0);
     for (const r of model.requests) expect(r.apiKey).toBe(GOOD_KEY);
     expect((agentTurns[0]!.body as Json).model).toBe('claude-sonnet-4');
-    const conversation = JSON.stringify((await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body);
+    const conversation = JSON.stringify(
+      (await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body,
+    );
     expect(conversation).toContain('All done through the proxy.');
     expect(conversation).not.toContain(GOOD_KEY);
     expect(platform.logs()).not.toContain(GOOD_KEY);
@@ -51,9 +56,17 @@ describe('a real CLI run gets its model through the model proxy', () => {
   it('fails the run with external_authentication_required when the provider refuses the key', async () => {
     const created = await apiCall(platform, 'POST', '/agent/runs', {
       prompt: 'Say you are done',
-      config: { harness: { type: 'claude' }, harness_auth_secrets: { claude_auth_secret_name: 'WRONG_ANTHROPIC_KEY' } },
+      config: {
+        harness: { type: 'claude' },
+        harness_auth_secrets: { claude_auth_secret_name: 'WRONG_ANTHROPIC_KEY' },
+      },
     });
-    const run = await waitForRunState(platform, created.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR'], 150_000);
+    const run = await waitForRunState(
+      platform,
+      created.body.run_id as string,
+      ['SUCCEEDED', 'FAILED', 'ERROR'],
+      150_000,
+    );
     expect(run.state).toBe('FAILED');
     expect((run.status_message as Json).error_code).toBe('external_authentication_required');
     expect(model.requests.some((r) => r.apiKey === WRONG_KEY)).toBe(true);

@@ -22,7 +22,11 @@ describe('foundation: three services over real sockets', () => {
   });
 
   it('answers 401 in the contract error shape without a key, with a bad key and with a malformed header', async () => {
-    for (const res of [await get('/agent/runs'), await get('/agent/runs', `${platform.apiKey}x`), await fetch(`${platform.apiUrl}/agent/runs`, { headers: { Authorization: 'Basic abc' } })]) {
+    for (const res of [
+      await get('/agent/runs'),
+      await get('/agent/runs', `${platform.apiKey}x`),
+      await fetch(`${platform.apiUrl}/agent/runs`, { headers: { Authorization: 'Basic abc' } }),
+    ]) {
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       const body = (await res.json()) as Record<string, unknown>;
@@ -39,7 +43,10 @@ describe('foundation: three services over real sockets', () => {
   it('answers 404 in the error shape for unknown routes', async () => {
     const res = await get('/no/such/route', platform.apiKey);
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ status: 404, type: expect.stringMatching(/resource_not_found$/) });
+    expect(await res.json()).toMatchObject({
+      status: 404,
+      type: expect.stringMatching(/resource_not_found$/),
+    });
     const outside = await fetch(platform.apiUrl.replace('/v1', '/nope'));
     expect(outside.status).toBe(404);
   });
@@ -69,13 +76,22 @@ describe('foundation: three services over real sockets', () => {
       return res.text();
     };
     const gateway = await scrape(platform.apiUrl.replace('/v1', ''));
-    expect(gateway).toMatch(/^http_requests_total\{method="GET",route="\/v1\/agent\/runs",status="200",service="gateway"\} \d+$/m);
+    expect(gateway).toMatch(
+      /^http_requests_total\{method="GET",route="\/v1\/agent\/runs",status="200",service="gateway"\} \d+$/m,
+    );
     const ingress = await scrape(platform.ingressUrl);
-    expect(ingress).toContain('conveyor_webhook_deliveries_total{label="Rejected (invalid JSON)",service="ingress"}');
+    expect(ingress).toContain(
+      'conveyor_webhook_deliveries_total{label="Rejected (invalid JSON)",service="ingress"}',
+    );
     const orchestrator = await scrape(platform.orchestratorHttpUrl);
     expect(orchestrator).toContain('# TYPE conveyor_kafka_consumer_lag gauge');
     for (const [service, text] of Object.entries({ gateway, ingress, orchestrator })) {
-      for (const name of ['http_requests_total', 'http_request_errors_total', 'http_request_duration_seconds', 'process_cpu_user_seconds_total']) {
+      for (const name of [
+        'http_requests_total',
+        'http_request_errors_total',
+        'http_request_duration_seconds',
+        'process_cpu_user_seconds_total',
+      ]) {
         expect(text).toContain(`# TYPE ${name} `);
       }
       expect(text).toContain(`service="${service}"`);

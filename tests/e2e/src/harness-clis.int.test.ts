@@ -20,9 +20,17 @@ import { apiCall, waitForRunState, type Json } from './run-waits';
 // team secret's key.
 jest.setTimeout(240_000);
 
-const MODELS: Record<AgentCli, string> = { claude: 'claude-sonnet-4-5', codex: 'gpt-5.5', gemini: 'gemini-2.5-pro' };
+const MODELS: Record<AgentCli, string> = {
+  claude: 'claude-sonnet-4-5',
+  codex: 'gpt-5.5',
+  gemini: 'gemini-2.5-pro',
+};
 /** The team secret each harness reads its provider key from by default (docs/harnesses.md). */
-const SECRET_NAMES: Record<AgentCli, string> = { claude: 'ANTHROPIC_API_KEY', codex: 'OPENAI_API_KEY', gemini: 'GEMINI_API_KEY' };
+const SECRET_NAMES: Record<AgentCli, string> = {
+  claude: 'ANTHROPIC_API_KEY',
+  codex: 'OPENAI_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+};
 const PROVIDER_KEY = `sk-e2e-provider-${randomUUID()}`;
 /** Real CLIs take seconds per turn on a loaded two-core machine. */
 const RUN_TIMEOUT_MS = 120_000;
@@ -41,7 +49,7 @@ async function processesMatching(needle: string): Promise<number[]> {
 /** `pid` and its ancestors up to (not including) the runner: the agent's command, its shell, the CLI, the sandbox. */
 async function chainBelowRunner(pid: number): Promise<number[]> {
   const chain: number[] = [];
-  for (let current = pid; current > 1; ) {
+  for (let current = pid; current > 1;) {
     const cmdline = await readFile(`/proc/${current}/cmdline`, 'utf8').catch(() => '');
     if (cmdline.includes('services/runner/dist/main.js')) return chain;
     chain.push(current);
@@ -51,12 +59,21 @@ async function chainBelowRunner(pid: number): Promise<number[]> {
   throw new Error(`process ${pid} is not the runner's`);
 }
 
-const alive = (pid: number) => readFile(`/proc/${pid}/stat`, 'utf8').then(() => true, () => false);
+const alive = (pid: number) =>
+  readFile(`/proc/${pid}/stat`, 'utf8').then(
+    () => true,
+    () => false,
+  );
 
-async function eventually(probe: () => Promise<boolean>, what: string, platform: RunningPlatform): Promise<void> {
+async function eventually(
+  probe: () => Promise<boolean>,
+  what: string,
+  platform: RunningPlatform,
+): Promise<void> {
   const deadline = Date.now() + RUN_TIMEOUT_MS;
   while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-4000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-4000)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -76,10 +93,18 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
         ANTHROPIC_BASE_URL: server.url,
         OPENAI_BASE_URL: `${server.url}/v1`,
         GOOGLE_GEMINI_BASE_URL: server.url,
-        MODELS_CONFIG: JSON.stringify({ models: Object.entries(MODELS).map(([harness, id]) => ({ id, provider: harness, harnesses: [harness] })) }),
+        MODELS_CONFIG: JSON.stringify({
+          models: Object.entries(MODELS).map(([harness, id]) => ({
+            id,
+            provider: harness,
+            harnesses: [harness],
+          })),
+        }),
       },
     });
-    expect((await apiCall(platform, 'PUT', `/secrets/${SECRET_NAMES[cli]}`, { value: PROVIDER_KEY })).status).toBe(200);
+    expect(
+      (await apiCall(platform, 'PUT', `/secrets/${SECRET_NAMES[cli]}`, { value: PROVIDER_KEY })).status,
+    ).toBe(200);
     const environment = await apiCall(platform, 'POST', '/agent/environments', {
       name: `${cli} workspace`,
       setup_commands: [`printf '${SCRIPT_FILE.before.replace('\n', '\\n')}' > ${SCRIPT_FILE.name}`],
@@ -93,7 +118,10 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
   });
 
   const createRun = async (prompt: string): Promise<string> => {
-    const created = await apiCall(platform, 'POST', '/agent/runs', { prompt, config: { environment_id: environmentId, harness: { model_id: MODELS[cli] } } });
+    const created = await apiCall(platform, 'POST', '/agent/runs', {
+      prompt,
+      config: { environment_id: environmentId, harness: { model_id: MODELS[cli] } },
+    });
     expect(created.status).toBe(200);
     return created.body.run_id as string;
   };
@@ -109,7 +137,9 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: SCRIPT_FINAL_TEXT } });
 
     // The conversation: the prompt, then the agent's message with each tool step (arguments and result) and its answer.
-    const conversation = (await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body as { messages: Array<{ role: string; steps: Json[] }> };
+    const conversation = (await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body as {
+      messages: Array<{ role: string; steps: Json[] }>;
+    };
     const agent = conversation.messages.filter((m) => m.role === 'agent').flatMap((m) => m.steps);
     const tools = agent.filter((s) => s.type === 'tool_call');
     expect(tools.map((s) => s.name)).toEqual(SCRIPT_TOOL_NAMES[cli]);
@@ -122,12 +152,21 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     // The agent's tools really ran in the workspace (deleted when the run ended): the command printed the edited file.
     expect(JSON.stringify(tools.at(-1)?.output)).toContain(SCRIPT_COMMAND_STDOUT);
     expect(JSON.stringify(tools.at(-1)?.output)).not.toContain('hello world');
-    expect(agent.filter((s) => s.type === 'text').map((s) => s.text)).toEqual(['Let me look at the file.', SCRIPT_FINAL_TEXT]);
+    expect(agent.filter((s) => s.type === 'text').map((s) => s.text)).toEqual([
+      'Let me look at the file.',
+      SCRIPT_FINAL_TEXT,
+    ]);
 
     // The model proxy metered every model call of the run (agent turns and the CLI's side requests): request_usage.
     const calls = server.requests.slice(firstTurn).filter((r) => !/count_?tokens/i.test(r.url)).length;
-    const tokens = { input_tokens: calls * SCRIPTED_USAGE.inputTokens, output_tokens: calls * SCRIPTED_USAGE.outputTokens };
-    expect(done.request_usage).toMatchObject({ total_tokens: tokens.input_tokens + tokens.output_tokens, usage_by_category: tokens });
+    const tokens = {
+      input_tokens: calls * SCRIPTED_USAGE.inputTokens,
+      output_tokens: calls * SCRIPTED_USAGE.outputTokens,
+    };
+    expect(done.request_usage).toMatchObject({
+      total_tokens: tokens.input_tokens + tokens.output_tokens,
+      usage_by_category: tokens,
+    });
 
     // Every agent turn reached the model through the proxy, which swapped the run's token for the team's key.
     const turns = server.requests.slice(firstTurn).filter((r) => r.scripted);
@@ -135,7 +174,11 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     for (const turn of turns) expect(turn.apiKey).toBe(PROVIDER_KEY);
 
     // The transcript is the CLI's own session file (not the platform's event log).
-    const transcript = await (await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { Authorization: `Bearer ${platform.apiKey}` } })).text();
+    const transcript = await (
+      await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, {
+        headers: { Authorization: `Bearer ${platform.apiKey}` },
+      })
+    ).text();
     expect(transcript).toContain(SCRIPT_FINAL_TEXT);
     expect(transcript).not.toContain('"kind":"state_changed"');
     // Claude Code and Gemini CLI name their session after the run; Codex's rollout opens with its session_meta.
@@ -145,7 +188,9 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     // receives the earlier turns, the agent's own included, with the follow-up.
     server.enqueue({ text: 'I changed one word.' });
     const beforeFollowup = server.requests.length;
-    const followup = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: 'What did you change?' });
+    const followup = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, {
+      message: 'What did you change?',
+    });
     expect(followup.body).toMatchObject({ routed_to: 'new_execution' });
     const resumed = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
     expect(resumed).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'I changed one word.' } });
@@ -160,14 +205,27 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
     const runId = await createRun('Wait for a while');
     server.enqueue(...longCommandScript(cli, seconds));
     const needle = `timeout ${seconds}`;
-    await eventually(async () => (await processesMatching(needle)).length > 0, 'the agent to start its long command', platform);
+    await eventually(
+      async () => (await processesMatching(needle)).length > 0,
+      'the agent to start its long command',
+      platform,
+    );
     const tree = await chainBelowRunner((await processesMatching(needle))[0]!);
     expect(tree.length).toBeGreaterThan(2);
 
     // Cancel answers the run ID as plain text (contract §2.10).
-    const cancelled = await fetch(`${platform.apiUrl}/agent/runs/${runId}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${platform.apiKey}` } });
+    const cancelled = await fetch(`${platform.apiUrl}/agent/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${platform.apiKey}` },
+    });
     expect({ status: cancelled.status, body: await cancelled.text() }).toEqual({ status: 200, body: runId });
     await waitForRunState(platform, runId, ['CANCELLED'], RUN_TIMEOUT_MS);
-    await eventually(async () => (await processesMatching(needle)).length === 0 && !(await Promise.all(tree.map(alive))).includes(true), 'the process tree to end', platform);
+    await eventually(
+      async () =>
+        (await processesMatching(needle)).length === 0 &&
+        !(await Promise.all(tree.map(alive))).includes(true),
+      'the process tree to end',
+      platform,
+    );
   });
 });

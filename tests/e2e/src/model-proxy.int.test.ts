@@ -35,15 +35,31 @@ describe('model proxy end to end: credentials, metering, budget', () => {
         seen.push({ url: req.url ?? '', headers: req.headers, body: JSON.parse(raw || '{}') as Json });
         if (key !== GOOD_KEY) {
           res.writeHead(401, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }));
+          res.end(
+            JSON.stringify({
+              type: 'error',
+              error: { type: 'authentication_error', message: 'invalid x-api-key' },
+            }),
+          );
           return;
         }
         const event = (name: string, data: Json) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(
-          event('message_start', { type: 'message_start', message: { id: 'msg_1', role: 'assistant', usage: { input_tokens: 1000, output_tokens: 1 } } }) +
-            event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `Hello from the model, called with ${key}` } }) +
-            event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 100 } }) +
+          event('message_start', {
+            type: 'message_start',
+            message: { id: 'msg_1', role: 'assistant', usage: { input_tokens: 1000, output_tokens: 1 } },
+          }) +
+            event('content_block_delta', {
+              type: 'content_block_delta',
+              index: 0,
+              delta: { type: 'text_delta', text: `Hello from the model, called with ${key}` },
+            }) +
+            event('message_delta', {
+              type: 'message_delta',
+              delta: { stop_reason: 'end_turn' },
+              usage: { output_tokens: 100 },
+            }) +
             event('message_stop', { type: 'message_stop' }),
         );
       });
@@ -59,7 +75,13 @@ describe('model proxy end to end: credentials, metering, budget', () => {
         // One answer costs $0.0045 (claude-sonnet-4 at $3/$15 per million): a run may make two, not three.
         MODELS_CONFIG: JSON.stringify({
           run_budget_usd: 0.01,
-          models: [{ id: 'claude-sonnet-4', provider: 'anthropic', cost: { input_usd_per_million_tokens: 3, output_usd_per_million_tokens: 15 } }],
+          models: [
+            {
+              id: 'claude-sonnet-4',
+              provider: 'anthropic',
+              cost: { input_usd_per_million_tokens: 3, output_usd_per_million_tokens: 15 },
+            },
+          ],
         }),
       },
     });
@@ -77,19 +99,25 @@ describe('model proxy end to end: credentials, metering, budget', () => {
   });
 
   const startRun = async (task: Json, config: Json = {}): Promise<string> => {
-    const res = await apiCall(platform, 'POST', '/agent/runs', { prompt: JSON.stringify(task), config: { harness: { type: 'claude' }, ...config } });
+    const res = await apiCall(platform, 'POST', '/agent/runs', {
+      prompt: JSON.stringify(task),
+      config: { harness: { type: 'claude' }, ...config },
+    });
     expect(res.status).toBe(200);
     return res.body.run_id as string;
   };
 
   const transcriptOf = async (runId: string): Promise<string> => {
-    const res = await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { Authorization: `Bearer ${platform.apiKey}` } });
+    const res = await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, {
+      headers: { Authorization: `Bearer ${platform.apiKey}` },
+    });
     const text = await res.text();
-    if (res.status !== 200) throw new Error(`transcript: ${res.status} ${text}\n${platform.logs().slice(-3000)}`);
+    if (res.status !== 200)
+      throw new Error(`transcript: ${res.status} ${text}\n${platform.logs().slice(-3000)}`);
     return text;
   };
 
-  it('hands the team secret\'s key to the model while the agent\'s shell cannot find it, and meters the run', async () => {
+  it("hands the team secret's key to the model while the agent's shell cannot find it, and meters the run", async () => {
     const out = path.join(os.tmpdir(), `shell-${randomUUID()}.json`);
     const runId = await startRun({ task: 'chat', out });
     const run = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
@@ -128,7 +156,10 @@ describe('model proxy end to end: credentials, metering, budget', () => {
   }, 90_000);
 
   it('fails a run whose key the provider rejects with external_authentication_required', async () => {
-    const runId = await startRun({ task: 'chat', out: path.join(os.tmpdir(), `shell-${randomUUID()}.json`) }, { harness_auth_secrets: { claude_auth_secret_name: 'WRONG_ANTHROPIC_KEY' } });
+    const runId = await startRun(
+      { task: 'chat', out: path.join(os.tmpdir(), `shell-${randomUUID()}.json`) },
+      { harness_auth_secrets: { claude_auth_secret_name: 'WRONG_ANTHROPIC_KEY' } },
+    );
     const run = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
     expect(run.state).toBe('FAILED');
     expect((run.status_message as Json).error_code).toBe('external_authentication_required');
@@ -149,23 +180,35 @@ describe('model proxy end to end: credentials, metering, budget', () => {
     expect(seen.length - before).toBe(3);
   }, 90_000);
 
-  it('records the changes to the environment\'s repositories as a FILE patch, and says when there were none', async () => {
+  it("records the changes to the environment's repositories as a FILE patch, and says when there were none", async () => {
     const origin = mkdtempSync(path.join(os.tmpdir(), 'origin-'));
     execFileSync('git', ['init', '-q', '-b', 'main', origin]);
     writeFileSync(path.join(origin, 'hello.txt'), 'hello world\n');
     execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', 'add', '-A'], { cwd: origin });
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', 'commit', '-q', '-m', 'hello'], { cwd: origin });
-    const env = await apiCall(platform, 'POST', '/agent/environments', { name: 'Repo env', repositories: [{ url: `file://${origin}`, directory: 'repo' }] });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x.dev', 'commit', '-q', '-m', 'hello'], {
+      cwd: origin,
+    });
+    const env = await apiCall(platform, 'POST', '/agent/environments', {
+      name: 'Repo env',
+      repositories: [{ url: `file://${origin}`, directory: 'repo' }],
+    });
     expect(env.status).toBe(201);
     const environmentId = env.body.uid as string;
 
-    const edited = await startRun({ task: 'edit', file: 'repo/hello.txt', content: 'hello conveyor\n' }, { environment_id: environmentId });
+    const edited = await startRun(
+      { task: 'edit', file: 'repo/hello.txt', content: 'hello conveyor\n' },
+      { environment_id: environmentId },
+    );
     const run = await waitForRunState(platform, edited, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
     expect(run.state).toBe('SUCCEEDED');
     const artifacts = (run.artifacts as Json[]).filter((a) => a.artifact_type === 'FILE');
     expect(artifacts).toHaveLength(1);
     const file = artifacts[0]!.data as Json;
-    expect(file).toMatchObject({ filepath: `conveyor-run-${edited}-1.patch`, mime_type: 'text/x-diff', title: 'Workspace changes' });
+    expect(file).toMatchObject({
+      filepath: `conveyor-run-${edited}-1.patch`,
+      mime_type: 'text/x-diff',
+      title: 'Workspace changes',
+    });
     const artifact = (await apiCall(platform, 'GET', `/agent/artifacts/${String(file.artifact_uid)}`)).body;
     const patch = await (await fetch((artifact.data as Json).download_url as string)).text();
     expect(patch).toContain('diff --git a/repo/hello.txt b/repo/hello.txt');
@@ -178,8 +221,13 @@ describe('model proxy end to end: credentials, metering, budget', () => {
   }, 120_000);
 
   it('refuses at creation a model the chosen harness cannot use', async () => {
-    const res = await apiCall(platform, 'POST', '/agent/runs', { prompt: 'hi', config: { harness: { type: 'codex', model_id: 'claude-sonnet-4' } } });
+    const res = await apiCall(platform, 'POST', '/agent/runs', {
+      prompt: 'hi',
+      config: { harness: { type: 'codex', model_id: 'claude-sonnet-4' } },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.detail).toBe('Model "claude-sonnet-4" cannot be used with the codex harness; models for it: none');
+    expect(res.body.detail).toBe(
+      'Model "claude-sonnet-4" cannot be used with the codex harness; models for it: none',
+    );
   });
 });

@@ -7,12 +7,19 @@ export const VENV = process.env.CONVEYOR_VENV ?? path.resolve(__dirname, '../../
 
 export function venvBin(name: string): string {
   const bin = path.join(VENV, 'bin', name);
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm test\` (or source scripts/lib/python-tools.sh and call ensure_python_tools)`);
+  if (!existsSync(bin))
+    throw new Error(
+      `${bin} is missing: run \`npm test\` (or source scripts/lib/python-tools.sh and call ensure_python_tools)`,
+    );
   return bin;
 }
 
 /** Runs a program to completion and collects its output; never rejects on a non-zero exit. */
-export function runProgram(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runProgram(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env });
     let stdout = '';

@@ -4,7 +4,12 @@ import type { RunningPlatform } from './platform';
 export { apiCall, type Json };
 
 /** Polls a run until it reaches one of `states`; fails with the services' logs otherwise. */
-export async function waitForRunState(platform: RunningPlatform, runId: string, states: string[], timeoutMs = 30_000): Promise<Json> {
+export async function waitForRunState(
+  platform: RunningPlatform,
+  runId: string,
+  states: string[],
+  timeoutMs = 30_000,
+): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
   let last: Json = {};
   while (Date.now() < deadline) {
@@ -12,5 +17,7 @@ export async function waitForRunState(platform: RunningPlatform, runId: string, 
     if (states.includes(last.state as string)) return last;
     await new Promise((r) => setTimeout(r, 150));
   }
-  throw new Error(`run ${runId} stayed ${String(last.state)}, wanted ${states.join('|')}\n${platform.logs().slice(-4000)}`);
+  throw new Error(
+    `run ${runId} stayed ${String(last.state)}, wanted ${states.join('|')}\n${platform.logs().slice(-4000)}`,
+  );
 }

@@ -16,12 +16,14 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
   });
 
   const api = (method: string, path: string, body?: unknown) => apiCall(platform, method, path, body);
-  const waitForState = (runId: string, states: string[], timeoutMs?: number) => waitForRunState(platform, runId, states, timeoutMs);
+  const waitForState = (runId: string, states: string[], timeoutMs?: number) =>
+    waitForRunState(platform, runId, states, timeoutMs);
 
   it('runs a prompt to SUCCEEDED through the official SDK', async () => {
     const png = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
     const created = await client.agent.run({
-      prompt: 'Say hello\n@demo message Hello from the demo harness\n@demo tool bash {"cmd":"ls"} => {"stdout":"README.md"}',
+      prompt:
+        'Say hello\n@demo message Hello from the demo harness\n@demo tool bash {"cmd":"ls"} => {"stdout":"README.md"}',
       title: 'hello run',
       images: [{ data: png, mime_type: 'image/png' }],
     });
@@ -31,7 +33,12 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     const done = await waitForState(created.run_id, ['SUCCEEDED', 'FAILED', 'ERROR']);
     expect(done.state).toBe('SUCCEEDED');
     const run = await client.agent.runs.retrieve(created.run_id);
-    expect(run).toMatchObject({ run_id: created.run_id, title: 'hello run', state: 'SUCCEEDED', source: 'API' });
+    expect(run).toMatchObject({
+      run_id: created.run_id,
+      title: 'hello run',
+      state: 'SUCCEEDED',
+      source: 'API',
+    });
     expect(run.prompt).toContain('Say hello');
     expect(run.started_at).toBeTruthy();
     expect(run.creator?.uid).toBe('user_dev');
@@ -42,15 +49,32 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     const ok = await api('POST', '/agent/run', { prompt: 'second path', metadata: { ticket: 'T-1' } });
     expect(ok.status).toBe(200);
     expect(ok.body.state).toBe('QUEUED');
-    expect((await api('GET', `/agent/runs/${ok.body.run_id as string}`)).body.metadata).toEqual({ ticket: 'T-1' });
-    for (const body of [{}, { prompt: '   ' }, { prompt: 'x', metadata: { 'bad key!': 'v' } }, { prompt: 'x', metadata: { k: 'v'.repeat(257) } }, { prompt: 'x', mode: 'turbo' }, { prompt: 'x', attachments: [{ data: 'aGk=', file_name: 'a.txt', mime_type: 'text/plain' }] }, { prompt: 'x', config: { skill_spec: 'a/b:c', skills: ['a/b:c'] } }]) {
+    expect((await api('GET', `/agent/runs/${ok.body.run_id as string}`)).body.metadata).toEqual({
+      ticket: 'T-1',
+    });
+    for (const body of [
+      {},
+      { prompt: '   ' },
+      { prompt: 'x', metadata: { 'bad key!': 'v' } },
+      { prompt: 'x', metadata: { k: 'v'.repeat(257) } },
+      { prompt: 'x', mode: 'turbo' },
+      { prompt: 'x', attachments: [{ data: 'aGk=', file_name: 'a.txt', mime_type: 'text/plain' }] },
+      { prompt: 'x', config: { skill_spec: 'a/b:c', skills: ['a/b:c'] } },
+    ]) {
       const res = await api('POST', '/agent/runs', body);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ status: 400, type: expect.stringMatching(/invalid_request$/) });
     }
     const tooMany = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v']));
     expect((await api('POST', '/agent/runs', { prompt: 'x', metadata: tooMany })).status).toBe(400);
-    expect((await api('POST', '/agent/runs', { prompt: 'x', parent_run_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(400);
+    expect(
+      (
+        await api('POST', '/agent/runs', {
+          prompt: 'x',
+          parent_run_id: '00000000-0000-4000-8000-000000000000',
+        })
+      ).status,
+    ).toBe(400);
   });
 
   it('ends FAILED with the harness message, and BLOCKED when the agent needs input', async () => {
@@ -58,7 +82,9 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     const run = await waitForState(failed.body.run_id as string, ['FAILED']);
     expect(run.status_message).toMatchObject({ message: 'the tests do not pass', retryable: false });
     const blocked = await api('POST', '/agent/runs', { prompt: '@demo block need approval' });
-    expect((await waitForState(blocked.body.run_id as string, ['BLOCKED'])).status_message).toMatchObject({ message: 'need approval' });
+    expect((await waitForState(blocked.body.run_id as string, ['BLOCKED'])).status_message).toMatchObject({
+      message: 'need approval',
+    });
   });
 
   it('cancels a running run within seconds, and rejects cancelling it again', async () => {
@@ -82,12 +108,16 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     const created = await api('POST', '/agent/runs', { prompt: '@demo await-followup 20000' });
     const runId = created.body.run_id as string;
     await waitForState(runId, ['INPROGRESS']);
-    const live = await api('POST', `/agent/runs/${runId}/followups`, { message: '@demo message continuing as asked' });
+    const live = await api('POST', `/agent/runs/${runId}/followups`, {
+      message: '@demo message continuing as asked',
+    });
     expect(live.status).toBe(200);
     expect(live.body.routed_to).toBe('live_harness');
     await waitForState(runId, ['SUCCEEDED']);
 
-    const next = await api('POST', `/agent/runs/${runId}/followups`, { message: 'one more thing\n@demo message second execution' });
+    const next = await api('POST', `/agent/runs/${runId}/followups`, {
+      message: 'one more thing\n@demo message second execution',
+    });
     expect(next.body.routed_to).toBe('new_execution');
     const rerun = await waitForState(runId, ['SUCCEEDED'], 30_000);
     expect(rerun.state).toBe('SUCCEEDED');
@@ -99,7 +129,9 @@ describe('runs end to end: create, execute, inspect, cancel, follow up', () => {
     const orchestratorMetrics = await (await fetch(`${platform.orchestratorHttpUrl}/metrics`)).text();
     expect(orchestratorMetrics).toMatch(/conveyor_run_queue_depth\{[^}]*state="waiting"/);
     const runnerMetrics = await (await fetch(`${platform.runnerHttpUrl}/metrics`)).text();
-    expect(runnerMetrics).toMatch(/conveyor_run_job_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/);
+    expect(runnerMetrics).toMatch(
+      /conveyor_run_job_duration_seconds_count\{[^}]*outcome="succeeded"[^}]*\} [1-9]/,
+    );
   });
 
   it('hides runs of other teams and unknown IDs behind the same 404', async () => {

@@ -26,7 +26,9 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
     const dir = await mkdtemp(path.join(os.tmpdir(), 'e2e-agent-'));
     await writeFile(path.join(dir, 'agent.js'), AGENT);
     platform = await startPlatform({
-      env: { HARNESS_COMMANDS: JSON.stringify({ claude: `"${process.execPath}" "${path.join(dir, 'agent.js')}"` }) },
+      env: {
+        HARNESS_COMMANDS: JSON.stringify({ claude: `"${process.execPath}" "${path.join(dir, 'agent.js')}"` }),
+      },
     });
   });
 
@@ -37,10 +39,15 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
   const api = (method: string, p: string, body?: unknown) => apiCall(platform, method, p, body);
 
   it('keeps a run that failed during setup FAILED while a debug agent answers in its retained session', async () => {
-    const created = await api('POST', '/agent/runs', { prompt: '@demo setup-fail could not install dependencies' });
+    const created = await api('POST', '/agent/runs', {
+      prompt: '@demo setup-fail could not install dependencies',
+    });
     const runId = created.body.run_id as string;
     const failed = await waitForRunState(platform, runId, ['FAILED']);
-    expect(failed.status_message).toMatchObject({ message: 'could not install dependencies', error_code: 'environment_setup_failed' });
+    expect(failed.status_message).toMatchObject({
+      message: 'could not install dependencies',
+      error_code: 'environment_setup_failed',
+    });
     expect((failed.status_message as Record<string, unknown>).session_debug_until).toBeTruthy();
 
     const followup = await api('POST', `/agent/runs/${runId}/followups`, { message: 'why did npm fail?' });
@@ -54,7 +61,9 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
       let answers: unknown[] = [];
       while (answers.length === 0 && Date.now() < deadline) {
         const events = await db.runEvent.findMany({ where: { runId, kind: 'agent_message' } });
-        answers = events.filter((e) => JSON.stringify(e.data).includes('Debug agent in retained session: why did npm fail?'));
+        answers = events.filter((e) =>
+          JSON.stringify(e.data).includes('Debug agent in retained session: why did npm fail?'),
+        );
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(answers).toHaveLength(1);
@@ -63,7 +72,10 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
     }
     const after = (await api('GET', `/agent/runs/${runId}`)).body;
     expect(after.state).toBe('FAILED');
-    expect(after.status_message).toMatchObject({ message: 'could not install dependencies', error_code: 'environment_setup_failed' });
+    expect(after.status_message).toMatchObject({
+      message: 'could not install dependencies',
+      error_code: 'environment_setup_failed',
+    });
   });
 
   it('runs an agent CLI through the command harness with the run attachments in its workspace', async () => {
@@ -73,14 +85,21 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
       config: { harness: { type: 'claude' } },
       attachments: [{ data: png, file_name: 'screen.png', mime_type: 'image/png' }],
     });
-    const done = await waitForRunState(platform, created.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR']);
+    const done = await waitForRunState(platform, created.body.run_id as string, [
+      'SUCCEEDED',
+      'FAILED',
+      'ERROR',
+    ]);
     expect(done.state).toBe('SUCCEEDED');
     expect(done.status_message).toMatchObject({ message: 'listed 1' });
   });
 
   it('fails a built-in CLI harness run whose team has no provider key before anything starts', async () => {
     // Gemini CLI is built in (docs/harnesses.md): without the team secret GEMINI_API_KEY it cannot reach its model.
-    const created = await api('POST', '/agent/runs', { prompt: 'x', config: { harness: { type: 'gemini' } } });
+    const created = await api('POST', '/agent/runs', {
+      prompt: 'x',
+      config: { harness: { type: 'gemini' } },
+    });
     const failed = await waitForRunState(platform, created.body.run_id as string, ['FAILED']);
     expect(failed.status_message).toMatchObject({ error_code: 'integration_not_configured' });
   });

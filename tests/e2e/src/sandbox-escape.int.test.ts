@@ -20,7 +20,11 @@ type Probe = Record<string, any>; // eslint-disable-line @typescript-eslint/no-e
 
 /** Every string anywhere in a JSON value (the conversation's messages, whatever their nesting). */
 const stringsIn = (value: unknown): string[] =>
-  typeof value === 'string' ? [value] : value && typeof value === 'object' ? Object.values(value).flatMap(stringsIn) : [];
+  typeof value === 'string'
+    ? [value]
+    : value && typeof value === 'object'
+      ? Object.values(value).flatMap(stringsIn)
+      : [];
 
 describe('run sandbox: escapes from a harness and a setup command', () => {
   let platform: RunningPlatform;
@@ -54,10 +58,14 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     allowed?.close();
   });
 
-  const api = (method: string, urlPath: string, body?: unknown, key?: string) => apiCall(platform, method, urlPath, body, key);
+  const api = (method: string, urlPath: string, body?: unknown, key?: string) =>
+    apiCall(platform, method, urlPath, body, key);
 
   async function environment(setupCommands: string[]): Promise<string> {
-    const created = await api('POST', '/agent/environments', { name: `escape ${randomUUID()}`, setup_commands: setupCommands });
+    const created = await api('POST', '/agent/environments', {
+      name: `escape ${randomUUID()}`,
+      setup_commands: setupCommands,
+    });
     expect(created.status).toBe(201);
     return created.body.uid as string;
   }
@@ -67,8 +75,15 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     const otherWorkspaceFile = path.join(workspaceRoot, 'another-run', 'secret.txt');
     await mkdir(path.dirname(otherWorkspaceFile), { recursive: true });
     await writeFile(otherWorkspaceFile, 'another team secret');
-    const other = await api('POST', '/agent/runs', { prompt: 'someone else', config: { harness: { type: 'demo' } } });
-    const [pgPort, redisPort, kafkaPort] = [platform.databaseUrl, platform.env.REDIS_URL!, `x://${platform.env.KAFKA_BROKERS!.split(',')[0]!}`].map((u) => Number(new URL(u).port));
+    const other = await api('POST', '/agent/runs', {
+      prompt: 'someone else',
+      config: { harness: { type: 'demo' } },
+    });
+    const [pgPort, redisPort, kafkaPort] = [
+      platform.databaseUrl,
+      platform.env.REDIS_URL!,
+      `x://${platform.env.KAFKA_BROKERS!.split(',')[0]!}`,
+    ].map((u) => Number(new URL(u).port));
     const target = {
       otherWorkspaceFile,
       workspaceRoot,
@@ -76,14 +91,24 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
       conveyorDir: path.join(ROOT, '.conveyor'),
       // The platform's CA, the runner's TLS certificate and key.
       pkiDir: platform.trust.pkiDir,
-      ports: { postgres: pgPort, redis: redisPort, kafka: kafkaPort, grpc: Number(platform.orchestratorGrpcAddr.split(':').pop()) },
+      ports: {
+        postgres: pgPort,
+        redis: redisPort,
+        kafka: kafkaPort,
+        grpc: Number(platform.orchestratorGrpcAddr.split(':').pop()),
+      },
       allowedUrl,
       marker,
       otherRunId: other.body.run_id as string,
     };
-    const envId = await environment([`${process.execPath} ${AGENT} --setup '${JSON.stringify(target)}' > setup-report.json`]);
+    const envId = await environment([
+      `${process.execPath} ${AGENT} --setup '${JSON.stringify(target)}' > setup-report.json`,
+    ]);
 
-    const created = await api('POST', '/agent/runs', { prompt: JSON.stringify(target), config: { harness: { type: 'claude' }, environment_id: envId } });
+    const created = await api('POST', '/agent/runs', {
+      prompt: JSON.stringify(target),
+      config: { harness: { type: 'claude' }, environment_id: envId },
+    });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
     const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
@@ -126,12 +151,27 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect(report.api).toEqual({ listRuns: 403, otherRun: 403, createRun: 403, ownArtifact: 201 });
     const key = report.key as string;
     expect(key).toBeTruthy();
-    expect((await api('POST', '/harness-support/report-artifact', { artifact_type: 'PLAN', data: { title: 'late', content: 'x' } }, key)).status).toBe(401);
+    expect(
+      (
+        await api(
+          'POST',
+          '/harness-support/report-artifact',
+          { artifact_type: 'PLAN', data: { title: 'late', content: 'x' } },
+          key,
+        )
+      ).status,
+    ).toBe(401);
     expect((await api('GET', `/agent/runs/${runId}`, undefined, key)).status).toBe(401);
 
     // The refused connections and the disk the workspace used are on the run's timeline, not only in the agent's report.
-    const timeline = ((await api('GET', `/agent/runs/${runId}/timeline`)).body as { events: Array<{ kind: string; data: Record<string, unknown> }> }).events;
-    const refused = timeline.filter((e) => e.kind === 'egress_refused').map((e) => `${String(e.data.host)}:${String(e.data.port)}`);
+    const timeline = (
+      (await api('GET', `/agent/runs/${runId}/timeline`)).body as {
+        events: Array<{ kind: string; data: Record<string, unknown> }>;
+      }
+    ).events;
+    const refused = timeline
+      .filter((e) => e.kind === 'egress_refused')
+      .map((e) => `${String(e.data.host)}:${String(e.data.port)}`);
     expect(refused).toEqual(expect.arrayContaining([`127.0.0.1:${pgPort}`, '169.254.169.254:80']));
     const released = timeline.filter((e) => e.kind === 'workspace_released').map((e) => e.data);
     expect(released).toEqual(expect.arrayContaining([expect.objectContaining({ kept_for_debug: false })]));
@@ -140,32 +180,65 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect(existsSync(path.join(workspaceRoot, runId))).toBe(false);
   }, 150_000);
 
-  it("lets an environment allow more hosts than the installation, and never a private address through them", async () => {
+  it('lets an environment allow more hosts than the installation, and never a private address through them', async () => {
     // A setup command asks the sandbox's egress proxy for http://localhost:9/. Environment A allows `localhost`: the
     // allow-list lets it pass and the address check still refuses it (loopback). Environment B does not list it.
     const probe = `${process.execPath} -e "const u=new URL(process.env.HTTP_PROXY);require('http').get({host:u.hostname,port:u.port,path:'http://localhost:9/'},()=>{}).on('error',()=>{})"`;
     const refusals = async (allowedHosts: string[] | undefined) => {
-      const env = await api('POST', '/agent/environments', { name: `egress ${randomUUID()}`, setup_commands: [probe], ...(allowedHosts ? { allowed_hosts: allowedHosts } : {}) });
+      const env = await api('POST', '/agent/environments', {
+        name: `egress ${randomUUID()}`,
+        setup_commands: [probe],
+        ...(allowedHosts ? { allowed_hosts: allowedHosts } : {}),
+      });
       expect(env.status).toBe(201);
-      const run = await api('POST', '/agent/runs', { prompt: '{}', config: { harness: { type: 'claude' }, environment_id: env.body.uid as string } });
+      const run = await api('POST', '/agent/runs', {
+        prompt: '{}',
+        config: { harness: { type: 'claude' }, environment_id: env.body.uid as string },
+      });
       expect(run.body).toMatchObject({ run_id: expect.any(String) });
       await waitForRunState(platform, run.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
-      const timeline = ((await api('GET', `/agent/runs/${run.body.run_id as string}/timeline`)).body as { events: Array<{ kind: string; data: Record<string, unknown> }> }).events;
-      return timeline.filter((e) => e.kind === 'egress_refused' && e.data.host === 'localhost').map((e) => String(e.data.reason));
+      const timeline = (
+        (await api('GET', `/agent/runs/${run.body.run_id as string}/timeline`)).body as {
+          events: Array<{ kind: string; data: Record<string, unknown> }>;
+        }
+      ).events;
+      return timeline
+        .filter((e) => e.kind === 'egress_refused' && e.data.host === 'localhost')
+        .map((e) => String(e.data.reason));
     };
     expect(await refusals(['localhost'])).toEqual([expect.stringMatching(/^resolves to non-public address/)]);
     expect(await refusals(undefined)).toEqual(['host not on the allow-list']);
     // Addresses are not host names: an environment cannot list one.
-    expect((await api('POST', '/agent/environments', { name: 'by address', allowed_hosts: ['169.254.169.254'] })).status).toBe(400);
+    expect(
+      (await api('POST', '/agent/environments', { name: 'by address', allowed_hosts: ['169.254.169.254'] }))
+        .status,
+    ).toBe(400);
   }, 150_000);
 
   it('ends a setup command that forks without bound with the process limit', async () => {
     const envId = await environment(['while :; do sleep 60 & done']);
-    const created = await api('POST', '/agent/runs', { prompt: 'never reached', config: { harness: { type: 'claude' }, environment_id: envId } });
-    const done = await waitForRunState(platform, created.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
+    const created = await api('POST', '/agent/runs', {
+      prompt: 'never reached',
+      config: { harness: { type: 'claude' }, environment_id: envId },
+    });
+    const done = await waitForRunState(
+      platform,
+      created.body.run_id as string,
+      ['SUCCEEDED', 'FAILED', 'ERROR'],
+      60_000,
+    );
     expect(done.state).toBe('FAILED');
-    expect(done.status_message).toMatchObject({ error_code: 'budget_exceeded', message: expect.stringMatching(/process limit \(64\)/) });
-    const timeline = ((await api('GET', `/agent/runs/${created.body.run_id as string}/timeline`)).body as { events: Array<{ kind: string; data: Record<string, unknown> }> }).events;
-    expect(timeline.filter((e) => e.kind === 'workspace_released').map((e) => e.data)).toEqual([expect.objectContaining({ limit: 'processes', kept_for_debug: false })]);
+    expect(done.status_message).toMatchObject({
+      error_code: 'budget_exceeded',
+      message: expect.stringMatching(/process limit \(64\)/),
+    });
+    const timeline = (
+      (await api('GET', `/agent/runs/${created.body.run_id as string}/timeline`)).body as {
+        events: Array<{ kind: string; data: Record<string, unknown> }>;
+      }
+    ).events;
+    expect(timeline.filter((e) => e.kind === 'workspace_released').map((e) => e.data)).toEqual([
+      expect.objectContaining({ limit: 'processes', kept_for_debug: false }),
+    ]);
   }, 90_000);
 });

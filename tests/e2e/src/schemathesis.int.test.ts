@@ -12,7 +12,9 @@ describe('Schemathesis against the live gateway', () => {
 
   beforeAll(async () => {
     // Fuzzing sends a few thousand requests with one key; the rate limit is not what is under test here.
-    platform = await startPlatform({ env: { RATE_LIMIT_PER_KEY_POINTS: '1000000', RATE_LIMIT_PER_TEAM_POINTS: '1000000' } });
+    platform = await startPlatform({
+      env: { RATE_LIMIT_PER_KEY_POINTS: '1000000', RATE_LIMIT_PER_TEAM_POINTS: '1000000' },
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -24,24 +26,44 @@ describe('Schemathesis against the live gateway', () => {
     const result = await runProgram(venvBin('schemathesis'), [
       'run',
       `${origin}/v1/openapi.json`,
-      '--url', origin,
-      '--header', `Authorization: Bearer ${platform.apiKey}`,
-      '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
-      '--phases', 'examples,fuzzing',
-      '--max-examples', '20',
-      '--seed', '20261123',
-      '--workers', '1',
-      '--max-redirects', '0',
-      '--request-timeout', '20',
+      '--url',
+      origin,
+      '--header',
+      `Authorization: Bearer ${platform.apiKey}`,
+      '--checks',
+      'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+      '--phases',
+      'examples,fuzzing',
+      '--max-examples',
+      '20',
+      '--seed',
+      '20261123',
+      '--workers',
+      '1',
+      '--max-redirects',
+      '0',
+      '--request-timeout',
+      '20',
       '--generation-deterministic',
-      '--suppress-health-check', 'all',
+      '--suppress-health-check',
+      'all',
       '--no-color',
     ]);
     const output = `${result.stdout}\n${result.stderr}`;
     // On failure, show Schemathesis' own report of each failing operation (with a curl line to reproduce it).
-    const failures = output.includes('FAILURES') ? output.slice(output.indexOf('FAILURES'), output.indexOf('SUMMARY')).slice(0, 30_000) : output.slice(-4000);
-    const serverErrors = platform.logs().split('\n').filter((line) => line.includes('"level":"error"')).slice(0, 20).join('\n');
-    expect({ code: result.code, failures: result.code === 0 ? '' : `${failures}\n${serverErrors}` }).toEqual({ code: 0, failures: '' });
+    const failures = output.includes('FAILURES')
+      ? output.slice(output.indexOf('FAILURES'), output.indexOf('SUMMARY')).slice(0, 30_000)
+      : output.slice(-4000);
+    const serverErrors = platform
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('"level":"error"'))
+      .slice(0, 20)
+      .join('\n');
+    expect({ code: result.code, failures: result.code === 0 ? '' : `${failures}\n${serverErrors}` }).toEqual({
+      code: 0,
+      failures: '',
+    });
     // Every documented operation was selected and tested.
     const selected = /Selected: (\d+)\/(\d+)/.exec(output);
     const tested = /Tested: (\d+)/.exec(output);

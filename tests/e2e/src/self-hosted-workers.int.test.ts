@@ -27,7 +27,11 @@ describe('self-hosted workers end to end', () => {
         MODELS_CONFIG: JSON.stringify({ models: [{ id: 'claude-sonnet-4-5', provider: 'anthropic' }] }),
       },
     });
-    token = (JSON.parse(await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'e2e'], platform.env)) as { token: string }).token;
+    token = (
+      JSON.parse(
+        await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'e2e'], platform.env),
+      ) as { token: string }
+    ).token;
     workerEndpoint = platform.workerEndpointAddr;
   }, 120_000);
 
@@ -40,7 +44,15 @@ describe('self-hosted workers end to end', () => {
   function startWorker(env: NodeJS.ProcessEnv): ChildProcess {
     const child = spawn(process.execPath, [path.join(ROOT, 'services/runner/dist/worker-main.js')], {
       // The worker endpoint with the installation CA; the worker has no certificate and never sees the core listener.
-      env: { ...process.env, WORKER_ENDPOINT: workerEndpoint, WORKER_ENDPOINT_CA_FILE: platform.trust.caFile, WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`), RUN_SANDBOX: 'none', LOG_LEVEL: 'info', ...env },
+      env: {
+        ...process.env,
+        WORKER_ENDPOINT: workerEndpoint,
+        WORKER_ENDPOINT_CA_FILE: platform.trust.caFile,
+        WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`),
+        RUN_SANDBOX: 'none',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
     });
     child.stdout?.on('data', (d: Buffer) => (workerLogs += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (workerLogs += d.toString()));
@@ -51,7 +63,10 @@ describe('self-hosted workers end to end', () => {
   const api = async (method: string, urlPath: string, body?: unknown) => {
     const res = await fetch(`${platform.apiUrl}${urlPath}`, {
       method,
-      headers: { Authorization: `Bearer ${platform.apiKey}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${platform.apiKey}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -65,7 +80,9 @@ describe('self-hosted workers end to end', () => {
       if (value !== undefined) return value;
       await new Promise((r) => setTimeout(r, 200));
     }
-    throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-3000)}\n${workerLogs.slice(-3000)}`);
+    throw new Error(
+      `timed out waiting for ${what}\n${platform.logs().slice(-3000)}\n${workerLogs.slice(-3000)}`,
+    );
   }
 
   const listed = async (): Promise<Json[]> => {
@@ -75,7 +92,10 @@ describe('self-hosted workers end to end', () => {
   };
 
   it('a self-hosted run waits for its worker; the cloud pool never takes it', async () => {
-    const created = await api('POST', '/agent/runs', { prompt: 'on my box\n@demo message hello from the worker', config: { worker_host: 'box-1' } });
+    const created = await api('POST', '/agent/runs', {
+      prompt: 'on my box\n@demo message hello from the worker',
+      config: { worker_host: 'box-1' },
+    });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
     await new Promise((r) => setTimeout(r, 2500));
@@ -83,8 +103,16 @@ describe('self-hosted workers end to end', () => {
     expect(await listed()).toEqual([]);
 
     const worker = startWorker({ CONVEYOR_WORKER_TOKEN: token, WORKER_ID: 'box-1', WORKER_CAPACITY: '2' });
-    const entry = await until('the worker to be listed', async () => (await listed()).find((w) => w.worker_id === 'box-1'));
-    expect(entry).toMatchObject({ worker_id: 'box-1', capacity: 2, hostname: os.hostname(), connected_at: expect.any(String), last_heartbeat_at: expect.any(String) });
+    const entry = await until('the worker to be listed', async () =>
+      (await listed()).find((w) => w.worker_id === 'box-1'),
+    );
+    expect(entry).toMatchObject({
+      worker_id: 'box-1',
+      capacity: 2,
+      hostname: os.hostname(),
+      connected_at: expect.any(String),
+      last_heartbeat_at: expect.any(String),
+    });
 
     const done = await until('the run to end', async () => {
       const run = (await api('GET', `/agent/runs/${runId}`)).body;
@@ -100,9 +128,16 @@ describe('self-hosted workers end to end', () => {
   it('a self-hosted worker runs a built-in CLI harness: its own model proxy gets the team key over the worker endpoint', async () => {
     const key = `sk-worker-e2e-${randomUUID()}`;
     expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: key })).status).toBe(200);
-    const worker = startWorker({ CONVEYOR_WORKER_TOKEN: token, WORKER_ID: 'box-cli', ANTHROPIC_BASE_URL: modelServer.url });
+    const worker = startWorker({
+      CONVEYOR_WORKER_TOKEN: token,
+      WORKER_ID: 'box-cli',
+      ANTHROPIC_BASE_URL: modelServer.url,
+    });
     modelServer.enqueue({ text: 'Answered on the customer box.' });
-    const created = await api('POST', '/agent/runs', { prompt: 'Say where you run', config: { worker_host: 'box-cli', harness: { type: 'claude' } } });
+    const created = await api('POST', '/agent/runs', {
+      prompt: 'Say where you run',
+      config: { worker_host: 'box-cli', harness: { type: 'claude' } },
+    });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
     const done = await until(
@@ -113,7 +148,10 @@ describe('self-hosted workers end to end', () => {
       },
       120_000,
     );
-    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'Answered on the customer box.' } });
+    expect(done).toMatchObject({
+      state: 'SUCCEEDED',
+      status_message: { message: 'Answered on the customer box.' },
+    });
     // Claude Code reached the model through the worker's proxy, which put the team's key on the request.
     const turns = modelServer.requests.filter((r) => r.scripted);
     expect(turns.length).toBeGreaterThan(0);
@@ -123,40 +161,69 @@ describe('self-hosted workers end to end', () => {
   }, 180_000);
 
   it('cancel of a self-hosted run answers 422 operation_not_supported; the worker finishes it', async () => {
-    const created = await api('POST', '/agent/runs', { prompt: '@demo sleep 1500\n@demo message slept', config: { worker_host: 'box-1' } });
+    const created = await api('POST', '/agent/runs', {
+      prompt: '@demo sleep 1500\n@demo message slept',
+      config: { worker_host: 'box-1' },
+    });
     const runId = created.body.run_id as string;
-    await until('the run to start', async () => (['CLAIMED', 'PENDING', 'INPROGRESS'].includes((await api('GET', `/agent/runs/${runId}`)).body.state as string) ? true : undefined));
+    await until('the run to start', async () =>
+      ['CLAIMED', 'PENDING', 'INPROGRESS'].includes(
+        (await api('GET', `/agent/runs/${runId}`)).body.state as string,
+      )
+        ? true
+        : undefined,
+    );
     const cancel = await api('POST', `/agent/runs/${runId}/cancel`);
     expect(cancel.status).toBe(422);
-    expect(cancel.body).toMatchObject({ status: 422, type: expect.stringMatching(/operation_not_supported$/) });
-    await until('the run to succeed', async () => ((await api('GET', `/agent/runs/${runId}`)).body.state === 'SUCCEEDED' ? true : undefined));
+    expect(cancel.body).toMatchObject({
+      status: 422,
+      type: expect.stringMatching(/operation_not_supported$/),
+    });
+    await until('the run to succeed', async () =>
+      (await api('GET', `/agent/runs/${runId}`)).body.state === 'SUCCEEDED' ? true : undefined,
+    );
   });
 
   it('a killed worker drops off the list within the documented bound', async () => {
     const worker = workers[0]!;
     worker.kill('SIGKILL');
     const killedAt = Date.now();
-    await until('the worker to disappear', async () => ((await listed()).some((w) => w.worker_id === 'box-1') ? undefined : true), STALE_AFTER_MS + 10_000);
+    await until(
+      'the worker to disappear',
+      async () => ((await listed()).some((w) => w.worker_id === 'box-1') ? undefined : true),
+      STALE_AFTER_MS + 10_000,
+    );
     expect(Date.now() - killedAt).toBeLessThan(STALE_AFTER_MS + 5000);
   });
 
   it('a silent worker (frozen, connection still open) drops off after WORKER_STALE_AFTER_MS and returns with its heartbeats', async () => {
     const frozen = startWorker({ CONVEYOR_WORKER_TOKEN: token, WORKER_ID: 'box-3' });
-    await until('the worker to be listed', async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? true : undefined));
+    await until('the worker to be listed', async () =>
+      (await listed()).some((w) => w.worker_id === 'box-3') ? true : undefined,
+    );
     frozen.kill('SIGSTOP');
     const frozenAt = Date.now();
-    await until('the silent worker to go stale', async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? undefined : true), STALE_AFTER_MS + 10_000);
+    await until(
+      'the silent worker to go stale',
+      async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? undefined : true),
+      STALE_AFTER_MS + 10_000,
+    );
     const elapsed = Date.now() - frozenAt;
     // Its last heartbeat was at most one interval (1 s here) before the freeze.
     expect(elapsed).toBeGreaterThanOrEqual(STALE_AFTER_MS - 1500);
     expect(elapsed).toBeLessThan(STALE_AFTER_MS + 3000);
     frozen.kill('SIGCONT');
-    await until('the worker to be listed again', async () => ((await listed()).some((w) => w.worker_id === 'box-3') ? true : undefined));
+    await until('the worker to be listed again', async () =>
+      (await listed()).some((w) => w.worker_id === 'box-3') ? true : undefined,
+    );
     frozen.kill('SIGKILL');
   });
 
   it('a worker with a wrong token is refused and exits', async () => {
-    const bad = startWorker({ CONVEYOR_WORKER_TOKEN: `cvw_AAAAAAAAAA_${'x'.repeat(43)}`, WORKER_ID: 'box-2' });
+    const bad = startWorker({
+      CONVEYOR_WORKER_TOKEN: `cvw_AAAAAAAAAA_${'x'.repeat(43)}`,
+      WORKER_ID: 'box-2',
+    });
     const code = await new Promise<number | null>((resolve) => bad.once('exit', (c) => resolve(c)));
     expect(code).toBe(1);
     expect(await listed()).toEqual([]);

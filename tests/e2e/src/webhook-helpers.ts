@@ -2,19 +2,41 @@ import { runCli, type RunningPlatform } from './platform';
 import { apiCall, type Json } from './run-waits';
 
 /** An API key of a new user of the dev team with the given role (MEMBER cannot manage factories). */
-export async function keyForRole(platform: RunningPlatform, role: 'ADMIN' | 'MEMBER', teamId = 'team_dev'): Promise<string> {
-  const user = JSON.parse(await runCli(['user', 'create', '--team', teamId, '--email', `${role.toLowerCase()}-${Date.now()}-${Math.random().toString(36).slice(2)}@e2e.dev`, '--role', role], platform.env)) as { id: string };
-  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }).key;
+export async function keyForRole(
+  platform: RunningPlatform,
+  role: 'ADMIN' | 'MEMBER',
+  teamId = 'team_dev',
+): Promise<string> {
+  const user = JSON.parse(
+    await runCli(
+      [
+        'user',
+        'create',
+        '--team',
+        teamId,
+        '--email',
+        `${role.toLowerCase()}-${Date.now()}-${Math.random().toString(36).slice(2)}@e2e.dev`,
+        '--role',
+        role,
+      ],
+      platform.env,
+    ),
+  ) as { id: string };
+  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string })
+    .key;
 }
 
 /** An admin key of another team: its resources must look exactly like missing ones. */
 export async function otherTeamKey(platform: RunningPlatform): Promise<string> {
-  const team = JSON.parse(await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env)) as { id: string };
+  const team = JSON.parse(
+    await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),
+  ) as { id: string };
   return keyForRole(platform, 'ADMIN', team.id);
 }
 
 export function webhookApi(platform: RunningPlatform) {
-  const api = (method: string, path: string, body?: unknown, key?: string) => apiCall(platform, method, path, body, key);
+  const api = (method: string, path: string, body?: unknown, key?: string) =>
+    apiCall(platform, method, path, body, key);
   return {
     api,
     async factory(name = `factory-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`): Promise<string> {
@@ -22,7 +44,10 @@ export function webhookApi(platform: RunningPlatform) {
       if (res.status !== 201) throw new Error(`factory: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.factory_id as string;
     },
-    async webhook(factoryId: string, body: Json): Promise<Json & { webhook_uid: string; ingress_url: string; secret?: string }> {
+    async webhook(
+      factoryId: string,
+      body: Json,
+    ): Promise<Json & { webhook_uid: string; ingress_url: string; secret?: string }> {
       const res = await api('POST', `/factories/${factoryId}/webhooks`, body);
       if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body as Json & { webhook_uid: string; ingress_url: string; secret?: string };
@@ -33,7 +58,13 @@ export function webhookApi(platform: RunningPlatform) {
       return res.body.deliveries as Json[];
     },
     /** Polls the delivery log until `predicate` holds (the log is written by the orchestrator's consumer). */
-    async waitForDeliveries(factoryId: string, uid: string, predicate: (entries: Json[]) => boolean, what: string, timeoutMs = 20_000): Promise<Json[]> {
+    async waitForDeliveries(
+      factoryId: string,
+      uid: string,
+      predicate: (entries: Json[]) => boolean,
+      what: string,
+      timeoutMs = 20_000,
+    ): Promise<Json[]> {
       const deadline = Date.now() + timeoutMs;
       let entries: Json[] = [];
       while (Date.now() < deadline) {
@@ -41,7 +72,9 @@ export function webhookApi(platform: RunningPlatform) {
         if (predicate(entries)) return entries;
         await new Promise((r) => setTimeout(r, 150));
       }
-      throw new Error(`timed out waiting for ${what}; log: ${JSON.stringify(entries.map((e) => [e.delivery_id, e.label, e.processed_at]))}\n${platform.logs().slice(-3000)}`);
+      throw new Error(
+        `timed out waiting for ${what}; log: ${JSON.stringify(entries.map((e) => [e.delivery_id, e.label, e.processed_at]))}\n${platform.logs().slice(-3000)}`,
+      );
     },
   };
 }

@@ -37,15 +37,23 @@ describe('finding 4: the platform’s own outbound fetches refuse loopback, priv
       `https://10.0.0.1/acme/private.git`,
       `https://[fd00::1]/acme/unique-local.git`,
     ];
-    const created = await apiCall(platform, 'POST', '/agent/environments', { name: 'ssrf', repositories: urls.map((url) => ({ url })) });
+    const created = await apiCall(platform, 'POST', '/agent/environments', {
+      name: 'ssrf',
+      repositories: urls.map((url) => ({ url })),
+    });
     expect(created.status).toBe(201);
     const listing = await apiCall(platform, 'GET', '/agent?refresh=true');
     expect(listing.status).toBe(200);
     expect(listing.body.agents).toEqual([]);
     expect(requests).toEqual([]);
     // Each refusal is logged with its reason (the orchestrator's output reaches us through a pipe: poll for it).
-    const refusals = () => platform.logs().split('\n').filter((line) => line.includes('may not reach')).length;
-    for (const deadline = Date.now() + 10_000; refusals() < urls.length && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+    const refusals = () =>
+      platform
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('may not reach')).length;
+    for (const deadline = Date.now() + 10_000; refusals() < urls.length && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 100));
     expect(refusals()).toBe(urls.length);
   });
 });

@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { apiCall, startExtraService, startPlatform, type ExtraService, type Json, type RunningPlatform } from '@conveyor/testing';
+import {
+  apiCall,
+  startExtraService,
+  startPlatform,
+  type ExtraService,
+  type Json,
+  type RunningPlatform,
+} from '@conveyor/testing';
 
 jest.setTimeout(120_000);
 
@@ -17,20 +24,35 @@ describe('finding 5: downloads are inert and their tokens stay out of the logs',
   let artifactUid: string;
 
   beforeAll(async () => {
-    platform = await startPlatform({ env: { HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }) } });
+    platform = await startPlatform({
+      env: { HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }) },
+    });
     // A second gateway at LOG_LEVEL=info, so its access log can be read.
     chatty = await startExtraService(platform, 'gateway', { LOG_LEVEL: 'info' });
     const out = path.join(os.tmpdir(), `agent-${randomUUID()}.json`);
-    const report = { artifact_type: 'FILE', data: { filepath: 'out/page.html', mime_type: 'text/html' }, content_base64: Buffer.from(HTML).toString('base64') };
-    const created = await apiCall(platform, 'POST', '/agent/runs', { prompt: JSON.stringify({ out, calls: [{ method: 'POST', path: '/harness-support/report-artifact', body: report }] }), config: { harness: { type: 'claude' } } });
+    const report = {
+      artifact_type: 'FILE',
+      data: { filepath: 'out/page.html', mime_type: 'text/html' },
+      content_base64: Buffer.from(HTML).toString('base64'),
+    };
+    const created = await apiCall(platform, 'POST', '/agent/runs', {
+      prompt: JSON.stringify({
+        out,
+        calls: [{ method: 'POST', path: '/harness-support/report-artifact', body: report }],
+      }),
+      config: { harness: { type: 'claude' } },
+    });
     expect(created.status).toBe(200);
     runId = created.body.run_id as string;
     const deadline = Date.now() + 60_000;
     for (let state = ''; state !== 'SUCCEEDED'; await new Promise((r) => setTimeout(r, 200))) {
       state = (await apiCall(platform, 'GET', `/agent/runs/${runId}`)).body.state as string;
-      if (['FAILED', 'ERROR'].includes(state) || Date.now() > deadline) throw new Error(`run ended ${state}\n${platform.logs().slice(-3000)}`);
+      if (['FAILED', 'ERROR'].includes(state) || Date.now() > deadline)
+        throw new Error(`run ended ${state}\n${platform.logs().slice(-3000)}`);
     }
-    const results = (JSON.parse(readFileSync(out, 'utf8')) as { results: Array<{ status: number; body: Json }> }).results;
+    const results = (
+      JSON.parse(readFileSync(out, 'utf8')) as { results: Array<{ status: number; body: Json }> }
+    ).results;
     expect(results[0]!.status).toBe(201);
     artifactUid = results[0]!.body.artifact_uid as string;
   });
@@ -59,15 +81,23 @@ describe('finding 5: downloads are inert and their tokens stay out of the logs',
     expectInert(html);
     expect(await html.text()).toBe(HTML);
 
-    const redirect = await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, { headers: { authorization: `Bearer ${platform.apiKey}` }, redirect: 'manual' });
+    const redirect = await fetch(`${platform.apiUrl}/agent/runs/${runId}/transcript`, {
+      headers: { authorization: `Bearer ${platform.apiKey}` },
+      redirect: 'manual',
+    });
     expect(redirect.status).toBe(302);
     const transcriptUrl = redirect.headers.get('location')!;
     expectInert(await fetch(viaChatty(transcriptUrl)));
 
     const tokens = [downloadUrl, transcriptUrl].map((url) => new URL(url).pathname.split('/').pop()!);
     // The access line is written when the response finishes, which the client may see first.
-    const blobLines = () => chatty.logs().split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/v1/blobs/{token}"'));
-    for (const deadline = Date.now() + 10_000; blobLines().length < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+    const blobLines = () =>
+      chatty
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/v1/blobs/{token}"'));
+    for (const deadline = Date.now() + 10_000; blobLines().length < 2 && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 100));
     expect(blobLines()).toHaveLength(2);
     for (const token of tokens) expect(chatty.logs()).not.toContain(token);
     expect(platform.logs()).not.toContain(tokens[0]);

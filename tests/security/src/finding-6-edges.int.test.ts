@@ -8,7 +8,10 @@ describe('finding 6: edges — nobody is a trusted proxy, per-key and per-team r
 
   beforeAll(async () => {
     // The services as shipped (no TRUST_PROXY), with small API budgets so a burst is quick to send.
-    platform = await startPlatform({ withRunner: false, env: { RATE_LIMIT_PER_KEY_POINTS: '5', RATE_LIMIT_PER_TEAM_POINTS: '8' } });
+    platform = await startPlatform({
+      withRunner: false,
+      env: { RATE_LIMIT_PER_KEY_POINTS: '5', RATE_LIMIT_PER_TEAM_POINTS: '8' },
+    });
   });
 
   afterAll(async () => {
@@ -16,18 +19,31 @@ describe('finding 6: edges — nobody is a trusted proxy, per-key and per-team r
   });
 
   async function teamWithKeys(count: number): Promise<string[]> {
-    const team = JSON.parse(await runCli(['team', 'create', '--name', `Burst ${Date.now()}`], platform.env)) as { id: string };
+    const team = JSON.parse(
+      await runCli(['team', 'create', '--name', `Burst ${Date.now()}`], platform.env),
+    ) as { id: string };
     const keys: string[] = [];
     for (let i = 0; i < count; i++) {
-      const user = JSON.parse(await runCli(['user', 'create', '--team', team.id, '--email', `burst-${Date.now()}-${i}@security.test`], platform.env)) as { id: string };
-      keys.push((JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }).key);
+      const user = JSON.parse(
+        await runCli(
+          ['user', 'create', '--team', team.id, '--email', `burst-${Date.now()}-${i}@security.test`],
+          platform.env,
+        ),
+      ) as { id: string };
+      keys.push(
+        (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }).key,
+      );
     }
     return keys;
   }
 
   it('ingress: a client on a private address naming a new sender in every X-Forwarded-For still shares one budget of 60 a minute', async () => {
     const hook = await createWebhook(platform, 'forged-senders');
-    const send = (i: number) => post(hook.url, JSON.stringify({ i }), { authorization: `Bearer ${hook.secret}`, 'x-forwarded-for': `198.51.100.${i}` });
+    const send = (i: number) =>
+      post(hook.url, JSON.stringify({ i }), {
+        authorization: `Bearer ${hook.secret}`,
+        'x-forwarded-for': `198.51.100.${i}`,
+      });
     const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => send(i).then((r) => r.status)));
     expect(statuses.every((s) => s === 202)).toBe(true);
     const forged = await send(60);
@@ -55,7 +71,12 @@ describe('finding 6: edges — nobody is a trusted proxy, per-key and per-team r
   });
 
   it('gateway: a request without a valid key is refused before its body is read', async () => {
-    const send = (body: string, headers: Record<string, string> = {}) => fetch(`${platform.apiUrl}/agent/runs`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const send = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${platform.apiUrl}/agent/runs`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
     expect((await send('{"prompt": not json')).status).toBe(401);
     expect((await send('{"prompt": not json', { authorization: 'Bearer not-a-key' })).status).toBe(401);
     const huge = JSON.stringify({ prompt: 'x'.repeat(11 * 1024 * 1024) });

@@ -19,7 +19,11 @@ describe('finding 7: deliveries rejected as too large or invalid JSON count agai
     const auth = { authorization: `Bearer ${hook.secret}` };
     const tooLarge = JSON.stringify({ big: 'x'.repeat(256 * 1024) });
     // All at once, well within one budget window.
-    const statuses = await Promise.all(Array.from({ length: 60 }, (_, i) => post(hook.url, i % 2 === 0 ? '{"truncated":' : tooLarge, auth).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        post(hook.url, i % 2 === 0 ? '{"truncated":' : tooLarge, auth).then((r) => r.status),
+      ),
+    );
     expect(statuses.filter((s) => s === 400)).toHaveLength(30);
     expect(statuses.filter((s) => s === 413)).toHaveLength(30);
 

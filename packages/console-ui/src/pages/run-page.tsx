@@ -101,7 +101,8 @@ function timelineText(e: StreamedEvent): string {
     return `${String(d.from ?? 'new')} → ${String(d.to)}${d.message ? `: ${String(d.message)}` : ''}`;
   if (e.kind === 'setup_step')
     return `Setup ${String(d.step)} ${String(d.status)}${d.detail ? `: ${String(d.detail)}` : ''}`;
-  if (e.kind === 'egress_refused') return `Sandbox refused a connection to ${String(d.host)}:${String(d.port)} (${String(d.reason)})`;
+  if (e.kind === 'egress_refused')
+    return `Sandbox refused a connection to ${String(d.host)}:${String(d.port)} (${String(d.reason)})`;
   if (e.kind === 'workspace_released')
     return `Workspace used ${String(d.disk_bytes)} bytes; ${d.kept_for_debug ? 'kept for the debug window' : 'deleted'}${d.limit ? ` (${String(d.limit)} limit reached)` : ''}`;
   return `Follow-up ${String(d.followup_id)} routed to ${String(d.routed_to)}`;

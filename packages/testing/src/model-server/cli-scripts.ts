@@ -23,17 +23,39 @@ export function readEditRunScript(cli: AgentCli, workspaceDir: string): Scripted
   const steps: Record<AgentCli, ScriptedTurn[]> = {
     claude: [
       { text: 'Let me look at the file.', toolCalls: [{ name: 'Read', input: { file_path: file } }] },
-      { toolCalls: [{ name: 'Edit', input: { file_path: file, old_string: 'world', new_string: 'conveyor' } }] },
+      {
+        toolCalls: [
+          { name: 'Edit', input: { file_path: file, old_string: 'world', new_string: 'conveyor' } },
+        ],
+      },
       { toolCalls: [{ name: 'Bash', input: { command, description: 'Count the bytes' } }] },
     ],
     codex: [
-      { text: 'Let me look at the file.', toolCalls: [{ name: 'exec_command', input: { cmd: `cat ${SCRIPT_FILE.name}` } }] },
+      {
+        text: 'Let me look at the file.',
+        toolCalls: [{ name: 'exec_command', input: { cmd: `cat ${SCRIPT_FILE.name}` } }],
+      },
       { toolCalls: [{ name: 'apply_patch', input: patch }] },
       { toolCalls: [{ name: 'exec_command', input: { cmd: command } }] },
     ],
     gemini: [
-      { text: 'Let me look at the file.', toolCalls: [{ name: 'read_file', input: { file_path: SCRIPT_FILE.name } }] },
-      { toolCalls: [{ name: 'replace', input: { file_path: file, old_string: 'world', new_string: 'conveyor', instruction: 'Rename world to conveyor' } }] },
+      {
+        text: 'Let me look at the file.',
+        toolCalls: [{ name: 'read_file', input: { file_path: SCRIPT_FILE.name } }],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'replace',
+            input: {
+              file_path: file,
+              old_string: 'world',
+              new_string: 'conveyor',
+              instruction: 'Rename world to conveyor',
+            },
+          },
+        ],
+      },
       { toolCalls: [{ name: 'run_shell_command', input: { command, description: 'Count the bytes' } }] },
     ],
   };
@@ -56,6 +78,10 @@ export const longCommand = (seconds: number) => `timeout ${seconds} tail -f /dev
  */
 export function longCommandScript(cli: AgentCli, seconds: number): ScriptedTurn[] {
   const cmd = longCommand(seconds);
-  const call = { claude: { name: 'Bash', input: { command: cmd, description: 'Wait' } }, codex: { name: 'exec_command', input: { cmd } }, gemini: { name: 'run_shell_command', input: { command: cmd } } }[cli];
+  const call = {
+    claude: { name: 'Bash', input: { command: cmd, description: 'Wait' } },
+    codex: { name: 'exec_command', input: { cmd } },
+    gemini: { name: 'run_shell_command', input: { command: cmd } },
+  }[cli];
   return [{ toolCalls: [call] }, { text: 'Waited.' }];
 }

@@ -5,7 +5,8 @@ import { sendJson, sendSse, startSse } from './sse';
 function candidateOf(turn: ScriptedTurn): object {
   const parts: object[] = [];
   if (turn.text) parts.push({ text: turn.text });
-  for (const call of turn.toolCalls ?? []) parts.push({ functionCall: { name: call.name, args: call.input } });
+  for (const call of turn.toolCalls ?? [])
+    parts.push({ functionCall: { name: call.name, args: call.input } });
   return { content: { role: 'model', parts }, finishReason: 'STOP', index: 0 };
 }
 

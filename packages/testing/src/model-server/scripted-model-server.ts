@@ -20,7 +20,10 @@ export interface ScriptedModelServer {
 }
 
 /** Gemini CLI asks the model, without tools, whether it should speak next; the user always should. */
-const GEMINI_SIDE_ANSWER = JSON.stringify({ reasoning: 'The model finished its turn.', next_speaker: 'user' });
+const GEMINI_SIDE_ANSWER = JSON.stringify({
+  reasoning: 'The model finished its turn.',
+  next_speaker: 'user',
+});
 
 function providerOf(pathname: string): Provider | 'count_tokens' | undefined {
   if (/:countTokens$/.test(pathname) || pathname.endsWith('/messages/count_tokens')) return 'count_tokens';
@@ -32,7 +35,9 @@ function providerOf(pathname: string): Provider | 'count_tokens' | undefined {
 
 function apiKeyOf(req: IncomingMessage, url: URL): string {
   const bearer = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-  return String(req.headers['x-api-key'] ?? req.headers['x-goog-api-key'] ?? bearer ?? url.searchParams.get('key') ?? '');
+  return String(
+    req.headers['x-api-key'] ?? req.headers['x-goog-api-key'] ?? bearer ?? url.searchParams.get('key') ?? '',
+  );
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -73,13 +78,36 @@ export async function startScriptedModelServer(
     const kind = providerOf(url.pathname);
     const apiKey = apiKeyOf(req, url);
     if (options.acceptedKeys && !options.acceptedKeys.includes(apiKey)) {
-      requests.push({ provider: kind === 'openai' || kind === 'gemini' ? kind : 'anthropic', method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, apiKey, scripted: false });
-      return sendJson(res, 401, { type: 'error', error: { type: 'authentication_error', code: 401, status: 'UNAUTHENTICATED', message: 'invalid API key' } });
+      requests.push({
+        provider: kind === 'openai' || kind === 'gemini' ? kind : 'anthropic',
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: req.headers,
+        body,
+        apiKey,
+        scripted: false,
+      });
+      return sendJson(res, 401, {
+        type: 'error',
+        error: {
+          type: 'authentication_error',
+          code: 401,
+          status: 'UNAUTHENTICATED',
+          message: 'invalid API key',
+        },
+      });
     }
     const scripted = kind !== undefined && kind !== 'count_tokens' && offersTools(body);
-    const turn: ScriptedTurn | undefined = scripted ? (script.shift() ?? { text: SCRIPT_EXHAUSTED_TEXT }) : undefined;
+    const turn: ScriptedTurn | undefined = scripted
+      ? (script.shift() ?? { text: SCRIPT_EXHAUSTED_TEXT })
+      : undefined;
     requests.push({
-      provider: kind === 'count_tokens' || kind === undefined ? (url.pathname.includes(':') ? 'gemini' : 'anthropic') : kind,
+      provider:
+        kind === 'count_tokens' || kind === undefined
+          ? url.pathname.includes(':')
+            ? 'gemini'
+            : 'anthropic'
+          : kind,
       method: req.method ?? 'GET',
       url: req.url ?? '/',
       headers: req.headers,
@@ -95,9 +123,15 @@ export async function startScriptedModelServer(
       case 'openai':
         return answerOpenAiResponses(res, body, turn ?? { text: 'ok' }, nextId);
       case 'gemini':
-        return answerGemini(res, url.pathname.endsWith(':streamGenerateContent'), turn ?? { text: GEMINI_SIDE_ANSWER });
+        return answerGemini(
+          res,
+          url.pathname.endsWith(':streamGenerateContent'),
+          turn ?? { text: GEMINI_SIDE_ANSWER },
+        );
       default:
-        return sendJson(res, 404, { error: { message: `The scripted model server does not serve ${req.method} ${url.pathname}` } });
+        return sendJson(res, 404, {
+          error: { message: `The scripted model server does not serve ${req.method} ${url.pathname}` },
+        });
     }
   };
 

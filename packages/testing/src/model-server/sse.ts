@@ -1,7 +1,11 @@
 import type { ServerResponse } from 'node:http';
 
 export function startSse(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
 }
 
 /** One server-sent event; `event` is omitted for protocols that only use `data:` lines (Gemini). */

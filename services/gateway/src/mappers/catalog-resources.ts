@@ -1,4 +1,9 @@
-import type { EnvironmentGuest__Output, EnvironmentInvitation__Output, Environment__Output, Model__Output } from '@conveyor/proto';
+import type {
+  EnvironmentGuest__Output,
+  EnvironmentInvitation__Output,
+  Environment__Output,
+  Model__Output,
+} from '@conveyor/proto';
 
 type PrincipalOut = Environment__Output['creator'];
 
@@ -22,7 +27,9 @@ export function toCloudEnvironment(env: Environment__Output): Record<string, unk
     setup_failed: env.setup_failed,
     creator: userProfile(env.creator),
     last_editor: userProfile(env.last_editor),
-    ...(env.last_task_created_json ? { last_task_created: JSON.parse(env.last_task_created_json) as unknown } : {}),
+    ...(env.last_task_created_json
+      ? { last_task_created: JSON.parse(env.last_task_created_json) as unknown }
+      : {}),
     last_task_run_timestamp: env.last_task_run_timestamp || null,
     scope: { type: env.scope_type, uid: env.scope_uid },
     access: env.access,
@@ -32,11 +39,19 @@ export function toCloudEnvironment(env: Environment__Output): Record<string, unk
 }
 
 export function toGuestJson(guest: EnvironmentGuest__Output): Record<string, unknown> {
-  return { user_id: guest.user_id, display_name: guest.display_name, email: guest.email, granted_at: guest.granted_at };
+  return {
+    user_id: guest.user_id,
+    display_name: guest.display_name,
+    email: guest.email,
+    granted_at: guest.granted_at,
+  };
 }
 
 /** A pending invitation (docs/guests.md); the environment's name only where the invitee lists its invitations. */
-export function toInvitationJson(invitation: EnvironmentInvitation__Output, withEnvironmentName = false): Record<string, unknown> {
+export function toInvitationJson(
+  invitation: EnvironmentInvitation__Output,
+  withEnvironmentName = false,
+): Record<string, unknown> {
   return {
     invitation_id: invitation.invitation_id,
     environment_id: invitation.environment_id,
@@ -53,7 +68,10 @@ export function toModelJson(model: Model__Output): Record<string, unknown> {
     id: model.id,
     provider: model.provider,
     display_name: model.display_name,
-    cost: { input_usd_per_million_tokens: model.input_usd_per_million_tokens, output_usd_per_million_tokens: model.output_usd_per_million_tokens },
+    cost: {
+      input_usd_per_million_tokens: model.input_usd_per_million_tokens,
+      output_usd_per_million_tokens: model.output_usd_per_million_tokens,
+    },
     is_default: model.is_default,
     disabled: model.disabled,
     disabled_reason: model.disabled ? model.disabled_reason : null,

@@ -35,7 +35,13 @@ const run = (overrides: Partial<Run__Output>): Run__Output =>
 describe('toRunItem', () => {
   it('maps the contract keys and omits empty optional ones', () => {
     const item = toRunItem(run({}), 'https://conveyor.example');
-    expect(item).toMatchObject({ run_id: 'r1', task_id: 'r1', state: 'QUEUED', started_at: null, scope: { type: 'Team', uid: 'team1' } });
+    expect(item).toMatchObject({
+      run_id: 'r1',
+      task_id: 'r1',
+      state: 'QUEUED',
+      started_at: null,
+      scope: { type: 'Team', uid: 'team1' },
+    });
     expect(item.creator).toEqual({ uid: 'u1', type: 'user', display_name: undefined, email: undefined });
     expect(item.executor).toMatchObject({ uid: 'a1', type: 'service_account', display_name: 'Bot' });
     expect(item.parent_run_id).toBeUndefined();
@@ -50,16 +56,31 @@ describe('toRunItem', () => {
       run({
         started_at: '2026-11-22T10:00:00.000Z',
         ended_at: '2026-11-22T10:02:30.500Z',
-        request_usage: { total_tokens: '150', input_tokens: '100', output_tokens: '50', inference_cost_usd: 0.25 },
+        request_usage: {
+          total_tokens: '150',
+          input_tokens: '100',
+          output_tokens: '50',
+          inference_cost_usd: 0.25,
+        },
       }),
       'https://conveyor.example',
     );
     expect(item.run_time).toBe('PT2M30.5S');
-    expect(item.request_usage).toEqual({ total_tokens: 150, inference_cost_usd: 0.25, usage_by_category: { input_tokens: 100, output_tokens: 50 } });
+    expect(item.request_usage).toEqual({
+      total_tokens: 150,
+      inference_cost_usd: 0.25,
+      usage_by_category: { input_tokens: 100, output_tokens: 50 },
+    });
   });
 
   it('derives agent_skill from the skill spec', () => {
-    const item = toRunItem(run({ skill_spec: 'acme/api:.claude/skills/deploy/SKILL.md', config_json: '{"name":"deploy","skill_spec":"acme/api:.claude/skills/deploy/SKILL.md"}' }), 'https://conveyor.example');
+    const item = toRunItem(
+      run({
+        skill_spec: 'acme/api:.claude/skills/deploy/SKILL.md',
+        config_json: '{"name":"deploy","skill_spec":"acme/api:.claude/skills/deploy/SKILL.md"}',
+      }),
+      'https://conveyor.example',
+    );
     expect(item.agent_skill).toEqual({ name: 'deploy', full_path: '.claude/skills/deploy/SKILL.md' });
   });
 });

@@ -41,7 +41,10 @@ function requestUsage(usage: Run__Output['request_usage']) {
   return {
     total_tokens: Number(usage.total_tokens),
     ...(inference === undefined ? {} : { inference_cost_usd: inference }),
-    usage_by_category: { input_tokens: Number(usage.input_tokens), output_tokens: Number(usage.output_tokens) },
+    usage_by_category: {
+      input_tokens: Number(usage.input_tokens),
+      output_tokens: Number(usage.output_tokens),
+    },
   };
 }
 
@@ -63,7 +66,11 @@ export function toRunItem(run: Run__Output, publicUrl: string): Record<string, u
     started_at: run.started_at || null,
     agent_config: config,
     agent_skill: agentSkill(run.skill_spec, config),
-    artifacts: run.artifacts.map((a) => ({ artifact_type: a.artifact_type, created_at: a.created_at, data: JSON.parse(a.data_json || '{}') as unknown })),
+    artifacts: run.artifacts.map((a) => ({
+      artifact_type: a.artifact_type,
+      created_at: a.created_at,
+      data: JSON.parse(a.data_json || '{}') as unknown,
+    })),
     conversation_id: orUndefined(run.conversation_id),
     session_id: orUndefined(run.session_id),
     session_link: `${publicUrl}/console/runs/${encodeURIComponent(run.run_id)}`,
@@ -86,7 +93,9 @@ export function toRunItem(run: Run__Output, publicUrl: string): Record<string, u
         }
       : undefined,
     run_time: runTime(run),
-    trigger_url: run.schedule?.schedule_id ? `${publicUrl}/v1/agent/schedules/${encodeURIComponent(run.schedule.schedule_id)}` : undefined,
+    trigger_url: run.schedule?.schedule_id
+      ? `${publicUrl}/v1/agent/schedules/${encodeURIComponent(run.schedule.schedule_id)}`
+      : undefined,
     request_usage: requestUsage(run.request_usage),
   };
 }

@@ -11,7 +11,10 @@ function profile(p: Schedule__Output['created_by']) {
  * gRPC Schedule → the contract's ScheduledAgentItem (§4.1). Beyond the contract (docs/schedules.md): `timezone`,
  * `mode`, and on retrieve `history.recent_runs` (the schedule's latest runs with their states).
  */
-export function toScheduledAgentItem(s: Schedule__Output, options: { withRecentRuns?: boolean } = {}): Record<string, unknown> {
+export function toScheduledAgentItem(
+  s: Schedule__Output,
+  options: { withRecentRuns?: boolean } = {},
+): Record<string, unknown> {
   return {
     id: s.id,
     name: s.name,
@@ -31,7 +34,13 @@ export function toScheduledAgentItem(s: Schedule__Output, options: { withRecentR
       next_run: s.next_run || null,
       ...(options.withRecentRuns
         ? {
-            recent_runs: s.recent_runs.map((r) => ({ run_id: r.run_id, state: r.state, title: r.title, created_at: r.created_at, updated_at: r.updated_at })),
+            recent_runs: s.recent_runs.map((r) => ({
+              run_id: r.run_id,
+              state: r.state,
+              title: r.title,
+              created_at: r.created_at,
+              updated_at: r.updated_at,
+            })),
           }
         : {}),
     },

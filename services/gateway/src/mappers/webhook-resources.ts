@@ -102,7 +102,21 @@ export const toAutomationJson = (a: Automation__Output) => ({
   updated_at: a.updated_at,
 });
 
-export const toSecretJson = (s: Secret__Output) => ({ name: s.name, created_at: s.created_at, updated_at: s.updated_at, used_by_webhooks: s.used_by_webhooks });
+export const toSecretJson = (s: Secret__Output) => ({
+  name: s.name,
+  created_at: s.created_at,
+  updated_at: s.updated_at,
+  used_by_webhooks: s.used_by_webhooks,
+});
 
-export const toAppliedWebhookJson = (d: AppliedDefinition__Output) => ({ name: d.name, webhook_uid: d.id, action: d.action, url: d.url });
-export const toAppliedAutomationJson = (d: AppliedDefinition__Output) => ({ name: d.name, automation_id: d.id, action: d.action });
+export const toAppliedWebhookJson = (d: AppliedDefinition__Output) => ({
+  name: d.name,
+  webhook_uid: d.id,
+  action: d.action,
+  url: d.url,
+});
+export const toAppliedAutomationJson = (d: AppliedDefinition__Output) => ({
+  name: d.name,
+  automation_id: d.id,
+  action: d.action,
+});

@@ -17,11 +17,13 @@ export function identify(api: OrchestratorApi) {
     const header = req.header('authorization');
     if (!header) return next();
     const match = BEARER.exec(header);
-    if (!match) return next(new AppError('authentication_required', 'Authorization header must be "Bearer <API_KEY>"'));
+    if (!match)
+      return next(new AppError('authentication_required', 'Authorization header must be "Bearer <API_KEY>"'));
     try {
       const { caller } = await api.call('auth', 'Authenticate', { api_key: match[1]! }, req.id);
       req.caller = caller ?? undefined;
-      if (req.caller) req.log = req.log.child({ teamId: req.caller.team_id, principalId: req.caller.principal_id });
+      if (req.caller)
+        req.log = req.log.child({ teamId: req.caller.team_id, principalId: req.caller.principal_id });
       next();
     } catch (err) {
       next(err);
@@ -41,8 +43,14 @@ const RUN_KEY_ROUTES: ReadonlyArray<{ method: string; path: RegExp }> = [
  * list, read, create or cancel runs, whatever the role of the principal it acts for.
  */
 export function confineRunScopedKeys(req: Request, _res: Response, next: NextFunction): void {
-  if (!req.caller?.run_id || RUN_KEY_ROUTES.some((r) => r.method === req.method && r.path.test(req.path))) return next();
-  next(new AppError('not_authorized', 'A run-scoped key may only call the harness-support endpoints of its own run'));
+  if (!req.caller?.run_id || RUN_KEY_ROUTES.some((r) => r.method === req.method && r.path.test(req.path)))
+    return next();
+  next(
+    new AppError(
+      'not_authorized',
+      'A run-scoped key may only call the harness-support endpoints of its own run',
+    ),
+  );
 }
 
 /** For every route except the few public ones. */

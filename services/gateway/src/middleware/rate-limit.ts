@@ -25,7 +25,9 @@ const limiter = (redis: Redis, keyPrefix: string, budget: RateBudget) =>
 /** A spent budget (rate-limiter-flexible rejects with a RateLimiterRes) as the contract's 429; other errors as they are. */
 const refusal = (err: unknown, which: string): unknown =>
   err instanceof RateLimiterRes
-    ? new AppError('rate_limited', `Too many requests for this ${which}`, { details: { retry_after_seconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) } })
+    ? new AppError('rate_limited', `Too many requests for this ${which}`, {
+        details: { retry_after_seconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) },
+      })
     : err;
 
 /**
@@ -33,14 +35,18 @@ const refusal = (err: unknown, which: string): unknown =>
  * parsed). A request the key's budget refuses does not take from the team's. Over either: 429 `rate_limited` with
  * Retry-After.
  */
-export function rateLimit(redis: Redis, budgets: { prefix: string; perKey: RateBudget; perTeam: RateBudget }) {
+export function rateLimit(
+  redis: Redis,
+  budgets: { prefix: string; perKey: RateBudget; perTeam: RateBudget },
+) {
   const perKey = limiter(redis, `${budgets.prefix}:api-key`, budgets.perKey);
   const perTeam = limiter(redis, `${budgets.prefix}:team`, budgets.perTeam);
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const caller = req.caller;
     if (!caller) return next();
     // Run-scoped keys (harness credentials) have no key row of their own: their budget is the run's.
-    const key = caller.api_key_id || (caller.run_id ? `run:${caller.run_id}` : `principal:${caller.principal_id}`);
+    const key =
+      caller.api_key_id || (caller.run_id ? `run:${caller.run_id}` : `principal:${caller.principal_id}`);
     try {
       await perKey.consume(key);
     } catch (err) {

@@ -5,7 +5,8 @@ import { AppError } from '@conveyor/errors';
 function holdsNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (Array.isArray(value)) return value.some(holdsNul);
-  if (value && typeof value === 'object') return Object.entries(value).some(([key, v]) => key.includes('\u0000') || holdsNul(v));
+  if (value && typeof value === 'object')
+    return Object.entries(value).some(([key, v]) => key.includes('\u0000') || holdsNul(v));
   return false;
 }
 
@@ -15,7 +16,9 @@ function holdsNul(value: unknown): boolean {
  */
 export function rejectNulCharacters(req: Request, _res: Response, next: NextFunction): void {
   if (holdsNul(req.body) || holdsNul(req.query) || holdsNul(req.params)) {
-    next(new AppError('invalid_request', 'Strings in the request may not contain the NUL character (U+0000)'));
+    next(
+      new AppError('invalid_request', 'Strings in the request may not contain the NUL character (U+0000)'),
+    );
     return;
   }
   next();

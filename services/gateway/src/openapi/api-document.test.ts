@@ -9,19 +9,41 @@ import { buildApiDocument, toOpenApiPath } from './api-document';
 import { canonicalPath, findOperation } from './find-operation';
 import { listRoutes } from './list-routes';
 
-const document = buildApiDocument() as { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-const documented = new Set(Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`)));
+const document = buildApiDocument() as {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+};
+const documented = new Set(
+  Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`)),
+);
 
 describe('the OpenAPI document', () => {
   // Routes are only listed, never called: nothing connects.
   const api = new OrchestratorApi('127.0.0.1:1', credentials.createInsecure(), 1000);
   const redis = new Redis({ lazyConnect: true });
-  const app = buildApp({ config: loadGatewayConfig({ GRPC_TLS_CA_FILE: 'unused', GRPC_TLS_CERT_FILE: 'unused', GRPC_TLS_KEY_FILE: 'unused' }), logger: createLogger({ service: 'test', level: 'silent' }), api, redis, readiness: new Readiness(), publicUrl: () => 'http://x' });
+  const app = buildApp({
+    config: loadGatewayConfig({
+      GRPC_TLS_CA_FILE: 'unused',
+      GRPC_TLS_CERT_FILE: 'unused',
+      GRPC_TLS_KEY_FILE: 'unused',
+    }),
+    logger: createLogger({ service: 'test', level: 'silent' }),
+    api,
+    redis,
+    readiness: new Readiness(),
+    publicUrl: () => 'http://x',
+  });
   // The web console's routes (/console, docs/console.md) are the console's own, not the public API.
-  const served = [...new Set(listRoutes(app).filter((route) => !route.split(' ')[1]!.startsWith('/console')).map((route) => {
-    const [method, path] = route.split(' ') as [string, string];
-    return `${method} ${toOpenApiPath(canonicalPath(path))}`;
-  }))];
+  const served = [
+    ...new Set(
+      listRoutes(app)
+        .filter((route) => !route.split(' ')[1]!.startsWith('/console'))
+        .map((route) => {
+          const [method, path] = route.split(' ') as [string, string];
+          return `${method} ${toOpenApiPath(canonicalPath(path))}`;
+        }),
+    ),
+  ];
   afterAll(() => {
     api.close();
     redis.disconnect();
@@ -43,7 +65,11 @@ describe('the OpenAPI document', () => {
   it('gives every operation its problem+json error responses', () => {
     for (const [path, ops] of Object.entries(document.paths)) {
       for (const [method, op] of Object.entries(ops)) {
-        expect({ route: `${method} ${path}`, hasDefault: 'default' in op.responses, has500: '500' in op.responses }).toEqual({
+        expect({
+          route: `${method} ${path}`,
+          hasDefault: 'default' in op.responses,
+          has500: '500' in op.responses,
+        }).toEqual({
           route: `${method} ${path}`,
           hasDefault: true,
           has500: true,
@@ -54,7 +80,9 @@ describe('the OpenAPI document', () => {
 
   it('matches request paths to operations, /api/v1 as an alias of /v1', () => {
     expect(findOperation('GET', '/api/v1/agent/runs/abc')?.path).toBe('/v1/agent/runs/:runId');
-    expect(findOperation('GET', '/v1/agent/run-by-external-reference')?.path).toBe('/v1/agent/run-by-external-reference');
+    expect(findOperation('GET', '/v1/agent/run-by-external-reference')?.path).toBe(
+      '/v1/agent/run-by-external-reference',
+    );
     expect(findOperation('POST', '/v1/agent/runs')?.path).toBe('/v1/agent/runs');
     expect(findOperation('DELETE', '/v1/agent/runs')).toBeUndefined();
   });

@@ -1,4 +1,9 @@
-import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import {
+  extendZodWithOpenApi,
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from '@conveyor/errors';
 import { problemSchema } from '../schemas/common-schemas';
@@ -20,11 +25,15 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 /** `/v1/agent/runs/:runId` → `/v1/agent/runs/{runId}`. */
-export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+export const toOpenApiPath = (expressPath: string): string =>
+  expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 const pathParams = (path: string): string[] => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
 
-const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: problemSchema } } });
+const problem = (description: string) => ({
+  description,
+  content: { [PROBLEM_CONTENT_TYPE]: { schema: problemSchema } },
+});
 
 function errorStatuses(op: Operation): number[] {
   const statuses = new Set<number>([500, 503, 429, ...(op.errors ?? [])]);
@@ -41,25 +50,37 @@ function routeConfig(op: Operation): RouteConfig {
     'schema' in success
       ? { description: success.description, content: { 'application/json': { schema: success.schema } } }
       : 'contentType' in success
-        ? { description: success.description, content: { [success.contentType]: { schema: { type: 'string' as const } } } }
+        ? {
+            description: success.description,
+            content: { [success.contentType]: { schema: { type: 'string' as const } } },
+          }
         : success.status === 302
-          ? { description: success.description, headers: { Location: { description: 'Where to go.', schema: { type: 'string' as const } } } }
+          ? {
+              description: success.description,
+              headers: { Location: { description: 'Where to go.', schema: { type: 'string' as const } } },
+            }
           : { description: success.description };
   return {
     method: op.method,
     path: toOpenApiPath(op.path),
-    operationId: `${op.method}${toOpenApiPath(op.path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    operationId: `${op.method}${toOpenApiPath(op.path)
+      .replace(/[{}]/g, '')
+      .replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
     summary: op.summary,
     tags: [op.tag],
     security: op.auth === 'api_key' ? [{ bearer: [] }] : op.auth === 'optional' ? [{}, { bearer: [] }] : [],
     request: {
-      ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string().min(1)]))) } : {}),
+      ...(params.length
+        ? { params: z.object(Object.fromEntries(params.map((p) => [p, z.string().min(1)]))) }
+        : {}),
       ...(op.query ? { query: op.query } : {}),
       ...(op.body ? { body: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
     },
     responses: {
       [String(success.status)]: successResponse,
-      ...Object.fromEntries(errorStatuses(op).map((s) => [String(s), problem(ERROR_DESCRIPTIONS[s] ?? 'Error.')])),
+      ...Object.fromEntries(
+        errorStatuses(op).map((s) => [String(s), problem(ERROR_DESCRIPTIONS[s] ?? 'Error.')]),
+      ),
       default: problem('Any other error, in the same problem+json shape.'),
     },
   };
@@ -71,7 +92,11 @@ function routeConfig(op: Operation): RouteConfig {
  */
 export function buildApiDocument(): Record<string, unknown> {
   const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' });
+  registry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'Authorization: Bearer <API_KEY>',
+  });
   for (const op of OPERATIONS) registry.registerPath(routeConfig(op));
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

@@ -5,7 +5,9 @@ export const canonicalPath = (path: string): string => path.replace(/^\/api\/v1(
 
 const matchers = OPERATIONS.map((op) => ({
   op,
-  pattern: new RegExp(`^${op.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`),
+  pattern: new RegExp(
+    `^${op.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`,
+  ),
 }));
 
 /** The operation a request path (without query) and method belong to, if any. */

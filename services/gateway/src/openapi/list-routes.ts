@@ -13,7 +13,8 @@ export function listRoutes(app: Express): string[] {
     for (const layer of stack) {
       if (layer.route) {
         for (const path of [layer.route.path].flat()) {
-          for (const method of Object.keys(layer.route.methods).filter((m) => m !== '_all')) routes.push(`${method} ${prefix}${path}`);
+          for (const method of Object.keys(layer.route.methods).filter((m) => m !== '_all'))
+            routes.push(`${method} ${prefix}${path}`);
         }
       } else if (layer.handle?.stack) {
         const mount = typeof layer.rawPath === 'string' && layer.rawPath !== '/' ? layer.rawPath : '';

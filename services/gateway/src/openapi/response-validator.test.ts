@@ -10,10 +10,13 @@ describe('validateResponses', () => {
   app.use(requestContext(createLogger({ service: 'test', level: 'silent' })));
   app.use(validateResponses());
   app.get('/v1/agent/runs/:runId/handoff/attachments', (req, res) => {
-    if (req.params.runId === 'good') res.json({ attachments: [{ attachment_id: 'a', download_url: 'u', filename: 'f' }] });
+    if (req.params.runId === 'good')
+      res.json({ attachments: [{ attachment_id: 'a', download_url: 'u', filename: 'f' }] });
     else res.json({ attachments: [{ attachment_id: 'a' }] });
   });
-  app.get('/v1/agent/runs/:runId/timeline', (_req, res) => res.status(201).json({ run_id: 'r1', events: [] }));
+  app.get('/v1/agent/runs/:runId/timeline', (_req, res) =>
+    res.status(201).json({ run_id: 'r1', events: [] }),
+  );
   app.get('/v1/not-documented', (_req, res) => res.json({}));
   let server: ReturnType<typeof app.listen>;
   const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -23,7 +26,9 @@ describe('validateResponses', () => {
   it('lets a conforming body through', async () => {
     const res = await fetch(`${base()}/v1/agent/runs/good/handoff/attachments`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ attachments: [{ attachment_id: 'a', download_url: 'u', filename: 'f' }] });
+    expect(await res.json()).toEqual({
+      attachments: [{ attachment_id: 'a', download_url: 'u', filename: 'f' }],
+    });
   });
 
   it('turns a body missing required fields into a 500 naming them', async () => {

@@ -11,7 +11,10 @@ function expectedSchema(req: Request, status: number): ZodTypeAny | string | und
   // The web console reaches the API's own routes under /console/api (docs/console.md): checked as their /v1 twins.
   const path = requested.replace(/^\/console\/api\//, '/v1/');
   const op = findOperation(req.method, path);
-  if (!op) return requested.startsWith('/console/') ? undefined : `no operation in the API document for ${req.method} ${path}`;
+  if (!op)
+    return requested.startsWith('/console/')
+      ? undefined
+      : `no operation in the API document for ${req.method} ${path}`;
   if (op.success.status !== status) return `status ${status} is not the documented ${op.success.status}`;
   if (!('schema' in op.success)) return `a JSON body where the document promises none`;
   return op.success.schema;
@@ -28,14 +31,21 @@ export function validateResponses() {
     res.send = (body?: unknown) => {
       // JSON and +json media types; not JSON lines (application/x-ndjson, e.g. transcripts), which are downloads.
       const type = String(res.getHeader('content-type') ?? '');
-      if (!/^application\/([\w.-]+\+)?json\b/.test(type) || (typeof body !== 'string' && !Buffer.isBuffer(body))) return send(body);
+      if (
+        !/^application\/([\w.-]+\+)?json\b/.test(type) ||
+        (typeof body !== 'string' && !Buffer.isBuffer(body))
+      )
+        return send(body);
       const expected = expectedSchema(req, res.statusCode);
       if (expected === undefined) return send(body);
       let problem: string | undefined;
       if (typeof expected === 'string') problem = expected;
       else {
         const result = expected.safeParse(JSON.parse(body.toString()));
-        if (!result.success) problem = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+        if (!result.success)
+          problem = result.error.issues
+            .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+            .join('; ');
       }
       if (problem === undefined) return send(body);
       req.log?.error({ status: res.statusCode, problem }, 'response does not match the API document');

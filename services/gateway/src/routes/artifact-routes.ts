@@ -10,13 +10,28 @@ export function artifactRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.get('/agent/artifacts/:artifactUid', async (req, res) => {
-    const view = await api.call('artifacts', 'GetArtifact', { caller: req.caller ?? null, artifact_uid: String(req.params.artifactUid) }, req.id);
+    const view = await api.call(
+      'artifacts',
+      'GetArtifact',
+      { caller: req.caller ?? null, artifact_uid: String(req.params.artifactUid) },
+      req.id,
+    );
     res.set('Cache-Control', 'no-store');
-    res.json({ artifact_type: view.artifact_type, artifact_uid: view.artifact_uid, created_at: view.created_at, data: JSON.parse(view.data_json || '{}') as unknown });
+    res.json({
+      artifact_type: view.artifact_type,
+      artifact_uid: view.artifact_uid,
+      created_at: view.created_at,
+      data: JSON.parse(view.data_json || '{}') as unknown,
+    });
   });
 
   router.get('/agent/artifacts/:artifactUid/download', async (req, res) => {
-    const link = await api.call('artifacts', 'GetArtifactDownload', { caller: req.caller ?? null, artifact_uid: String(req.params.artifactUid) }, req.id);
+    const link = await api.call(
+      'artifacts',
+      'GetArtifactDownload',
+      { caller: req.caller ?? null, artifact_uid: String(req.params.artifactUid) },
+      req.id,
+    );
     res.set('Cache-Control', 'no-store');
     res.redirect(302, link.url);
   });

@@ -33,7 +33,13 @@ export function catalogRoutes(api: OrchestratorApi): Router {
     const result = await api.call(
       'catalog',
       'ListSkills',
-      { caller: callerOf(req), repo: query.repo ?? '', refresh: query.refresh, sort_by: query.sort_by ?? 'name', include_malformed_skills: query.include_malformed_skills },
+      {
+        caller: callerOf(req),
+        repo: query.repo ?? '',
+        refresh: query.refresh,
+        sort_by: query.sort_by ?? 'name',
+        include_malformed_skills: query.include_malformed_skills,
+      },
       req.id,
     );
     res.json(JSON.parse(result.agents_json || '{"agents":[]}'));

@@ -10,7 +10,10 @@ const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a reposito
 const allowedHost = z
   .string()
   .max(253)
-  .regex(/^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'must be a host name or *.domain pattern (no ports or schemes)')
+  .regex(
+    /^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i,
+    'must be a host name or *.domain pattern (no ports or schemes)',
+  )
   .refine((h) => isIP(h) === 0, 'must be a host name, not an address');
 
 /** CloudEnvironmentConfig (contract §0.11) plus `repositories` (any git URL) and `team` (scope at creation). */
@@ -18,7 +21,10 @@ const environmentFields = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).nullable(),
   docker_image: z.string().max(500).nullable(),
-  github_repos: z.array(z.object({ owner: repoName, repo: repoName }).strict()).max(50).nullable(),
+  github_repos: z
+    .array(z.object({ owner: repoName, repo: repoName }).strict())
+    .max(50)
+    .nullable(),
   repositories: z
     .array(
       z
@@ -27,7 +33,10 @@ const environmentFields = {
           directory: z.string().min(1).max(200).optional(),
           ref: z.string().min(1).max(250).optional(),
           // The team secret holding a push credential: the run's work is pushed to `conveyor/run-<id>` (docs/harnesses.md).
-          push_secret_name: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'must be a team secret name').optional(),
+          push_secret_name: z
+            .string()
+            .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'must be a team secret name')
+            .optional(),
         })
         .strict(),
     )
@@ -44,7 +53,9 @@ const environmentFields = {
 
 export const createEnvironmentBody = z.object(environmentFields).partial().required({ name: true }).strict();
 export const updateEnvironmentBody = z.object(environmentFields).omit({ team: true }).partial().strict();
-export const listEnvironmentsQuery = z.object({ sort_by: z.enum(['last_updated', 'name']).optional() }).passthrough();
+export const listEnvironmentsQuery = z
+  .object({ sort_by: z.enum(['last_updated', 'name']).optional() })
+  .passthrough();
 export const invitationBody = z.object({ email: z.string().trim().toLowerCase().email().max(320) }).strict();
 
 /** Where a share token is redeemed, on this gateway under the same base path the request came in on. */
@@ -58,55 +69,112 @@ export function environmentRoutes(api: OrchestratorApi): Router {
 
   router.get('/agent/environments', async (req, res) => {
     const query = parseQuery(listEnvironmentsQuery, req.query);
-    const result = await api.call('catalog', 'ListEnvironments', { caller: callerOf(req), sort_by: query.sort_by ?? 'last_updated' }, req.id);
+    const result = await api.call(
+      'catalog',
+      'ListEnvironments',
+      { caller: callerOf(req), sort_by: query.sort_by ?? 'last_updated' },
+      req.id,
+    );
     res.json({ environments: result.environments.map(toCloudEnvironment) });
   });
 
   router.post('/agent/environments', async (req, res) => {
     const body = parseBody(createEnvironmentBody, req.body);
-    const env = await api.call('catalog', 'CreateEnvironment', { caller: callerOf(req), environment_id: '', body_json: JSON.stringify(body) }, req.id);
+    const env = await api.call(
+      'catalog',
+      'CreateEnvironment',
+      { caller: callerOf(req), environment_id: '', body_json: JSON.stringify(body) },
+      req.id,
+    );
     res.status(201).json(toCloudEnvironment(env));
   });
 
   router.get('/agent/environments/:uid', async (req, res) => {
-    res.json(toCloudEnvironment(await api.call('catalog', 'GetEnvironment', { caller: callerOf(req), environment_id: req.params.uid! }, req.id)));
+    res.json(
+      toCloudEnvironment(
+        await api.call(
+          'catalog',
+          'GetEnvironment',
+          { caller: callerOf(req), environment_id: req.params.uid! },
+          req.id,
+        ),
+      ),
+    );
   });
 
   router.put('/agent/environments/:uid', async (req, res) => {
     const body = parseBody(updateEnvironmentBody, req.body);
-    const env = await api.call('catalog', 'UpdateEnvironment', { caller: callerOf(req), environment_id: req.params.uid!, body_json: JSON.stringify(body) }, req.id);
+    const env = await api.call(
+      'catalog',
+      'UpdateEnvironment',
+      { caller: callerOf(req), environment_id: req.params.uid!, body_json: JSON.stringify(body) },
+      req.id,
+    );
     res.json(toCloudEnvironment(env));
   });
 
   router.delete('/agent/environments/:uid', async (req, res) => {
-    await api.call('catalog', 'DeleteEnvironment', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    await api.call(
+      'catalog',
+      'DeleteEnvironment',
+      { caller: callerOf(req), environment_id: req.params.uid! },
+      req.id,
+    );
     res.status(204).end();
   });
 
   router.get('/agent/environments/:uid/guests', async (req, res) => {
-    const result = await api.call('catalog', 'ListEnvironmentGuests', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
-    res.json({ guests: result.guests.map(toGuestJson), invitations: result.invitations.map((i) => toInvitationJson(i)) });
+    const result = await api.call(
+      'catalog',
+      'ListEnvironmentGuests',
+      { caller: callerOf(req), environment_id: req.params.uid! },
+      req.id,
+    );
+    res.json({
+      guests: result.guests.map(toGuestJson),
+      invitations: result.invitations.map((i) => toInvitationJson(i)),
+    });
   });
 
   // An invitation, never a grant: 202 with the same body whether or not an account has the e-mail (docs/guests.md).
   router.post('/agent/environments/:uid/guests', async (req, res) => {
     const body = parseBody(invitationBody, req.body);
-    const invitation = await api.call('catalog', 'InviteEnvironmentGuest', { caller: callerOf(req), environment_id: req.params.uid!, email: body.email }, req.id);
+    const invitation = await api.call(
+      'catalog',
+      'InviteEnvironmentGuest',
+      { caller: callerOf(req), environment_id: req.params.uid!, email: body.email },
+      req.id,
+    );
     res.status(202).json(toInvitationJson(invitation));
   });
 
   router.delete('/agent/environments/:uid/guests/:userId', async (req, res) => {
-    await api.call('catalog', 'RemoveEnvironmentGuest', { caller: callerOf(req), environment_id: req.params.uid!, user_id: req.params.userId! }, req.id);
+    await api.call(
+      'catalog',
+      'RemoveEnvironmentGuest',
+      { caller: callerOf(req), environment_id: req.params.uid!, user_id: req.params.userId! },
+      req.id,
+    );
     res.status(204).end();
   });
 
   router.post('/agent/environments/:uid/share-link', async (req, res) => {
-    const link = await api.call('catalog', 'EnableEnvironmentLink', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    const link = await api.call(
+      'catalog',
+      'EnableEnvironmentLink',
+      { caller: callerOf(req), environment_id: req.params.uid! },
+      req.id,
+    );
     res.json({ environment_id: link.environment_id, token: link.token, url: linkUrl(req, link.token) });
   });
 
   router.delete('/agent/environments/:uid/share-link', async (req, res) => {
-    await api.call('catalog', 'DisableEnvironmentLink', { caller: callerOf(req), environment_id: req.params.uid! }, req.id);
+    await api.call(
+      'catalog',
+      'DisableEnvironmentLink',
+      { caller: callerOf(req), environment_id: req.params.uid! },
+      req.id,
+    );
     res.status(204).end();
   });
 
@@ -118,17 +186,40 @@ export function environmentRoutes(api: OrchestratorApi): Router {
   });
 
   router.post('/agent/environment-invitations/:invitationId/accept', async (req, res) => {
-    res.json(toCloudEnvironment(await api.call('catalog', 'AcceptEnvironmentInvitation', { caller: callerOf(req), invitation_id: req.params.invitationId! }, req.id)));
+    res.json(
+      toCloudEnvironment(
+        await api.call(
+          'catalog',
+          'AcceptEnvironmentInvitation',
+          { caller: callerOf(req), invitation_id: req.params.invitationId! },
+          req.id,
+        ),
+      ),
+    );
   });
 
   router.delete('/agent/environment-invitations/:invitationId', async (req, res) => {
-    await api.call('catalog', 'DeleteEnvironmentInvitation', { caller: callerOf(req), invitation_id: req.params.invitationId! }, req.id);
+    await api.call(
+      'catalog',
+      'DeleteEnvironmentInvitation',
+      { caller: callerOf(req), invitation_id: req.params.invitationId! },
+      req.id,
+    );
     res.status(204).end();
   });
 
   // Redeeming records that the caller reached the environment by link; it then lists and runs like a guest's.
   router.post('/agent/environment-links/:token', async (req, res) => {
-    res.json(toCloudEnvironment(await api.call('catalog', 'RedeemEnvironmentLink', { caller: callerOf(req), token: req.params.token! }, req.id)));
+    res.json(
+      toCloudEnvironment(
+        await api.call(
+          'catalog',
+          'RedeemEnvironmentLink',
+          { caller: callerOf(req), token: req.params.token! },
+          req.id,
+        ),
+      ),
+    );
   });
 
   return router;

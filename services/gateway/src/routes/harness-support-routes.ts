@@ -15,7 +15,11 @@ export const reportArtifactBody = z
   .object({
     artifact_type: z.enum(ARTIFACT_TYPES),
     data: z.record(z.unknown()),
-    content_base64: z.string().min(1).refine((d) => BASE64.test(d), 'must be base64').optional(),
+    content_base64: z
+      .string()
+      .min(1)
+      .refine((d) => BASE64.test(d), 'must be base64')
+      .optional(),
     is_public: z.boolean().optional(),
     artifact_uid: z.string().uuid().optional(),
   })
@@ -26,7 +30,10 @@ export const handoffAttachmentBody = z
   .object({
     filename: z.string().min(1).max(255),
     mime_type: z.string().min(1).max(255).optional(),
-    content_base64: z.string().min(1).refine((d) => BASE64.test(d), 'must be base64'),
+    content_base64: z
+      .string()
+      .min(1)
+      .refine((d) => BASE64.test(d), 'must be base64'),
   })
   .strict();
 
@@ -36,7 +43,8 @@ export function harnessSupportRoutes(api: OrchestratorApi): Router {
 
   router.post('/harness-support/report-artifact', async (req, res) => {
     const body = parseBody(reportArtifactBody, req.body);
-    const content = body.content_base64 === undefined ? undefined : Buffer.from(body.content_base64, 'base64');
+    const content =
+      body.content_base64 === undefined ? undefined : Buffer.from(body.content_base64, 'base64');
     const view = await api.call(
       'artifacts',
       'ReportArtifact',
@@ -66,7 +74,12 @@ export function harnessSupportRoutes(api: OrchestratorApi): Router {
     const stored = await api.call(
       'runs',
       'UploadHandoffAttachment',
-      { caller: callerOf(req), filename: body.filename, mime_type: body.mime_type ?? '', data: Buffer.from(body.content_base64, 'base64') },
+      {
+        caller: callerOf(req),
+        filename: body.filename,
+        mime_type: body.mime_type ?? '',
+        data: Buffer.from(body.content_base64, 'base64'),
+      },
       req.id,
     );
     res.status(201).json({

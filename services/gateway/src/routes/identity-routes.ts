@@ -13,11 +13,21 @@ const secrets = z
   .max(100)
   .refine((s) => new Set(s.map((x) => x.name)).size === s.length, 'duplicate secret names');
 const attachedStores = z
-  .array(z.object({ uid: z.string().min(1), access: z.enum(['read_write', 'read_only']), instructions: z.string().min(1) }).strict())
+  .array(
+    z
+      .object({
+        uid: z.string().min(1),
+        access: z.enum(['read_write', 'read_only']),
+        instructions: z.string().min(1),
+      })
+      .strict(),
+  )
   .max(20)
   .refine((s) => new Set(s.map((x) => x.uid)).size === s.length, 'duplicate memory store uids');
 // A normalized skill spec: `owner/repo:path` (contract §0.6).
-const skillSpec = z.string().regex(/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+:.+$/, 'must be a skill spec owner/repo:path');
+const skillSpec = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+:.+$/, 'must be a skill spec owner/repo:path');
 
 /** Fields shared by CreateAgent and UpdateAgent (contract §6.2); every one may be null (= unset / unchanged). */
 const common = {
@@ -44,7 +54,13 @@ export const createAgentBody = z
     name: z.string().trim().min(1).max(200),
     ...common,
     factory_uid: z.string().max(200).nullable(),
-    memory: z.object({ attached_stores: attachedStores.optional(), auto_memory: z.object({ enabled: z.boolean().optional() }).strict().optional() }).strict().nullable(),
+    memory: z
+      .object({
+        attached_stores: attachedStores.optional(),
+        auto_memory: z.object({ enabled: z.boolean().optional() }).strict().optional(),
+      })
+      .strict()
+      .nullable(),
   })
   .partial()
   .required({ name: true })
@@ -59,7 +75,12 @@ export const updateAgentBody = z
   .partial()
   .strict();
 
-export const createKeyBody = z.object({ name: z.string().trim().max(128).optional(), expires_at: z.string().datetime({ offset: true }).optional() }).strict();
+export const createKeyBody = z
+  .object({
+    name: z.string().trim().max(128).optional(),
+    expires_at: z.string().datetime({ offset: true }).optional(),
+  })
+  .strict();
 
 function toKeyJson(key: AgentIdentityKey__Output | null): Record<string, unknown> {
   return {
@@ -80,7 +101,12 @@ export function identityRoutes(api: OrchestratorApi): Router {
 
   router.post('/agent/identities', async (req, res) => {
     const body = parseBody(createAgentBody, req.body);
-    const created = await api.call('identities', 'CreateAgentIdentity', { caller: callerOf(req), uid: '', body_json: JSON.stringify(body) }, req.id);
+    const created = await api.call(
+      'identities',
+      'CreateAgentIdentity',
+      { caller: callerOf(req), uid: '', body_json: JSON.stringify(body) },
+      req.id,
+    );
     res.status(201).json(agent(created.agent_json));
   });
 
@@ -91,17 +117,38 @@ export function identityRoutes(api: OrchestratorApi): Router {
   });
 
   router.get('/agent/identities/:uid', async (req, res) => {
-    res.json(agent((await api.call('identities', 'GetAgentIdentity', { caller: callerOf(req), uid: req.params.uid! }, req.id)).agent_json));
+    res.json(
+      agent(
+        (
+          await api.call(
+            'identities',
+            'GetAgentIdentity',
+            { caller: callerOf(req), uid: req.params.uid! },
+            req.id,
+          )
+        ).agent_json,
+      ),
+    );
   });
 
   router.put('/agent/identities/:uid', async (req, res) => {
     const body = parseBody(updateAgentBody, req.body);
-    const updated = await api.call('identities', 'UpdateAgentIdentity', { caller: callerOf(req), uid: req.params.uid!, body_json: JSON.stringify(body) }, req.id);
+    const updated = await api.call(
+      'identities',
+      'UpdateAgentIdentity',
+      { caller: callerOf(req), uid: req.params.uid!, body_json: JSON.stringify(body) },
+      req.id,
+    );
     res.json(agent(updated.agent_json));
   });
 
   router.delete('/agent/identities/:uid', async (req, res) => {
-    await api.call('identities', 'DeleteAgentIdentity', { caller: callerOf(req), uid: req.params.uid! }, req.id);
+    await api.call(
+      'identities',
+      'DeleteAgentIdentity',
+      { caller: callerOf(req), uid: req.params.uid! },
+      req.id,
+    );
     res.status(204).end();
   });
 
@@ -110,19 +157,34 @@ export function identityRoutes(api: OrchestratorApi): Router {
     const created = await api.call(
       'identities',
       'CreateAgentIdentityKey',
-      { caller: callerOf(req), uid: req.params.uid!, name: body.name ?? '', expires_at: body.expires_at ?? '' },
+      {
+        caller: callerOf(req),
+        uid: req.params.uid!,
+        name: body.name ?? '',
+        expires_at: body.expires_at ?? '',
+      },
       req.id,
     );
     res.status(201).json({ ...toKeyJson(created.key), key: created.secret });
   });
 
   router.get('/agent/identities/:uid/api-keys', async (req, res) => {
-    const result = await api.call('identities', 'ListAgentIdentityKeys', { caller: callerOf(req), uid: req.params.uid! }, req.id);
+    const result = await api.call(
+      'identities',
+      'ListAgentIdentityKeys',
+      { caller: callerOf(req), uid: req.params.uid! },
+      req.id,
+    );
     res.json({ api_keys: result.keys.map(toKeyJson) });
   });
 
   router.delete('/agent/identities/:uid/api-keys/:keyId', async (req, res) => {
-    await api.call('identities', 'RevokeAgentIdentityKey', { caller: callerOf(req), uid: req.params.uid!, key_id: req.params.keyId! }, req.id);
+    await api.call(
+      'identities',
+      'RevokeAgentIdentityKey',
+      { caller: callerOf(req), uid: req.params.uid!, key_id: req.params.keyId! },
+      req.id,
+    );
     res.status(204).end();
   });
 

@@ -10,13 +10,23 @@ export function redirectRoutes(api: OrchestratorApi): Router {
   const router = Router();
 
   router.get('/agent/sessions/:sessionUuid/redirect', async (req, res) => {
-    const result = await api.call('runs', 'CheckRedirect', { session_id: String(req.params.sessionUuid), caller: req.caller ?? null }, req.id);
+    const result = await api.call(
+      'runs',
+      'CheckRedirect',
+      { session_id: String(req.params.sessionUuid), caller: req.caller ?? null },
+      req.id,
+    );
     res.set('Cache-Control', 'no-store');
     res.json(result.conversation_id ? { conversation_id: result.conversation_id } : {});
   });
 
   router.get('/agent/conversations/:conversationId/redirect', async (req, res) => {
-    const result = await api.call('runs', 'CheckRedirect', { conversation_id: String(req.params.conversationId), caller: req.caller ?? null }, req.id);
+    const result = await api.call(
+      'runs',
+      'CheckRedirect',
+      { conversation_id: String(req.params.conversationId), caller: req.caller ?? null },
+      req.id,
+    );
     res.set('Cache-Control', 'no-store');
     res.json(result.session_id ? { session_id: result.session_id } : {});
   });

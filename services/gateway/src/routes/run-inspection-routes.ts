@@ -26,7 +26,12 @@ export function runInspectionRoutes(api: OrchestratorApi): Router {
 
   // Snapshot files of the latest ended execution, for a harness continuing the run (contract §8).
   router.get('/agent/runs/:runId/handoff/attachments', async (req, res) => {
-    const result = await api.call('runs', 'ListHandoffAttachments', { caller: callerOf(req), run_id: String(req.params.runId) }, req.id);
+    const result = await api.call(
+      'runs',
+      'ListHandoffAttachments',
+      { caller: callerOf(req), run_id: String(req.params.runId) },
+      req.id,
+    );
     res.set('Cache-Control', 'no-store');
     res.json({
       attachments: result.attachments.map((a) => ({

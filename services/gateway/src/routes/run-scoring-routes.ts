@@ -13,7 +13,9 @@ const MAX_VERDICTS = 100;
  */
 export const scoresBody = z.object({ verdicts: z.array(z.unknown()).min(1).max(MAX_VERDICTS) });
 
-export const externalReferenceQuery = z.object({ url: z.string({ required_error: 'url is required' }).min(1, 'url is required') });
+export const externalReferenceQuery = z.object({
+  url: z.string({ required_error: 'url is required' }).min(1, 'url is required'),
+});
 
 /** Judge scores (contract §2.12) and the run behind an external reference (§2.13). */
 export function runScoringRoutes(api: OrchestratorApi, publicUrl: () => string): Router {
@@ -24,7 +26,11 @@ export function runScoringRoutes(api: OrchestratorApi, publicUrl: () => string):
     const result = await api.call(
       'artifacts',
       'SubmitScores',
-      { caller: callerOf(req), run_id: String(req.params.runId), verdicts_json: body.verdicts.map((v) => JSON.stringify(v) ?? 'null') },
+      {
+        caller: callerOf(req),
+        run_id: String(req.params.runId),
+        verdicts_json: body.verdicts.map((v) => JSON.stringify(v) ?? 'null'),
+      },
       req.id,
     );
     const results = result.results.map((r) => ({
@@ -44,7 +50,12 @@ export function runScoringRoutes(api: OrchestratorApi, publicUrl: () => string):
 
   router.get('/agent/run-by-external-reference', async (req, res) => {
     const query = parseQuery(externalReferenceQuery, req.query);
-    const run = await api.call('artifacts', 'GetRunByExternalReference', { caller: callerOf(req), url: query.url }, req.id);
+    const run = await api.call(
+      'artifacts',
+      'GetRunByExternalReference',
+      { caller: callerOf(req), url: query.url },
+      req.id,
+    );
     res.json(toRunItem(run, publicUrl()));
   });
 

@@ -11,10 +11,15 @@ const modeSchema = z.enum(['normal', 'plan', 'orchestrate']);
 const cronSchema = z.string().trim().min(1, 'must be a cron expression, e.g. "0 9 * * *"').max(200);
 const timezoneSchema = z.string().trim().min(1).max(100);
 
-const hasSkill = (config: AgentConfig | undefined): boolean => Boolean(config?.skill_spec?.trim() || config?.skills?.length);
+const hasSkill = (config: AgentConfig | undefined): boolean =>
+  Boolean(config?.skill_spec?.trim() || config?.skills?.length);
 const promptRule = {
-  check: (b: { prompt?: string; agent_config?: AgentConfig }) => (b.prompt?.trim() ?? '') !== '' || hasSkill(b.agent_config),
-  message: { message: 'Required (unless agent_config.skill_spec or agent_config.skills is given)', path: ['prompt'] },
+  check: (b: { prompt?: string; agent_config?: AgentConfig }) =>
+    (b.prompt?.trim() ?? '') !== '' || hasSkill(b.agent_config),
+  message: {
+    message: 'Required (unless agent_config.skill_spec or agent_config.skills is given)',
+    path: ['prompt'],
+  },
 };
 
 /** ScheduleCreate (contract §4.2); `timezone` is ours (IANA, default UTC). */
@@ -85,7 +90,12 @@ export function scheduleRoutes(api: OrchestratorApi): Router {
   });
 
   router.get('/agent/schedules/:scheduleId', async (req, res) => {
-    const schedule = await api.call('schedules', 'GetSchedule', { caller: callerOf(req), schedule_id: req.params.scheduleId }, req.id);
+    const schedule = await api.call(
+      'schedules',
+      'GetSchedule',
+      { caller: callerOf(req), schedule_id: req.params.scheduleId },
+      req.id,
+    );
     res.json(toScheduledAgentItem(schedule, { withRecentRuns: true }));
   });
 
@@ -114,18 +124,33 @@ export function scheduleRoutes(api: OrchestratorApi): Router {
   });
 
   router.delete('/agent/schedules/:scheduleId', async (req, res) => {
-    await api.call('schedules', 'DeleteSchedule', { caller: callerOf(req), schedule_id: req.params.scheduleId }, req.id);
+    await api.call(
+      'schedules',
+      'DeleteSchedule',
+      { caller: callerOf(req), schedule_id: req.params.scheduleId },
+      req.id,
+    );
     res.json({ success: true });
   });
 
   // The SDK sends no body (and no Content-Type) on pause and resume.
   router.post('/agent/schedules/:scheduleId/pause', async (req, res) => {
-    const schedule = await api.call('schedules', 'PauseSchedule', { caller: callerOf(req), schedule_id: req.params.scheduleId }, req.id);
+    const schedule = await api.call(
+      'schedules',
+      'PauseSchedule',
+      { caller: callerOf(req), schedule_id: req.params.scheduleId },
+      req.id,
+    );
     res.json(toScheduledAgentItem(schedule));
   });
 
   router.post('/agent/schedules/:scheduleId/resume', async (req, res) => {
-    const schedule = await api.call('schedules', 'ResumeSchedule', { caller: callerOf(req), schedule_id: req.params.scheduleId }, req.id);
+    const schedule = await api.call(
+      'schedules',
+      'ResumeSchedule',
+      { caller: callerOf(req), schedule_id: req.params.scheduleId },
+      req.id,
+    );
     res.json(toScheduledAgentItem(schedule));
   });
 

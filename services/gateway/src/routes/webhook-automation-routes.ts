@@ -62,7 +62,12 @@ export function webhookAutomationRoutes(api: OrchestratorApi): Router {
   });
 
   router.get(BASE, async (req, res) => {
-    const { automations } = await api.call('factories', 'ListAutomations', { caller: callerOf(req), factory_id: req.params.factoryId }, req.id);
+    const { automations } = await api.call(
+      'factories',
+      'ListAutomations',
+      { caller: callerOf(req), factory_id: req.params.factoryId },
+      req.id,
+    );
     res.json({ automations: automations.map(toAutomationJson) });
   });
 
@@ -79,7 +84,9 @@ export function webhookAutomationRoutes(api: OrchestratorApi): Router {
         ...ref(req),
         ...(body.name !== undefined && { name: body.name }),
         ...(body.prompt !== undefined && { prompt: body.prompt }),
-        ...(body.agent_config !== undefined && { agent_config_json: body.agent_config === null ? '{}' : JSON.stringify(body.agent_config) }),
+        ...(body.agent_config !== undefined && {
+          agent_config_json: body.agent_config === null ? '{}' : JSON.stringify(body.agent_config),
+        }),
         ...(body.enabled !== undefined && { enabled: body.enabled }),
         ...(body.trigger !== undefined && { trigger_json: JSON.stringify(body.trigger) }),
       },
@@ -88,9 +95,14 @@ export function webhookAutomationRoutes(api: OrchestratorApi): Router {
     res.json(toAutomationJson(updated));
   });
 
-  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     router.post(`${ONE}/${action}`, async (req, res) => {
-      res.json(toAutomationJson(await api.call('factories', 'UpdateAutomation', { ...ref(req), enabled }, req.id)));
+      res.json(
+        toAutomationJson(await api.call('factories', 'UpdateAutomation', { ...ref(req), enabled }, req.id)),
+      );
     });
   }
 

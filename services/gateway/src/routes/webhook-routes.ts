@@ -2,7 +2,12 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
-import { toDeliveryJson, toTestFilterJson, toWebhookJson, toWebhookWithSecretJson } from '../mappers/webhook-resources';
+import {
+  toDeliveryJson,
+  toTestFilterJson,
+  toWebhookJson,
+  toWebhookWithSecretJson,
+} from '../mappers/webhook-resources';
 import { parseBody, parseQuery } from '../validation';
 
 export const createWebhookBody = z
@@ -31,7 +36,10 @@ export const testFilterBody = z
     filter: z.record(z.unknown()).optional(),
   })
   .strict()
-  .refine((b) => !(b.automation_id && b.filter), { message: 'give either automation_id or filter, not both', path: ['filter'] });
+  .refine((b) => !(b.automation_id && b.filter), {
+    message: 'give either automation_id or filter, not both',
+    path: ['filter'],
+  });
 
 const ref = (req: Request<{ factoryId: string; webhookUid: string }>) => ({
   caller: callerOf(req),
@@ -67,7 +75,12 @@ export function webhookRoutes(api: OrchestratorApi): Router {
   });
 
   router.get(BASE, async (req, res) => {
-    const { webhooks } = await api.call('factories', 'ListWebhooks', { caller: callerOf(req), factory_id: req.params.factoryId }, req.id);
+    const { webhooks } = await api.call(
+      'factories',
+      'ListWebhooks',
+      { caller: callerOf(req), factory_id: req.params.factoryId },
+      req.id,
+    );
     res.json({ webhooks: webhooks.map(toWebhookJson) });
   });
 
@@ -77,15 +90,25 @@ export function webhookRoutes(api: OrchestratorApi): Router {
 
   router.patch(ONE, async (req, res) => {
     const body = parseBody(enabledBody, req.body);
-    res.json(toWebhookJson(await api.call('factories', 'SetWebhookEnabled', { ...ref(req), enabled: body.enabled }, req.id)));
+    res.json(
+      toWebhookJson(
+        await api.call('factories', 'SetWebhookEnabled', { ...ref(req), enabled: body.enabled }, req.id),
+      ),
+    );
   });
 
   router.post(`${ONE}/enable`, async (req, res) => {
-    res.json(toWebhookJson(await api.call('factories', 'SetWebhookEnabled', { ...ref(req), enabled: true }, req.id)));
+    res.json(
+      toWebhookJson(await api.call('factories', 'SetWebhookEnabled', { ...ref(req), enabled: true }, req.id)),
+    );
   });
 
   router.post(`${ONE}/disable`, async (req, res) => {
-    res.json(toWebhookJson(await api.call('factories', 'SetWebhookEnabled', { ...ref(req), enabled: false }, req.id)));
+    res.json(
+      toWebhookJson(
+        await api.call('factories', 'SetWebhookEnabled', { ...ref(req), enabled: false }, req.id),
+      ),
+    );
   });
 
   router.delete(ONE, async (req, res) => {
@@ -95,18 +118,36 @@ export function webhookRoutes(api: OrchestratorApi): Router {
 
   router.post(`${ONE}/rotate-secret`, async (req, res) => {
     const body = parseBody(rotateBody, req.body);
-    const rotated = await api.call('factories', 'RotateWebhookSecret', { ...ref(req), provider_secret: body.provider_secret ?? '' }, req.id);
+    const rotated = await api.call(
+      'factories',
+      'RotateWebhookSecret',
+      { ...ref(req), provider_secret: body.provider_secret ?? '' },
+      req.id,
+    );
     res.json(toWebhookWithSecretJson(rotated));
   });
 
   router.get(`${ONE}/deliveries`, async (req, res) => {
     const query = parseQuery(deliveriesQuery, req.query);
-    const page = await api.call('factories', 'ListDeliveries', { ...ref(req), limit: query.limit ?? 0, cursor: query.cursor ?? '' }, req.id);
-    res.json({ deliveries: page.deliveries.map((d) => toDeliveryJson(d)), ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) });
+    const page = await api.call(
+      'factories',
+      'ListDeliveries',
+      { ...ref(req), limit: query.limit ?? 0, cursor: query.cursor ?? '' },
+      req.id,
+    );
+    res.json({
+      deliveries: page.deliveries.map((d) => toDeliveryJson(d)),
+      ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}),
+    });
   });
 
   router.get(`${ONE}/deliveries/:deliveryId`, async (req, res) => {
-    const delivery = await api.call('factories', 'GetDelivery', { ...ref(req), delivery_id: req.params.deliveryId }, req.id);
+    const delivery = await api.call(
+      'factories',
+      'GetDelivery',
+      { ...ref(req), delivery_id: req.params.deliveryId },
+      req.id,
+    );
     res.json(toDeliveryJson(delivery, true));
   });
 
@@ -115,7 +156,12 @@ export function webhookRoutes(api: OrchestratorApi): Router {
     const result = await api.call(
       'factories',
       'TestFilter',
-      { ...ref(req), delivery_id: body.delivery_id, automation_id: body.automation_id ?? '', filter_json: body.filter ? JSON.stringify(body.filter) : '' },
+      {
+        ...ref(req),
+        delivery_id: body.delivery_id,
+        automation_id: body.automation_id ?? '',
+        filter_json: body.filter ? JSON.stringify(body.filter) : '',
+      },
       req.id,
     );
     res.json(toTestFilterJson(result));

@@ -15,7 +15,18 @@ export function webhookSecretRoutes(api: OrchestratorApi): Router {
 
   router.post('/secrets', async (req, res) => {
     const body = parseBody(createSecretBody, req.body);
-    res.status(201).json(toSecretJson(await api.call('factories', 'CreateSecret', { caller: callerOf(req), name: body.name, value: body.value }, req.id)));
+    res
+      .status(201)
+      .json(
+        toSecretJson(
+          await api.call(
+            'factories',
+            'CreateSecret',
+            { caller: callerOf(req), name: body.name, value: body.value },
+            req.id,
+          ),
+        ),
+      );
   });
 
   router.get('/secrets', async (req, res) => {
@@ -24,12 +35,25 @@ export function webhookSecretRoutes(api: OrchestratorApi): Router {
   });
 
   router.get('/secrets/:name', async (req, res) => {
-    res.json(toSecretJson(await api.call('factories', 'GetSecret', { caller: callerOf(req), name: req.params.name }, req.id)));
+    res.json(
+      toSecretJson(
+        await api.call('factories', 'GetSecret', { caller: callerOf(req), name: req.params.name }, req.id),
+      ),
+    );
   });
 
   router.put('/secrets/:name', async (req, res) => {
     const body = parseBody(setSecretBody, req.body);
-    res.json(toSecretJson(await api.call('factories', 'SetSecretValue', { caller: callerOf(req), name: req.params.name, value: body.value }, req.id)));
+    res.json(
+      toSecretJson(
+        await api.call(
+          'factories',
+          'SetSecretValue',
+          { caller: callerOf(req), name: req.params.name, value: body.value },
+          req.id,
+        ),
+      ),
+    );
   });
 
   router.delete('/secrets/:name', async (req, res) => {

@@ -32,37 +32,61 @@ export const agentConfigSchema = z
     computer_use_model_id: z.string().optional(),
     credential_strategy: z.enum(['CREATOR', 'EXECUTOR']).nullable().optional(),
     harness: z
-      .object({ type: z.enum(['oz', 'claude', 'gemini', 'codex']).optional(), model_id: z.string().optional(), reasoning_level: z.string().optional() })
+      .object({
+        type: z.enum(['oz', 'claude', 'gemini', 'codex']).optional(),
+        model_id: z.string().optional(),
+        reasoning_level: z.string().optional(),
+      })
       .optional(),
     // gemini_auth_secret_name: Conveyor's Gemini equivalent of the contract's two names (docs/harnesses.md).
     harness_auth_secrets: z
-      .object({ claude_auth_secret_name: z.string().optional(), codex_auth_secret_name: z.string().optional(), gemini_auth_secret_name: z.string().optional() })
+      .object({
+        claude_auth_secret_name: z.string().optional(),
+        codex_auth_secret_name: z.string().optional(),
+        gemini_auth_secret_name: z.string().optional(),
+      })
       .optional(),
     inference_providers: z.record(z.unknown()).optional(),
     memory_stores: z
-      .array(z.object({ uid: z.string(), access: z.enum(['read_write', 'read_only']), instructions: z.string().min(1) }))
+      .array(
+        z.object({
+          uid: z.string(),
+          access: z.enum(['read_write', 'read_only']),
+          instructions: z.string().min(1),
+        }),
+      )
       .optional(),
     session_sharing: z.object({ public_access: z.enum(['VIEWER', 'EDITOR']).optional() }).optional(),
   })
   .passthrough()
-  .refine((c) => !(c.skill_spec !== undefined && c.skills !== undefined), { message: 'skill_spec and skills are mutually exclusive' });
+  .refine((c) => !(c.skill_spec !== undefined && c.skills !== undefined), {
+    message: 'skill_spec and skills are mutually exclusive',
+  });
 
 const METADATA_KEY = /^[a-zA-Z0-9._-]+$/;
 
 /** Run metadata (contract §0.6): ≤ 20 keys; key 1–64 bytes of [a-zA-Z0-9._-]; value ≤ 256 bytes UTF-8, no NUL. */
-export const metadataSchema = z
-  .record(z.string())
-  .superRefine((map, ctx) => {
-    const keys = Object.keys(map);
-    if (keys.length > 20) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `at most 20 keys are allowed (got ${keys.length})` });
-    for (const key of keys) {
-      if (Buffer.byteLength(key) > 64 || !METADATA_KEY.test(key)) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'keys must be 1-64 characters of [a-zA-Z0-9._-]' });
-      }
-      const value = map[key] ?? '';
-      if (Buffer.byteLength(value) > 256) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must be at most 256 bytes' });
-      if (value.includes('\0')) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must not contain NUL' });
+export const metadataSchema = z.record(z.string()).superRefine((map, ctx) => {
+  const keys = Object.keys(map);
+  if (keys.length > 20)
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `at most 20 keys are allowed (got ${keys.length})`,
+    });
+  for (const key of keys) {
+    if (Buffer.byteLength(key) > 64 || !METADATA_KEY.test(key)) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: [key],
+        message: 'keys must be 1-64 characters of [a-zA-Z0-9._-]',
+      });
     }
-  });
+    const value = map[key] ?? '';
+    if (Buffer.byteLength(value) > 256)
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must be at most 256 bytes' });
+    if (value.includes('\0'))
+      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must not contain NUL' });
+  }
+});
 
 export type AgentConfig = z.infer<typeof agentConfigSchema>;

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { ARTIFACT_TYPES } from '@conveyor/run-events';
 import { agentConfigResponseSchema } from './run-schemas';
-import { jsonObjectSchema, modeSchema, runStateSchema, scopeSchema, userProfileSchema } from './common-schemas';
+import {
+  jsonObjectSchema,
+  modeSchema,
+  runStateSchema,
+  scopeSchema,
+  userProfileSchema,
+} from './common-schemas';
 
 /** Response shapes of the catalog, schedules, identities and artifacts (contract §1, §4, §5, §6; docs/). */
 
@@ -10,11 +16,18 @@ const variantSchema = z.object({
   base_prompt: z.string(),
   description: z.string(),
   environments: z.array(z.object({ uid: z.string(), name: z.string() })),
-  source: z.object({ owner: z.string(), name: z.string(), skill_path: z.string(), worker_host: z.string().optional() }),
+  source: z.object({
+    owner: z.string(),
+    name: z.string(),
+    skill_path: z.string(),
+    worker_host: z.string().optional(),
+  }),
   error: z.string().optional(),
   last_run_timestamp: z.string().nullable().optional(),
 });
-export const agentListResponseSchema = z.object({ agents: z.array(z.object({ name: z.string(), variants: z.array(variantSchema) })) });
+export const agentListResponseSchema = z.object({
+  agents: z.array(z.object({ name: z.string(), variants: z.array(variantSchema) })),
+});
 
 export const modelListResponseSchema = z.object({
   models: z.array(
@@ -55,7 +68,14 @@ export const cloudEnvironmentSchema = z.object({
   creator: userProfileSchema.optional(),
   last_editor: userProfileSchema.optional(),
   last_task_created: z
-    .object({ id: z.string(), title: z.string(), state: runStateSchema, created_at: z.string(), updated_at: z.string(), started_at: z.string().nullable().optional() })
+    .object({
+      id: z.string(),
+      title: z.string(),
+      state: runStateSchema,
+      created_at: z.string(),
+      updated_at: z.string(),
+      started_at: z.string().nullable().optional(),
+    })
     .optional(),
   last_task_run_timestamp: z.string().nullable().optional(),
   scope: scopeSchema.optional(),
@@ -64,7 +84,12 @@ export const cloudEnvironmentSchema = z.object({
   created_at: z.string(),
 });
 export const environmentListResponseSchema = z.object({ environments: z.array(cloudEnvironmentSchema) });
-export const guestSchema = z.object({ user_id: z.string(), display_name: z.string(), email: z.string(), granted_at: z.string() });
+export const guestSchema = z.object({
+  user_id: z.string(),
+  display_name: z.string(),
+  email: z.string(),
+  granted_at: z.string(),
+});
 /** A pending invitation to an environment (docs/guests.md); `environment_name` only in the invitee's own list. */
 export const invitationSchema = z.object({
   invitation_id: z.string(),
@@ -74,9 +99,16 @@ export const invitationSchema = z.object({
   status: z.literal('pending'),
   invited_at: z.string(),
 });
-export const guestListResponseSchema = z.object({ guests: z.array(guestSchema), invitations: z.array(invitationSchema) });
+export const guestListResponseSchema = z.object({
+  guests: z.array(guestSchema),
+  invitations: z.array(invitationSchema),
+});
 export const invitationListResponseSchema = z.object({ invitations: z.array(invitationSchema) });
-export const shareLinkResponseSchema = z.object({ environment_id: z.string(), token: z.string(), url: z.string() });
+export const shareLinkResponseSchema = z.object({
+  environment_id: z.string(),
+  token: z.string(),
+  url: z.string(),
+});
 
 /** ScheduledAgentItem (contract §4.1) plus `timezone`, `mode` and `history.recent_runs` (docs/schedules.md). */
 export const scheduledAgentItemSchema = z.object({
@@ -98,7 +130,15 @@ export const scheduledAgentItemSchema = z.object({
       last_ran: z.string().nullable().optional(),
       next_run: z.string().nullable().optional(),
       recent_runs: z
-        .array(z.object({ run_id: z.string(), state: runStateSchema, title: z.string(), created_at: z.string(), updated_at: z.string() }))
+        .array(
+          z.object({
+            run_id: z.string(),
+            state: runStateSchema,
+            title: z.string(),
+            created_at: z.string(),
+            updated_at: z.string(),
+          }),
+        )
         .optional(),
     })
     .optional(),
@@ -109,35 +149,44 @@ export const scheduledAgentItemSchema = z.object({
 export const scheduleListResponseSchema = z.object({ schedules: z.array(scheduledAgentItemSchema) });
 export const successResponseSchema = z.object({ success: z.boolean() });
 
-const memoryStoreSchema = z.object({ uid: z.string(), access: z.enum(['read_write', 'read_only']), instructions: z.string() });
+const memoryStoreSchema = z.object({
+  uid: z.string(),
+  access: z.enum(['read_write', 'read_only']),
+  instructions: z.string(),
+});
 
 /** AgentResponse (contract §6.1). */
-export const agentResponseSchema = z
-  .object({
-    uid: z.string(),
-    name: z.string(),
-    available: z.boolean(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    default_runner_uid: z.string(),
-    skills: z.array(z.string()),
-    secrets: z.array(z.object({ name: z.string() }).passthrough()),
-    memory: z.object({ attached_stores: z.array(memoryStoreSchema), auto_memory: z.object({ enabled: z.boolean(), store: jsonObjectSchema.optional() }) }),
-    description: z.string().nullable().optional(),
-    prompt: z.string().nullable().optional(),
-    agent_type: z.enum(['FOREMAN', 'TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'VERIFY', 'CUSTOM']).nullable().optional(),
-    base_model: z.string().nullable().optional(),
-    base_harness: z.string().nullable().optional(),
-    harness: agentConfigResponseSchema.shape.harness.nullable(),
-    harness_auth_secrets: agentConfigResponseSchema.shape.harness_auth_secrets.nullable(),
-    inference_providers: jsonObjectSchema.nullable().optional(),
-    mcp_servers: z.record(jsonObjectSchema).nullable().optional(),
-    environment_id: z.string().nullable().optional(),
-    worker_host: z.string().nullable().optional(),
-    credential_strategy: z.enum(['CREATOR', 'EXECUTOR']).nullable().optional(),
-    on_behalf_of_enabled: z.boolean().nullable().optional(),
-    factory_uid: z.string().nullable().optional(),
-  });
+export const agentResponseSchema = z.object({
+  uid: z.string(),
+  name: z.string(),
+  available: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  default_runner_uid: z.string(),
+  skills: z.array(z.string()),
+  secrets: z.array(z.object({ name: z.string() }).passthrough()),
+  memory: z.object({
+    attached_stores: z.array(memoryStoreSchema),
+    auto_memory: z.object({ enabled: z.boolean(), store: jsonObjectSchema.optional() }),
+  }),
+  description: z.string().nullable().optional(),
+  prompt: z.string().nullable().optional(),
+  agent_type: z
+    .enum(['FOREMAN', 'TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'VERIFY', 'CUSTOM'])
+    .nullable()
+    .optional(),
+  base_model: z.string().nullable().optional(),
+  base_harness: z.string().nullable().optional(),
+  harness: agentConfigResponseSchema.shape.harness.nullable(),
+  harness_auth_secrets: agentConfigResponseSchema.shape.harness_auth_secrets.nullable(),
+  inference_providers: jsonObjectSchema.nullable().optional(),
+  mcp_servers: z.record(jsonObjectSchema).nullable().optional(),
+  environment_id: z.string().nullable().optional(),
+  worker_host: z.string().nullable().optional(),
+  credential_strategy: z.enum(['CREATOR', 'EXECUTOR']).nullable().optional(),
+  on_behalf_of_enabled: z.boolean().nullable().optional(),
+  factory_uid: z.string().nullable().optional(),
+});
 export const agentIdentityListResponseSchema = z.object({ agents: z.array(agentResponseSchema) });
 
 export const apiKeySchema = z.object({
@@ -159,4 +208,7 @@ export const artifactResponseSchema = z.object({
   created_at: z.string(),
   data: jsonObjectSchema,
 });
-export const reportedArtifactSchema = artifactResponseSchema.extend({ run_id: z.string(), is_public: z.boolean() });
+export const reportedArtifactSchema = artifactResponseSchema.extend({
+  run_id: z.string(),
+  is_public: z.boolean(),
+});

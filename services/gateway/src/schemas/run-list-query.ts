@@ -39,63 +39,62 @@ const timestamp = once.transform((value, ctx) => {
 });
 
 /** Query of GET /agent/runs (contract §2.5) without the `metadata[<key>]` pairs, which are read separately. */
-export const runListQueryObject = z
-  .object({
-    limit: once
-      .regex(/^\d+$/, 'must be a positive integer')
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .int()
-          .min(1, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`)
-          .max(MAX_RUN_LIST_LIMIT, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`),
-      )
-      .optional(),
-    cursor: once.optional(),
-    sort_by: oneOf(RUN_SORT_FIELDS).optional(),
-    sort_order: oneOf(SORT_ORDERS).optional(),
-    state: z
-      .union([z.string(), z.array(z.string())])
-      .transform((v) => (Array.isArray(v) ? v : [v]))
-      .pipe(z.array(oneOf(RUN_STATES)))
-      .optional(),
-    name: once.optional(),
-    model_id: once.optional(),
-    creator: once.optional(),
-    executor: once.optional(),
-    source: oneOf(RUN_SOURCES).optional(),
-    execution_location: oneOf(EXECUTION_LOCATIONS).optional(),
-    created_after: timestamp.optional(),
-    created_before: timestamp.optional(),
-    updated_after: timestamp.optional(),
-    environment_id: once
-      .refine(
-        (v) => v === EMPTY_ENVIRONMENT || isEnvironmentId(v),
-        `must be 22 letters and digits, or ${EMPTY_ENVIRONMENT}`,
-      )
-      .optional(),
-    skill_spec: once.optional(),
-    skill: once.optional(),
-    schedule_id: once.optional(),
-    ancestor_run_id: once.optional(),
-    artifact_type: oneOf(ARTIFACT_TYPES).optional(),
-    q: once
-      .max(MAX_SEARCH_LENGTH, `must be at most ${MAX_SEARCH_LENGTH} characters`)
-      .refine((q) => searchTerms(q).length <= MAX_SEARCH_TERMS, `must be at most ${MAX_SEARCH_TERMS} words`)
-      .refine(
-        (q) => q.trim() === '' || searchTerms(q).some((t) => [...t].length >= 3),
-        'needs at least one word of 3 or more characters',
-      )
-      .optional(),
-    automation_id: once.refine(isMetadataValue, 'must be at most 256 bytes without NUL').optional(),
-    factory_uid: once.optional(),
-  });
+export const runListQueryObject = z.object({
+  limit: once
+    .regex(/^\d+$/, 'must be a positive integer')
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`)
+        .max(MAX_RUN_LIST_LIMIT, `must be between 1 and ${MAX_RUN_LIST_LIMIT}`),
+    )
+    .optional(),
+  cursor: once.optional(),
+  sort_by: oneOf(RUN_SORT_FIELDS).optional(),
+  sort_order: oneOf(SORT_ORDERS).optional(),
+  state: z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (Array.isArray(v) ? v : [v]))
+    .pipe(z.array(oneOf(RUN_STATES)))
+    .optional(),
+  name: once.optional(),
+  model_id: once.optional(),
+  creator: once.optional(),
+  executor: once.optional(),
+  source: oneOf(RUN_SOURCES).optional(),
+  execution_location: oneOf(EXECUTION_LOCATIONS).optional(),
+  created_after: timestamp.optional(),
+  created_before: timestamp.optional(),
+  updated_after: timestamp.optional(),
+  environment_id: once
+    .refine(
+      (v) => v === EMPTY_ENVIRONMENT || isEnvironmentId(v),
+      `must be 22 letters and digits, or ${EMPTY_ENVIRONMENT}`,
+    )
+    .optional(),
+  skill_spec: once.optional(),
+  skill: once.optional(),
+  schedule_id: once.optional(),
+  ancestor_run_id: once.optional(),
+  artifact_type: oneOf(ARTIFACT_TYPES).optional(),
+  q: once
+    .max(MAX_SEARCH_LENGTH, `must be at most ${MAX_SEARCH_LENGTH} characters`)
+    .refine((q) => searchTerms(q).length <= MAX_SEARCH_TERMS, `must be at most ${MAX_SEARCH_TERMS} words`)
+    .refine(
+      (q) => q.trim() === '' || searchTerms(q).some((t) => [...t].length >= 3),
+      'needs at least one word of 3 or more characters',
+    )
+    .optional(),
+  automation_id: once.refine(isMetadataValue, 'must be at most 256 bytes without NUL').optional(),
+  factory_uid: once.optional(),
+});
 
 const listQuery = runListQueryObject.refine((q) => !q.skill || !q.skill_spec || q.skill === q.skill_spec, {
-    message: 'skill is an alias of skill_spec; give one, or the same value',
-    path: ['skill'],
-  });
+  message: 'skill is an alias of skill_spec; give one, or the same value',
+  path: ['skill'],
+});
 
 const METADATA_PARAM = /^metadata\[(.*)\]$/;
 

@@ -37,7 +37,12 @@ export const runItemSchema = z.object({
   started_at: z.string().nullable().optional(),
   agent_config: agentConfigResponseSchema.optional(),
   agent_skill: z
-    .object({ name: z.string().optional(), description: z.string().optional(), full_path: z.string().optional(), bundled_skill_id: z.string().optional() })
+    .object({
+      name: z.string().optional(),
+      description: z.string().optional(),
+      full_path: z.string().optional(),
+      bundled_skill_id: z.string().optional(),
+    })
     .optional(),
   artifacts: z.array(runArtifactItemSchema).optional(),
   conversation_id: z.string().optional(),
@@ -51,10 +56,17 @@ export const runItemSchema = z.object({
   is_sandbox_running: z.boolean().optional(),
   metadata: z.record(z.string()).optional(),
   parent_run_id: z.string().optional(),
-  schedule: z.object({ schedule_id: z.string(), schedule_name: z.string(), cron_schedule: z.string() }).optional(),
+  schedule: z
+    .object({ schedule_id: z.string(), schedule_name: z.string(), cron_schedule: z.string() })
+    .optional(),
   scope: scopeSchema.optional(),
   status_message: z
-    .object({ message: z.string(), error_code: z.string().optional(), retryable: z.boolean().optional(), session_debug_until: z.string().optional() })
+    .object({
+      message: z.string(),
+      error_code: z.string().optional(),
+      retryable: z.boolean().optional(),
+      session_debug_until: z.string().optional(),
+    })
     .optional(),
   run_time: z.string().optional(),
   trigger_url: z.string().optional(),
@@ -83,7 +95,15 @@ export const followupResponseSchema = z.object({
 
 export const timelineResponseSchema = z.object({
   run_id: z.string(),
-  events: z.array(z.object({ id: z.string(), kind: z.string(), created_at: z.string(), execution: z.number().int(), data: z.unknown() })),
+  events: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      created_at: z.string(),
+      execution: z.number().int(),
+      data: z.unknown(),
+    }),
+  ),
 });
 
 /** The normalized conversation (docs/runs.md); its messages and steps are documented there. */
@@ -92,7 +112,12 @@ export const conversationResponseSchema = z.object({ conversation_id: z.string()
 /** GET /agent/runs/{run_id}/handoff/attachments (contract §8). */
 export const handoffAttachmentsResponseSchema = z.object({
   attachments: z.array(
-    z.object({ attachment_id: z.string(), download_url: z.string(), filename: z.string(), mime_type: z.string().optional() }),
+    z.object({
+      attachment_id: z.string(),
+      download_url: z.string(),
+      filename: z.string(),
+      mime_type: z.string().optional(),
+    }),
   ),
 });
 
@@ -113,6 +138,12 @@ export const scoresResponseSchema = z.object({
   accepted: z.number().int(),
   rejected: z.number().int(),
   results: z.array(
-    z.object({ index: z.number().int(), evaluation: z.string().optional(), accepted: z.boolean(), reason: z.string().optional(), detail: z.string().optional() }),
+    z.object({
+      index: z.number().int(),
+      evaluation: z.string().optional(),
+      accepted: z.boolean(),
+      reason: z.string().optional(),
+      detail: z.string().optional(),
+    }),
   ),
 });

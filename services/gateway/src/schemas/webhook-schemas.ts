@@ -31,7 +31,9 @@ export const webhookSchema = z.object({
 });
 export const webhookListResponseSchema = z.object({ webhooks: z.array(webhookSchema) });
 /** Creation and rotation: the generated secret and the sender's URL are shown this once. */
-export const webhookWithSecretSchema = webhookSchema.partial().extend({ secret: z.string().optional(), ingress_url: z.string() });
+export const webhookWithSecretSchema = webhookSchema
+  .partial()
+  .extend({ secret: z.string().optional(), ingress_url: z.string() });
 
 const deliverySchema = z.object({
   id: z.string(),
@@ -45,14 +47,22 @@ const deliverySchema = z.object({
   has_payload: z.boolean(),
   processed_at: z.string().nullable(),
 });
-export const deliveryListResponseSchema = z.object({ deliveries: z.array(deliverySchema), next_cursor: z.string().optional() });
+export const deliveryListResponseSchema = z.object({
+  deliveries: z.array(deliverySchema),
+  next_cursor: z.string().optional(),
+});
 export const deliveryDetailSchema = deliverySchema.extend({ payload: z.unknown(), outcome: z.unknown() });
 
 export const testFilterResponseSchema = z.object({
   result: z.enum(['Would trigger', 'Would not trigger']),
   would_trigger: z.boolean(),
   webhook_check: z.object({ passed: z.boolean(), detail: z.string() }),
-  payload_check: z.object({ passed: z.boolean(), detail: z.string(), mismatches: z.array(z.string()), error: z.string().optional() }),
+  payload_check: z.object({
+    passed: z.boolean(),
+    detail: z.string(),
+    mismatches: z.array(z.string()),
+    error: z.string().optional(),
+  }),
 });
 
 export const automationSchema = z.object({
@@ -70,9 +80,16 @@ export const automationSchema = z.object({
 export const automationListResponseSchema = z.object({ automations: z.array(automationSchema) });
 
 export const applyResponseSchema = z.object({
-  webhooks: z.array(z.object({ name: z.string(), webhook_uid: z.string(), action: z.string(), url: z.string() })),
+  webhooks: z.array(
+    z.object({ name: z.string(), webhook_uid: z.string(), action: z.string(), url: z.string() }),
+  ),
   automations: z.array(z.object({ name: z.string(), automation_id: z.string(), action: z.string() })),
 });
 
-export const secretSchema = z.object({ name: z.string(), created_at: z.string(), updated_at: z.string(), used_by_webhooks: z.array(z.string()) });
+export const secretSchema = z.object({
+  name: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  used_by_webhooks: z.array(z.string()),
+});
 export const secretListResponseSchema = z.object({ secrets: z.array(secretSchema) });

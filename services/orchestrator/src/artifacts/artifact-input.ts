@@ -8,7 +8,10 @@ export const MAX_ARTIFACT_BYTES = 5 * 1024 * 1024;
 export const MAX_PLAN_BYTES = 1024 * 1024;
 
 const mimeType = z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'must be a MIME type such as text/plain');
-const httpUrl = z.string().max(2048).refine((u) => canonicalizeUrl(u) !== undefined, 'must be an http(s) URL without credentials');
+const httpUrl = z
+  .string()
+  .max(2048)
+  .refine((u) => canonicalizeUrl(u) !== undefined, 'must be an http(s) URL without credentials');
 
 /**
  * What a harness reports, per type (the `data` of contract §2.3 minus what the platform fills in: uids, sizes,
@@ -26,7 +29,12 @@ export const reportedDataSchemas = {
     description: z.string().max(2000).optional(),
   }),
   PLAN: z.object({
-    content: z.string().refine((c) => Buffer.byteLength(c, 'utf8') <= MAX_PLAN_BYTES, `must be at most ${MAX_PLAN_BYTES} bytes`),
+    content: z
+      .string()
+      .refine(
+        (c) => Buffer.byteLength(c, 'utf8') <= MAX_PLAN_BYTES,
+        `must be at most ${MAX_PLAN_BYTES} bytes`,
+      ),
     title: z.string().max(300).optional(),
     url: httpUrl.optional(),
   }),
@@ -43,14 +51,21 @@ export type ReportedType = keyof typeof reportedDataSchemas;
 export const REPORTED_TYPES = Object.keys(reportedDataSchemas) as ReportedType[];
 export const NEEDS_BYTES: ReadonlySet<ReportedType> = new Set(['FILE', 'SCREENSHOT']);
 
-export function parseReportedData<T extends ReportedType>(type: T, data: unknown): z.infer<(typeof reportedDataSchemas)[T]> {
+export function parseReportedData<T extends ReportedType>(
+  type: T,
+  data: unknown,
+): z.infer<(typeof reportedDataSchemas)[T]> {
   const parsed = reportedDataSchemas[type].safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new AppError('invalid_request', `data.${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`.replace('data.:', 'data:'));
+    throw new AppError(
+      'invalid_request',
+      `data.${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`.replace('data.:', 'data:'),
+    );
   }
   return parsed.data as z.infer<(typeof reportedDataSchemas)[T]>;
 }
 
 /** The last path component, as contract §2.3 defines `filename`. */
-export const fileNameOf = (filepath: string): string => filepath.split(/[\\/]/).filter(Boolean).pop() ?? filepath;
+export const fileNameOf = (filepath: string): string =>
+  filepath.split(/[\\/]/).filter(Boolean).pop() ?? filepath;

@@ -32,29 +32,42 @@ export function embeddedView(row: Artifact): ArtifactView {
  * The access rule of §5: a public artifact is readable by anyone; a private one only by a caller who can see its
  * run (same team). A malformed UID is a 400; a missing artifact and one the caller may not see are the same 404.
  */
-export async function findReadableArtifact(db: PrismaClient, caller: Caller__Output | null, artifactUid: string): Promise<Artifact & { run: { teamId: string } }> {
+export async function findReadableArtifact(
+  db: PrismaClient,
+  caller: Caller__Output | null,
+  artifactUid: string,
+): Promise<Artifact & { run: { teamId: string } }> {
   if (!isUuid(artifactUid)) throw new AppError('invalid_request', 'artifactUid must be a UUID');
-  const row = await db.artifact.findUnique({ where: { id: artifactUid }, include: { run: { select: { teamId: true } } } });
+  const row = await db.artifact.findUnique({
+    where: { id: artifactUid },
+    include: { run: { select: { teamId: true } } },
+  });
   if (!row) throw notFound('Artifact');
   if (!row.isPublic && !(caller?.team_id && caller.team_id === row.run.teamId)) throw notFound('Artifact');
   return row;
 }
 
 async function signedLink(deps: ArtifactReadDeps, row: Artifact): Promise<ArtifactDownload> {
-  if (!DOWNLOADABLE.has(row.type)) throw new AppError('operation_not_supported', `${row.type} artifacts have nothing to download`);
+  if (!DOWNLOADABLE.has(row.type))
+    throw new AppError('operation_not_supported', `${row.type} artifacts have nothing to download`);
   if (!row.blobKey) throw new AppError('resource_not_found', 'This artifact has no stored content');
   const expiresAt = new Date(Date.now() + deps.ttlSeconds * 1000);
   return { url: await deps.sign(row.blobKey, expiresAt), expires_at: expiresAt.toISOString() };
 }
 
-const pick = (data: Data, keys: string[]): Data => Object.fromEntries(keys.filter((k) => data[k] !== undefined && data[k] !== null).map((k) => [k, data[k]]));
+const pick = (data: Data, keys: string[]): Data =>
+  Object.fromEntries(keys.filter((k) => data[k] !== undefined && data[k] !== null).map((k) => [k, data[k]]));
 
 /**
  * `GET /agent/artifacts/{uid}` (contract §5.1): files and screenshots with a fresh signed URL, plans with their
  * current content inline. Anonymous readers of a public file do not learn its conversation-relative path.
  * Pull requests and external references have no variant in the contract; they answer with their embedded data.
  */
-export async function getArtifact(deps: ArtifactReadDeps, caller: Caller__Output | null, artifactUid: string): Promise<ArtifactView> {
+export async function getArtifact(
+  deps: ArtifactReadDeps,
+  caller: Caller__Output | null,
+  artifactUid: string,
+): Promise<ArtifactView> {
   const row = await findReadableArtifact(deps.db, caller, artifactUid);
   const stored = (row.data ?? {}) as Data;
   const anonymous = !(caller?.team_id && caller.team_id === row.run.teamId);
@@ -78,13 +91,23 @@ export async function getArtifact(deps: ArtifactReadDeps, caller: Caller__Output
         download_url: link.url,
         expires_at: link.expires_at,
         filename: stored.filename ?? '',
-        ...pick(stored, anonymous ? ['size_bytes', 'description', 'title'] : ['filepath', 'size_bytes', 'description', 'title']),
+        ...pick(
+          stored,
+          anonymous
+            ? ['size_bytes', 'description', 'title']
+            : ['filepath', 'size_bytes', 'description', 'title'],
+        ),
       };
       break;
     }
     case 'SCREENSHOT': {
       const link = await signedLink(deps, row);
-      data = { content_type: stored.mime_type ?? 'application/octet-stream', download_url: link.url, expires_at: link.expires_at, ...pick(stored, ['description']) };
+      data = {
+        content_type: stored.mime_type ?? 'application/octet-stream',
+        download_url: link.url,
+        expires_at: link.expires_at,
+        ...pick(stored, ['description']),
+      };
       break;
     }
     default:
@@ -94,6 +117,10 @@ export async function getArtifact(deps: ArtifactReadDeps, caller: Caller__Output
 }
 
 /** `GET /agent/artifacts/{uid}/download`: where to redirect; same access rule. */
-export async function getArtifactDownload(deps: ArtifactReadDeps, caller: Caller__Output | null, artifactUid: string): Promise<ArtifactDownload> {
+export async function getArtifactDownload(
+  deps: ArtifactReadDeps,
+  caller: Caller__Output | null,
+  artifactUid: string,
+): Promise<ArtifactDownload> {
   return signedLink(deps, await findReadableArtifact(deps.db, caller, artifactUid));
 }

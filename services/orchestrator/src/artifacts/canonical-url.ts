@@ -22,7 +22,8 @@ export function canonicalizeUrl(raw: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.username || url.password || !url.hostname) return undefined;
   url.hash = '';
-  if (url.pathname.length > 1 && url.pathname.endsWith('/')) url.pathname = url.pathname.replace(/\/+$/, '') || '/';
+  if (url.pathname.length > 1 && url.pathname.endsWith('/'))
+    url.pathname = url.pathname.replace(/\/+$/, '') || '/';
   let out = url.toString();
   if (out.endsWith('?')) out = out.slice(0, -1);
   return out;

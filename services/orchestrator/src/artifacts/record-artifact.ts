@@ -17,7 +17,8 @@ export interface ArtifactRecord {
 }
 
 /** Blob key of an artifact's bytes; one per artifact, replaced when a plan's content changes. */
-export const artifactBlobKey = (runId: string, artifactUid: string): string => `artifacts/${runId}/${artifactUid}`;
+export const artifactBlobKey = (runId: string, artifactUid: string): string =>
+  `artifacts/${runId}/${artifactUid}`;
 
 /**
  * The one way an artifact row is written, for both paths: the runner's event stream (`artifact` events) and
@@ -25,7 +26,10 @@ export const artifactBlobKey = (runId: string, artifactUid: string): string => `
  * types that carry it and stores an external reference's canonical URL (docs/artifacts.md) as its locator;
  * an external reference whose URL cannot be canonicalised is kept but cannot be looked up.
  */
-export async function recordArtifact(tx: Prisma.TransactionClient, record: ArtifactRecord): Promise<Artifact> {
+export async function recordArtifact(
+  tx: Prisma.TransactionClient,
+  record: ArtifactRecord,
+): Promise<Artifact> {
   const id = record.id ?? newUuid();
   const data: Record<string, unknown> = { ...record.data };
   if (SELF_REFERENCING.has(record.type)) data.artifact_uid = id;

@@ -4,7 +4,14 @@ import { AppError } from '@conveyor/errors';
 import type { ArtifactView, Caller__Output, ReportArtifactRequest__Output } from '@conveyor/proto';
 import type { RunEvent } from '@conveyor/run-events';
 import { artifactBlobKey, recordArtifact } from './record-artifact';
-import { fileNameOf, MAX_ARTIFACT_BYTES, NEEDS_BYTES, parseReportedData, REPORTED_TYPES, type ReportedType } from './artifact-input';
+import {
+  fileNameOf,
+  MAX_ARTIFACT_BYTES,
+  NEEDS_BYTES,
+  parseReportedData,
+  REPORTED_TYPES,
+  type ReportedType,
+} from './artifact-input';
 import { embeddedView } from './artifact-views';
 
 export const PLAN_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -22,9 +29,17 @@ function parseJsonObject(json: string): unknown {
  * given (caller.run_id), so it can only ever write to its own run. Bytes go to the blob store before the row is
  * written (a failed write removes them again); a PLAN named by artifact_uid gets its content replaced.
  */
-export async function reportArtifact(deps: { db: PrismaClient; blobs: BlobStore }, caller: Caller__Output, req: ReportArtifactRequest__Output): Promise<ArtifactView> {
-  if (!caller.run_id) throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
-  const run = await deps.db.run.findFirst({ where: { id: caller.run_id, teamId: caller.team_id }, select: { id: true, execution: true } });
+export async function reportArtifact(
+  deps: { db: PrismaClient; blobs: BlobStore },
+  caller: Caller__Output,
+  req: ReportArtifactRequest__Output,
+): Promise<ArtifactView> {
+  if (!caller.run_id)
+    throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
+  const run = await deps.db.run.findFirst({
+    where: { id: caller.run_id, teamId: caller.team_id },
+    select: { id: true, execution: true },
+  });
   if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
   if (!(REPORTED_TYPES as string[]).includes(req.artifact_type)) {
     throw new AppError('invalid_request', `artifact_type must be one of ${REPORTED_TYPES.join(', ')}`);
@@ -33,12 +48,18 @@ export async function reportArtifact(deps: { db: PrismaClient; blobs: BlobStore 
   const raw = parseJsonObject(req.data_json);
   const content = Buffer.from(req.content);
   if (NEEDS_BYTES.has(type)) {
-    if (!req.has_content || content.length === 0) throw new AppError('invalid_request', `content_base64 is required for ${type} artifacts`);
-    if (content.length > MAX_ARTIFACT_BYTES) throw new AppError('payload_too_large', `content must be at most ${MAX_ARTIFACT_BYTES} bytes`);
+    if (!req.has_content || content.length === 0)
+      throw new AppError('invalid_request', `content_base64 is required for ${type} artifacts`);
+    if (content.length > MAX_ARTIFACT_BYTES)
+      throw new AppError('payload_too_large', `content must be at most ${MAX_ARTIFACT_BYTES} bytes`);
   } else if (req.has_content) {
-    throw new AppError('invalid_request', `${type} artifacts take no content_base64${type === 'PLAN' ? ' (the plan is data.content)' : ''}`);
+    throw new AppError(
+      'invalid_request',
+      `${type} artifacts take no content_base64${type === 'PLAN' ? ' (the plan is data.content)' : ''}`,
+    );
   }
-  if (req.artifact_uid && type !== 'PLAN') throw new AppError('invalid_request', 'artifact_uid (update) applies to PLAN artifacts only');
+  if (req.artifact_uid && type !== 'PLAN')
+    throw new AppError('invalid_request', 'artifact_uid (update) applies to PLAN artifacts only');
 
   const now = new Date();
   const id = newUuid();
@@ -76,9 +97,29 @@ export async function reportArtifact(deps: { db: PrismaClient; blobs: BlobStore 
   if (bytes && blobKey) await deps.blobs.put(blobKey, bytes.body, bytes.contentType);
   try {
     const row = await deps.db.$transaction(async (tx) => {
-      const created = await recordArtifact(tx, { id, runId: run.id, type, data, isPublic: req.is_public, blobKey, now });
-      const event: RunEvent = { kind: 'artifact', artifact_type: type, data: created.data as Record<string, unknown> };
-      await tx.runEvent.create({ data: { runId: run.id, execution: run.execution, kind: event.kind, data: event as Prisma.InputJsonValue, createdAt: now } });
+      const created = await recordArtifact(tx, {
+        id,
+        runId: run.id,
+        type,
+        data,
+        isPublic: req.is_public,
+        blobKey,
+        now,
+      });
+      const event: RunEvent = {
+        kind: 'artifact',
+        artifact_type: type,
+        data: created.data as Record<string, unknown>,
+      };
+      await tx.runEvent.create({
+        data: {
+          runId: run.id,
+          execution: run.execution,
+          kind: event.kind,
+          data: event as Prisma.InputJsonValue,
+          createdAt: now,
+        },
+      });
       await tx.run.update({ where: { id: run.id }, data: { updatedAt: now } });
       return created;
     });
@@ -97,11 +138,17 @@ async function updatePlan(
   markdown: string,
   changes: { title?: string; url?: string },
 ): Promise<ArtifactView> {
-  const existing = /^[0-9a-f-]{36}$/i.test(artifactUid) ? await deps.db.artifact.findFirst({ where: { id: artifactUid, runId, type: 'PLAN' } }) : null;
-  if (!existing) throw new AppError('resource_not_found', 'No PLAN artifact with this artifact_uid on this run');
+  const existing = /^[0-9a-f-]{36}$/i.test(artifactUid)
+    ? await deps.db.artifact.findFirst({ where: { id: artifactUid, runId, type: 'PLAN' } })
+    : null;
+  if (!existing)
+    throw new AppError('resource_not_found', 'No PLAN artifact with this artifact_uid on this run');
   const key = existing.blobKey ?? artifactBlobKey(runId, existing.id);
   await deps.blobs.put(key, Buffer.from(markdown, 'utf8'), PLAN_CONTENT_TYPE);
   const data = { ...(existing.data as Record<string, unknown>), ...changes };
-  const row = await deps.db.artifact.update({ where: { id: existing.id }, data: { data: data as Prisma.InputJsonValue, blobKey: key } });
+  const row = await deps.db.artifact.update({
+    where: { id: existing.id },
+    data: { data: data as Prisma.InputJsonValue, blobKey: key },
+  });
   return embeddedView(row);
 }

@@ -11,7 +11,11 @@ import { canonicalizeUrl } from './canonical-url';
  * team) are searched, so "no such reference" and "not yours" are the same 404. When several visible runs reported
  * the same URL, the most recent report wins.
  */
-export async function runByExternalReference(db: PrismaClient, caller: Caller__Output, url: string): Promise<Run> {
+export async function runByExternalReference(
+  db: PrismaClient,
+  caller: Caller__Output,
+  url: string,
+): Promise<Run> {
   if (!url.trim()) throw new AppError('invalid_request', 'url is required');
   const canonical = canonicalizeUrl(url);
   if (!canonical) throw notFound('Run');

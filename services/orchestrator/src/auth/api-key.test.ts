@@ -13,7 +13,13 @@ describe('API keys', () => {
   });
 
   it('rejects malformed keys before touching storage', () => {
-    for (const bad of ['', 'Bearer x', 'cvy_short_abc', `cvy_${'a'.repeat(10)}_${'b'.repeat(42)}`, `sk_${'a'.repeat(60)}`]) {
+    for (const bad of [
+      '',
+      'Bearer x',
+      'cvy_short_abc',
+      `cvy_${'a'.repeat(10)}_${'b'.repeat(42)}`,
+      `sk_${'a'.repeat(60)}`,
+    ]) {
       expect(parseApiKey(bad)).toBeUndefined();
     }
   });

@@ -22,7 +22,11 @@ interface KeyRow {
 const unauthenticated = () => new AppError('authentication_required', 'A valid API key is required');
 
 /** Resolves an API key to the caller it acts for; every failure looks the same to the outside. */
-export async function authenticateApiKey(db: PrismaClient, apiKey: string, now = new Date()): Promise<Caller> {
+export async function authenticateApiKey(
+  db: PrismaClient,
+  apiKey: string,
+  now = new Date(),
+): Promise<Caller> {
   const parsed = parseApiKey(apiKey);
   if (!parsed) throw unauthenticated();
   // One statement with both joins: Prisma's `include` would read the key, its user and its identity in three round

@@ -10,14 +10,24 @@ export const RUN_API_KEY_TTL_MS = 12 * 60 * 60 * 1000;
  * the executor's own keys. Returns '' when the executor has no principal a key can belong to (no key is better
  * than a key acting for someone else).
  */
-export async function mintRunApiKey(tx: Prisma.TransactionClient, run: Pick<Run, 'id' | 'teamId' | 'execution' | 'executorType' | 'executorId' | 'creatorType' | 'creatorId'>, now = new Date()): Promise<string> {
+export async function mintRunApiKey(
+  tx: Prisma.TransactionClient,
+  run: Pick<Run, 'id' | 'teamId' | 'execution' | 'executorType' | 'executorId' | 'creatorType' | 'creatorId'>,
+  now = new Date(),
+): Promise<string> {
   let owner: { userId: string } | { agentIdentityId: string } | undefined;
   if (run.executorType === 'AGENT') {
-    const agent = await tx.agentIdentity.findFirst({ where: { id: run.executorId, teamId: run.teamId }, select: { id: true } });
+    const agent = await tx.agentIdentity.findFirst({
+      where: { id: run.executorId, teamId: run.teamId },
+      select: { id: true },
+    });
     if (agent) owner = { agentIdentityId: agent.id };
   } else {
     const candidates = [run.executorId, ...(run.creatorType === 'USER' ? [run.creatorId] : [])];
-    const user = await tx.user.findFirst({ where: { id: { in: candidates }, teamId: run.teamId }, select: { id: true } });
+    const user = await tx.user.findFirst({
+      where: { id: { in: candidates }, teamId: run.teamId },
+      select: { id: true },
+    });
     if (user) owner = { userId: user.id };
   }
   if (!owner) return '';
@@ -38,6 +48,10 @@ export async function mintRunApiKey(tx: Prisma.TransactionClient, run: Pick<Run,
 }
 
 /** Called when an execution ends: its harness has nothing more to report. */
-export async function revokeRunApiKeys(tx: Prisma.TransactionClient, runId: string, now = new Date()): Promise<void> {
+export async function revokeRunApiKeys(
+  tx: Prisma.TransactionClient,
+  runId: string,
+  now = new Date(),
+): Promise<void> {
   await tx.apiKey.updateMany({ where: { runId, revokedAt: null }, data: { revokedAt: now } });
 }

@@ -7,7 +7,10 @@ export async function createTeam(db: PrismaClient, name: string, id = newId('tea
   return db.team.create({ data: { id, name } });
 }
 
-export async function createUser(db: PrismaClient, input: { teamId: string; email: string; displayName?: string; role?: TeamRole; id?: string }) {
+export async function createUser(
+  db: PrismaClient,
+  input: { teamId: string; email: string; displayName?: string; role?: TeamRole; id?: string },
+) {
   return db.user.create({
     data: {
       id: input.id ?? newId('user'),
@@ -24,7 +27,14 @@ export async function createUserApiKey(db: PrismaClient, input: { userId: string
   const user = await db.user.findUniqueOrThrow({ where: { id: input.userId } });
   const generated = generateApiKey();
   const row = await db.apiKey.create({
-    data: { id: newId('key'), teamId: user.teamId, userId: user.id, name: input.name, prefix: generated.prefix, secretHash: generated.secretHash },
+    data: {
+      id: newId('key'),
+      teamId: user.teamId,
+      userId: user.id,
+      name: input.name,
+      prefix: generated.prefix,
+      secretHash: generated.secretHash,
+    },
   });
   return { id: row.id, prefix: row.prefix, key: generated.key };
 }

@@ -26,13 +26,25 @@ export class CatalogModule {
 
   constructor({ config, db, logger }: { config: CatalogModuleConfig; db: PrismaClient; logger: Logger }) {
     this.models = ModelCatalog.fromConfig(config);
-    const egress = { policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES), allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS };
+    const egress = {
+      policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES),
+      allowedSchemes: config.GIT_ALLOWED_SCHEMES,
+      allowLocal: config.GIT_ALLOW_LOCAL_URLS,
+    };
     const scanner = new GitSkillScanner((url) => planGitFetch(url, egress));
-    const cache = new SkillRepositoryCache(db, scanner, config.SKILL_CACHE_TTL_MS, logger.child({ component: 'skill-cache' }));
+    const cache = new SkillRepositoryCache(
+      db,
+      scanner,
+      config.SKILL_CACHE_TTL_MS,
+      logger.child({ component: 'skill-cache' }),
+    );
     this.skills = new SkillCatalog(db, cache);
-    this.environments = new Environments({ db, gitBaseUrl: config.GIT_BASE_URL, allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS });
+    this.environments = new Environments({
+      db,
+      gitBaseUrl: config.GIT_BASE_URL,
+      allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS,
+    });
     this.guests = new EnvironmentGuests(db, this.environments);
     this.runCatalog = { db, models: this.models, skills: this.skills };
   }
-
 }

@@ -23,9 +23,16 @@ export function reachableBy(caller: Caller__Output): Prisma.EnvironmentWhereInpu
 }
 
 /** A malformed ID, a missing environment and an unreachable one answer the same 404. */
-export async function findEnvironmentForCaller(db: Db, caller: Caller__Output, environmentId: string): Promise<EnvironmentWithGrants> {
+export async function findEnvironmentForCaller(
+  db: Db,
+  caller: Caller__Output,
+  environmentId: string,
+): Promise<EnvironmentWithGrants> {
   const env = ENVIRONMENT_ID.test(environmentId)
-    ? await db.environment.findFirst({ where: { AND: [{ id: environmentId }, reachableBy(caller)] }, include: { grants: true } })
+    ? await db.environment.findFirst({
+        where: { AND: [{ id: environmentId }, reachableBy(caller)] },
+        include: { grants: true },
+      })
     : null;
   if (!env) throw notFound('Environment');
   return env;
@@ -33,18 +40,27 @@ export async function findEnvironmentForCaller(db: Db, caller: Caller__Output, e
 
 /** How the caller reaches it, for the response's `access`. */
 export function accessOf(env: EnvironmentWithGrants, caller: Caller__Output): 'owner' | 'guest' | 'link' {
-  if (env.teamId === caller.team_id && (env.scopeType === 'TEAM' || env.ownerId === caller.principal_id)) return 'owner';
-  return env.grants.some((g) => g.principalId === caller.principal_id && g.kind === 'GUEST') ? 'guest' : 'link';
+  if (env.teamId === caller.team_id && (env.scopeType === 'TEAM' || env.ownerId === caller.principal_id))
+    return 'owner';
+  return env.grants.some((g) => g.principalId === caller.principal_id && g.kind === 'GUEST')
+    ? 'guest'
+    : 'link';
 }
 
 /** Managing (update, delete, guests, link) is for the owner: the user-scope owner, or a team admin or the creator. */
 export function canManage(env: Environment, caller: Caller__Output): boolean {
   return (
     env.teamId === caller.team_id &&
-    (env.scopeType === 'USER' ? env.ownerId === caller.principal_id : caller.role === 'ADMIN' || env.createdById === caller.principal_id)
+    (env.scopeType === 'USER'
+      ? env.ownerId === caller.principal_id
+      : caller.role === 'ADMIN' || env.createdById === caller.principal_id)
   );
 }
 
 export function assertCanManage(env: Environment, caller: Caller__Output): void {
-  if (!canManage(env, caller)) throw new AppError('not_authorized', 'Only the environment owner (or a team admin for team environments) can manage it');
+  if (!canManage(env, caller))
+    throw new AppError(
+      'not_authorized',
+      'Only the environment owner (or a team admin for team environments) can manage it',
+    );
 }

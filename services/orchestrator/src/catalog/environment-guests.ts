@@ -1,6 +1,11 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type EnvironmentInvitation as InvitationRow, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output, Environment as EnvironmentProto, EnvironmentGuest, EnvironmentInvitation } from '@conveyor/proto';
+import type {
+  Caller__Output,
+  Environment as EnvironmentProto,
+  EnvironmentGuest,
+  EnvironmentInvitation,
+} from '@conveyor/proto';
 import { assertCanManage, canManage, findEnvironmentForCaller } from './environment-access';
 import type { Environments } from './environments';
 
@@ -15,7 +20,8 @@ const toProto = (row: InvitationRow, environmentName = ''): EnvironmentInvitatio
 });
 
 /** Whom an invitation is for: the caller whose account has its e-mail (agents have none). */
-const inviteeEmail = (caller: Caller__Output): string | undefined => caller.email.trim().toLowerCase() || undefined;
+const inviteeEmail = (caller: Caller__Output): string | undefined =>
+  caller.email.trim().toLowerCase() || undefined;
 
 /**
  * Guests by invitation (docs/guests.md). A manager invites an e-mail; nothing is looked up, so the answer is the
@@ -30,27 +36,45 @@ export class EnvironmentGuests {
   ) {}
 
   /** Accepted guests and pending invitations; managers only. */
-  async list(caller: Caller__Output, environmentId: string): Promise<{ guests: EnvironmentGuest[]; invitations: EnvironmentInvitation[] }> {
+  async list(
+    caller: Caller__Output,
+    environmentId: string,
+  ): Promise<{ guests: EnvironmentGuest[]; invitations: EnvironmentInvitation[] }> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
-    const grants = env.grants.filter((g) => g.kind === 'GUEST').sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    const grants = env.grants
+      .filter((g) => g.kind === 'GUEST')
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     const [users, invitations] = await Promise.all([
       this.db.user.findMany({ where: { id: { in: grants.map((g) => g.principalId) } } }),
-      this.db.environmentInvitation.findMany({ where: { environmentId: env.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+      this.db.environmentInvitation.findMany({
+        where: { environmentId: env.id },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
     ]);
     const guests = grants.map((g) => {
       const user = users.find((u) => u.id === g.principalId);
-      return { user_id: g.principalId, display_name: user?.displayName ?? '', email: user?.email ?? '', granted_at: g.createdAt.toISOString() };
+      return {
+        user_id: g.principalId,
+        display_name: user?.displayName ?? '',
+        email: user?.email ?? '',
+        granted_at: g.createdAt.toISOString(),
+      };
     });
     return { guests, invitations: invitations.map((row) => toProto(row)) };
   }
 
   /** Inviting the same e-mail again returns the same pending invitation. */
-  async invite(caller: Caller__Output, environmentId: string, rawEmail: string): Promise<EnvironmentInvitation> {
+  async invite(
+    caller: Caller__Output,
+    environmentId: string,
+    rawEmail: string,
+  ): Promise<EnvironmentInvitation> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
     const email = rawEmail.trim().toLowerCase();
-    if (!EMAIL.test(email) || email.length > 320) throw new AppError('invalid_request', 'email must be an e-mail address');
+    if (!EMAIL.test(email) || email.length > 320)
+      throw new AppError('invalid_request', 'email must be an e-mail address');
     const row = await this.db.environmentInvitation.upsert({
       where: { environmentId_email: { environmentId: env.id, email } },
       create: { id: newId('einv'), environmentId: env.id, email, invitedById: caller.principal_id },
@@ -62,7 +86,9 @@ export class EnvironmentGuests {
   async removeGuest(caller: Caller__Output, environmentId: string, userId: string): Promise<void> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
-    const removed = await this.db.environmentAccess.deleteMany({ where: { environmentId: env.id, principalId: userId, kind: 'GUEST' } });
+    const removed = await this.db.environmentAccess.deleteMany({
+      where: { environmentId: env.id, principalId: userId, kind: 'GUEST' },
+    });
     if (removed.count === 0) throw notFound('Guest');
   }
 
@@ -70,7 +96,11 @@ export class EnvironmentGuests {
   async pendingFor(caller: Caller__Output): Promise<EnvironmentInvitation[]> {
     const email = inviteeEmail(caller);
     if (!email) return [];
-    const rows = await this.db.environmentInvitation.findMany({ where: { email }, include: { environment: { select: { name: true } } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    const rows = await this.db.environmentInvitation.findMany({
+      where: { email },
+      include: { environment: { select: { name: true } } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
     return rows.map((row) => toProto(row, row.environment.name));
   }
 
@@ -79,8 +109,20 @@ export class EnvironmentGuests {
     if (!invitation) throw notFound('Invitation');
     await this.db.$transaction([
       this.db.environmentAccess.upsert({
-        where: { environmentId_principalId_kind: { environmentId: invitation.environmentId, principalId: caller.principal_id, kind: 'GUEST' } },
-        create: { id: newId('eacc'), environmentId: invitation.environmentId, principalId: caller.principal_id, kind: 'GUEST', grantedById: invitation.invitedById || null },
+        where: {
+          environmentId_principalId_kind: {
+            environmentId: invitation.environmentId,
+            principalId: caller.principal_id,
+            kind: 'GUEST',
+          },
+        },
+        create: {
+          id: newId('eacc'),
+          environmentId: invitation.environmentId,
+          principalId: caller.principal_id,
+          kind: 'GUEST',
+          grantedById: invitation.invitedById || null,
+        },
         update: {},
       }),
       this.db.environmentInvitation.delete({ where: { id: invitation.id } }),
@@ -92,7 +134,12 @@ export class EnvironmentGuests {
   async delete(caller: Caller__Output, invitationId: string): Promise<void> {
     let invitation = await this.addressedTo(caller, invitationId);
     if (!invitation) {
-      const row = invitationId ? await this.db.environmentInvitation.findUnique({ where: { id: invitationId }, include: { environment: true } }) : null;
+      const row = invitationId
+        ? await this.db.environmentInvitation.findUnique({
+            where: { id: invitationId },
+            include: { environment: true },
+          })
+        : null;
       if (!row || !canManage(row.environment, caller)) throw notFound('Invitation');
       invitation = row;
     }

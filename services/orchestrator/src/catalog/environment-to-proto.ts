@@ -29,13 +29,18 @@ async function principals(db: PrismaClient, ids: string[]): Promise<Map<string, 
     db.agentIdentity.findMany({ where: { id: { in: unique } }, select: { id: true, name: true } }),
   ]);
   const map = new Map<string, Principal>();
-  for (const u of users) map.set(u.id, { type: 'USER', uid: u.id, display_name: u.displayName, email: u.email });
+  for (const u of users)
+    map.set(u.id, { type: 'USER', uid: u.id, display_name: u.displayName, email: u.email });
   for (const a of agents) map.set(a.id, { type: 'AGENT', uid: a.id, display_name: a.name, email: '' });
   return map;
 }
 
 /** Latest run per environment, among the caller's team's runs (other teams' runs stay invisible). */
-async function latestRuns(db: PrismaClient, caller: Caller__Output, environmentIds: string[]): Promise<Map<string, Run>> {
+async function latestRuns(
+  db: PrismaClient,
+  caller: Caller__Output,
+  environmentIds: string[],
+): Promise<Map<string, Run>> {
   if (!environmentIds.length) return new Map();
   const runs = await db.run.findMany({
     where: { teamId: caller.team_id, environmentId: { in: environmentIds } },
@@ -45,10 +50,21 @@ async function latestRuns(db: PrismaClient, caller: Caller__Output, environmentI
   return new Map(runs.map((r) => [r.environmentId!, r]));
 }
 
-export async function environmentsToProto(db: PrismaClient, caller: Caller__Output, envs: EnvironmentWithGrants[]): Promise<EnvironmentProto[]> {
+export async function environmentsToProto(
+  db: PrismaClient,
+  caller: Caller__Output,
+  envs: EnvironmentWithGrants[],
+): Promise<EnvironmentProto[]> {
   const [people, latest] = await Promise.all([
-    principals(db, envs.flatMap((e) => [e.createdById, e.lastEditorId])),
-    latestRuns(db, caller, envs.map((e) => e.id)),
+    principals(
+      db,
+      envs.flatMap((e) => [e.createdById, e.lastEditorId]),
+    ),
+    latestRuns(
+      db,
+      caller,
+      envs.map((e) => e.id),
+    ),
   ]);
   const who = (id: string): Principal => people.get(id) ?? { type: '', uid: id, display_name: '', email: '' };
   return envs.map((env) => {
@@ -62,7 +78,14 @@ export async function environmentsToProto(db: PrismaClient, caller: Caller__Outp
       creator: who(env.createdById),
       last_editor: who(env.lastEditorId),
       last_task_created_json: run
-        ? JSON.stringify({ id: run.id, title: run.title, state: run.state, created_at: iso(run.createdAt), updated_at: iso(run.updatedAt), started_at: run.startedAt ? iso(run.startedAt) : null })
+        ? JSON.stringify({
+            id: run.id,
+            title: run.title,
+            state: run.state,
+            created_at: iso(run.createdAt),
+            updated_at: iso(run.updatedAt),
+            started_at: run.startedAt ? iso(run.startedAt) : null,
+          })
         : '',
       last_task_run_timestamp: iso(run?.startedAt ?? run?.createdAt),
       scope_type: env.scopeType === 'USER' ? 'User' : 'Team',

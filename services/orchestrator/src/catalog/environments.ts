@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '@conveyor/errors';
 import { newEnvironmentId, newId, type Prisma, type PrismaClient } from '@conveyor/db';
 import type { Caller__Output, Environment as EnvironmentProto } from '@conveyor/proto';
-import { assertCanManage, findEnvironmentForCaller, reachableBy, type EnvironmentWithGrants } from './environment-access';
+import {
+  assertCanManage,
+  findEnvironmentForCaller,
+  reachableBy,
+  type EnvironmentWithGrants,
+} from './environment-access';
 import { parseEnvironmentBody, repositoriesOf } from './environment-input';
 import { environmentsToProto } from './environment-to-proto';
 
@@ -25,7 +30,11 @@ export class Environments {
   async create(caller: Caller__Output, bodyJson: string): Promise<EnvironmentProto> {
     const body = parseEnvironmentBody(bodyJson);
     if (!body.name) throw new AppError('invalid_request', 'name is required');
-    const repositories = repositoriesOf(body, { gitBaseUrl: this.deps.gitBaseUrl, allowLocal: this.deps.allowLocalRepositories }) ?? [];
+    const repositories =
+      repositoriesOf(body, {
+        gitBaseUrl: this.deps.gitBaseUrl,
+        allowLocal: this.deps.allowLocalRepositories,
+      }) ?? [];
     const team = body.team ?? true;
     const now = new Date();
     const env = await this.deps.db.environment.create({
@@ -52,7 +61,8 @@ export class Environments {
   }
 
   async list(caller: Caller__Output, sortBy: string): Promise<EnvironmentProto[]> {
-    if (sortBy && sortBy !== 'name' && sortBy !== 'last_updated') throw new AppError('invalid_request', 'sort_by must be name or last_updated');
+    if (sortBy && sortBy !== 'name' && sortBy !== 'last_updated')
+      throw new AppError('invalid_request', 'sort_by must be name or last_updated');
     const envs = await this.deps.db.environment.findMany({
       where: reachableBy(caller),
       include: { grants: true },
@@ -70,8 +80,12 @@ export class Environments {
     const body = parseEnvironmentBody(bodyJson);
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
-    if (body.team !== undefined) throw new AppError('invalid_request', 'team cannot be changed after creation');
-    const repositories = repositoriesOf(body, { gitBaseUrl: this.deps.gitBaseUrl, allowLocal: this.deps.allowLocalRepositories });
+    if (body.team !== undefined)
+      throw new AppError('invalid_request', 'team cannot be changed after creation');
+    const repositories = repositoriesOf(body, {
+      gitBaseUrl: this.deps.gitBaseUrl,
+      allowLocal: this.deps.allowLocalRepositories,
+    });
     const updated = await this.deps.db.environment.update({
       where: { id: env.id },
       data: {
@@ -81,7 +95,9 @@ export class Environments {
         ...(repositories ? { repositories: json(repositories) } : {}),
         ...(body.setup_commands !== undefined ? { setupCommands: body.setup_commands ?? [] } : {}),
         ...(body.allowed_hosts !== undefined ? { allowedHosts: body.allowed_hosts ?? [] } : {}),
-        ...(body.failure_session_retention_minutes !== undefined ? { failureSessionRetentionMinutes: body.failure_session_retention_minutes } : {}),
+        ...(body.failure_session_retention_minutes !== undefined
+          ? { failureSessionRetentionMinutes: body.failure_session_retention_minutes }
+          : {}),
         lastEditorId: caller.principal_id,
         updatedAt: new Date(),
       },
@@ -120,7 +136,13 @@ export class Environments {
     const env = token ? await this.deps.db.environment.findUnique({ where: { shareToken: token } }) : null;
     if (!env) throw notFound('Environment link');
     await this.deps.db.environmentAccess.upsert({
-      where: { environmentId_principalId_kind: { environmentId: env.id, principalId: caller.principal_id, kind: 'LINK' } },
+      where: {
+        environmentId_principalId_kind: {
+          environmentId: env.id,
+          principalId: caller.principal_id,
+          kind: 'LINK',
+        },
+      },
       create: { id: newId('eacc'), environmentId: env.id, principalId: caller.principal_id, kind: 'LINK' },
       update: {},
     });

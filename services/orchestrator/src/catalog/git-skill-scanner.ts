@@ -57,13 +57,24 @@ export class GitSkillScanner {
         if (type !== 'blob' || path.posix.basename(filePath) !== 'SKILL.md') continue;
         const fallback = skillDirectoryName(filePath, repo);
         if (Number(size) > MAX_SKILL_FILE_BYTES) {
-          skills.push({ path: filePath, name: fallback, description: '', instructions: '', error: `SKILL.md is larger than ${MAX_SKILL_FILE_BYTES} bytes` });
+          skills.push({
+            path: filePath,
+            name: fallback,
+            description: '',
+            instructions: '',
+            error: `SKILL.md is larger than ${MAX_SKILL_FILE_BYTES} bytes`,
+          });
           continue;
         }
         const parsed = parseSkillFile(await git(['show', `HEAD:${filePath}`], { cwd: dir }), fallback);
         skills.push(
           parsed.ok
-            ? { path: filePath, name: parsed.name, description: parsed.description, instructions: parsed.instructions }
+            ? {
+                path: filePath,
+                name: parsed.name,
+                description: parsed.description,
+                instructions: parsed.instructions,
+              }
             : { path: filePath, name: parsed.name, description: '', instructions: '', error: parsed.error },
         );
       }

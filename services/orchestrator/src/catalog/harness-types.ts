@@ -3,7 +3,11 @@
  * the team secret holding its key (`harness_auth_secrets`), and the secret used when the run names none.
  */
 export const CLI_HARNESSES = {
-  claude: { provider: 'anthropic', secretField: 'claude_auth_secret_name', defaultSecretName: 'ANTHROPIC_API_KEY' },
+  claude: {
+    provider: 'anthropic',
+    secretField: 'claude_auth_secret_name',
+    defaultSecretName: 'ANTHROPIC_API_KEY',
+  },
   codex: { provider: 'openai', secretField: 'codex_auth_secret_name', defaultSecretName: 'OPENAI_API_KEY' },
   gemini: { provider: 'gemini', secretField: 'gemini_auth_secret_name', defaultSecretName: 'GEMINI_API_KEY' },
 } as const;

@@ -6,7 +6,12 @@ import { CLI_HARNESSES, type CliHarness } from './harness-types';
 const cliHarness = z.enum(Object.keys(CLI_HARNESSES) as [CliHarness, ...CliHarness[]]);
 
 /** The CLI harness that speaks a provider's API, when a model names none (`harnesses`). */
-const HARNESS_BY_PROVIDER: Record<string, CliHarness> = { anthropic: 'claude', openai: 'codex', google: 'gemini', gemini: 'gemini' };
+const HARNESS_BY_PROVIDER: Record<string, CliHarness> = {
+  anthropic: 'claude',
+  openai: 'codex',
+  google: 'gemini',
+  gemini: 'gemini',
+};
 
 const modelSchema = z
   .object({
@@ -37,13 +42,28 @@ const catalogSchema = z
   .superRefine((c, ctx) => {
     const ids = new Set<string>();
     for (const m of c.models) {
-      if (ids.has(m.id)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['models'], message: `duplicate model id ${m.id}` });
+      if (ids.has(m.id))
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: ['models'],
+          message: `duplicate model id ${m.id}`,
+        });
       ids.add(m.id);
     }
     const fallback = c.default_model_id ?? c.models.find((m) => !m.disabled)?.id;
     const chosen = c.models.find((m) => m.id === fallback);
-    if (!chosen) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['default_model_id'], message: 'must name a model of the catalog' });
-    else if (chosen.disabled) ctx.addIssue({ code: z.ZodIssueCode.custom, path: ['default_model_id'], message: 'the default model must not be disabled' });
+    if (!chosen)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['default_model_id'],
+        message: 'must name a model of the catalog',
+      });
+    else if (chosen.disabled)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['default_model_id'],
+        message: 'the default model must not be disabled',
+      });
   });
 
 export interface CatalogModel {
@@ -62,10 +82,30 @@ export interface CatalogModel {
 export const BUILT_IN_MODEL_CATALOG = {
   default_model_id: 'claude-sonnet-4',
   models: [
-    { id: 'claude-sonnet-4', provider: 'anthropic', display_name: 'Claude Sonnet 4', cost: { input_usd_per_million_tokens: 3, output_usd_per_million_tokens: 15 } },
-    { id: 'claude-opus-4', provider: 'anthropic', display_name: 'Claude Opus 4', cost: { input_usd_per_million_tokens: 15, output_usd_per_million_tokens: 75 } },
-    { id: 'gpt-5', provider: 'openai', display_name: 'GPT-5', cost: { input_usd_per_million_tokens: 1.25, output_usd_per_million_tokens: 10 } },
-    { id: 'gemini-2.5-pro', provider: 'google', display_name: 'Gemini 2.5 Pro', cost: { input_usd_per_million_tokens: 1.25, output_usd_per_million_tokens: 10 } },
+    {
+      id: 'claude-sonnet-4',
+      provider: 'anthropic',
+      display_name: 'Claude Sonnet 4',
+      cost: { input_usd_per_million_tokens: 3, output_usd_per_million_tokens: 15 },
+    },
+    {
+      id: 'claude-opus-4',
+      provider: 'anthropic',
+      display_name: 'Claude Opus 4',
+      cost: { input_usd_per_million_tokens: 15, output_usd_per_million_tokens: 75 },
+    },
+    {
+      id: 'gpt-5',
+      provider: 'openai',
+      display_name: 'GPT-5',
+      cost: { input_usd_per_million_tokens: 1.25, output_usd_per_million_tokens: 10 },
+    },
+    {
+      id: 'gemini-2.5-pro',
+      provider: 'google',
+      display_name: 'Gemini 2.5 Pro',
+      cost: { input_usd_per_million_tokens: 1.25, output_usd_per_million_tokens: 10 },
+    },
   ],
 };
 
@@ -81,7 +121,9 @@ export class ModelCatalog {
   constructor(raw: unknown) {
     const parsed = catalogSchema.safeParse(raw);
     if (!parsed.success) {
-      throw new Error(`invalid model catalog: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      throw new Error(
+        `invalid model catalog: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      );
     }
     const c = parsed.data;
     this.defaultModelId = c.default_model_id ?? c.models.find((m) => !m.disabled)!.id;
@@ -100,8 +142,12 @@ export class ModelCatalog {
   }
 
   /** MODELS_CONFIG (JSON) wins over MODELS_CONFIG_FILE; neither = the built-in catalog. Fails at start, not per request. */
-  static fromConfig(config: { MODELS_CONFIG: string; MODELS_CONFIG_FILE: string }, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): ModelCatalog {
-    const text = config.MODELS_CONFIG.trim() || (config.MODELS_CONFIG_FILE ? readFile(config.MODELS_CONFIG_FILE) : '');
+  static fromConfig(
+    config: { MODELS_CONFIG: string; MODELS_CONFIG_FILE: string },
+    readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+  ): ModelCatalog {
+    const text =
+      config.MODELS_CONFIG.trim() || (config.MODELS_CONFIG_FILE ? readFile(config.MODELS_CONFIG_FILE) : '');
     if (!text) return new ModelCatalog(BUILT_IN_MODEL_CATALOG);
     let raw: unknown;
     try {
@@ -120,16 +166,26 @@ export class ModelCatalog {
     const id = requested?.trim() || this.defaultFor(harness);
     const model = this.models.find((m) => m.id === id);
     if (!model) {
-      throw new AppError('invalid_request', `Unknown model "${id}"; GET /agent/models lists the available models`, { details: { model_id: id } });
+      throw new AppError(
+        'invalid_request',
+        `Unknown model "${id}"; GET /agent/models lists the available models`,
+        { details: { model_id: id } },
+      );
     }
     if (model.disabled) {
-      throw new AppError('invalid_request', `Model "${id}" is disabled: ${model.disabledReason}`, { details: { model_id: id, disabled_reason: model.disabledReason } });
+      throw new AppError('invalid_request', `Model "${id}" is disabled: ${model.disabledReason}`, {
+        details: { model_id: id, disabled_reason: model.disabledReason },
+      });
     }
     if (harness && !model.harnesses.includes(harness)) {
       const offered = this.usableBy(harness).map((m) => m.id);
-      throw new AppError('invalid_request', `Model "${id}" cannot be used with the ${harness} harness; models for it: ${offered.join(', ') || 'none'}`, {
-        details: { model_id: id, harness, models: offered },
-      });
+      throw new AppError(
+        'invalid_request',
+        `Model "${id}" cannot be used with the ${harness} harness; models for it: ${offered.join(', ') || 'none'}`,
+        {
+          details: { model_id: id, harness, models: offered },
+        },
+      );
     }
     return model;
   }
@@ -143,7 +199,12 @@ export class ModelCatalog {
     if (!harness) return this.defaultModelId;
     const usable = this.usableBy(harness);
     const chosen = usable.find((m) => m.id === this.defaultModelId) ?? usable[0];
-    if (!chosen) throw new AppError('invalid_request', `This installation offers no model for the ${harness} harness (GET /agent/models lists the models)`, { details: { harness } });
+    if (!chosen)
+      throw new AppError(
+        'invalid_request',
+        `This installation offers no model for the ${harness} harness (GET /agent/models lists the models)`,
+        { details: { harness } },
+      );
     return chosen.id;
   }
 }

@@ -60,21 +60,27 @@ export class SkillCatalog {
   }
 
   /** Every variant (malformed ones included) of the repositories in scope, merged by spec. */
-  async variants(caller: Caller__Output, options: { repo?: string; refresh?: boolean; environmentId?: string } = {}): Promise<SkillVariant[]> {
+  async variants(
+    caller: Caller__Output,
+    options: { repo?: string; refresh?: boolean; environmentId?: string } = {},
+  ): Promise<SkillVariant[]> {
     let repos = await this.repositories(caller, options.environmentId);
     if (options.repo) {
       const wanted = options.repo.toLowerCase();
       repos = repos.filter((r) => `${r.owner}/${r.repo}`.toLowerCase() === wanted);
     }
     if (options.refresh) await this.cache.clear(repos.map((r) => r.url));
-    const scanned = await Promise.all(repos.map(async (r) => ({ repo: r, skills: await this.cache.skills(r.url, r.repo) })));
+    const scanned = await Promise.all(
+      repos.map(async (r) => ({ repo: r, skills: await this.cache.skills(r.url, r.repo) })),
+    );
     const byId = new Map<string, SkillVariant>();
     for (const { repo, skills } of scanned) {
       for (const skill of skills as ScannedSkill[]) {
         const id = `${repo.owner}/${repo.repo}:${skill.path}`;
         const existing = byId.get(id);
         if (existing) {
-          for (const env of repo.environments) if (!existing.environments.some((e) => e.uid === env.uid)) existing.environments.push(env);
+          for (const env of repo.environments)
+            if (!existing.environments.some((e) => e.uid === env.uid)) existing.environments.push(env);
           continue;
         }
         byId.set(id, {
@@ -92,13 +98,24 @@ export class SkillCatalog {
   }
 
   /** GET /agent: `{agents: [{name, variants}]}` sorted by name, or by the most recent run of any variant. */
-  async list(caller: Caller__Output, options: ListSkillsOptions): Promise<{ agents: Array<{ name: string; variants: SkillVariant[] }> }> {
-    if (options.repo && !OWNER_REPO.test(options.repo)) throw new AppError('invalid_request', 'repo must have the form owner/repo');
+  async list(
+    caller: Caller__Output,
+    options: ListSkillsOptions,
+  ): Promise<{ agents: Array<{ name: string; variants: SkillVariant[] }> }> {
+    if (options.repo && !OWNER_REPO.test(options.repo))
+      throw new AppError('invalid_request', 'repo must have the form owner/repo');
     const sortBy = options.sortBy || 'name';
-    if (sortBy !== 'name' && sortBy !== 'last_run') throw new AppError('invalid_request', 'sort_by must be name or last_run');
-    const variants = (await this.variants(caller, options)).filter((v) => options.includeMalformed || !v.error);
+    if (sortBy !== 'name' && sortBy !== 'last_run')
+      throw new AppError('invalid_request', 'sort_by must be name or last_run');
+    const variants = (await this.variants(caller, options)).filter(
+      (v) => options.includeMalformed || !v.error,
+    );
     const lastRuns = variants.length
-      ? await this.db.run.groupBy({ by: ['skillSpec'], where: { teamId: caller.team_id, skillSpec: { in: variants.map((v) => v.id) } }, _max: { createdAt: true } })
+      ? await this.db.run.groupBy({
+          by: ['skillSpec'],
+          where: { teamId: caller.team_id, skillSpec: { in: variants.map((v) => v.id) } },
+          _max: { createdAt: true },
+        })
       : [];
     const lastRun = new Map(lastRuns.map((r) => [r.skillSpec!, r._max.createdAt]));
     const groups = new Map<string, SkillVariant[]>();
@@ -109,9 +126,18 @@ export class SkillCatalog {
     const agents = [...groups.entries()].map(([name, vs]) => ({
       name,
       variants: vs.map(({ name: _name, ...variant }) => variant) as SkillVariant[],
-      latest: vs.reduce((max, v) => (v.last_run_timestamp && v.last_run_timestamp > max ? v.last_run_timestamp : max), ''),
+      latest: vs.reduce(
+        (max, v) => (v.last_run_timestamp && v.last_run_timestamp > max ? v.last_run_timestamp : max),
+        '',
+      ),
     }));
-    agents.sort((a, b) => (sortBy === 'last_run' && a.latest !== b.latest ? (a.latest < b.latest ? 1 : -1) : a.name.localeCompare(b.name)));
+    agents.sort((a, b) =>
+      sortBy === 'last_run' && a.latest !== b.latest
+        ? a.latest < b.latest
+          ? 1
+          : -1
+        : a.name.localeCompare(b.name),
+    );
     return { agents: agents.map(({ latest: _latest, ...agent }) => agent) };
   }
 
@@ -119,23 +145,40 @@ export class SkillCatalog {
    * A run's skill spec (`repo:name`, `repo:path`, `org/repo:name`, `org/repo:path`) → the one variant it names, in
    * the run's environment when it has one. Undefined when nothing matches; a malformed or ambiguous match is a 400.
    */
-  async resolve(caller: Caller__Output, spec: string, environmentId?: string): Promise<SkillVariant | undefined> {
+  async resolve(
+    caller: Caller__Output,
+    spec: string,
+    environmentId?: string,
+  ): Promise<SkillVariant | undefined> {
     const colon = spec.indexOf(':');
     const repoPart = colon > 0 ? spec.slice(0, colon).toLowerCase() : '';
     const skillPart = (colon > 0 ? spec.slice(colon + 1) : spec).replace(/^\/+|\/+$/g, '');
     if (!skillPart) throw new AppError('invalid_request', `skill "${spec}" names no skill`);
     const candidates = (await this.variants(caller, { environmentId })).filter((v) => {
-      const repoMatches = !repoPart || (repoPart.includes('/') ? `${v.source.owner}/${v.source.name}`.toLowerCase() === repoPart : v.source.name.toLowerCase() === repoPart);
+      const repoMatches =
+        !repoPart ||
+        (repoPart.includes('/')
+          ? `${v.source.owner}/${v.source.name}`.toLowerCase() === repoPart
+          : v.source.name.toLowerCase() === repoPart);
       const path = v.source.skill_path;
-      const pathMatches = path === skillPart || path === `${skillPart}/SKILL.md` || v.name === skillPart || skillDirectoryName(path, v.source.name) === skillPart;
+      const pathMatches =
+        path === skillPart ||
+        path === `${skillPart}/SKILL.md` ||
+        v.name === skillPart ||
+        skillDirectoryName(path, v.source.name) === skillPart;
       return repoMatches && pathMatches;
     });
     const exact = candidates.filter((v) => v.source.skill_path === skillPart);
     const chosen = exact.length === 1 ? exact : candidates;
     if (chosen.length === 0) return undefined;
-    if (chosen.length > 1) throw new AppError('invalid_request', `skill "${spec}" is ambiguous: ${chosen.map((v) => v.id).join(', ')}`);
+    if (chosen.length > 1)
+      throw new AppError(
+        'invalid_request',
+        `skill "${spec}" is ambiguous: ${chosen.map((v) => v.id).join(', ')}`,
+      );
     const variant = chosen[0]!;
-    if (variant.error) throw new AppError('invalid_request', `skill ${variant.id} is malformed: ${variant.error}`);
+    if (variant.error)
+      throw new AppError('invalid_request', `skill ${variant.id} is malformed: ${variant.error}`);
     return variant;
   }
 }

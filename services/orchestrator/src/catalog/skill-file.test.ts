@@ -2,12 +2,25 @@ import { parseSkillFile, skillDirectoryName } from './skill-file';
 
 describe('parseSkillFile', () => {
   it('reads name, description and the instructions after the front matter', () => {
-    const parsed = parseSkillFile('---\nname: deploy\ndescription: Deploys the service\n---\n\nRun the deploy script.\nThen verify.\n', 'dir');
-    expect(parsed).toEqual({ ok: true, name: 'deploy', description: 'Deploys the service', instructions: 'Run the deploy script.\nThen verify.' });
+    const parsed = parseSkillFile(
+      '---\nname: deploy\ndescription: Deploys the service\n---\n\nRun the deploy script.\nThen verify.\n',
+      'dir',
+    );
+    expect(parsed).toEqual({
+      ok: true,
+      name: 'deploy',
+      description: 'Deploys the service',
+      instructions: 'Run the deploy script.\nThen verify.',
+    });
   });
 
   it('falls back to the directory name and accepts CRLF and a BOM', () => {
-    expect(parseSkillFile('\uFEFF---\r\ndescription: d\r\n---\r\nbody', 'audit')).toEqual({ ok: true, name: 'audit', description: 'd', instructions: 'body' });
+    expect(parseSkillFile('\uFEFF---\r\ndescription: d\r\n---\r\nbody', 'audit')).toEqual({
+      ok: true,
+      name: 'audit',
+      description: 'd',
+      instructions: 'body',
+    });
   });
 
   it.each([

@@ -25,13 +25,20 @@ export function parseSkillFile(text: string, fallbackName: string): ParsedSkillF
   const close = CLOSE.exec(rest);
   if (!close) return fail('the front matter is not closed by a --- line');
   const doc = parseDocument(rest.slice(0, close.index), { prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) return fail(`invalid YAML front matter: ${doc.errors[0]!.message.split('\n')[0]}`);
+  if (doc.errors.length > 0)
+    return fail(`invalid YAML front matter: ${doc.errors[0]!.message.split('\n')[0]}`);
   const data: unknown = doc.toJS();
-  if (!data || typeof data !== 'object' || Array.isArray(data)) return fail('the front matter must be a YAML mapping');
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    return fail('the front matter must be a YAML mapping');
   const fields = data as Record<string, unknown>;
-  if (fields.name !== undefined && (typeof fields.name !== 'string' || !fields.name.trim())) return fail('name must be a non-empty string');
+  if (fields.name !== undefined && (typeof fields.name !== 'string' || !fields.name.trim()))
+    return fail('name must be a non-empty string');
   const name = typeof fields.name === 'string' ? fields.name.trim() : fallbackName;
-  if (typeof fields.description !== 'string' || !fields.description.trim()) return { ok: false, name, error: 'description is required (a non-empty string)' };
-  const instructions = rest.slice(close.index + close[0].length).replace(/^\r?\n/, '').trim();
+  if (typeof fields.description !== 'string' || !fields.description.trim())
+    return { ok: false, name, error: 'description is required (a non-empty string)' };
+  const instructions = rest
+    .slice(close.index + close[0].length)
+    .replace(/^\r?\n/, '')
+    .trim();
   return { ok: true, name, description: fields.description.trim(), instructions };
 }

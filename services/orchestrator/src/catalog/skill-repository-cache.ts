@@ -21,7 +21,8 @@ export class SkillRepositoryCache {
 
   async skills(url: string, repo: string, now = new Date()): Promise<ScannedSkill[]> {
     const cached = await this.db.skillRepoCache.findUnique({ where: { repoUrl: url } });
-    if (cached && now.getTime() - cached.fetchedAt.getTime() < this.ttlMs) return cached.skills as unknown as ScannedSkill[];
+    if (cached && now.getTime() - cached.fetchedAt.getTime() < this.ttlMs)
+      return cached.skills as unknown as ScannedSkill[];
     try {
       if (cached) {
         const head = await this.scanner.headCommit(url);
@@ -39,7 +40,10 @@ export class SkillRepositoryCache {
       });
       return scan.skills;
     } catch (err) {
-      this.logger.warn({ repoUrl: redactUrl(url), err: redactUrl((err as Error).message) }, 'skill discovery failed for a repository');
+      this.logger.warn(
+        { repoUrl: redactUrl(url), err: redactUrl((err as Error).message) },
+        'skill discovery failed for a repository',
+      );
       return cached ? (cached.skills as unknown as ScannedSkill[]) : [];
     }
   }

@@ -38,13 +38,18 @@ export function readDefinitionDir(dir: string): Array<{ path: string; content: s
 export function registerApplyCommand(program: Command, cliConfig: () => CliConfig): void {
   program
     .command('apply')
-    .description('apply webhook and automation definition files (<dir>/webhooks/*.yaml, <dir>/automations/*.yaml) to a factory')
+    .description(
+      'apply webhook and automation definition files (<dir>/webhooks/*.yaml, <dir>/automations/*.yaml) to a factory',
+    )
     .argument('<dir>', 'directory holding webhooks/ and automations/')
     .requiredOption('--factory <factoryId>', 'factory to apply to')
-    .option('--user <userId>', 'ADMIN user the definitions are applied as (default: the team\'s first admin)')
+    .option('--user <userId>', "ADMIN user the definitions are applied as (default: the team's first admin)")
     .action(async (dir: string, opts: { factory: string; user?: string }) => {
       const files = readDefinitionDir(dir);
-      if (files.length === 0) throw new Error(`no definition files under ${path.join(dir, 'webhooks')} or ${path.join(dir, 'automations')}`);
+      if (files.length === 0)
+        throw new Error(
+          `no definition files under ${path.join(dir, 'webhooks')} or ${path.join(dir, 'automations')}`,
+        );
       const config = cliConfig();
       const db = createPrismaClient(config.DATABASE_URL);
       const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
@@ -55,7 +60,12 @@ export function registerApplyCommand(program: Command, cliConfig: () => CliConfi
           where: { teamId: factory.teamId, ...(opts.user ? { id: opts.user } : { role: 'ADMIN' }) },
           orderBy: { createdAt: 'asc' },
         });
-        if (!user) throw new Error(opts.user ? `user ${opts.user} is not a member of the factory's team` : "the factory's team has no ADMIN user");
+        if (!user)
+          throw new Error(
+            opts.user
+              ? `user ${opts.user} is not a member of the factory's team`
+              : "the factory's team has no ADMIN user",
+          );
         const caller: Caller__Output = {
           team_id: factory.teamId,
           principal_type: 'USER',
@@ -80,7 +90,9 @@ export function registerApplyCommand(program: Command, cliConfig: () => CliConfi
         console.log(JSON.stringify(result, null, 2));
       } catch (err) {
         if (err instanceof AppError && Array.isArray(err.details?.errors)) {
-          throw new Error(`${err.message}\n${(err.details.errors as Array<{ file: string; message: string }>).map((e) => `  ${e.file}: ${e.message}`).join('\n')}`);
+          throw new Error(
+            `${err.message}\n${(err.details.errors as Array<{ file: string; message: string }>).map((e) => `  ${e.file}: ${e.message}`).join('\n')}`,
+          );
         }
         throw err;
       } finally {

@@ -24,12 +24,20 @@ async function withDb<T>(fn: (db: PrismaClient) => Promise<T>): Promise<void> {
   }
 }
 
-const program = new Command('conveyor').description('Conveyor administration: teams, users, API keys, migrations');
+const program = new Command('conveyor').description(
+  'Conveyor administration: teams, users, API keys, migrations',
+);
 
 program
   .command('migrate')
   .description('apply pending database migrations')
-  .action(async () => print(await migrate(databaseUrl(), { log: (msg, fields) => console.error(JSON.stringify({ msg, ...fields })) })));
+  .action(async () =>
+    print(
+      await migrate(databaseUrl(), {
+        log: (msg, fields) => console.error(JSON.stringify({ msg, ...fields })),
+      }),
+    ),
+  );
 
 const team = program.command('team').description('manage teams');
 team
@@ -41,7 +49,9 @@ team
   .description("how many agent identities the team's plan allows (the oldest ones are available)")
   .requiredOption('--team <teamId>', 'team ID')
   .requiredOption('--limit <n>', 'non-negative integer')
-  .action((opts: { team: string; limit: string }) => withDb((db) => setAgentIdentityLimit(db, opts.team, Number(opts.limit))));
+  .action((opts: { team: string; limit: string }) =>
+    withDb((db) => setAgentIdentityLimit(db, opts.team, Number(opts.limit))),
+  );
 
 const user = program.command('user').description('manage users');
 user
@@ -49,9 +59,15 @@ user
   .requiredOption('--team <teamId>', 'team ID')
   .requiredOption('--email <email>', 'email address')
   .option('--name <displayName>', 'display name')
-  .addOption(new Option('--role <role>', 'team role; ADMIN may manage factories, webhooks and secrets').choices(['ADMIN', 'MEMBER']).default('MEMBER'))
+  .addOption(
+    new Option('--role <role>', 'team role; ADMIN may manage factories, webhooks and secrets')
+      .choices(['ADMIN', 'MEMBER'])
+      .default('MEMBER'),
+  )
   .action((opts: { team: string; email: string; name?: string; role: 'ADMIN' | 'MEMBER' }) =>
-    withDb((db) => createUser(db, { teamId: opts.team, email: opts.email, displayName: opts.name, role: opts.role })),
+    withDb((db) =>
+      createUser(db, { teamId: opts.team, email: opts.email, displayName: opts.name, role: opts.role }),
+    ),
   );
 
 const key = program.command('key').description('manage API keys (the key is printed once and never stored)');
@@ -59,15 +75,21 @@ key
   .command('create')
   .requiredOption('--user <userId>', 'user the key acts as')
   .option('--name <name>', 'label shown in listings', 'cli')
-  .action((opts: { user: string; name: string }) => withDb((db) => createUserApiKey(db, { userId: opts.user, name: opts.name })));
+  .action((opts: { user: string; name: string }) =>
+    withDb((db) => createUserApiKey(db, { userId: opts.user, name: opts.name })),
+  );
 key
   .command('revoke')
   .requiredOption('--id <keyId>', 'key ID')
-  .action((opts: { id: string }) => withDb(async (db) => ({ id: (await revokeApiKey(db, opts.id)).id, revoked: true })));
+  .action((opts: { id: string }) =>
+    withDb(async (db) => ({ id: (await revokeApiKey(db, opts.id)).id, revoked: true })),
+  );
 
 program
   .command('seed-dev')
-  .description('create the dev team and admin user if missing, a new API key for them, and team secrets of the provider keys in the environment')
+  .description(
+    'create the dev team and admin user if missing, a new API key for them, and team secrets of the provider keys in the environment',
+  )
   .action(() => withDb((db) => seedDev(db, cliConfig())));
 
 registerWorkerAndJudgeCommands(program, withDb);

@@ -9,10 +9,14 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
  * init container or a Kubernetes Job can run it at every start: the CA and per-service certificates, and the keys.
  */
 export function registerPkiCommands(program: Command): void {
-  const pki = program.command('pki').description("the installation's certificate authority and service certificates");
+  const pki = program
+    .command('pki')
+    .description("the installation's certificate authority and service certificates");
   pki
     .command('init')
-    .description('create the CA and a certificate per service where missing, reissue ones near expiry or lacking a host')
+    .description(
+      'create the CA and a certificate per service where missing, reissue ones near expiry or lacking a host',
+    )
     .requiredOption('--dir <dir>', 'PKI directory (ca.pem, <service>.pem, <service>-key.pem)')
     .option('--host <name>', 'extra DNS name or IP of the orchestrator (repeatable)', collect, [])
     .option('--renew-within-days <days>', 'reissue certificates expiring within this many days', '30')

@@ -13,12 +13,25 @@ export const DEV_USER_ID = 'user_dev';
  * keys found in the config under the CLIs' own names (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY) become the dev
  * team's secrets of the same names, the ones runs of the claude, codex and gemini harnesses use by default.
  */
-export async function seedDev(db: PrismaClient, config: CliConfig): Promise<{ teamId: string; userId: string; apiKey: string; providerSecrets: string[] }> {
-  await db.team.upsert({ where: { id: DEV_TEAM_ID }, update: {}, create: { id: DEV_TEAM_ID, name: 'Dev Team' } });
+export async function seedDev(
+  db: PrismaClient,
+  config: CliConfig,
+): Promise<{ teamId: string; userId: string; apiKey: string; providerSecrets: string[] }> {
+  await db.team.upsert({
+    where: { id: DEV_TEAM_ID },
+    update: {},
+    create: { id: DEV_TEAM_ID, name: 'Dev Team' },
+  });
   await db.user.upsert({
     where: { id: DEV_USER_ID },
     update: {},
-    create: { id: DEV_USER_ID, teamId: DEV_TEAM_ID, email: 'dev@conveyor.local', displayName: 'Dev User', role: 'ADMIN' },
+    create: {
+      id: DEV_USER_ID,
+      teamId: DEV_TEAM_ID,
+      email: 'dev@conveyor.local',
+      displayName: 'Dev User',
+      role: 'ADMIN',
+    },
   });
   const key = await createUserApiKey(db, { userId: DEV_USER_ID, name: 'dev seed' });
   const found = Object.values(CLI_HARNESSES).flatMap(({ defaultSecretName: name }) => {
@@ -27,7 +40,8 @@ export async function seedDev(db: PrismaClient, config: CliConfig): Promise<{ te
   });
   // The secrets key is needed only when there is a key to store.
   const cipher = found.length > 0 ? SecretCipher.fromConfig(config) : undefined;
-  for (const { name, value } of found) await writeTeamSecret(db, cipher!, { teamId: DEV_TEAM_ID, name, value, createdById: DEV_USER_ID });
+  for (const { name, value } of found)
+    await writeTeamSecret(db, cipher!, { teamId: DEV_TEAM_ID, name, value, createdById: DEV_USER_ID });
   const providerSecrets = found.map((f) => f.name);
   return { teamId: DEV_TEAM_ID, userId: DEV_USER_ID, apiKey: key.key, providerSecrets };
 }

@@ -6,7 +6,12 @@ import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
 import { webhookSecretContext, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
-import { credentialProblem, ingressUrl, isValidHeaderName, MAX_WEBHOOKS_PER_FACTORY } from '../webhooks/webhook-rules';
+import {
+  credentialProblem,
+  ingressUrl,
+  isValidHeaderName,
+  MAX_WEBHOOKS_PER_FACTORY,
+} from '../webhooks/webhook-rules';
 import type { WebhookVersions } from '../webhooks/webhook-versions';
 import { credentialColumns, lockFactoryForWebhooks } from '../webhooks/webhook-config';
 import { parseDefinitionFiles, type DefinitionError } from './definition-files';
@@ -47,11 +52,16 @@ function rejection(errors: DefinitionError[]): AppError {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   }
   return value;
 }
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+const sameJson = (a: unknown, b: unknown): boolean =>
+  JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
 /**
  * Applies webhook and automation definition files to a factory, all or nothing (one transaction). A webhook's UID
@@ -83,7 +93,9 @@ export async function applyDefinitions(
 
         for (const def of parsed.webhooks) {
           const fail = (message: string) => errors.push({ file: def.file, message });
-          const existing = await tx.webhook.findUnique({ where: { factoryId_name: { factoryId, name: def.name } } });
+          const existing = await tx.webhook.findUnique({
+            where: { factoryId_name: { factoryId, name: def.name } },
+          });
           if (def.uid !== undefined && existing?.id !== def.uid) {
             const claimed = await tx.webhook.findFirst({ where: { id: def.uid, factoryId } });
             fail(
@@ -94,7 +106,9 @@ export async function applyDefinitions(
             continue;
           }
           if (existing && existing.definitionName !== def.name) {
-            fail(`a webhook named "${def.name}" already exists and is managed through the API; definitions cannot take it over`);
+            fail(
+              `a webhook named "${def.name}" already exists and is managed through the API; definitions cannot take it over`,
+            );
             continue;
           }
           if (def.deliveryIdHeader !== undefined && !isValidHeaderName(def.deliveryIdHeader)) {
@@ -103,7 +117,9 @@ export async function applyDefinitions(
           }
           const secret = await readTeamSecretValue(tx, deps.cipher, caller.team_id, def.secretName);
           if (secret === undefined) {
-            fail(`secretName "${def.secretName}" does not name a team secret; create it first (PUT /v1/secrets/${def.secretName})`);
+            fail(
+              `secretName "${def.secretName}" does not name a team secret; create it first (PUT /v1/secrets/${def.secretName})`,
+            );
             continue;
           }
           const problem = credentialProblem(def.authMode, def.signatureScheme, secret);
@@ -121,16 +137,34 @@ export async function applyDefinitions(
           if (!existing) {
             const uid = newId('wh');
             await tx.webhook.create({
-              data: { id: uid, teamId: caller.team_id, factoryId, name: def.name, definitionName: def.name, createdById: caller.principal_id, ...fields, ...credentialColumns(deps.cipher, uid, secret) },
+              data: {
+                id: uid,
+                teamId: caller.team_id,
+                factoryId,
+                name: def.name,
+                definitionName: def.name,
+                createdById: caller.principal_id,
+                ...fields,
+                ...credentialColumns(deps.cipher, uid, secret),
+              },
             });
             created++;
             changedWebhooks.push(uid);
-            webhooks.push({ name: def.name, id: uid, action: 'created', url: ingressUrl(deps.webhookBaseUrl, uid, def.authMode) });
+            webhooks.push({
+              name: def.name,
+              id: uid,
+              action: 'created',
+              url: ingressUrl(deps.webhookBaseUrl, uid, def.authMode),
+            });
             continue;
           }
           const current =
             existing.secretCiphertext && existing.secretKeyId
-              ? deps.cipher.decrypt(existing.secretCiphertext, existing.secretKeyId, webhookSecretContext(existing.id))
+              ? deps.cipher.decrypt(
+                  existing.secretCiphertext,
+                  existing.secretKeyId,
+                  webhookSecretContext(existing.id),
+                )
               : undefined;
           const unchanged =
             current === secret &&
@@ -140,23 +174,39 @@ export async function applyDefinitions(
             existing.deliveryIdHeader === fields.deliveryIdHeader &&
             existing.enabled === fields.enabled;
           if (!unchanged) {
-            await tx.webhook.update({ where: { id: existing.id }, data: { ...fields, ...(current !== secret && credentialColumns(deps.cipher, existing.id, secret)) } });
+            await tx.webhook.update({
+              where: { id: existing.id },
+              data: {
+                ...fields,
+                ...(current !== secret && credentialColumns(deps.cipher, existing.id, secret)),
+              },
+            });
             changedWebhooks.push(existing.id);
           }
-          webhooks.push({ name: def.name, id: existing.id, action: unchanged ? 'unchanged' : 'updated', url: ingressUrl(deps.webhookBaseUrl, existing.id, fields.authMode) });
+          webhooks.push({
+            name: def.name,
+            id: existing.id,
+            action: unchanged ? 'unchanged' : 'updated',
+            url: ingressUrl(deps.webhookBaseUrl, existing.id, fields.authMode),
+          });
         }
 
         if (created > 0) {
           const count = await tx.webhook.count({ where: { factoryId } });
           if (count > MAX_WEBHOOKS_PER_FACTORY) {
-            errors.push({ file: 'webhooks/', message: `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; applying would make ${count}` });
+            errors.push({
+              file: 'webhooks/',
+              message: `a factory holds at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks; applying would make ${count}`,
+            });
           }
         }
 
         const automations: AppliedDefinition[] = [];
         for (const def of parsed.automations) {
           const fail = (message: string) => errors.push({ file: def.file, message });
-          const existing = await tx.automation.findUnique({ where: { factoryId_name: { factoryId, name: def.name } } });
+          const existing = await tx.automation.findUnique({
+            where: { factoryId_name: { factoryId, name: def.name } },
+          });
           if (def.id !== undefined && existing?.id !== def.id) {
             const claimed = await tx.automation.findFirst({ where: { id: def.id, factoryId } });
             fail(
@@ -167,7 +217,9 @@ export async function applyDefinitions(
             continue;
           }
           if (existing && existing.definitionName !== def.name) {
-            fail(`an automation named "${def.name}" already exists and is managed through the API; definitions cannot take it over`);
+            fail(
+              `an automation named "${def.name}" already exists and is managed through the API; definitions cannot take it over`,
+            );
             continue;
           }
           let agentConfig: Record<string, unknown>;
@@ -179,10 +231,15 @@ export async function applyDefinitions(
           }
           // Webhooks of this factory, including the ones this very apply created.
           const ids = def.trigger.filter.webhook_ids;
-          const found = await tx.webhook.findMany({ where: { factoryId, id: { in: ids } }, select: { id: true } });
+          const found = await tx.webhook.findMany({
+            where: { factoryId, id: { in: ids } },
+            select: { id: true },
+          });
           const unknown = ids.filter((id) => !found.some((w) => w.id === id));
           if (unknown.length > 0) {
-            fail(`trigger.filter.webhook_ids: ${unknown.join(', ')} is not a webhook UID of this factory (webhook_ids take UIDs, never file names)`);
+            fail(
+              `trigger.filter.webhook_ids: ${unknown.join(', ')} is not a webhook UID of this factory (webhook_ids take UIDs, never file names)`,
+            );
             continue;
           }
           const fields = {
@@ -194,7 +251,17 @@ export async function applyDefinitions(
           };
           if (!existing) {
             const id = newId('auto');
-            await tx.automation.create({ data: { id, teamId: caller.team_id, factoryId, name: def.name, definitionName: def.name, createdById: caller.principal_id, ...fields } });
+            await tx.automation.create({
+              data: {
+                id,
+                teamId: caller.team_id,
+                factoryId,
+                name: def.name,
+                definitionName: def.name,
+                createdById: caller.principal_id,
+                ...fields,
+              },
+            });
             automations.push({ name: def.name, id, action: 'created' });
             continue;
           }

@@ -44,9 +44,13 @@ const webhookSchema = z
   .object({
     name: z.string().optional(),
     uid: z.string().min(1).optional(),
-    authMode: z.enum(AUTH_MODES, { errorMap: () => ({ message: `must be one of ${AUTH_MODES.join(', ')}` }) }).default('token'),
+    authMode: z
+      .enum(AUTH_MODES, { errorMap: () => ({ message: `must be one of ${AUTH_MODES.join(', ')}` }) })
+      .default('token'),
     signatureScheme: z.string().optional(),
-    secretName: z.string({ required_error: 'is required: the name of an existing team secret' }).min(1, 'must not be empty'),
+    secretName: z
+      .string({ required_error: 'is required: the name of an existing team secret' })
+      .min(1, 'must not be empty'),
     deliveryIdHeader: z.string().min(1).max(100).optional(),
     enabled: z.boolean().default(true),
     description: z.string().optional(),
@@ -69,14 +73,16 @@ const automationSchema = z
 function zodMessages(error: z.ZodError): string[] {
   return error.issues.map((issue) => {
     const path = issue.path.join('.');
-    const message = issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
+    const message =
+      issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
     return path ? `${path} ${message}` : message;
   });
 }
 
 function parseYaml(content: string): { ok: true; value: unknown } | { ok: false; message: string } {
   const doc = parseDocument(content, { prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) return { ok: false, message: `invalid YAML: ${doc.errors.map((e) => e.message).join('; ')}` };
+  if (doc.errors.length > 0)
+    return { ok: false, message: `invalid YAML: ${doc.errors.map((e) => e.message).join('; ')}` };
   return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
 }
 
@@ -84,7 +90,9 @@ function parseYaml(content: string): { ok: true; value: unknown } | { ok: false;
  * Parses `webhooks/<name>.yaml` and `automations/<name>.yaml` files (paths may carry a leading directory). The file
  * name is the definition's identity: an optional `name` key must repeat it, because renaming is unsupported.
  */
-export function parseDefinitionFiles(files: ReadonlyArray<{ path: string; content: string }>): ParsedDefinitions {
+export function parseDefinitionFiles(
+  files: ReadonlyArray<{ path: string; content: string }>,
+): ParsedDefinitions {
   const result: ParsedDefinitions = { webhooks: [], automations: [], errors: [] };
   const seen = new Map<string, string>();
   for (const { path, content } of files) {
@@ -118,7 +126,9 @@ export function parseDefinitionFiles(files: ReadonlyArray<{ path: string; conten
     }
     const declaredName = (yaml.value as Record<string, unknown>).name;
     if (declaredName !== undefined && declaredName !== name) {
-      fail(`name "${String(declaredName)}" differs from the file name "${name}": renaming a ${kind.slice(0, -1)} defined as code is unsupported (the file name is its identity)`);
+      fail(
+        `name "${String(declaredName)}" differs from the file name "${name}": renaming a ${kind.slice(0, -1)} defined as code is unsupported (the file name is its identity)`,
+      );
       continue;
     }
 

@@ -29,7 +29,12 @@ export class DeliveryConsumer {
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly options: { topic: string; groupId: string; handler: DeliveryBatchHandler; logger: Logger },
+    private readonly options: {
+      topic: string;
+      groupId: string;
+      handler: DeliveryBatchHandler;
+      logger: Logger;
+    },
   ) {}
 
   async start(): Promise<void> {
@@ -39,7 +44,10 @@ export class DeliveryConsumer {
     // kafkajs restarts the consumer itself after retriable failures (a broker restart); say so when it gives up.
     consumer.on(consumer.events.CRASH, (event) => {
       const { error, restart } = event.payload;
-      logger.error({ err: error.message, restart }, restart ? 'delivery consumer crashed; restarting' : 'delivery consumer crashed and stopped');
+      logger.error(
+        { err: error.message, restart },
+        restart ? 'delivery consumer crashed; restarting' : 'delivery consumer crashed and stopped',
+      );
     });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -56,7 +64,15 @@ export class DeliveryConsumer {
           if (deliveries.length > 0) await handler(deliveries);
           resolveOffset(chunk[chunk.length - 1]!.offset);
           await heartbeat();
-          logger.debug({ topic: batch.topic, partition: batch.partition, deliveries: deliveries.length, lastOffset: chunk[chunk.length - 1]!.offset }, 'deliveries consumed');
+          logger.debug(
+            {
+              topic: batch.topic,
+              partition: batch.partition,
+              deliveries: deliveries.length,
+              lastOffset: chunk[chunk.length - 1]!.offset,
+            },
+            'deliveries consumed',
+          );
         }
       },
     });

@@ -1,5 +1,12 @@
 import { AppError } from '@conveyor/errors';
-import { newUuid, type Automation, type Prisma, type PrismaClient, type Webhook, type WebhookDelivery } from '@conveyor/db';
+import {
+  newUuid,
+  type Automation,
+  type Prisma,
+  type PrismaClient,
+  type Webhook,
+  type WebhookDelivery,
+} from '@conveyor/db';
 import type { DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import pLimit from 'p-limit';
@@ -58,7 +65,8 @@ export class DeliveryProcessor {
   constructor(private readonly deps: DeliveryProcessorDeps) {}
 
   /** One message (tests and replays); the consumer hands over whole batches. */
-  readonly handle = (message: DeliveryMessage, position: DeliveryPosition): Promise<void> => this.handleBatch([{ message, position }]);
+  readonly handle = (message: DeliveryMessage, position: DeliveryPosition): Promise<void> =>
+    this.handleBatch([{ message, position }]);
 
   /**
    * A batch costs a fixed number of statements for the log (one lookup of the webhooks, one multi-row insert, the
@@ -67,10 +75,20 @@ export class DeliveryProcessor {
   readonly handleBatch = async (deliveries: ConsumedDelivery[]): Promise<void> => {
     const { db, logger } = this.deps;
     const uids = [...new Set(deliveries.map((d) => d.message.webhookUid))];
-    const webhooks = new Map((await db.webhook.findMany({ where: { id: { in: uids } } })).map((w) => [w.id, w]));
+    const webhooks = new Map(
+      (await db.webhook.findMany({ where: { id: { in: uids } } })).map((w) => [w.id, w]),
+    );
     const known = deliveries.filter((d) => {
       if (webhooks.has(d.message.webhookUid)) return true;
-      logger.info({ deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid, label: d.message.label, ...d.position }, 'delivery for a deleted webhook skipped');
+      logger.info(
+        {
+          deliveryId: d.message.deliveryId,
+          webhookUid: d.message.webhookUid,
+          label: d.message.label,
+          ...d.position,
+        },
+        'delivery for a deleted webhook skipped',
+      );
       return false;
     });
     if (known.length === 0) return;
@@ -80,12 +98,17 @@ export class DeliveryProcessor {
   };
 
   /** The log entry of every delivery, written once per Kafka message (a re-consumed message finds its entry). */
-  private async record(deliveries: ConsumedDelivery[], webhooks: Map<string, Webhook>): Promise<WebhookDelivery[]> {
+  private async record(
+    deliveries: ConsumedDelivery[],
+    webhooks: Map<string, Webhook>,
+  ): Promise<WebhookDelivery[]> {
     const { db, logger } = this.deps;
-    const positionOf = (d: ConsumedDelivery) => `${d.position.topic}:${d.position.partition}:${d.position.offset}`;
+    const positionOf = (d: ConsumedDelivery) =>
+      `${d.position.topic}:${d.position.partition}:${d.position.offset}`;
     const byPosition = new Map<string, WebhookDelivery>();
     const load = async (positions: string[]) => {
-      for (const entry of await db.webhookDelivery.findMany({ where: { sourcePosition: { in: positions } } })) byPosition.set(entry.sourcePosition, entry);
+      for (const entry of await db.webhookDelivery.findMany({ where: { sourcePosition: { in: positions } } }))
+        byPosition.set(entry.sourcePosition, entry);
     };
     await load(deliveries.map(positionOf));
 
@@ -107,7 +130,10 @@ export class DeliveryProcessor {
           id: newUuid(),
           label: message.label,
           acceptedDeliveryId: accepted ? message.deliveryId : null,
-          payload: accepted && message.bodyBase64 !== undefined ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64')) : null,
+          payload:
+            accepted && message.bodyBase64 !== undefined
+              ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64'))
+              : null,
           reason: message.reason ?? null,
           // Rejected and duplicate entries need no processing.
           processedAt: accepted ? null : new Date(),
@@ -120,11 +146,21 @@ export class DeliveryProcessor {
       const duplicates = fresh.filter((d) => !byPosition.has(positionOf(d)));
       if (duplicates.length > 0) {
         await db.webhookDelivery.createMany({
-          data: duplicates.map((d) => ({ ...base(d), id: newUuid(), label: 'Duplicate', reason: 'delivery ID already accepted', processedAt: new Date() })),
+          data: duplicates.map((d) => ({
+            ...base(d),
+            id: newUuid(),
+            label: 'Duplicate',
+            reason: 'delivery ID already accepted',
+            processedAt: new Date(),
+          })),
           skipDuplicates: true,
         });
         await load(duplicates.map(positionOf));
-        for (const d of duplicates) logger.info({ deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid }, 'Duplicate delivery detected by the orchestrator');
+        for (const d of duplicates)
+          logger.info(
+            { deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid },
+            'Duplicate delivery detected by the orchestrator',
+          );
       }
     }
     return deliveries.map((d) => {
@@ -145,10 +181,15 @@ export class DeliveryProcessor {
     const hooks = [...new Set(entries.map((e) => e.webhookId))].map((id) => webhooks.get(id)!);
     // Enabled automations of each webhook's team whose trigger selects the webhook, evaluated now.
     const automations = await db.automation.findMany({
-      where: { teamId: { in: [...new Set(hooks.map((w) => w.teamId))] }, enabled: true, webhookIds: { hasSome: hooks.map((w) => w.id) } },
+      where: {
+        teamId: { in: [...new Set(hooks.map((w) => w.teamId))] },
+        enabled: true,
+        webhookIds: { hasSome: hooks.map((w) => w.id) },
+      },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
-    const automationsOf = (webhook: Webhook) => automations.filter((a) => a.teamId === webhook.teamId && a.webhookIds.includes(webhook.id));
+    const automationsOf = (webhook: Webhook) =>
+      automations.filter((a) => a.teamId === webhook.teamId && a.webhookIds.includes(webhook.id));
     const limit = pLimit(RUN_START_CONCURRENCY);
     await db.$transaction(
       async (tx) => {
@@ -172,13 +213,21 @@ export class DeliveryProcessor {
           UPDATE "WebhookDelivery" AS d SET "processedAt" = ${new Date()}, outcome = v.outcome, "runIds" = v.run_ids
             FROM jsonb_to_recordset(${JSON.stringify(done)}::jsonb) AS v(id uuid, outcome jsonb, run_ids text[])
            WHERE d.id = v.id`;
-        logger.debug({ deliveries: results.length, runs: results.reduce((n, r) => n + r.runIds.length, 0) }, 'deliveries processed');
+        logger.debug(
+          { deliveries: results.length, runs: results.reduce((n, r) => n + r.runIds.length, 0) },
+          'deliveries processed',
+        );
       },
       { timeout: 120_000, maxWait: 120_000 },
     );
   }
 
-  private async startRuns(webhook: Webhook, automations: Automation[], entry: WebhookDelivery, log: Logger): Promise<{ outcomes: AutomationOutcome[]; runIds: string[] }> {
+  private async startRuns(
+    webhook: Webhook,
+    automations: Automation[],
+    entry: WebhookDelivery,
+    log: Logger,
+  ): Promise<{ outcomes: AutomationOutcome[]; runIds: string[] }> {
     const body = Buffer.from(entry.payload ?? new Uint8Array());
     let payload: unknown;
     try {
@@ -198,10 +247,18 @@ export class DeliveryProcessor {
     return { outcomes, runIds };
   }
 
-  private async evaluate(automation: Automation, webhook: Webhook, entry: WebhookDelivery, payload: unknown, body: Buffer, log: Logger): Promise<AutomationOutcome> {
+  private async evaluate(
+    automation: Automation,
+    webhook: Webhook,
+    entry: WebhookDelivery,
+    payload: unknown,
+    body: Buffer,
+    log: Logger,
+  ): Promise<AutomationOutcome> {
     const base = { automation_id: automation.id, automation_name: automation.name };
     const trigger = parseWebhookTrigger(automation.trigger);
-    if (!trigger.ok) return { ...base, matched: false, error: `invalid trigger: ${describeErrors(trigger.errors)}` };
+    if (!trigger.ok)
+      return { ...base, matched: false, error: `invalid trigger: ${describeErrors(trigger.errors)}` };
     const evaluation = matchTriggerPayload(trigger.payloadFilter, payload);
     if (!evaluation.matched) return { ...base, matched: false, mismatches: evaluation.mismatches };
     const metadata = { automation_id: automation.id, webhook_uid: webhook.id, delivery_id: entry.deliveryId };

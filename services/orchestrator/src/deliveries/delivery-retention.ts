@@ -17,7 +17,11 @@ export interface RetentionOptions {
  * Deletes delivery-log entries that are both older than 7 days and outside their webhook's 50 most recent, so the
  * log always keeps at least the 50 most recent deliveries and 7 days of history. Returns how many were deleted.
  */
-export async function pruneDeliveryLog(db: PrismaClient, now: Date, options: RetentionOptions = {}): Promise<number> {
+export async function pruneDeliveryLog(
+  db: PrismaClient,
+  now: Date,
+  options: RetentionOptions = {},
+): Promise<number> {
   const cutoff = new Date(now.getTime() - (options.minAgeMs ?? RETENTION_MIN_AGE_MS));
   const keep = options.keepPerWebhook ?? RETENTION_KEEP_PER_WEBHOOK;
   const batch = options.batchSize ?? 5000;

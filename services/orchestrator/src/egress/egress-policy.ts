@@ -7,7 +7,8 @@ type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 /** How a host name becomes addresses (DNS in production; tests may answer with their own). */
 export type Resolve = (host: string) => Promise<string[]>;
 
-const dnsResolve: Resolve = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+const dnsResolve: Resolve = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
  * Where the platform's own outbound fetches (skill discovery's git) may go: public unicast addresses, plus the
@@ -27,7 +28,9 @@ export class EgressPolicy {
       try {
         return ipaddr.parseCIDR(cidr);
       } catch {
-        throw new Error(`EGRESS_ALLOWED_ADDRESSES: ${JSON.stringify(cidr)} is not a CIDR (e.g. 10.0.0.0/8, ::1/128)`);
+        throw new Error(
+          `EGRESS_ALLOWED_ADDRESSES: ${JSON.stringify(cidr)} is not a CIDR (e.g. 10.0.0.0/8, ::1/128)`,
+        );
       }
     });
   }
@@ -36,7 +39,8 @@ export class EgressPolicy {
   permits(address: string): boolean {
     if (!ipaddr.isValid(address)) return false;
     const ip = normalize(ipaddr.parse(address));
-    if (this.allowed.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits))) return true;
+    if (this.allowed.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits)))
+      return true;
     return ip.range() === 'unicast';
   }
 
@@ -55,7 +59,10 @@ export class EgressPolicy {
     }
     const refused = addresses.filter((a) => !this.permits(a));
     if (addresses.length === 0 || refused.length > 0) {
-      throw new AppError('invalid_request', `repository host ${host} resolves to an address outbound fetches may not reach (${refused.join(', ') || 'none'}); an operator can allow it with EGRESS_ALLOWED_ADDRESSES`);
+      throw new AppError(
+        'invalid_request',
+        `repository host ${host} resolves to an address outbound fetches may not reach (${refused.join(', ') || 'none'}); an operator can allow it with EGRESS_ALLOWED_ADDRESSES`,
+      );
     }
     return addresses;
   }
@@ -63,5 +70,7 @@ export class EgressPolicy {
 
 /** IPv4-mapped IPv6 addresses are their IPv4 address. */
 function normalize(ip: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
-  return ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip;
+  return ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (ip as ipaddr.IPv6).toIPv4Address()
+    : ip;
 }

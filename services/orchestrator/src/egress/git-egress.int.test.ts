@@ -21,16 +21,25 @@ describe('git through the egress plan, against a real git and a real socket', ()
 
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const scanner = (allowed: string[]) => new GitSkillScanner((url) => planGitFetch(url, { policy: new EgressPolicy(allowed), allowedSchemes: ['http'], allowLocal: false }));
+  const scanner = (allowed: string[]) =>
+    new GitSkillScanner((url) =>
+      planGitFetch(url, { policy: new EgressPolicy(allowed), allowedSchemes: ['http'], allowLocal: false }),
+    );
 
   it('refused by default: git never connects', async () => {
-    await expect(scanner([]).headCommit(`http://localhost:${port}/acme/api.git`)).rejects.toThrow(/may not reach/);
-    await expect(scanner([]).headCommit(`http://127.0.0.1:${port}/acme/api.git`)).rejects.toThrow(/may not reach/);
+    await expect(scanner([]).headCommit(`http://localhost:${port}/acme/api.git`)).rejects.toThrow(
+      /may not reach/,
+    );
+    await expect(scanner([]).headCommit(`http://127.0.0.1:${port}/acme/api.git`)).rejects.toThrow(
+      /may not reach/,
+    );
     expect(seen).toHaveLength(0);
   });
 
   it('allow-listed: git connects to the pinned address with the name in Host', async () => {
-    await expect(scanner(['127.0.0.0/8', '::1/128']).headCommit(`http://localhost:${port}/acme/api.git`)).rejects.toThrow(/git ls-remote failed/);
+    await expect(
+      scanner(['127.0.0.0/8', '::1/128']).headCommit(`http://localhost:${port}/acme/api.git`),
+    ).rejects.toThrow(/git ls-remote failed/);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen[0]!.host).toBe(`localhost:${port}`);
   });

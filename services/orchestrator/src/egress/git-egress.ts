@@ -27,7 +27,8 @@ const DEFAULT_PORTS: Record<string, number> = { https: 443, http: 80 };
  * smuggled through submodules or alternates). ssh and git:// cannot be pinned: allowing them accepts that window.
  */
 export async function planGitFetch(url: string, options: GitEgressOptions): Promise<GitFetchPlan> {
-  const refuse = (why: string) => new AppError('invalid_request', `repository URL ${JSON.stringify(url)} ${why}`);
+  const refuse = (why: string) =>
+    new AppError('invalid_request', `repository URL ${JSON.stringify(url)} ${why}`);
   if (isLocalRepositoryUrl(url)) {
     if (!options.allowLocal) throw refuse('is local; local repositories are disabled (GIT_ALLOW_LOCAL_URLS)');
     return { configArgs: [], env: { GIT_ALLOW_PROTOCOL: 'file' } };
@@ -50,7 +51,8 @@ export async function planGitFetch(url: string, options: GitEgressOptions): Prom
     host = parsed.hostname;
     port = parsed.port ? Number(parsed.port) : DEFAULT_PORTS[scheme];
   }
-  if (!options.allowedSchemes.includes(scheme)) throw refuse(`uses ${scheme}, which outbound fetches may not use (GIT_ALLOWED_SCHEMES)`);
+  if (!options.allowedSchemes.includes(scheme))
+    throw refuse(`uses ${scheme}, which outbound fetches may not use (GIT_ALLOWED_SCHEMES)`);
   const addresses = await options.policy.resolvePermitted(host);
   const env = { GIT_ALLOW_PROTOCOL: scheme };
   if (scheme !== 'http' && scheme !== 'https') return { configArgs: [], env };

@@ -13,14 +13,24 @@ describe('repository URLs', () => {
   });
 
   it('rejects option injection, remote helpers and, unless allowed, local repositories', () => {
-    for (const url of ['--upload-pack=touch /tmp/x', 'ext::sh -c touch% /tmp/pwned', 'ftp://host/a/b', 'not a url', '']) {
+    for (const url of [
+      '--upload-pack=touch /tmp/x',
+      'ext::sh -c touch% /tmp/pwned',
+      'ftp://host/a/b',
+      'not a url',
+      '',
+    ]) {
       expect(() => assertRepositoryUrlAllowed(url, true)).toThrow(/repository URL/);
     }
-    expect(() => assertRepositoryUrlAllowed('file:///tmp/a/b.git', false)).toThrow(/local repositories are disabled/);
+    expect(() => assertRepositoryUrlAllowed('file:///tmp/a/b.git', false)).toThrow(
+      /local repositories are disabled/,
+    );
     expect(() => assertRepositoryUrlAllowed('file:///tmp/a/b.git', true)).not.toThrow();
     expect(() => assertRepositoryUrlAllowed('https://github.com/acme/api.git', false)).not.toThrow();
     expect(() => assertRepositoryUrlAllowed('git@github.com:acme/api.git', false)).not.toThrow();
     // Syntax only: where an IPv6 literal may be fetched from is the egress policy's decision.
-    expect(() => assertRepositoryUrlAllowed('https://[2606:50c0:8000::153]/acme/api.git', false)).not.toThrow();
+    expect(() =>
+      assertRepositoryUrlAllowed('https://[2606:50c0:8000::153]/acme/api.git', false),
+    ).not.toThrow();
   });
 });

@@ -11,8 +11,18 @@ export interface RepositoryRef {
 }
 
 /** What an environment shows and a run is handed of a repository: everything but the derived owner and name. */
-export function repositorySpec(r: RepositoryRef): { url: string; directory?: string; ref?: string; push_secret_name?: string } {
-  return { url: r.url, ...(r.directory ? { directory: r.directory } : {}), ...(r.ref ? { ref: r.ref } : {}), ...(r.push_secret_name ? { push_secret_name: r.push_secret_name } : {}) };
+export function repositorySpec(r: RepositoryRef): {
+  url: string;
+  directory?: string;
+  ref?: string;
+  push_secret_name?: string;
+} {
+  return {
+    url: r.url,
+    ...(r.directory ? { directory: r.directory } : {}),
+    ...(r.ref ? { ref: r.ref } : {}),
+    ...(r.push_secret_name ? { push_secret_name: r.push_secret_name } : {}),
+  };
 }
 
 /** `user@host:path`, git's ssh shorthand. */
@@ -31,8 +41,10 @@ export function isLocalRepositoryUrl(url: string): boolean {
  * `<transport>::<address>` remote-helper form (`ext::` runs arbitrary commands). Local URLs only when allowed.
  */
 export function assertRepositoryUrlAllowed(url: string, allowLocal: boolean): void {
-  const bad = (why: string) => new AppError('invalid_request', `repository URL ${JSON.stringify(url)} ${why}`);
-  if (!url || url.startsWith('-') || REMOTE_HELPER.test(url) || /[\s\0]/.test(url)) throw bad('is not a git repository URL');
+  const bad = (why: string) =>
+    new AppError('invalid_request', `repository URL ${JSON.stringify(url)} ${why}`);
+  if (!url || url.startsWith('-') || REMOTE_HELPER.test(url) || /[\s\0]/.test(url))
+    throw bad('is not a git repository URL');
   if (isLocalRepositoryUrl(url)) {
     if (!allowLocal) throw bad('is local; local repositories are disabled (GIT_ALLOW_LOCAL_URLS)');
     return;

@@ -8,5 +8,8 @@ import type { Caller__Output } from '@conveyor/proto';
 export function requireFactoryManager(caller: Caller__Output, action: string): void {
   if (caller.role === 'ADMIN') return;
   const role = caller.principal_type === 'AGENT' ? 'an agent' : `role ${caller.role || 'MEMBER'}`;
-  throw new AppError('not_authorized', `${action} requires permission to manage the factory (team role ADMIN); the caller has ${role}`);
+  throw new AppError(
+    'not_authorized',
+    `${action} requires permission to manage the factory (team role ADMIN); the caller has ${role}`,
+  );
 }

@@ -1,6 +1,7 @@
 import { toAppError } from './database-errors';
 
-const prismaError = (code: string) => Object.assign(new Error('x'), { name: 'PrismaClientKnownRequestError', code });
+const prismaError = (code: string) =>
+  Object.assign(new Error('x'), { name: 'PrismaClientKnownRequestError', code });
 
 describe('toAppError', () => {
   it('maps database races and pool exhaustion to typed API errors', () => {

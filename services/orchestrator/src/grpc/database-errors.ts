@@ -8,11 +8,15 @@ import { AppError, asAppError } from '@conveyor/errors';
 const BY_PRISMA_CODE: Record<string, () => AppError> = {
   P2025: () => new AppError('resource_not_found', 'The resource no longer exists'),
   P2002: () => new AppError('conflict', 'A concurrent request changed the same resource; retry'),
-  P2028: () => new AppError('resource_unavailable', 'The database is busy; retry', { details: { retry_after_seconds: 1 } }),
+  P2028: () =>
+    new AppError('resource_unavailable', 'The database is busy; retry', {
+      details: { retry_after_seconds: 1 },
+    }),
 };
 
 export function toAppError(err: unknown): AppError {
   const prisma = err as { name?: string; code?: string } | null;
-  const mapped = prisma?.name === 'PrismaClientKnownRequestError' && prisma.code ? BY_PRISMA_CODE[prisma.code] : undefined;
+  const mapped =
+    prisma?.name === 'PrismaClientKnownRequestError' && prisma.code ? BY_PRISMA_CODE[prisma.code] : undefined;
   return mapped ? mapped() : asAppError(err);
 }

@@ -1,4 +1,17 @@
-import type { AgentIdentityServiceHandlers, ArtifactServiceHandlers, AuthServiceHandlers, BlobServiceHandlers, CatalogServiceHandlers, FactoryServiceHandlers, HealthServiceHandlers, RunnerServiceHandlers, RunServiceHandlers, ScheduleServiceHandlers, WebhookIngressServiceHandlers, WorkerServiceHandlers } from '@conveyor/proto';
+import type {
+  AgentIdentityServiceHandlers,
+  ArtifactServiceHandlers,
+  AuthServiceHandlers,
+  BlobServiceHandlers,
+  CatalogServiceHandlers,
+  FactoryServiceHandlers,
+  HealthServiceHandlers,
+  RunnerServiceHandlers,
+  RunServiceHandlers,
+  ScheduleServiceHandlers,
+  WebhookIngressServiceHandlers,
+  WorkerServiceHandlers,
+} from '@conveyor/proto';
 
 /** The handlers of every service the orchestrator serves, one entry per proto service (the server, guard and permission table all key on it). */
 export interface OrchestratorHandlers {

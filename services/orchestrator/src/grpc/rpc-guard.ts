@@ -12,7 +12,10 @@ export interface Peer {
 }
 
 /** What every kind of server call offers (grpc-js does not export its ServerSurfaceCall type). */
-export type ServerCall = Pick<grpc.ServerUnaryCall<unknown, unknown>, 'metadata' | 'getAuthContext' | 'getPeer'>;
+export type ServerCall = Pick<
+  grpc.ServerUnaryCall<unknown, unknown>,
+  'metadata' | 'getAuthContext' | 'getPeer'
+>;
 
 /** How a listener learns the peer of a call: its client certificate, or a worker token. Undefined = unauthenticated. */
 export type PeerAuthenticator = (call: ServerCall) => Promise<Peer | undefined>;
@@ -32,7 +35,11 @@ export const certificatePeer: PeerAuthenticator = async (call) => {
 
 type AnyHandler = (call: ServerCall, callback?: (err: grpc.ServiceError) => void) => void;
 
-function refuse(call: ServerCall, callback: ((err: grpc.ServiceError) => void) | undefined, error: AppError): void {
+function refuse(
+  call: ServerCall,
+  callback: ((err: grpc.ServiceError) => void) | undefined,
+  error: AppError,
+): void {
   const status = toGrpcError(error) as grpc.ServiceError;
   // Unary and client-streaming calls answer through their callback; streams the server writes to end with an error.
   if (callback) callback(status);
@@ -55,14 +62,30 @@ export function guardService(
     const handler = implementation[method] as AnyHandler | undefined;
     if (!handler) continue;
     const allowed = allowedPeers(service, method);
-    if (allowed.length === 0) logger.warn({ rpc: `${service}.${method}` }, 'rpc missing from RPC_PERMISSIONS: refused to every caller');
+    if (allowed.length === 0)
+      logger.warn(
+        { rpc: `${service}.${method}` },
+        'rpc missing from RPC_PERMISSIONS: refused to every caller',
+      );
     const wrapped: AnyHandler = (call, callback) => {
       authenticate(call).then(
         (peer) => {
-          if (!peer) return refuse(call, callback, new AppError('authentication_required', 'This endpoint needs a client certificate or worker token of this installation'));
+          if (!peer)
+            return refuse(
+              call,
+              callback,
+              new AppError(
+                'authentication_required',
+                'This endpoint needs a client certificate or worker token of this installation',
+              ),
+            );
           if (!allowed.includes(peer.kind)) {
             logger.warn({ peer: peer.kind, rpc: `${service}.${method}` }, 'rpc refused: peer not allowed');
-            return refuse(call, callback, new AppError('not_authorized', `${peer.kind} may not call ${method}`));
+            return refuse(
+              call,
+              callback,
+              new AppError('not_authorized', `${peer.kind} may not call ${method}`),
+            );
           }
           peers.set(call, peer);
           handler(call, callback);

@@ -2,18 +2,28 @@ import type * as grpc from '@grpc/grpc-js';
 import { loadOrchestratorProto, ORCHESTRATOR_SERVICES } from '@conveyor/proto';
 import { allowedPeers, RPC_PERMISSIONS } from './rpc-permissions';
 
-const services = Object.entries(ORCHESTRATOR_SERVICES) as Array<[keyof typeof ORCHESTRATOR_SERVICES, (typeof ORCHESTRATOR_SERVICES)[keyof typeof ORCHESTRATOR_SERVICES]]>;
+const services = Object.entries(ORCHESTRATOR_SERVICES) as Array<
+  [keyof typeof ORCHESTRATOR_SERVICES, (typeof ORCHESTRATOR_SERVICES)[keyof typeof ORCHESTRATOR_SERVICES]]
+>;
 const methodsOf = (name: (typeof ORCHESTRATOR_SERVICES)[keyof typeof ORCHESTRATOR_SERVICES]) =>
   Object.keys((loadOrchestratorProto()[name] as unknown as grpc.ServiceClientConstructor).service);
 
 describe('RPC permission table', () => {
   it('has an entry naming at least one peer for every RPC of every proto service', () => {
-    const missing = services.flatMap(([key, name]) => methodsOf(name).filter((method) => allowedPeers(key, method).length === 0).map((m) => `${name}.${m}`));
+    const missing = services.flatMap(([key, name]) =>
+      methodsOf(name)
+        .filter((method) => allowedPeers(key, method).length === 0)
+        .map((m) => `${name}.${m}`),
+    );
     expect(missing).toEqual([]);
   });
 
   it('lists no RPC the protos do not have', () => {
-    const stale = services.flatMap(([key, name]) => Object.keys(RPC_PERMISSIONS[key]).filter((m) => !methodsOf(name).includes(m)).map((m) => `${name}.${m}`));
+    const stale = services.flatMap(([key, name]) =>
+      Object.keys(RPC_PERMISSIONS[key])
+        .filter((m) => !methodsOf(name).includes(m))
+        .map((m) => `${name}.${m}`),
+    );
     expect(stale).toEqual([]);
   });
 

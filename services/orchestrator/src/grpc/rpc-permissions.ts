@@ -7,7 +7,9 @@ import type { OrchestratorHandlers } from './orchestrator-handler-set';
  */
 export type PeerKind = ServiceName | 'worker';
 
-type PermissionTable = { [S in keyof OrchestratorHandlers]: { [M in keyof OrchestratorHandlers[S]]?: readonly PeerKind[] } };
+type PermissionTable = {
+  [S in keyof OrchestratorHandlers]: { [M in keyof OrchestratorHandlers[S]]?: readonly PeerKind[] };
+};
 
 // Calls made on behalf of an authenticated API caller: only the gateway's `Caller` is believed.
 const GATEWAY = ['gateway'] as const;

@@ -14,7 +14,11 @@ export interface AgentIdentityDeps {
 type Db = PrismaClient | Prisma.TransactionClient;
 
 /** Team visibility: another team's identity answers exactly like a missing one. */
-export async function findIdentityForCaller(db: Db, caller: Caller__Output, uid: string): Promise<AgentIdentityRow> {
+export async function findIdentityForCaller(
+  db: Db,
+  caller: Caller__Output,
+  uid: string,
+): Promise<AgentIdentityRow> {
   const row = uid ? await db.agentIdentity.findFirst({ where: { id: uid, teamId: caller.team_id } }) : null;
   if (!row) throw notFound('Agent identity');
   return row;
@@ -22,7 +26,8 @@ export async function findIdentityForCaller(db: Db, caller: Caller__Output, uid:
 
 /** Identities are team resources: every member reads them; creating, changing and deleting is for team admins. */
 export function assertTeamAdmin(caller: Caller__Output): void {
-  if (caller.principal_type !== 'USER' || caller.role !== 'ADMIN') throw new AppError('not_authorized', 'Only team admins can manage agent identities');
+  if (caller.principal_type !== 'USER' || caller.role !== 'ADMIN')
+    throw new AppError('not_authorized', 'Only team admins can manage agent identities');
 }
 
 function parseBody(json: string): Record<string, unknown> {
@@ -44,7 +49,8 @@ export class AgentIdentities {
     if (typeof config.base_model === 'string') this.deps.models.resolve(config.base_model);
     if (typeof config.environment_id === 'string') {
       const env = await findEnvironmentForCaller(this.deps.db, caller, config.environment_id);
-      if (env.teamId !== caller.team_id || env.scopeType !== 'TEAM') throw new AppError('invalid_request', 'environment_id must name an environment owned by the team');
+      if (env.teamId !== caller.team_id || env.scopeType !== 'TEAM')
+        throw new AppError('invalid_request', 'environment_id must name an environment owned by the team');
     }
   }
 
@@ -62,14 +68,24 @@ export class AgentIdentities {
     await this.checkReferences(caller, config);
     const now = new Date();
     const row = await this.deps.db.agentIdentity.create({
-      data: { id: newId('agent'), teamId: caller.team_id, name, config: config as Prisma.InputJsonValue, createdAt: now, updatedAt: now },
+      data: {
+        id: newId('agent'),
+        teamId: caller.team_id,
+        name,
+        config: config as Prisma.InputJsonValue,
+        createdAt: now,
+        updatedAt: now,
+      },
     });
     return this.render(row);
   }
 
   async list(caller: Caller__Output): Promise<string[]> {
     const [rows, available] = await Promise.all([
-      this.deps.db.agentIdentity.findMany({ where: { teamId: caller.team_id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+      this.deps.db.agentIdentity.findMany({
+        where: { teamId: caller.team_id },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      }),
       availableIdentityIds(this.deps.db, caller.team_id),
     ]);
     return rows.map((row) => JSON.stringify(toAgentResponse(row, available.has(row.id))));
@@ -83,14 +99,21 @@ export class AgentIdentities {
     const row = await findIdentityForCaller(this.deps.db, caller, uid);
     assertTeamAdmin(caller);
     const body = parseBody(bodyJson);
-    if (body.name !== undefined && body.name !== null && (typeof body.name !== 'string' || !body.name.trim())) {
+    if (
+      body.name !== undefined &&
+      body.name !== null &&
+      (typeof body.name !== 'string' || !body.name.trim())
+    ) {
       throw new AppError('invalid_request', 'name cannot be empty');
     }
     const config = applyUpdate((row.config ?? {}) as IdentityConfig, body);
     await this.checkReferences(caller, config);
     const updated = await this.deps.db.agentIdentity.update({
       where: { id: row.id },
-      data: { ...(typeof body.name === 'string' ? { name: body.name.trim() } : {}), config: config as Prisma.InputJsonValue },
+      data: {
+        ...(typeof body.name === 'string' ? { name: body.name.trim() } : {}),
+        config: config as Prisma.InputJsonValue,
+      },
     });
     return this.render(updated);
   }

@@ -28,7 +28,9 @@ export const CONFIG_FIELDS = [
 export type IdentityConfig = Record<string, unknown>;
 
 const isEmpty = (v: unknown): boolean =>
-  v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
+  v === '' ||
+  (Array.isArray(v) && v.length === 0) ||
+  (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
 
 /** CreateAgent: keep what was given, drop nulls and empties, trim worker_host. */
 export function configFromCreate(body: Record<string, unknown>): IdentityConfig {
@@ -70,9 +72,15 @@ export function applyUpdate(current: IdentityConfig, body: Record<string, unknow
 }
 
 /** AgentResponse (contract §6.1): required keys always present, optional ones when set. */
-export function toAgentResponse(row: { id: string; name: string; createdAt: Date; updatedAt: Date; config: unknown }, available: boolean): Record<string, unknown> {
+export function toAgentResponse(
+  row: { id: string; name: string; createdAt: Date; updatedAt: Date; config: unknown },
+  available: boolean,
+): Record<string, unknown> {
   const config = (row.config ?? {}) as IdentityConfig;
-  const memory = (config.memory ?? {}) as { attached_stores?: unknown[]; auto_memory?: { enabled?: boolean } };
+  const memory = (config.memory ?? {}) as {
+    attached_stores?: unknown[];
+    auto_memory?: { enabled?: boolean };
+  };
   const optional: Record<string, unknown> = {};
   for (const field of CONFIG_FIELDS) {
     if (['default_runner_uid', 'skills', 'secrets', 'memory'].includes(field)) continue;

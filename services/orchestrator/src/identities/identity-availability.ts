@@ -11,13 +11,21 @@ export async function availableIdentityIds(db: Db, teamId: string): Promise<Set<
   const team = await db.team.findUnique({ where: { id: teamId }, select: { agentIdentityLimit: true } });
   const limit = Math.max(0, team?.agentIdentityLimit ?? 0);
   if (limit === 0) return new Set();
-  const oldest = await db.agentIdentity.findMany({ where: { teamId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: limit, select: { id: true } });
+  const oldest = await db.agentIdentity.findMany({
+    where: { teamId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    take: limit,
+    select: { id: true },
+  });
   return new Set(oldest.map((i) => i.id));
 }
 
 /** A run executed by an identity beyond the plan limit is refused: 403 feature_not_available (docs/identities.md). */
 export async function assertIdentityAvailable(db: Db, teamId: string, identityId: string): Promise<void> {
   if (!(await availableIdentityIds(db, teamId)).has(identityId)) {
-    throw new AppError('feature_not_available', `Agent identity ${identityId} is not available: the team's plan allows a limited number of agent identities and this one is beyond it`);
+    throw new AppError(
+      'feature_not_available',
+      `Agent identity ${identityId} is not available: the team's plan allows a limited number of agent identities and this one is beyond it`,
+    );
   }
 }

@@ -22,11 +22,17 @@ function toKey(row: ApiKey): AgentIdentityKey {
 export class IdentityKeys {
   constructor(private readonly db: PrismaClient) {}
 
-  async create(caller: Caller__Output, uid: string, name: string, expiresAt: string): Promise<AgentIdentityKeyWithSecret> {
+  async create(
+    caller: Caller__Output,
+    uid: string,
+    name: string,
+    expiresAt: string,
+  ): Promise<AgentIdentityKeyWithSecret> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
     const expires = expiresAt ? new Date(expiresAt) : null;
-    if (expires && (Number.isNaN(expires.getTime()) || expires <= new Date())) throw new AppError('invalid_request', 'expires_at must be a future RFC 3339 time');
+    if (expires && (Number.isNaN(expires.getTime()) || expires <= new Date()))
+      throw new AppError('invalid_request', 'expires_at must be a future RFC 3339 time');
     const generated = generateApiKey();
     const row = await this.db.apiKey.create({
       data: {
@@ -45,7 +51,10 @@ export class IdentityKeys {
   async list(caller: Caller__Output, uid: string): Promise<AgentIdentityKey[]> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
-    const rows = await this.db.apiKey.findMany({ where: { agentIdentityId: identity.id, runId: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    const rows = await this.db.apiKey.findMany({
+      where: { agentIdentityId: identity.id, runId: null },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
     return rows.map(toKey);
   }
 
@@ -55,6 +64,7 @@ export class IdentityKeys {
     assertTeamAdmin(caller);
     const key = await this.db.apiKey.findFirst({ where: { id: keyId, agentIdentityId: identity.id } });
     if (!key) throw notFound('API key');
-    if (!key.revokedAt) await this.db.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+    if (!key.revokedAt)
+      await this.db.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
   }
 }

@@ -11,7 +11,11 @@ const notClaimable = (why: string) => new AppError('conflict', `Run is not claim
  * QUEUED → CLAIMED for exactly one runner (compare-and-set on state and execution), or a debug execution of a
  * failed run (state untouched). Anything else tells the runner to drop the job.
  */
-export async function claimRun(db: PrismaClient, req: ClaimRunRequest__Output, now = new Date()): Promise<RunAssignment> {
+export async function claimRun(
+  db: PrismaClient,
+  req: ClaimRunRequest__Output,
+  now = new Date(),
+): Promise<RunAssignment> {
   return db.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT 1 FROM "Run" WHERE "id" = ${req.run_id}::uuid FOR UPDATE`;
     const run = await tx.run.findUnique({ where: { id: req.run_id }, include: { attachments: true } });
@@ -38,7 +42,11 @@ export async function claimRun(db: PrismaClient, req: ClaimRunRequest__Output, n
       config_json: JSON.stringify(run.config ?? {}),
       harness: run.harness,
       mode: run.mode,
-      attachments: run.attachments.map((a) => ({ file_name: a.fileName, mime_type: a.mimeType, data: Buffer.from(a.data) })),
+      attachments: run.attachments.map((a) => ({
+        file_name: a.fileName,
+        mime_type: a.mimeType,
+        data: Buffer.from(a.data),
+      })),
       run_api_key: await mintRunApiKey(tx, run, now),
       team_id: run.teamId,
       debug_session: debug,

@@ -16,11 +16,17 @@ const OUTCOMES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', '
  * retained-session debug window when the run's environment keeps failed sessions.
  */
 export async function completeRun(
-  deps: { db: PrismaClient; saveTranscript: TranscriptSink; sessions?: HarnessSessions; debugWindowMinutes: number },
+  deps: {
+    db: PrismaClient;
+    saveTranscript: TranscriptSink;
+    sessions?: HarnessSessions;
+    debugWindowMinutes: number;
+  },
   req: CompleteRunRequest__Output,
   now = new Date(),
 ): Promise<RunnerControl> {
-  if (!OUTCOMES.has(req.state)) throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
+  if (!OUTCOMES.has(req.state))
+    throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
   const outcome = req.state as RunState;
   const debug = await deps.db.$transaction(async (tx) => {
     const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
@@ -41,13 +47,16 @@ export async function completeRun(
       retryable: outcome === 'ERROR' ? true : outcome === 'SUCCEEDED' ? undefined : false,
       extra: {
         runnerId: null,
-        sessionDebugUntil: setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
+        sessionDebugUntil:
+          setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
       },
     });
     return false;
   });
-  if (req.transcript.length > 0) await deps.saveTranscript(req.run_id, req.execution, Buffer.from(req.transcript));
+  if (req.transcript.length > 0)
+    await deps.saveTranscript(req.run_id, req.execution, Buffer.from(req.transcript));
   // A debug agent's session is its own; the run's next execution resumes the run's.
-  if (req.session && req.session.content.length > 0 && !debug) await deps.sessions?.save(req.run_id, req.session);
+  if (req.session && req.session.content.length > 0 && !debug)
+    await deps.sessions?.save(req.run_id, req.session);
   return { cancel_requested: false, followups: [] };
 }

@@ -13,7 +13,8 @@ export interface HarnessCredentialDeps {
   models: ModelCatalog;
 }
 
-const notConfigured = (message: string, details: Record<string, unknown>) => new AppError('integration_not_configured', message, { details });
+const notConfigured = (message: string, details: Record<string, unknown>) =>
+  new AppError('integration_not_configured', message, { details });
 
 /**
  * The provider key of a run's CLI harness, for the model proxy of the runner holding the execution (docs/harnesses.md):
@@ -21,7 +22,10 @@ const notConfigured = (message: string, details: Record<string, unknown>) => new
  * provider's own variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY). A missing or undecryptable secret is
  * `integration_not_configured`, and the runner fails the run before it starts.
  */
-export async function getHarnessCredential(deps: HarnessCredentialDeps, req: HarnessCredentialRequest__Output): Promise<HarnessCredential> {
+export async function getHarnessCredential(
+  deps: HarnessCredentialDeps,
+  req: HarnessCredentialRequest__Output,
+): Promise<HarnessCredential> {
   const { run, spentUsd } = await deps.db.$transaction(async (tx) => {
     const held = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
     const [spent] = await tx.$queryRaw<Array<{ cost: number | null }>>`
@@ -29,25 +33,38 @@ export async function getHarnessCredential(deps: HarnessCredentialDeps, req: Har
     return { run: held, spentUsd: spent?.cost ?? 0 };
   });
   const harness = cliHarnessOf(run.harness);
-  if (!harness) throw new AppError('invalid_request', `The ${run.harness} harness uses no model provider credential`);
+  if (!harness)
+    throw new AppError('invalid_request', `The ${run.harness} harness uses no model provider credential`);
   const { provider, secretField, defaultSecretName } = CLI_HARNESSES[harness];
   const config = (run.config ?? {}) as { harness_auth_secrets?: Record<string, unknown>; model_id?: unknown };
   const named = config.harness_auth_secrets?.[secretField];
   const secretName = typeof named === 'string' && named ? named : defaultSecretName;
-  const source = typeof named === 'string' && named ? `harness_auth_secrets.${secretField}` : `the default for the ${harness} harness`;
+  const source =
+    typeof named === 'string' && named
+      ? `harness_auth_secrets.${secretField}`
+      : `the default for the ${harness} harness`;
 
   let apiKey: string | undefined;
   try {
     apiKey = await readTeamSecretValue(deps.db, deps.cipher, run.teamId, secretName);
   } catch (err) {
     if (!(err instanceof SecretCipherError)) throw err;
-    throw notConfigured(`Team secret "${secretName}" (${source}) could not be decrypted; set its value again`, { secret_name: secretName, harness });
+    throw notConfigured(
+      `Team secret "${secretName}" (${source}) could not be decrypted; set its value again`,
+      { secret_name: secretName, harness },
+    );
   }
   if (!apiKey) {
-    throw notConfigured(`Team secret "${secretName}" (${source}) does not exist; add the ${provider} API key as that team secret`, { secret_name: secretName, harness });
+    throw notConfigured(
+      `Team secret "${secretName}" (${source}) does not exist; add the ${provider} API key as that team secret`,
+      { secret_name: secretName, harness },
+    );
   }
 
-  const model = deps.models.resolve(typeof config.model_id === 'string' ? config.model_id : undefined, harness);
+  const model = deps.models.resolve(
+    typeof config.model_id === 'string' ? config.model_id : undefined,
+    harness,
+  );
   return {
     provider,
     api_key: apiKey,

@@ -47,7 +47,10 @@ export class LostRunnerSweeper {
       try {
         const requeued = await db.$transaction(async (tx) => {
           if (run.debugExecution !== null && run.state === 'FAILED') {
-            await tx.run.updateMany({ where: { id: run.id, runnerId: run.runnerId }, data: { debugExecution: null, runnerId: null } });
+            await tx.run.updateMany({
+              where: { id: run.id, runnerId: run.runnerId },
+              data: { debugExecution: null, runnerId: null },
+            });
             return false;
           }
           if (run.state !== 'INPROGRESS' && run.claimAttempts < MAX_CLAIM_ATTEMPTS) {
@@ -57,7 +60,10 @@ export class LostRunnerSweeper {
               message: 'The runner stopped responding before the agent started; queued again',
               extra: { execution, runnerId: null, lastHeartbeatAt: null },
             });
-            if (moved) await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } } });
+            if (moved)
+              await tx.outboxEntry.create({
+                data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } },
+              });
             return moved;
           }
           await transitionRun(tx, run, run.state, 'ERROR', {

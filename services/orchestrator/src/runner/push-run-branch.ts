@@ -22,7 +22,12 @@ type RepositorySpec = { url: string; push_secret_name?: string };
 
 const COMMIT = /^[0-9a-f]{40}$/;
 /** Who the platform's commit of uncommitted work is by. */
-const COMMITTER = { GIT_AUTHOR_NAME: 'Conveyor', GIT_AUTHOR_EMAIL: 'conveyor@localhost', GIT_COMMITTER_NAME: 'Conveyor', GIT_COMMITTER_EMAIL: 'conveyor@localhost' };
+const COMMITTER = {
+  GIT_AUTHOR_NAME: 'Conveyor',
+  GIT_AUTHOR_EMAIL: 'conveyor@localhost',
+  GIT_COMMITTER_NAME: 'Conveyor',
+  GIT_COMMITTER_EMAIL: 'conveyor@localhost',
+};
 
 const runBranchName = (runId: string): string => `conveyor/run-${runId}`;
 
@@ -33,7 +38,11 @@ const runBranchName = (runId: string): string => `conveyor/run-${runId}`;
  */
 function credentialEnv(secret: string): Record<string, string> {
   const userPassword = secret.includes(':') ? secret : `x-access-token:${secret}`;
-  return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(userPassword).toString('base64')}` };
+  return {
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(userPassword).toString('base64')}`,
+  };
 }
 
 /**
@@ -44,25 +53,42 @@ function credentialEnv(secret: string): Record<string, string> {
  * patch with a scratch index, and force-pushes the result: the branch is the run's own and carries its latest
  * execution's work.
  */
-export async function pushRunBranch(deps: PushRunBranchDeps, req: PushRunBranchRequest__Output): Promise<PushRunBranchResponse> {
-  const run = await deps.db.$transaction((tx) => lockRunForRunner(tx, req.run_id, req.execution, req.runner_id));
-  const repositories = ((run.environmentSpec ?? {}) as { repositories?: RepositorySpec[] }).repositories ?? [];
+export async function pushRunBranch(
+  deps: PushRunBranchDeps,
+  req: PushRunBranchRequest__Output,
+): Promise<PushRunBranchResponse> {
+  const run = await deps.db.$transaction((tx) =>
+    lockRunForRunner(tx, req.run_id, req.execution, req.runner_id),
+  );
+  const repositories =
+    ((run.environmentSpec ?? {}) as { repositories?: RepositorySpec[] }).repositories ?? [];
   const repo = repositories[req.repository];
-  if (!repo) throw new AppError('invalid_request', `The run's environment has no repository ${req.repository}`);
+  if (!repo)
+    throw new AppError('invalid_request', `The run's environment has no repository ${req.repository}`);
   const shown = redactUrl(repo.url);
-  if (!repo.push_secret_name) throw new AppError('invalid_request', `Repository ${shown} names no push_secret_name`);
-  if (!COMMIT.test(req.base_commit)) throw new AppError('invalid_request', 'base_commit must be a full commit ID');
+  if (!repo.push_secret_name)
+    throw new AppError('invalid_request', `Repository ${shown} names no push_secret_name`);
+  if (!COMMIT.test(req.base_commit))
+    throw new AppError('invalid_request', 'base_commit must be a full commit ID');
   const field = `repositories[${req.repository}].push_secret_name`;
-  const notConfigured = (message: string) => new AppError('integration_not_configured', message, { details: { secret_name: repo.push_secret_name, repository: shown } });
+  const notConfigured = (message: string) =>
+    new AppError('integration_not_configured', message, {
+      details: { secret_name: repo.push_secret_name, repository: shown },
+    });
 
   let secret: string | undefined;
   try {
     secret = await readTeamSecretValue(deps.db, deps.cipher, run.teamId, repo.push_secret_name);
   } catch (err) {
     if (!(err instanceof SecretCipherError)) throw err;
-    throw notConfigured(`Team secret "${repo.push_secret_name}" (${field}) could not be decrypted; set its value again`);
+    throw notConfigured(
+      `Team secret "${repo.push_secret_name}" (${field}) could not be decrypted; set its value again`,
+    );
   }
-  if (!secret) throw notConfigured(`Team secret "${repo.push_secret_name}" (${field}) does not exist; add a push credential for ${shown} as that team secret`);
+  if (!secret)
+    throw notConfigured(
+      `Team secret "${repo.push_secret_name}" (${field}) does not exist; add a push credential for ${shown} as that team secret`,
+    );
 
   const plan = await deps.planFetch(repo.url);
   const remoteEnv = { ...plan.env, ...credentialEnv(secret) };
@@ -70,7 +96,10 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: PushRunBranchR
   const dir = await mkdtemp(path.join(os.tmpdir(), 'conveyor-push-'));
   try {
     await git(['init', '--quiet', '--bare', '--template=', dir]);
-    await git([...plan.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'], { cwd: dir, env: remoteEnv });
+    await git([...plan.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'], {
+      cwd: dir,
+      env: remoteEnv,
+    });
     let head = req.base_commit;
     if (req.bundle.length > 0) {
       await writeFile(path.join(dir, 'run.bundle'), req.bundle);
@@ -85,16 +114,27 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: PushRunBranchR
       await git(['read-tree', head], { cwd: dir, env: index });
       await git(['apply', '--cached', '--binary', 'run.patch'], { cwd: dir, env: index });
       const tree = (await git(['write-tree'], { cwd: dir, env: index })).trim();
-      head = (await git(['commit-tree', tree, '-p', head, '-m', `conveyor: run ${run.id}`], { cwd: dir, env: COMMITTER })).trim();
+      head = (
+        await git(['commit-tree', tree, '-p', head, '-m', `conveyor: run ${run.id}`], {
+          cwd: dir,
+          env: COMMITTER,
+        })
+      ).trim();
     }
-    await git([...plan.configArgs, 'push', '--quiet', '--force', '--', repo.url, `${head}:refs/heads/${branch}`], { cwd: dir, env: remoteEnv });
+    await git(
+      [...plan.configArgs, 'push', '--quiet', '--force', '--', repo.url, `${head}:refs/heads/${branch}`],
+      { cwd: dir, env: remoteEnv },
+    );
     return { branch, commit: head, repository_url: shown };
   } catch (err) {
     if (err instanceof AppError) throw err;
     const message = redactUrl((err as Error).message);
     // The remote refused the credential; anything else (unreachable, rejected push, a bad bundle) is not the key's fault.
     const refused = /authenticat|401|403|denied|could not read Username/i.test(message);
-    throw new AppError(refused ? 'external_authentication_required' : 'resource_unavailable', `Pushing to ${branch} of ${shown} failed: ${message}`);
+    throw new AppError(
+      refused ? 'external_authentication_required' : 'resource_unavailable',
+      `Pushing to ${branch} of ${shown} failed: ${message}`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

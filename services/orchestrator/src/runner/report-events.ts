@@ -7,7 +7,12 @@ import { transitionRun } from '../runs/run-state-machine';
 import { takeRunnerControl } from './runner-control';
 
 /** Only the runner holding the current execution may write; a stale or foreign runner is told to stop. */
-export async function lockRunForRunner(tx: Prisma.TransactionClient, runId: string, execution: number, runnerId: string): Promise<Run> {
+export async function lockRunForRunner(
+  tx: Prisma.TransactionClient,
+  runId: string,
+  execution: number,
+  runnerId: string,
+): Promise<Run> {
   await tx.$queryRaw`SELECT 1 FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
   const run = await tx.run.findUnique({ where: { id: runId } });
   if (!run || run.runnerId !== runnerId || run.execution !== execution) {
@@ -25,7 +30,11 @@ function parseEvents(raw: string[]): RunEvent[] {
       throw new AppError('invalid_request', `event ${i} is not JSON`);
     }
     const parsed = runEventSchema.safeParse(value);
-    if (!parsed.success) throw new AppError('invalid_request', `event ${i} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`);
+    if (!parsed.success)
+      throw new AppError(
+        'invalid_request',
+        `event ${i} is invalid: ${parsed.error.issues[0]?.message ?? 'unknown'}`,
+      );
     return parsed.data;
   });
 }
@@ -52,17 +61,32 @@ export async function reportEvents(
         if (moved) state = event.to;
         continue;
       }
-      await tx.runEvent.create({ data: { runId: run.id, execution: req.execution, kind: event.kind, data: event as Prisma.InputJsonValue, createdAt: now } });
+      await tx.runEvent.create({
+        data: {
+          runId: run.id,
+          execution: req.execution,
+          kind: event.kind,
+          data: event as Prisma.InputJsonValue,
+          createdAt: now,
+        },
+      });
       if (event.kind === 'artifact') {
         await recordArtifact(tx, { runId: run.id, type: event.artifact_type, data: event.data, now });
       }
     }
-    await tx.run.update({ where: { id: run.id }, data: { lastHeartbeatAt: now, ...(debug ? {} : { updatedAt: now }) } });
+    await tx.run.update({
+      where: { id: run.id },
+      data: { lastHeartbeatAt: now, ...(debug ? {} : { updatedAt: now }) },
+    });
     return takeRunnerControl(tx, { ...run, state }, req.execution);
   });
 }
 
-export async function heartbeat(db: PrismaClient, req: { run_id: string; execution: number; runner_id: string }, now = new Date()): Promise<RunnerControl> {
+export async function heartbeat(
+  db: PrismaClient,
+  req: { run_id: string; execution: number; runner_id: string },
+  now = new Date(),
+): Promise<RunnerControl> {
   return db.$transaction(async (tx) => {
     const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id).catch((err: unknown) => {
       if (err instanceof AppError) return undefined;

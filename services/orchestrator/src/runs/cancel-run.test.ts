@@ -12,9 +12,15 @@ describe('cancelRefusal', () => {
     expect(cancelRefusal({ ...cloudRun, state: 'PENDING' })).toMatchObject({ code: 'conflict' });
   });
 
-  it.each(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const)('answers 400 for a run that ended %s', (state) => {
-    expect(cancelRefusal({ ...cloudRun, state })).toMatchObject({ code: 'invalid_request', message: expect.stringContaining(state) });
-  });
+  it.each(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const)(
+    'answers 400 for a run that ended %s',
+    (state) => {
+      expect(cancelRefusal({ ...cloudRun, state })).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining(state),
+      });
+    },
+  );
 
   it.each([
     ['a self-hosted worker', { ...cloudRun, workerHost: 'my-box' }],
@@ -22,6 +28,7 @@ describe('cancelRefusal', () => {
     ['a local execution', { ...cloudRun, executionLocation: 'LOCAL' }],
     ['a GitHub Action', { ...cloudRun, source: 'GITHUB_ACTION' }],
   ] as const)('answers 422 in every state for runs of %s', (_what, run) => {
-    for (const state of RUN_STATES) expect(cancelRefusal({ ...run, state })).toMatchObject({ code: 'operation_not_supported' });
+    for (const state of RUN_STATES)
+      expect(cancelRefusal({ ...run, state })).toMatchObject({ code: 'operation_not_supported' });
   });
 });

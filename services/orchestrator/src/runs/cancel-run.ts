@@ -7,16 +7,34 @@ import { isTerminal, transitionRun } from './run-state-machine';
 
 /** Run types the platform cannot stop from here (contract §2.10). */
 export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation' | 'workerHost'>): boolean {
-  return run.source !== 'GITHUB_ACTION' && run.source !== 'LOCAL' && run.executionLocation !== 'LOCAL' && !run.workerHost;
+  return (
+    run.source !== 'GITHUB_ACTION' &&
+    run.source !== 'LOCAL' &&
+    run.executionLocation !== 'LOCAL' &&
+    !run.workerHost
+  );
 }
 
 /** Why a run cannot be cancelled in its present state, or undefined when it can (contract §2.10). */
-export function cancelRefusal(run: Pick<Run, 'source' | 'executionLocation' | 'workerHost' | 'state'>): AppError | undefined {
+export function cancelRefusal(
+  run: Pick<Run, 'source' | 'executionLocation' | 'workerHost' | 'state'>,
+): AppError | undefined {
   if (!isCancellableType(run)) {
-    return new AppError('operation_not_supported', 'Runs executed by self-hosted workers, locally or by GitHub Actions cannot be cancelled here');
+    return new AppError(
+      'operation_not_supported',
+      'Runs executed by self-hosted workers, locally or by GitHub Actions cannot be cancelled here',
+    );
   }
-  if (run.state === 'PENDING') return new AppError('conflict', 'The run is being prepared and cannot be cancelled right now; retry shortly');
-  if (isTerminal(run.state)) return new AppError('invalid_request', `The run has already ended (${run.state}) and cannot be cancelled`);
+  if (run.state === 'PENDING')
+    return new AppError(
+      'conflict',
+      'The run is being prepared and cannot be cancelled right now; retry shortly',
+    );
+  if (isTerminal(run.state))
+    return new AppError(
+      'invalid_request',
+      `The run has already ended (${run.state}) and cannot be cancelled`,
+    );
   return undefined;
 }
 
@@ -25,12 +43,18 @@ export function cancelRefusal(run: Pick<Run, 'source' | 'executionLocation' | 'w
  * heartbeat (about a second) and is stopped. PENDING answers 409 (retryable: setup is moving the run on),
  * ended runs 400, unsupported types 422.
  */
-export async function cancelRun(deps: { db: PrismaClient; queue: RunQueue }, caller: Caller__Output, runId: string): Promise<{ run_id: string }> {
+export async function cancelRun(
+  deps: { db: PrismaClient; queue: RunQueue },
+  caller: Caller__Output,
+  runId: string,
+): Promise<{ run_id: string }> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const run = await findRunForCaller(deps.db, caller, runId);
     const refusal = cancelRefusal(run);
     if (refusal) throw refusal;
-    const moved = await deps.db.$transaction((tx) => transitionRun(tx, run, run.state, 'CANCELLED', { message: 'Cancelled by user' }));
+    const moved = await deps.db.$transaction((tx) =>
+      transitionRun(tx, run, run.state, 'CANCELLED', { message: 'Cancelled by user' }),
+    );
     if (moved) {
       if (run.state === 'QUEUED') await deps.queue.remove({ runId: run.id, execution: run.execution });
       return { run_id: run.id };

@@ -44,7 +44,11 @@ export interface CreateRunDeps {
 }
 
 function titleFrom(prompt: string, skill: string | undefined): string {
-  const firstLine = prompt.split('\n').find((l) => l.trim())?.trim() ?? '';
+  const firstLine =
+    prompt
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? '';
   const base = firstLine || (skill ? `Run ${skill}` : 'Untitled run');
   return base.length > 80 ? `${base.slice(0, 77)}...` : base;
 }
@@ -61,16 +65,30 @@ export function skillName(spec: string): string {
  * `on_behalf_of` (contract §2.4): only an agent API key whose identity has `on_behalf_of_enabled` may name another
  * creator, and the target (email or user ID) must be a member of the caller's team. Returns the user ID.
  */
-async function onBehalfOfCreator(tx: Prisma.TransactionClient, caller: Caller__Output, target: string): Promise<string> {
-  const agent = caller.principal_type === 'AGENT' ? await tx.agentIdentity.findFirst({ where: { id: caller.principal_id, teamId: caller.team_id } }) : null;
+async function onBehalfOfCreator(
+  tx: Prisma.TransactionClient,
+  caller: Caller__Output,
+  target: string,
+): Promise<string> {
+  const agent =
+    caller.principal_type === 'AGENT'
+      ? await tx.agentIdentity.findFirst({ where: { id: caller.principal_id, teamId: caller.team_id } })
+      : null;
   if ((agent?.config as { on_behalf_of_enabled?: unknown } | undefined)?.on_behalf_of_enabled !== true) {
-    throw new AppError('not_authorized', 'on_behalf_of: only API keys of an agent with on_behalf_of_enabled may create runs on behalf of a user');
+    throw new AppError(
+      'not_authorized',
+      'on_behalf_of: only API keys of an agent with on_behalf_of_enabled may create runs on behalf of a user',
+    );
   }
   const user = await tx.user.findFirst({
-    where: { teamId: caller.team_id, OR: [{ id: target }, { email: { equals: target, mode: 'insensitive' } }] },
+    where: {
+      teamId: caller.team_id,
+      OR: [{ id: target }, { email: { equals: target, mode: 'insensitive' } }],
+    },
     select: { id: true },
   });
-  if (!user) throw new AppError('invalid_request', 'on_behalf_of: no member of this team has that email or user ID');
+  if (!user)
+    throw new AppError('invalid_request', 'on_behalf_of: no member of this team has that email or user ID');
   return user.id;
 }
 
@@ -91,7 +109,8 @@ export async function createRun(
   // The catalog derived the skill (argument, config.skill_spec, then config.skills[0]) and normalized it.
   const skill = resolved.skill;
   const prompt = input.prompt.trim() || !input.conversationId ? input.prompt : CONTINUE_PROMPT;
-  if (!prompt.trim() && !skill) throw new AppError('invalid_request', 'prompt is required unless a skill is given');
+  if (!prompt.trim() && !skill)
+    throw new AppError('invalid_request', 'prompt is required unless a skill is given');
   if (skill) {
     config.skill_spec = skill;
     config.name ??= skillName(skill);
@@ -104,16 +123,23 @@ export async function createRun(
   let creatorType: PrincipalType = caller.principal_type === 'AGENT' ? 'AGENT' : 'USER';
   let creatorId = caller.principal_id;
   let conversationId = newUuid();
-  const workerHost = typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null;
+  const workerHost =
+    typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null;
 
   await deps.db.$transaction(async (tx) => {
     let ancestorIds: string[] = [];
     if (input.parentRunId) {
-      const parent = await tx.run.findFirst({ where: { id: input.parentRunId, teamId: caller.team_id }, select: { id: true, ancestorIds: true } });
+      const parent = await tx.run.findFirst({
+        where: { id: input.parentRunId, teamId: caller.team_id },
+        select: { id: true, ancestorIds: true },
+      });
       if (!parent) throw new AppError('invalid_request', 'parent_run_id does not name a run you can access');
       ancestorIds = [parent.id, ...parent.ancestorIds];
       if (ancestorIds.length > MAX_ORCHESTRATION_DEPTH) {
-        throw new AppError('invalid_request', `orchestration depth exceeds the maximum of ${MAX_ORCHESTRATION_DEPTH}`);
+        throw new AppError(
+          'invalid_request',
+          `orchestration depth exceeds the maximum of ${MAX_ORCHESTRATION_DEPTH}`,
+        );
       }
     }
     if (input.agentIdentityUid) {
@@ -123,7 +149,10 @@ export async function createRun(
     }
     if (input.conversationId) {
       const previous = isUuid(input.conversationId)
-        ? await tx.run.findFirst({ where: { conversationId: input.conversationId, teamId: caller.team_id }, select: { id: true } })
+        ? await tx.run.findFirst({
+            where: { conversationId: input.conversationId, teamId: caller.team_id },
+            select: { id: true },
+          })
         : null;
       if (!previous) throw new AppError('resource_not_found', 'conversation_id: Conversation not found');
       conversationId = input.conversationId;
@@ -176,7 +205,13 @@ export async function createRun(
     });
     if (input.attachments?.length) {
       await tx.runAttachment.createMany({
-        data: input.attachments.map((a) => ({ id: newUuid(), runId, fileName: a.fileName, mimeType: a.mimeType, data: new Uint8Array(a.data) })),
+        data: input.attachments.map((a) => ({
+          id: newUuid(),
+          runId,
+          fileName: a.fileName,
+          mimeType: a.mimeType,
+          data: new Uint8Array(a.data),
+        })),
       });
     }
     if (inTransaction) await inTransaction(tx, runId);

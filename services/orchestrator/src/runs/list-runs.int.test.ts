@@ -1,6 +1,11 @@
 import { AppError } from '@conveyor/errors';
 import { createPrismaClient, newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
-import { listRunsRequest, type Caller__Output, type ListRunsRequest__Output, type ListRunsResponse } from '@conveyor/proto';
+import {
+  listRunsRequest,
+  type Caller__Output,
+  type ListRunsRequest__Output,
+  type ListRunsResponse,
+} from '@conveyor/proto';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import { listRuns } from './list-runs';
 import { pageQuery } from './run-list-sql';
@@ -70,7 +75,8 @@ async function insertRuns(caller: Caller__Output, count: number) {
   return rows;
 }
 
-const request = (overrides: Partial<ListRunsRequest__Output> = {}): ListRunsRequest__Output => listRunsRequest(overrides);
+const request = (overrides: Partial<ListRunsRequest__Output> = {}): ListRunsRequest__Output =>
+  listRunsRequest(overrides);
 
 const list = (caller: Caller__Output, overrides: Partial<ListRunsRequest__Output> = {}) =>
   listRuns(db, caller, request(overrides));

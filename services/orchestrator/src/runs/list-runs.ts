@@ -36,7 +36,10 @@ export async function listRuns(
   const page = ordered.slice(0, query.limit);
   const last = page[page.length - 1];
   const hasNext = ids.length > query.limit && last !== undefined;
-  const usage = await usageByRun(db, page.map((row) => row.id));
+  const usage = await usageByRun(
+    db,
+    page.map((row) => row.id),
+  );
   return {
     runs: page.map((row) => runToProto(row, row.artifacts, usage.get(row.id))),
     has_next_page: hasNext,

@@ -80,14 +80,23 @@ export class OutboxRelay {
       }
       if (jobs.length === 0) return 0;
       // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
-      const selfHosted = await selfHostedRunIds(tx, jobs.map((j) => j.job.runId));
+      const selfHosted = await selfHostedRunIds(
+        tx,
+        jobs.map((j) => j.job.runId),
+      );
       try {
         await this.queue.enqueueMany(jobs.filter((j) => !selfHosted.has(j.job.runId)).map((j) => j.job));
       } catch (err) {
-        await failed(jobs.map((j) => j.id), err);
+        await failed(
+          jobs.map((j) => j.id),
+          err,
+        );
         return 0;
       }
-      await tx.outboxEntry.updateMany({ where: { id: { in: jobs.map((j) => j.id) } }, data: { processedAt: new Date() } });
+      await tx.outboxEntry.updateMany({
+        where: { id: { in: jobs.map((j) => j.id) } },
+        data: { processedAt: new Date() },
+      });
       return jobs.length;
     });
   }

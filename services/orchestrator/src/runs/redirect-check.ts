@@ -18,18 +18,27 @@ function visible(run: Run, teamId: string | undefined): boolean {
  * shared sessions; a malformed, unknown or invisible ID answers exactly like "no redirect needed" (`{}`), so the
  * endpoint reveals nothing about runs the caller could not open anyway.
  */
-export async function checkRedirect(db: PrismaClient, req: CheckRedirectRequest__Output): Promise<CheckRedirectResponse> {
+export async function checkRedirect(
+  db: PrismaClient,
+  req: CheckRedirectRequest__Output,
+): Promise<CheckRedirectResponse> {
   const teamId = req.caller?.team_id || undefined;
   if (req.session_id) {
     if (!isUuid(req.session_id)) return NO_REDIRECT;
     const run = await db.run.findFirst({ where: { sessionId: req.session_id } });
     if (!run || !visible(run, teamId) || !isTerminal(run.state)) return NO_REDIRECT;
-    const hasData = await db.runEvent.findFirst({ where: { runId: run.id, kind: { in: CONVERSATION_KINDS } }, select: { id: true } });
+    const hasData = await db.runEvent.findFirst({
+      where: { runId: run.id, kind: { in: CONVERSATION_KINDS } },
+      select: { id: true },
+    });
     return hasData ? { ...NO_REDIRECT, conversation_id: run.conversationId } : NO_REDIRECT;
   }
   if (req.conversation_id) {
     if (!isUuid(req.conversation_id)) return NO_REDIRECT;
-    const run = await db.run.findFirst({ where: { conversationId: req.conversation_id }, orderBy: { createdAt: 'desc' } });
+    const run = await db.run.findFirst({
+      where: { conversationId: req.conversation_id },
+      orderBy: { createdAt: 'desc' },
+    });
     if (!run || !visible(run, teamId)) return NO_REDIRECT;
     const live = run.state === 'INPROGRESS' || run.state === 'CLAIMED';
     return live ? { ...NO_REDIRECT, session_id: run.sessionId } : NO_REDIRECT;

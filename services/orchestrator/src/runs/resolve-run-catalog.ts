@@ -23,7 +23,12 @@ export interface ResolvedRunCatalog {
   skill?: string;
   skillInstructions?: string;
   /** `{repositories, setup_commands}` for the runner (services/runner/src/environment-setup.ts). */
-  environmentSpec?: { repositories: Array<ReturnType<typeof repositorySpec>>; setup_commands: string[]; allowed_hosts: string[]; docker_image?: string };
+  environmentSpec?: {
+    repositories: Array<ReturnType<typeof repositorySpec>>;
+    setup_commands: string[];
+    allowed_hosts: string[];
+    docker_image?: string;
+  };
 }
 
 /**
@@ -41,7 +46,8 @@ export async function resolveRunCatalog(
   input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string; harness?: string },
 ): Promise<ResolvedRunCatalog> {
   const config: Record<string, unknown> = { ...(input.config ?? {}) };
-  const identityId = input.agentIdentityUid ?? (caller.principal_type === 'AGENT' ? caller.principal_id : undefined);
+  const identityId =
+    input.agentIdentityUid ?? (caller.principal_type === 'AGENT' ? caller.principal_id : undefined);
   let identityConfig: Record<string, unknown> = {};
   if (identityId) {
     const identity = await findIdentityForCaller(catalog.db, caller, identityId);
@@ -50,13 +56,21 @@ export async function resolveRunCatalog(
   }
 
   const harnessModel = (config.harness as { model_id?: unknown } | undefined)?.model_id;
-  const requestedModel = [harnessModel, config.model_id, identityConfig.base_model].find((m): m is string => typeof m === 'string' && m.trim() !== '');
+  const requestedModel = [harnessModel, config.model_id, identityConfig.base_model].find(
+    (m): m is string => typeof m === 'string' && m.trim() !== '',
+  );
   config.model_id = catalog.models.resolve(requestedModel, cliHarnessOf(input.harness ?? '')).id;
 
   let environmentSpec: ResolvedRunCatalog['environmentSpec'];
-  const environmentId = typeof config.environment_id === 'string' && config.environment_id ? config.environment_id : typeof identityConfig.environment_id === 'string' ? identityConfig.environment_id : undefined;
+  const environmentId =
+    typeof config.environment_id === 'string' && config.environment_id
+      ? config.environment_id
+      : typeof identityConfig.environment_id === 'string'
+        ? identityConfig.environment_id
+        : undefined;
   if (environmentId) {
-    if (!ENVIRONMENT_ID.test(environmentId)) throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
+    if (!ENVIRONMENT_ID.test(environmentId))
+      throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
     const env = await findEnvironmentForCaller(catalog.db, caller, environmentId);
     config.environment_id = env.id;
     environmentSpec = {
@@ -68,9 +82,14 @@ export async function resolveRunCatalog(
     };
   }
 
-  const skill = input.skill ?? (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ?? (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
+  const skill =
+    input.skill ??
+    (typeof config.skill_spec === 'string' ? config.skill_spec : undefined) ??
+    (Array.isArray(config.skills) ? (config.skills[0] as string | undefined) : undefined);
   if (!skill) return { config, environmentSpec };
-  const variant = (environmentId ? await catalog.skills.resolve(caller, skill, environmentId) : undefined) ?? (await catalog.skills.resolve(caller, skill));
+  const variant =
+    (environmentId ? await catalog.skills.resolve(caller, skill, environmentId) : undefined) ??
+    (await catalog.skills.resolve(caller, skill));
   if (!variant) return { config, skill, environmentSpec };
   config.name ??= variant.name;
   return { config, skill: variant.id, skillInstructions: variant.base_prompt, environmentSpec };

@@ -11,7 +11,9 @@ type Db = PrismaClient | Prisma.TransactionClient;
  * answer the same 404, so existence never leaks.
  */
 export async function findRunForCaller(db: Db, caller: Caller__Output, runId: string): Promise<Run> {
-  const run = UUID.test(runId) ? await db.run.findFirst({ where: { id: runId, teamId: caller.team_id } }) : null;
+  const run = UUID.test(runId)
+    ? await db.run.findFirst({ where: { id: runId, teamId: caller.team_id } })
+    : null;
   if (!run) throw notFound('Run');
   return run;
 }

@@ -17,7 +17,10 @@ export interface RunCapacityDeps {
  *   jobs as soon as one of their slots frees up, so a waiting job means every slot is busy.
  * Measured right after the new run was created, leaving the new run itself out; docs/api-surface.md.
  */
-export async function isAtCapacity(deps: RunCapacityDeps, run: { id: string; teamId: string; workerHost: string | null }): Promise<boolean> {
+export async function isAtCapacity(
+  deps: RunCapacityDeps,
+  run: { id: string; teamId: string; workerHost: string | null },
+): Promise<boolean> {
   const { teamId, workerHost } = run;
   if (workerHost) {
     const since = new Date(Date.now() - deps.workerStaleAfterMs);

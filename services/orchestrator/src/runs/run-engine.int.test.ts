@@ -4,7 +4,14 @@ import { createLogger } from '@conveyor/logger';
 import { createBlobStore } from '@conveyor/blob-store';
 import type { Caller__Output, CompleteRunRequest__Output } from '@conveyor/proto';
 import { runJobId } from '@conveyor/run-events';
-import { createTestDatabase, REDIS_URL, uniqueName, type TestDatabase, createTestTrust, type TestTrust } from '@conveyor/testing';
+import {
+  createTestDatabase,
+  REDIS_URL,
+  uniqueName,
+  type TestDatabase,
+  createTestTrust,
+  type TestTrust,
+} from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
@@ -32,10 +39,26 @@ describe('run engine over real PostgreSQL and Redis', () => {
   const queueName = uniqueName('runs');
   const saved: string[] = [];
   const kick = () => void outbox.kick();
-  const deps = () => ({ db, queue, kickOutbox: kick, defaultHarness: 'demo', logger, catalog: new CatalogModule({ config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')), db, logger }).runCatalog });
+  const deps = () => ({
+    db,
+    queue,
+    kickOutbox: kick,
+    defaultHarness: 'demo',
+    logger,
+    catalog: new CatalogModule({
+      config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')),
+      db,
+      logger,
+    }).runCatalog,
+  });
   let sessions: HarnessSessions;
-  const complete = (req: Omit<CompleteRunRequest__Output, 'session'> & { session?: CompleteRunRequest__Output['session'] }) =>
-    completeRun({ db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions }, { session: null, ...req });
+  const complete = (
+    req: Omit<CompleteRunRequest__Output, 'session'> & { session?: CompleteRunRequest__Output['session'] },
+  ) =>
+    completeRun(
+      { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
+      { session: null, ...req },
+    );
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -47,7 +70,16 @@ describe('run engine over real PostgreSQL and Redis', () => {
     outbox = new OutboxRelay(db, queue, logger);
     const team = await createTeam(db, 'Engine');
     const user = await createUser(db, { teamId: team.id, email: `${uniqueName('u')}@x.dev` });
-    caller = { team_id: team.id, principal_type: 'USER', principal_id: user.id, role: 'MEMBER', api_key_id: '', run_id: '', display_name: '', email: '' };
+    caller = {
+      team_id: team.id,
+      principal_type: 'USER',
+      principal_id: user.id,
+      role: 'MEMBER',
+      api_key_id: '',
+      run_id: '',
+      display_name: '',
+      email: '',
+    };
   });
 
   afterAll(async () => {
@@ -58,7 +90,8 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await database.drop();
   });
 
-  const jobExists = async (runId: string, execution: number) => Boolean(await queue.queue.getJob(runJobId({ runId, execution })));
+  const jobExists = async (runId: string, execution: number) =>
+    Boolean(await queue.queue.getJob(runJobId({ runId, execution })));
 
   it('commits the run with its outbox entry and relays it to exactly one job', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'hello' });
@@ -74,9 +107,19 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
 
   it('recovers an outbox entry left behind when enqueueing failed', async () => {
-    const broken = new RunQueue(new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null }), queueName);
+    const broken = new RunQueue(
+      new Redis('redis://127.0.0.1:1', {
+        maxRetriesPerRequest: 0,
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        retryStrategy: () => null,
+      }),
+      queueName,
+    );
     const brokenRelay = new OutboxRelay(db, broken, logger);
-    const { runId } = await createRun({ ...deps(), kickOutbox: () => void brokenRelay.kick() }, caller, { prompt: 'survives' });
+    const { runId } = await createRun({ ...deps(), kickOutbox: () => void brokenRelay.kick() }, caller, {
+      prompt: 'survives',
+    });
     await brokenRelay.kick();
     expect(await jobExists(runId, 1)).toBe(false);
     const row = await db.run.findUniqueOrThrow({ where: { id: runId } });
@@ -96,8 +139,13 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const winner = (await db.run.findUniqueOrThrow({ where: { id: runId } })).runnerId!;
     const loser = winner === 'a' ? 'b' : 'a';
-    await expect(reportEvents(db, { run_id: runId, execution: 1, runner_id: loser, events_json: [] })).rejects.toMatchObject({ code: 'conflict' });
-    expect(await heartbeat(db, { run_id: runId, execution: 1, runner_id: loser })).toEqual({ cancel_requested: true, followups: [] });
+    await expect(
+      reportEvents(db, { run_id: runId, execution: 1, runner_id: loser, events_json: [] }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    expect(await heartbeat(db, { run_id: runId, execution: 1, runner_id: loser })).toEqual({
+      cancel_requested: true,
+      followups: [],
+    });
 
     const control = await reportEvents(db, {
       run_id: runId,
@@ -107,22 +155,42 @@ describe('run engine over real PostgreSQL and Redis', () => {
         JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' }),
         JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' }),
         JSON.stringify({ kind: 'agent_message', text: 'hi' }),
-        JSON.stringify({ kind: 'artifact', artifact_type: 'EXTERNAL_REFERENCE', data: { reference_type: 'linear_issue', url: 'https://linear.app/x/issue/X-1' } }),
+        JSON.stringify({
+          kind: 'artifact',
+          artifact_type: 'EXTERNAL_REFERENCE',
+          data: { reference_type: 'linear_issue', url: 'https://linear.app/x/issue/X-1' },
+        }),
       ],
     });
     expect(control.cancel_requested).toBe(false);
     const run = await db.run.findUniqueOrThrow({ where: { id: runId }, include: { artifacts: true } });
     expect(run.state).toBe('INPROGRESS');
     expect(run.startedAt).toBeTruthy();
-    expect(run.artifacts[0]).toMatchObject({ type: 'EXTERNAL_REFERENCE', canonicalUrl: 'https://linear.app/x/issue/X-1' });
-    await expect(reportEvents(db, { run_id: runId, execution: 1, runner_id: winner, events_json: ['{"kind":"bogus"}'] })).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(run.artifacts[0]).toMatchObject({
+      type: 'EXTERNAL_REFERENCE',
+      canonicalUrl: 'https://linear.app/x/issue/X-1',
+    });
+    await expect(
+      reportEvents(db, { run_id: runId, execution: 1, runner_id: winner, events_json: ['{"kind":"bogus"}'] }),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
 
-    await complete({ run_id: runId, execution: 1, runner_id: winner, state: 'SUCCEEDED', message: '', error_code: '', setup_failed: false, transcript: Buffer.from('{"kind":"agent_message"}\n') });
+    await complete({
+      run_id: runId,
+      execution: 1,
+      runner_id: winner,
+      state: 'SUCCEEDED',
+      message: '',
+      error_code: '',
+      setup_failed: false,
+      transcript: Buffer.from('{"kind":"agent_message"}\n'),
+    });
     const done = await db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(done).toMatchObject({ state: 'SUCCEEDED', runnerId: null, statusMessage: 'Run completed' });
     expect(done.endedAt).toBeTruthy();
     expect(saved).toContain(runId);
-    const states = (await db.runEvent.findMany({ where: { runId, kind: 'state_changed' }, orderBy: { id: 'asc' } })).map((e) => (e.data as { to: string }).to);
+    const states = (
+      await db.runEvent.findMany({ where: { runId, kind: 'state_changed' }, orderBy: { id: 'asc' } })
+    ).map((e) => (e.data as { to: string }).to);
     expect(states).toEqual(['QUEUED', 'CLAIMED', 'PENDING', 'INPROGRESS', 'SUCCEEDED']);
   });
 
@@ -131,67 +199,168 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await outbox.kick();
     await cancelRun(deps(), caller, queued.runId);
     expect(await jobExists(queued.runId, 1)).toBe(false);
-    await expect(claimRun(db, { run_id: queued.runId, execution: 1, runner_id: 'r' })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(claimRun(db, { run_id: queued.runId, execution: 1, runner_id: 'r' })).rejects.toMatchObject({
+      code: 'conflict',
+    });
 
     const running = await createRun(deps(), caller, { prompt: 'r' });
     await claimRun(db, { run_id: running.runId, execution: 1, runner_id: 'r' });
-    await reportEvents(db, { run_id: running.runId, execution: 1, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' })] });
-    await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({ code: 'conflict', httpStatus: 409 });
-    await reportEvents(db, { run_id: running.runId, execution: 1, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })] });
+    await reportEvents(db, {
+      run_id: running.runId,
+      execution: 1,
+      runner_id: 'r',
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' })],
+    });
+    await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({
+      code: 'conflict',
+      httpStatus: 409,
+    });
+    await reportEvents(db, {
+      run_id: running.runId,
+      execution: 1,
+      runner_id: 'r',
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
     await cancelRun(deps(), caller, running.runId);
-    expect((await heartbeat(db, { run_id: running.runId, execution: 1, runner_id: 'r' })).cancel_requested).toBe(true);
+    expect(
+      (await heartbeat(db, { run_id: running.runId, execution: 1, runner_id: 'r' })).cancel_requested,
+    ).toBe(true);
     // The runner's late completion does not overwrite CANCELLED.
-    await complete({ run_id: running.runId, execution: 1, runner_id: 'r', state: 'ERROR', message: 'cancelled', error_code: '', setup_failed: false, transcript: Buffer.alloc(0) });
+    await complete({
+      run_id: running.runId,
+      execution: 1,
+      runner_id: 'r',
+      state: 'ERROR',
+      message: 'cancelled',
+      error_code: '',
+      setup_failed: false,
+      transcript: Buffer.alloc(0),
+    });
     expect((await db.run.findUniqueOrThrow({ where: { id: running.runId } })).state).toBe('CANCELLED');
-    await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+    await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({
+      code: 'invalid_request',
+      httpStatus: 400,
+    });
 
     const selfHosted = await createRun(deps(), caller, { prompt: 's', config: { worker_host: 'my-box' } });
-    await expect(cancelRun(deps(), caller, selfHosted.runId)).rejects.toMatchObject({ code: 'operation_not_supported', httpStatus: 422 });
+    await expect(cancelRun(deps(), caller, selfHosted.runId)).rejects.toMatchObject({
+      code: 'operation_not_supported',
+      httpStatus: 422,
+    });
     const otherTeam = { ...caller, team_id: 'team_other' };
-    await expect(cancelRun(deps(), otherTeam, selfHosted.runId)).rejects.toMatchObject({ code: 'resource_not_found' });
+    await expect(cancelRun(deps(), otherTeam, selfHosted.runId)).rejects.toMatchObject({
+      code: 'resource_not_found',
+    });
   });
 
   it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'f' });
-    expect((await submitFollowup(deps(), caller, { runId, message: 'before start' })).routed_to).toBe('queued_input');
+    expect((await submitFollowup(deps(), caller, { runId, message: 'before start' })).routed_to).toBe(
+      'queued_input',
+    );
     const assignment = await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
     expect(assignment.followups).toEqual(['before start']);
-    expect((await submitFollowup(deps(), caller, { runId, message: 'while running' })).routed_to).toBe('live_harness');
-    expect((await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups?.map((f) => f.message)).toEqual(['while running']);
+    expect((await submitFollowup(deps(), caller, { runId, message: 'while running' })).routed_to).toBe(
+      'live_harness',
+    );
+    expect(
+      (await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups?.map((f) => f.message),
+    ).toEqual(['while running']);
     expect((await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' })).followups).toEqual([]);
-    const cliSession = { path: '.claude/projects/-workspace/session.jsonl', content: Buffer.from('{"turn":1}\n') };
-    await complete({ run_id: runId, execution: 1, runner_id: 'r', state: 'SUCCEEDED', message: '', error_code: '', setup_failed: false, transcript: Buffer.alloc(0), session: cliSession });
+    const cliSession = {
+      path: '.claude/projects/-workspace/session.jsonl',
+      content: Buffer.from('{"turn":1}\n'),
+    };
+    await complete({
+      run_id: runId,
+      execution: 1,
+      runner_id: 'r',
+      state: 'SUCCEEDED',
+      message: '',
+      error_code: '',
+      setup_failed: false,
+      transcript: Buffer.alloc(0),
+      session: cliSession,
+    });
 
     const next = await submitFollowup(deps(), caller, { runId, message: 'after the end' });
     expect(next).toMatchObject({ routed_to: 'new_execution', state: 'QUEUED' });
     await outbox.kick();
     expect(await jobExists(runId, 2)).toBe(true);
     // The continuation, on another runner, gets the CLI session the first execution handed back.
-    const second = await sessions.attach(await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r2' }));
-    expect(second).toMatchObject({ execution: 2, followups: ['after the end'], debug_session: false, session: cliSession });
-    await expect(submitFollowup(deps(), caller, { runId, message: '  ' })).rejects.toMatchObject({ code: 'invalid_request' });
+    const second = await sessions.attach(
+      await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r2' }),
+    );
+    expect(second).toMatchObject({
+      execution: 2,
+      followups: ['after the end'],
+      debug_session: false,
+      session: cliSession,
+    });
+    await expect(submitFollowup(deps(), caller, { runId, message: '  ' })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
   });
 
   it('gives a setup failure a debug session that never changes the run state', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'd' });
     await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
-    await complete({ run_id: runId, execution: 1, runner_id: 'r', state: 'FAILED', message: 'npm install failed', error_code: '', setup_failed: true, transcript: Buffer.alloc(0) });
+    await complete({
+      run_id: runId,
+      execution: 1,
+      runner_id: 'r',
+      state: 'FAILED',
+      message: 'npm install failed',
+      error_code: '',
+      setup_failed: true,
+      transcript: Buffer.alloc(0),
+    });
     const failed = await db.run.findUniqueOrThrow({ where: { id: runId } });
-    expect(failed).toMatchObject({ state: 'FAILED', errorCode: 'environment_setup_failed', statusMessage: 'npm install failed' });
+    expect(failed).toMatchObject({
+      state: 'FAILED',
+      errorCode: 'environment_setup_failed',
+      statusMessage: 'npm install failed',
+    });
     expect(failed.sessionDebugUntil!.getTime()).toBeGreaterThan(Date.now());
 
-    expect((await submitFollowup(deps(), caller, { runId, message: 'look at the log' })).routed_to).toBe('debug_session');
+    expect((await submitFollowup(deps(), caller, { runId, message: 'look at the log' })).routed_to).toBe(
+      'debug_session',
+    );
     const debug = await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r' });
     expect(debug).toMatchObject({ debug_session: true, followups: ['look at the log'] });
-    await reportEvents(db, { run_id: runId, execution: 2, runner_id: 'r', events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'INPROGRESS' })] });
-    await complete({ run_id: runId, execution: 2, runner_id: 'r', state: 'SUCCEEDED', message: 'answered', error_code: '', setup_failed: false, transcript: Buffer.alloc(0), session: { path: 'debug.jsonl', content: Buffer.from('{}') } });
-    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ state: 'FAILED', errorCode: 'environment_setup_failed', statusMessage: 'npm install failed', debugExecution: null });
+    await reportEvents(db, {
+      run_id: runId,
+      execution: 2,
+      runner_id: 'r',
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'INPROGRESS' })],
+    });
+    await complete({
+      run_id: runId,
+      execution: 2,
+      runner_id: 'r',
+      state: 'SUCCEEDED',
+      message: 'answered',
+      error_code: '',
+      setup_failed: false,
+      transcript: Buffer.alloc(0),
+      session: { path: 'debug.jsonl', content: Buffer.from('{}') },
+    });
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'FAILED',
+      errorCode: 'environment_setup_failed',
+      statusMessage: 'npm install failed',
+      debugExecution: null,
+    });
 
     // Outside the window a follow-up is an ordinary continuation.
     await db.run.update({ where: { id: runId }, data: { sessionDebugUntil: new Date(Date.now() - 1000) } });
-    expect((await submitFollowup(deps(), caller, { runId, message: 'try again' })).routed_to).toBe('new_execution');
+    expect((await submitFollowup(deps(), caller, { runId, message: 'try again' })).routed_to).toBe(
+      'new_execution',
+    );
     // The debug agent's session is not the run's: the continuation starts without one.
-    expect((await sessions.attach(await claimRun(db, { run_id: runId, execution: 3, runner_id: 'r' }))).session).toBeUndefined();
+    expect(
+      (await sessions.attach(await claimRun(db, { run_id: runId, execution: 3, runner_id: 'r' }))).session,
+    ).toBeUndefined();
   });
 
   it('requeues a run whose runner vanished before starting, and errors one lost mid-run', async () => {
@@ -200,7 +369,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await claimRun(db, { run_id: early.runId, execution: 1, runner_id: 'gone' });
     const late = await createRun(deps(), caller, { prompt: 'late' });
     await claimRun(db, { run_id: late.runId, execution: 1, runner_id: 'gone' });
-    await reportEvents(db, { run_id: late.runId, execution: 1, runner_id: 'gone', events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })] });
+    await reportEvents(db, {
+      run_id: late.runId,
+      execution: 1,
+      runner_id: 'gone',
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
 
     expect(await sweeper.sweep(new Date(Date.now() + 10_000))).toBe(0);
     // Other tests leave claimed runs behind too; these two are the ones checked below.
@@ -209,8 +383,11 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(requeued).toMatchObject({ state: 'QUEUED', execution: 2, runnerId: null });
     await outbox.kick();
     expect(await jobExists(early.runId, 2)).toBe(true);
-    expect(await db.run.findUniqueOrThrow({ where: { id: late.runId } })).toMatchObject({ state: 'ERROR', errorCode: 'resource_unavailable', retryable: true });
+    expect(await db.run.findUniqueOrThrow({ where: { id: late.runId } })).toMatchObject({
+      state: 'ERROR',
+      errorCode: 'resource_unavailable',
+      retryable: true,
+    });
     await sweeper.stop();
   });
 });
-

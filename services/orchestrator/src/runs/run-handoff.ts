@@ -1,7 +1,12 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type PrismaClient, type RunState } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { Caller__Output, HandoffAttachment, HandoffAttachmentsResponse, UploadHandoffAttachmentRequest__Output } from '@conveyor/proto';
+import type {
+  Caller__Output,
+  HandoffAttachment,
+  HandoffAttachmentsResponse,
+  UploadHandoffAttachmentRequest__Output,
+} from '@conveyor/proto';
 import type { BlobLinkSigner } from '../blobs/blob-links';
 import { findRunForCaller } from './run-access';
 import { isTerminal } from './run-state-machine';
@@ -25,7 +30,8 @@ export function latestEndedExecution(run: { state: RunState; execution: number }
 /** Keeps the last path component, so a name can never address another key. */
 function cleanFileName(name: string): string {
   const base = name.split(/[\\/]/).pop()?.trim() ?? '';
-  if (!base || base === '.' || base === '..' || base.length > 255) throw new AppError('invalid_request', 'filename must be a file name of 1-255 characters');
+  if (!base || base === '.' || base === '..' || base.length > 255)
+    throw new AppError('invalid_request', 'filename must be a file name of 1-255 characters');
   return base;
 }
 
@@ -33,37 +39,75 @@ function cleanFileName(name: string): string {
  * `POST /harness-support/handoff-attachments`: the harness of a run stores one snapshot file for its current
  * execution with the run-scoped key it was given (caller.run_id), so it can only write to its own run.
  */
-export async function uploadHandoffAttachment(deps: RunHandoffDeps, caller: Caller__Output, req: UploadHandoffAttachmentRequest__Output): Promise<HandoffAttachment> {
-  if (!caller.run_id) throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
-  const run = await deps.db.run.findFirst({ where: { id: caller.run_id, teamId: caller.team_id }, select: { id: true, execution: true } });
+export async function uploadHandoffAttachment(
+  deps: RunHandoffDeps,
+  caller: Caller__Output,
+  req: UploadHandoffAttachmentRequest__Output,
+): Promise<HandoffAttachment> {
+  if (!caller.run_id)
+    throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
+  const run = await deps.db.run.findFirst({
+    where: { id: caller.run_id, teamId: caller.team_id },
+    select: { id: true, execution: true },
+  });
   if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
   const filename = cleanFileName(req.filename);
   const data = Buffer.from(req.data);
   if (data.length === 0) throw new AppError('invalid_request', 'content_base64 must not be empty');
-  if (data.length > MAX_HANDOFF_BYTES) throw new AppError('payload_too_large', `a handoff attachment is at most ${MAX_HANDOFF_BYTES} bytes`);
-  const existing = await deps.db.runHandoffAttachment.count({ where: { runId: run.id, execution: run.execution } });
+  if (data.length > MAX_HANDOFF_BYTES)
+    throw new AppError('payload_too_large', `a handoff attachment is at most ${MAX_HANDOFF_BYTES} bytes`);
+  const existing = await deps.db.runHandoffAttachment.count({
+    where: { runId: run.id, execution: run.execution },
+  });
   if (existing >= MAX_HANDOFF_FILES_PER_EXECUTION) {
-    throw new AppError('invalid_request', `an execution keeps at most ${MAX_HANDOFF_FILES_PER_EXECUTION} handoff attachments`);
+    throw new AppError(
+      'invalid_request',
+      `an execution keeps at most ${MAX_HANDOFF_FILES_PER_EXECUTION} handoff attachments`,
+    );
   }
   const id = newUuid();
   const blobKey = `handoff/${run.id}/${run.execution}/${id}`;
   const mimeType = req.mime_type || null;
   await deps.blobs.put(blobKey, data, mimeType ?? 'application/octet-stream');
   try {
-    await deps.db.runHandoffAttachment.create({ data: { id, runId: run.id, execution: run.execution, fileName: filename, mimeType, sizeBytes: data.length, blobKey } });
+    await deps.db.runHandoffAttachment.create({
+      data: {
+        id,
+        runId: run.id,
+        execution: run.execution,
+        fileName: filename,
+        mimeType,
+        sizeBytes: data.length,
+        blobKey,
+      },
+    });
   } catch (err) {
     await deps.blobs.delete(blobKey);
     throw err;
   }
-  return { attachment_id: id, filename, mime_type: mimeType ?? '', download_url: '', execution: run.execution, size_bytes: String(data.length) };
+  return {
+    attachment_id: id,
+    filename,
+    mime_type: mimeType ?? '',
+    download_url: '',
+    execution: run.execution,
+    size_bytes: String(data.length),
+  };
 }
 
 /** Snapshot files of the run's latest ended execution, each with a fresh signed link; empty when there are none. */
-export async function listHandoffAttachments(deps: RunHandoffDeps, caller: Caller__Output, runId: string): Promise<HandoffAttachmentsResponse> {
+export async function listHandoffAttachments(
+  deps: RunHandoffDeps,
+  caller: Caller__Output,
+  runId: string,
+): Promise<HandoffAttachmentsResponse> {
   const run = await findRunForCaller(deps.db, caller, runId);
   const execution = latestEndedExecution(run);
   if (execution < 1) return { attachments: [] };
-  const rows = await deps.db.runHandoffAttachment.findMany({ where: { runId: run.id, execution }, orderBy: { createdAt: 'asc' } });
+  const rows = await deps.db.runHandoffAttachment.findMany({
+    where: { runId: run.id, execution },
+    orderBy: { createdAt: 'asc' },
+  });
   const expiresAt = new Date(Date.now() + deps.ttlSeconds * 1000);
   return {
     attachments: await Promise.all(

@@ -2,7 +2,8 @@ import { listRunsRequest, type ListRunsRequest__Output } from '@conveyor/proto';
 import { encodeRunCursor } from './run-cursor';
 import { parseRunListRequest } from './run-list-filters';
 
-const parse = (overrides: Partial<ListRunsRequest__Output>) => parseRunListRequest(listRunsRequest(overrides));
+const parse = (overrides: Partial<ListRunsRequest__Output>) =>
+  parseRunListRequest(listRunsRequest(overrides));
 
 describe('parseRunListRequest', () => {
   it('applies the defaults: 20 runs, updated_at desc, no filters', () => {

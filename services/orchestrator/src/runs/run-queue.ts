@@ -9,7 +9,11 @@ export class RunQueue {
   constructor(connection: Redis, name: string) {
     this.queue = new Queue<RunJob>(name, {
       connection,
-      defaultJobOptions: { removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 24 * 3600 }, attempts: 1 },
+      defaultJobOptions: {
+        removeOnComplete: { age: 3600, count: 1000 },
+        removeOnFail: { age: 24 * 3600 },
+        attempts: 1,
+      },
     });
   }
 
@@ -19,7 +23,10 @@ export class RunQueue {
 
   /** Several jobs in one Redis transaction (BullMQ addBulk); same per-execution job IDs. */
   async enqueueMany(jobs: RunJob[]): Promise<void> {
-    if (jobs.length > 0) await this.queue.addBulk(jobs.map((job) => ({ name: 'run', data: job, opts: { jobId: runJobId(job) } })));
+    if (jobs.length > 0)
+      await this.queue.addBulk(
+        jobs.map((job) => ({ name: 'run', data: job, opts: { jobId: runJobId(job) } })),
+      );
   }
 
   /** Best effort: a cancelled run's job may already be taken, in which case the claim fails instead. */

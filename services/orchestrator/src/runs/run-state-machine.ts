@@ -56,7 +56,11 @@ export async function transitionRun(
       ...(to === 'INPROGRESS' ? { startedAt: now } : {}),
       ...(terminal ? { endedAt: now } : {}),
       ...(options.message !== undefined || terminal
-        ? { statusMessage: options.message ?? null, errorCode: options.errorCode ?? null, retryable: options.retryable ?? null }
+        ? {
+            statusMessage: options.message ?? null,
+            errorCode: options.errorCode ?? null,
+            retryable: options.retryable ?? null,
+          }
         : {}),
       ...options.extra,
     },
@@ -71,6 +75,8 @@ export async function transitionRun(
     ...(options.message ? { message: options.message } : {}),
     ...(options.errorCode ? { error_code: options.errorCode } : {}),
   };
-  await tx.runEvent.create({ data: { runId: run.id, execution: run.execution, kind: event.kind, data: event, createdAt: now } });
+  await tx.runEvent.create({
+    data: { runId: run.id, execution: run.execution, kind: event.kind, data: event, createdAt: now },
+  });
   return true;
 }

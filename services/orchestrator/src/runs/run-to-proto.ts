@@ -27,7 +27,11 @@ export function runToProto(row: RunRow, artifacts: ArtifactRow[] = [], usage?: R
     parent_run_id: row.parentRunId ?? '',
     skill_spec: row.skillSpec ?? '',
     schedule: row.scheduleId
-      ? { schedule_id: row.scheduleId, schedule_name: row.scheduleName ?? '', cron_schedule: row.scheduleCron ?? '' }
+      ? {
+          schedule_id: row.scheduleId,
+          schedule_name: row.scheduleName ?? '',
+          cron_schedule: row.scheduleCron ?? '',
+        }
       : undefined,
     status_message: row.statusMessage
       ? {

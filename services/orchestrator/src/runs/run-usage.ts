@@ -26,7 +26,11 @@ export async function usageByRun(db: PrismaClient, runIds: string[]): Promise<Ma
     rows.map((row) => {
       const input = row.input ?? 0n;
       const output = row.output ?? 0n;
-      const usage: RequestUsage = { input_tokens: input.toString(), output_tokens: output.toString(), total_tokens: (input + output).toString() };
+      const usage: RequestUsage = {
+        input_tokens: input.toString(),
+        output_tokens: output.toString(),
+        total_tokens: (input + output).toString(),
+      };
       if (row.cost !== null) usage.inference_cost_usd = row.cost;
       return [row.runId, usage];
     }),

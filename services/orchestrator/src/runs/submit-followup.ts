@@ -16,10 +16,18 @@ export const SETUP_FAILED_CODE = 'environment_setup_failed';
  * failed during environment setup inside its debug window, whose message goes to a debug agent in the retained
  * session while the run stays FAILED.
  */
-export function routeFollowup(run: Pick<Run, 'state' | 'errorCode' | 'sessionDebugUntil' | 'debugExecution'>, now: Date): FollowupRoute {
+export function routeFollowup(
+  run: Pick<Run, 'state' | 'errorCode' | 'sessionDebugUntil' | 'debugExecution'>,
+  now: Date,
+): FollowupRoute {
   if (run.state === 'QUEUED') return 'queued_input';
   if (!isTerminal(run.state)) return 'live_harness';
-  if (run.state === 'FAILED' && run.errorCode === SETUP_FAILED_CODE && run.sessionDebugUntil && run.sessionDebugUntil > now) {
+  if (
+    run.state === 'FAILED' &&
+    run.errorCode === SETUP_FAILED_CODE &&
+    run.sessionDebugUntil &&
+    run.sessionDebugUntil > now
+  ) {
     return 'debug_session';
   }
   return 'new_execution';
@@ -45,25 +53,55 @@ export async function submitFollowup(
       execution = run.execution + 1;
       await transitionRun(tx, run, run.state, 'QUEUED', {
         now,
-        extra: { execution, statusMessage: null, errorCode: null, retryable: null, endedAt: null, sessionDebugUntil: null, runnerId: null, claimAttempts: 0 },
+        extra: {
+          execution,
+          statusMessage: null,
+          errorCode: null,
+          retryable: null,
+          endedAt: null,
+          sessionDebugUntil: null,
+          runnerId: null,
+          claimAttempts: 0,
+        },
       });
       enqueue = true;
     } else if (route === 'debug_session' && run.debugExecution === null) {
       execution = run.execution + 1;
-      await tx.run.update({ where: { id: run.id }, data: { execution, debugExecution: execution, runnerId: null, updatedAt: now } });
+      await tx.run.update({
+        where: { id: run.id },
+        data: { execution, debugExecution: execution, runnerId: null, updatedAt: now },
+      });
       enqueue = true;
     } else if (route === 'debug_session') {
       execution = run.debugExecution ?? run.execution;
     }
     await tx.runFollowup.create({
-      data: { id: followupId, runId: run.id, message: input.message, mode: input.mode || 'normal', routedTo: route, execution, createdById: caller.principal_id, createdAt: now },
+      data: {
+        id: followupId,
+        runId: run.id,
+        message: input.message,
+        mode: input.mode || 'normal',
+        routedTo: route,
+        execution,
+        createdById: caller.principal_id,
+        createdAt: now,
+      },
     });
     const events: RunEvent[] = [
       { kind: 'followup_received', followup_id: followupId, routed_to: route },
       { kind: 'user_message', text: input.message, source: 'followup' },
     ];
-    await tx.runEvent.createMany({ data: events.map((e) => ({ runId: run.id, execution, kind: e.kind, data: e as Prisma.InputJsonValue, createdAt: now })) });
-    if (enqueue) await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } } });
+    await tx.runEvent.createMany({
+      data: events.map((e) => ({
+        runId: run.id,
+        execution,
+        kind: e.kind,
+        data: e as Prisma.InputJsonValue,
+        createdAt: now,
+      })),
+    });
+    if (enqueue)
+      await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } } });
     const state = route === 'new_execution' ? 'QUEUED' : run.state;
     return { route, enqueue, state };
   });

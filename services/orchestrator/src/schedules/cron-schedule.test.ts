@@ -21,7 +21,8 @@ describe('cron schedule', () => {
   });
 
   it('accepts five fields, six with seconds and aliases', () => {
-    for (const cron of ['0 9 * * *', '*/5 * * * * *', '0 0 * * MON-FRI', '@daily']) expect(() => assertCron(cron, 'UTC')).not.toThrow();
+    for (const cron of ['0 9 * * *', '*/5 * * * * *', '0 0 * * MON-FRI', '@daily'])
+      expect(() => assertCron(cron, 'UTC')).not.toThrow();
   });
 
   it.each([

@@ -18,16 +18,24 @@ export function assertTimezone(timezone: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    throw new AppError('invalid_request', `timezone: "${timezone}" is not an IANA time zone (e.g. UTC, Europe/Paris)`, {
-      details: { errors: [{ path: 'timezone', message: 'unknown time zone' }] },
-    });
+    throw new AppError(
+      'invalid_request',
+      `timezone: "${timezone}" is not an IANA time zone (e.g. UTC, Europe/Paris)`,
+      {
+        details: { errors: [{ path: 'timezone', message: 'unknown time zone' }] },
+      },
+    );
   }
 }
 
 function invalidCron(cron: string, reason: string): AppError {
-  return new AppError('invalid_request', `cron_schedule: "${cron}" is not a valid cron expression: ${reason}`, {
-    details: { errors: [{ path: 'cron_schedule', message: reason }] },
-  });
+  return new AppError(
+    'invalid_request',
+    `cron_schedule: "${cron}" is not a valid cron expression: ${reason}`,
+    {
+      details: { errors: [{ path: 'cron_schedule', message: reason }] },
+    },
+  );
 }
 
 /** Throws invalid_request naming the problem; the time zone is checked first so its error is the clear one. */
@@ -38,7 +46,10 @@ export function assertCron(cron: string, timezone: string): void {
   // cron-parser reads 1–4 fields as a partial expression; schedules must say every field.
   const fields = trimmed.split(/\s+/).length;
   if (!trimmed.startsWith('@') && (fields < 5 || fields > 6)) {
-    throw invalidCron(cron, `expected 5 fields (minute hour day-of-month month day-of-week) or 6 with leading seconds, got ${fields}`);
+    throw invalidCron(
+      cron,
+      `expected 5 fields (minute hour day-of-month month day-of-week) or 6 with leading seconds, got ${fields}`,
+    );
   }
   let next: Date | null;
   try {

@@ -23,12 +23,21 @@ const isUniqueViolation = (err: unknown): boolean => (err as { code?: string } |
  * nothing; the firing row (primary key: schedule, tick time) commits with the run, so a tick processed twice
  * (two replicas, a retried attempt, a stalled job) still starts a single run.
  */
-export async function fireScheduleTick(deps: CreateRunDeps & { db: PrismaClient }, job: ScheduleTickJob, tickAt: Date): Promise<TickOutcome> {
+export async function fireScheduleTick(
+  deps: CreateRunDeps & { db: PrismaClient },
+  job: ScheduleTickJob,
+  tickAt: Date,
+): Promise<TickOutcome> {
   const schedule = await deps.db.schedule.findUnique({ where: { id: job.scheduleId } });
   if (!schedule) return { outcome: 'deleted' };
   if (!schedule.enabled) return { outcome: 'paused' };
   if (schedule.cron !== job.cron || schedule.timezone !== job.timezone) return { outcome: 'stale' };
-  if (await deps.db.scheduleFiring.findUnique({ where: { scheduleId_tickAt: { scheduleId: schedule.id, tickAt } }, select: { runId: true } })) {
+  if (
+    await deps.db.scheduleFiring.findUnique({
+      where: { scheduleId_tickAt: { scheduleId: schedule.id, tickAt } },
+      select: { runId: true },
+    })
+  ) {
     return { outcome: 'duplicate' };
   }
 
@@ -58,7 +67,10 @@ export async function fireScheduleTick(deps: CreateRunDeps & { db: PrismaClient 
       },
       async (tx, newRunId) => {
         await tx.scheduleFiring.create({ data: { scheduleId: schedule.id, tickAt, runId: newRunId } });
-        await tx.schedule.update({ where: { id: schedule.id }, data: { lastRanAt: new Date(), lastSpawnError: null } });
+        await tx.schedule.update({
+          where: { id: schedule.id },
+          data: { lastRanAt: new Date(), lastSpawnError: null },
+        });
       },
     );
     return { outcome: 'started', runId };
@@ -66,7 +78,10 @@ export async function fireScheduleTick(deps: CreateRunDeps & { db: PrismaClient 
     if (isUniqueViolation(err)) return { outcome: 'duplicate' };
     if (err instanceof AppError) {
       // A refusal by the domain will not change on retry: record it for the schedule's owner instead.
-      await deps.db.schedule.updateMany({ where: { id: schedule.id }, data: { lastSpawnError: `${err.code}: ${err.message}` } });
+      await deps.db.schedule.updateMany({
+        where: { id: schedule.id },
+        data: { lastSpawnError: `${err.code}: ${err.message}` },
+      });
       return { outcome: 'spawn_failed', error: err.message };
     }
     throw err;

@@ -1,7 +1,12 @@
 import { notFound } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Schedule as ScheduleRow } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type { Caller__Output, CreateScheduleRequest__Output, Schedule, UpdateScheduleRequest__Output } from '@conveyor/proto';
+import type {
+  Caller__Output,
+  CreateScheduleRequest__Output,
+  Schedule,
+  UpdateScheduleRequest__Output,
+} from '@conveyor/proto';
 import { DEFAULT_TIMEZONE } from './cron-schedule';
 import { scheduleToProto } from './schedule-to-proto';
 import type { ScheduleTickQueue } from './schedule-tick-queue';
@@ -23,14 +28,23 @@ export const RECENT_RUNS = 20;
 /** Team visibility, like runs: another team's schedule answers exactly like a missing one. */
 async function lockScheduleForCaller(tx: Tx, caller: Caller__Output, id: string): Promise<ScheduleRow> {
   // FOR UPDATE serialises writers of one schedule with the reconciler, so Redis always ends up matching the last commit.
-  const locked = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM "Schedule" WHERE id = ${id} AND "teamId" = ${caller.team_id} FOR UPDATE`;
+  const locked = await tx.$queryRaw<
+    Array<{ id: string }>
+  >`SELECT id FROM "Schedule" WHERE id = ${id} AND "teamId" = ${caller.team_id} FOR UPDATE`;
   if (!locked.length) throw notFound('Schedule');
   return tx.schedule.findUniqueOrThrow({ where: { id } });
 }
 
-const principal = (caller: Caller__Output) => ({ type: caller.principal_type === 'AGENT' ? ('AGENT' as const) : ('USER' as const), id: caller.principal_id });
+const principal = (caller: Caller__Output) => ({
+  type: caller.principal_type === 'AGENT' ? ('AGENT' as const) : ('USER' as const),
+  id: caller.principal_id,
+});
 
-export async function createSchedule(deps: ScheduleDeps, caller: Caller__Output, req: CreateScheduleRequest__Output): Promise<Schedule> {
+export async function createSchedule(
+  deps: ScheduleDeps,
+  caller: Caller__Output,
+  req: CreateScheduleRequest__Output,
+): Promise<Schedule> {
   const config = parseConfig(req.config_json);
   const d: Definition = {
     name: req.name.trim(),
@@ -70,13 +84,19 @@ export async function createSchedule(deps: ScheduleDeps, caller: Caller__Output,
   try {
     await syncTicks(deps.ticks, row);
   } catch (err) {
-    deps.logger.warn({ scheduleId: row.id, err: (err as Error).message }, 'schedule created; scheduler creation left to the reconciler');
+    deps.logger.warn(
+      { scheduleId: row.id, err: (err as Error).message },
+      'schedule created; scheduler creation left to the reconciler',
+    );
   }
   return scheduleToProto(row, { nowMs: (deps.now ?? Date.now)() });
 }
 
 export async function listSchedules(deps: ScheduleDeps, caller: Caller__Output): Promise<Schedule[]> {
-  const rows = await deps.db.schedule.findMany({ where: { teamId: caller.team_id }, orderBy: [{ name: 'asc' }, { id: 'asc' }] });
+  const rows = await deps.db.schedule.findMany({
+    where: { teamId: caller.team_id },
+    orderBy: [{ name: 'asc' }, { id: 'asc' }],
+  });
   const nowMs = (deps.now ?? Date.now)();
   return rows.map((row) => scheduleToProto(row, { nowMs }));
 }
@@ -94,11 +114,18 @@ export async function getSchedule(deps: ScheduleDeps, caller: Caller__Output, id
 }
 
 /** Full replacement of name, cron, prompt and enabled; optional fields replace the stored value only when sent. */
-export async function updateSchedule(deps: ScheduleDeps, caller: Caller__Output, req: UpdateScheduleRequest__Output): Promise<Schedule> {
+export async function updateSchedule(
+  deps: ScheduleDeps,
+  caller: Caller__Output,
+  req: UpdateScheduleRequest__Output,
+): Promise<Schedule> {
   const who = principal(caller);
   const row = await deps.db.$transaction(async (tx) => {
     const current = await lockScheduleForCaller(tx, caller, req.schedule_id);
-    const config = req.config_json !== undefined ? parseConfig(req.config_json) : ((current.agentConfig ?? {}) as Record<string, unknown>);
+    const config =
+      req.config_json !== undefined
+        ? parseConfig(req.config_json)
+        : ((current.agentConfig ?? {}) as Record<string, unknown>);
     const d: Definition = {
       name: req.name.trim(),
       cron: req.cron_schedule.trim(),
@@ -134,7 +161,12 @@ export async function updateSchedule(deps: ScheduleDeps, caller: Caller__Output,
 }
 
 /** Pause removes the job scheduler (no tick fires); resume recreates it, so ticks continue from the next one. */
-export async function setScheduleEnabled(deps: ScheduleDeps, caller: Caller__Output, id: string, enabled: boolean): Promise<Schedule> {
+export async function setScheduleEnabled(
+  deps: ScheduleDeps,
+  caller: Caller__Output,
+  id: string,
+  enabled: boolean,
+): Promise<Schedule> {
   const who = principal(caller);
   const row = await deps.db.$transaction(async (tx) => {
     const current = await lockScheduleForCaller(tx, caller, id);
@@ -164,6 +196,9 @@ export async function deleteSchedule(deps: ScheduleDeps, caller: Caller__Output,
   try {
     await deps.ticks.remove(id);
   } catch (err) {
-    deps.logger.warn({ scheduleId: id, err: (err as Error).message }, 'schedule deleted; scheduler removal left to the reconciler');
+    deps.logger.warn(
+      { scheduleId: id, err: (err as Error).message },
+      'schedule deleted; scheduler removal left to the reconciler',
+    );
   }
 }

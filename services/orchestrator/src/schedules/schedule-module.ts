@@ -34,9 +34,11 @@ export class ScheduleModule {
       fire: (job, tickAt) => fireScheduleTick(runDeps, job, tickAt),
       logger: logger.child({ component: 'schedule-ticks' }),
     });
-    this.reconciler = new ScheduleReconciler({ db, ticks: this.ticks, logger: logger.child({ component: 'schedule-reconciler' }) }, config.SCHEDULE_RECONCILE_INTERVAL_MS);
+    this.reconciler = new ScheduleReconciler(
+      { db, ticks: this.ticks, logger: logger.child({ component: 'schedule-reconciler' }) },
+      config.SCHEDULE_RECONCILE_INTERVAL_MS,
+    );
   }
-
 
   async start(): Promise<void> {
     await this.reconciler.start();

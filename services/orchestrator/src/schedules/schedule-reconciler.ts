@@ -30,16 +30,22 @@ export class ScheduleReconciler {
     // Schedulers first, rows second: a schedule created in between is then a row with no scheduler (healed
     // below), never a scheduler whose row looks missing.
     const schedulers = new Map((await ticks.list()).map((s) => [s.id, s]));
-    const rows = await db.schedule.findMany({ select: { id: true, enabled: true, cron: true, timezone: true } });
+    const rows = await db.schedule.findMany({
+      select: { id: true, enabled: true, cron: true, timezone: true },
+    });
     let upserted = 0;
     let removed = 0;
     for (const row of rows) {
       const s = schedulers.get(row.id);
-      const inStep = row.enabled ? s !== undefined && s.cron === row.cron && s.timezone === row.timezone : s === undefined;
+      const inStep = row.enabled
+        ? s !== undefined && s.cron === row.cron && s.timezone === row.timezone
+        : s === undefined;
       if (inStep) continue;
       // Re-read under the row lock writers take, so a concurrent update is not overwritten with what we read.
       await db.$transaction(async (tx) => {
-        const [locked] = await tx.$queryRaw<Row[]>`SELECT id, enabled, cron, timezone FROM "Schedule" WHERE id = ${row.id} FOR UPDATE`;
+        const [locked] = await tx.$queryRaw<
+          Row[]
+        >`SELECT id, enabled, cron, timezone FROM "Schedule" WHERE id = ${row.id} FOR UPDATE`;
         if (!locked) {
           await ticks.remove(row.id);
           removed++;
@@ -71,7 +77,9 @@ export class ScheduleReconciler {
 
   private pass(): Promise<unknown> {
     this.running ??= this.reconcile()
-      .catch((err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'schedule reconciliation failed'))
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ err: (err as Error).message }, 'schedule reconciliation failed'),
+      )
       .finally(() => {
         this.running = undefined;
       });

@@ -37,7 +37,12 @@ export class ScheduleTickQueue {
         name: TICK_JOB_NAME,
         data: { scheduleId: schedule.id, cron: schedule.cron, timezone: schedule.timezone },
         // A transient failure (database unavailable) retries the same tick; the firing row keeps it to one run.
-        opts: { attempts: 5, backoff: { type: 'exponential', delay: 500 }, removeOnComplete: { age: 3600, count: 1000 }, removeOnFail: { age: 24 * 3600 } },
+        opts: {
+          attempts: 5,
+          backoff: { type: 'exponential', delay: 500 },
+          removeOnComplete: { age: 3600, count: 1000 },
+          removeOnFail: { age: 24 * 3600 },
+        },
       },
     );
   }

@@ -8,7 +8,15 @@ describe('tickTimeOf', () => {
   });
 
   it('falls back to prevMillis, then to the job timestamp', () => {
-    expect(tickTimeOf({ id: 'custom', opts: { prevMillis: 1767225601000 }, timestamp: 5 } as unknown as Job).toISOString()).toBe('2026-01-01T00:00:01.000Z');
-    expect(tickTimeOf({ id: undefined, opts: {}, timestamp: 1767225602000 } as unknown as Job).toISOString()).toBe('2026-01-01T00:00:02.000Z');
+    expect(
+      tickTimeOf({
+        id: 'custom',
+        opts: { prevMillis: 1767225601000 },
+        timestamp: 5,
+      } as unknown as Job).toISOString(),
+    ).toBe('2026-01-01T00:00:01.000Z');
+    expect(
+      tickTimeOf({ id: undefined, opts: {}, timestamp: 1767225602000 } as unknown as Job).toISOString(),
+    ).toBe('2026-01-01T00:00:02.000Z');
   });
 });

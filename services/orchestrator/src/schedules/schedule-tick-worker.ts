@@ -38,12 +38,20 @@ export class ScheduleTickWorker {
       async (job) => {
         const tickAt = tickTimeOf(job);
         const result = await fire(job.data, tickAt);
-        logger.info({ scheduleId: job.data.scheduleId, tickAt: tickAt.toISOString(), ...result }, 'schedule tick');
+        logger.info(
+          { scheduleId: job.data.scheduleId, tickAt: tickAt.toISOString(), ...result },
+          'schedule tick',
+        );
         return result;
       },
       { connection: this.connection, concurrency: 8 },
     );
-    this.worker.on('failed', (job, err) => logger.warn({ scheduleId: job?.data.scheduleId, jobId: job?.id, err: err.message }, 'schedule tick failed'));
+    this.worker.on('failed', (job, err) =>
+      logger.warn(
+        { scheduleId: job?.data.scheduleId, jobId: job?.id, err: err.message },
+        'schedule tick failed',
+      ),
+    );
     this.worker.on('error', (err) => logger.warn({ err: err.message }, 'schedule worker error'));
   }
 

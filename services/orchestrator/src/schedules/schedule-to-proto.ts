@@ -16,7 +16,10 @@ export function nextRunOf(row: Pick<ScheduleRow, 'enabled' | 'cron' | 'timezone'
 
 export function scheduleToProto(
   row: ScheduleRow,
-  options: { nowMs: number; recentRuns?: Array<Pick<RunRow, 'id' | 'state' | 'title' | 'createdAt' | 'updatedAt'>> },
+  options: {
+    nowMs: number;
+    recentRuns?: Array<Pick<RunRow, 'id' | 'state' | 'title' | 'createdAt' | 'updatedAt'>>;
+  },
 ): Schedule {
   const recent: ScheduleRunSummary[] = (options.recentRuns ?? []).map((r) => ({
     run_id: r.id,

@@ -15,7 +15,9 @@ export interface JudgeDispatch {
 const defaultPrompt = (runId: string, evaluations: string[]): string =>
   [
     `Score run ${runId}.`,
-    evaluations.length ? `Evaluations: ${evaluations.join(', ')}.` : 'Report the evaluations you judge relevant.',
+    evaluations.length
+      ? `Evaluations: ${evaluations.join(', ')}.`
+      : 'Report the evaluations you judge relevant.',
     `Submit verdicts with POST {api_base_url}/agent/runs/${runId}/scores using this run's API key.`,
   ].join('\n');
 
@@ -24,13 +26,25 @@ const defaultPrompt = (runId: string, evaluations: string[]): string =>
  * evaluations the judge's run-scoped key may submit verdicts for. The judge runs as the scored run's creator,
  * in the same team. The assignment commits in the run's own transaction, so no judge ever runs unassigned.
  */
-export async function dispatchJudgeRun(deps: CreateRunDeps, dispatch: JudgeDispatch): Promise<{ judgeRunId: string; scoredRunId: string; evaluations: string[] }> {
+export async function dispatchJudgeRun(
+  deps: CreateRunDeps,
+  dispatch: JudgeDispatch,
+): Promise<{ judgeRunId: string; scoredRunId: string; evaluations: string[] }> {
   const scored = await deps.db.run.findUnique({ where: { id: dispatch.scoredRunId } });
   if (!scored) throw new AppError('resource_not_found', 'Run not found');
   const evaluations = [...new Set(dispatch.evaluations.map((e) => e.trim()).filter(Boolean))];
   const created = await createRun(
     deps,
-    { team_id: scored.teamId, principal_type: scored.creatorType, principal_id: scored.creatorId, role: 'MEMBER', api_key_id: '', run_id: '', display_name: '', email: '' },
+    {
+      team_id: scored.teamId,
+      principal_type: scored.creatorType,
+      principal_id: scored.creatorId,
+      role: 'MEMBER',
+      api_key_id: '',
+      run_id: '',
+      display_name: '',
+      email: '',
+    },
     {
       prompt: dispatch.prompt ?? defaultPrompt(scored.id, evaluations),
       title: `Score run ${scored.title}`.slice(0, 300),
@@ -39,7 +53,13 @@ export async function dispatchJudgeRun(deps: CreateRunDeps, dispatch: JudgeDispa
       metadata: { scored_run_id: scored.id },
     },
     async (tx, judgeRunId) => {
-      await tx.runJudge.create({ data: { judgeRunId, scoredRunId: scored.id, evaluations } satisfies Prisma.RunJudgeUncheckedCreateInput });
+      await tx.runJudge.create({
+        data: {
+          judgeRunId,
+          scoredRunId: scored.id,
+          evaluations,
+        } satisfies Prisma.RunJudgeUncheckedCreateInput,
+      });
     },
   );
   return { judgeRunId: created.runId, scoredRunId: scored.id, evaluations };

@@ -17,9 +17,15 @@ export const verdictSchema = z
   })
   .strict();
 
-export type RejectionReason = 'malformed' | 'unknown_evaluation' | 'duplicate_in_request' | 'already_recorded';
+export type RejectionReason =
+  'malformed' | 'unknown_evaluation' | 'duplicate_in_request' | 'already_recorded';
 
-const reject = (index: number, evaluation: string, reason: RejectionReason, detail: string): VerdictResult => ({ index, evaluation, accepted: false, reason, detail });
+const reject = (
+  index: number,
+  evaluation: string,
+  reason: RejectionReason,
+  detail: string,
+): VerdictResult => ({ index, evaluation, accepted: false, reason, detail });
 
 /**
  * `POST /agent/runs/{runId}/scores` (contract §2.12). Only the judge run dispatched to score this run may call it,
@@ -27,14 +33,25 @@ const reject = (index: number, evaluation: string, reason: RejectionReason, deta
  * the caller cannot see is a 404). Each verdict is then checked and stored on its own: a rejected verdict never
  * blocks the others, and reporting only some of the evaluations is fine. An evaluation is final once recorded.
  */
-export async function submitScores(db: PrismaClient, caller: Caller__Output, runId: string, verdictsJson: string[], now = new Date()): Promise<SubmitScoresResponse> {
+export async function submitScores(
+  db: PrismaClient,
+  caller: Caller__Output,
+  runId: string,
+  verdictsJson: string[],
+  now = new Date(),
+): Promise<SubmitScoresResponse> {
   const run = await findRunForCaller(db, caller, runId);
   const judge = caller.run_id ? await db.runJudge.findUnique({ where: { judgeRunId: caller.run_id } }) : null;
   if (!judge || judge.scoredRunId !== run.id) {
-    throw new AppError('not_authorized', 'Only the API key of the judge run dispatched to score this run may submit scores');
+    throw new AppError(
+      'not_authorized',
+      'Only the API key of the judge run dispatched to score this run may submit scores',
+    );
   }
-  if (verdictsJson.length === 0) throw new AppError('invalid_request', 'verdicts must hold at least one verdict');
-  if (verdictsJson.length > MAX_VERDICTS) throw new AppError('invalid_request', `at most ${MAX_VERDICTS} verdicts per request`);
+  if (verdictsJson.length === 0)
+    throw new AppError('invalid_request', 'verdicts must hold at least one verdict');
+  if (verdictsJson.length > MAX_VERDICTS)
+    throw new AppError('invalid_request', `at most ${MAX_VERDICTS} verdicts per request`);
 
   const expected = new Set(judge.evaluations);
   const seen = new Set<string>();
@@ -48,19 +65,43 @@ export async function submitScores(db: PrismaClient, caller: Caller__Output, run
       continue;
     }
     const parsed = verdictSchema.safeParse(value);
-    const evaluation = typeof (value as { evaluation?: unknown } | null)?.evaluation === 'string' ? String((value as { evaluation: string }).evaluation) : '';
+    const evaluation =
+      typeof (value as { evaluation?: unknown } | null)?.evaluation === 'string'
+        ? String((value as { evaluation: string }).evaluation)
+        : '';
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      results.push(reject(index, evaluation, 'malformed', `${issue?.path.join('.') || 'verdict'}: ${issue?.message ?? 'invalid'}`));
+      results.push(
+        reject(
+          index,
+          evaluation,
+          'malformed',
+          `${issue?.path.join('.') || 'verdict'}: ${issue?.message ?? 'invalid'}`,
+        ),
+      );
       continue;
     }
     const verdict = parsed.data;
     if (expected.size > 0 && !expected.has(verdict.evaluation)) {
-      results.push(reject(index, verdict.evaluation, 'unknown_evaluation', `expected one of: ${[...expected].join(', ')}`));
+      results.push(
+        reject(
+          index,
+          verdict.evaluation,
+          'unknown_evaluation',
+          `expected one of: ${[...expected].join(', ')}`,
+        ),
+      );
       continue;
     }
     if (seen.has(verdict.evaluation)) {
-      results.push(reject(index, verdict.evaluation, 'duplicate_in_request', 'this evaluation appears earlier in the request'));
+      results.push(
+        reject(
+          index,
+          verdict.evaluation,
+          'duplicate_in_request',
+          'this evaluation appears earlier in the request',
+        ),
+      );
       continue;
     }
     seen.add(verdict.evaluation);
@@ -80,7 +121,14 @@ export async function submitScores(db: PrismaClient, caller: Caller__Output, run
       results.push({ index, evaluation: verdict.evaluation, accepted: true, reason: '', detail: '' });
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        results.push(reject(index, verdict.evaluation, 'already_recorded', 'this judge already reported this evaluation'));
+        results.push(
+          reject(
+            index,
+            verdict.evaluation,
+            'already_recorded',
+            'this judge already reported this evaluation',
+          ),
+        );
         continue;
       }
       throw err;

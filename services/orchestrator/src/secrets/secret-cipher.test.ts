@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { loadCliConfig } from '../config';
-import { keyIdOf, SecretCipher, SecretCipherError, teamSecretContext, webhookSecretContext } from './secret-cipher';
+import {
+  keyIdOf,
+  SecretCipher,
+  SecretCipherError,
+  teamSecretContext,
+  webhookSecretContext,
+} from './secret-cipher';
 
 describe('SecretCipher', () => {
   const key = randomBytes(32);
@@ -18,7 +24,9 @@ describe('SecretCipher', () => {
 
   it('binds the ciphertext to its context (associated data)', () => {
     const { ciphertext, keyId } = cipher.encrypt('v', teamSecretContext('team_a', 'X'));
-    expect(() => cipher.decrypt(ciphertext, keyId, teamSecretContext('team_b', 'X'))).toThrow(SecretCipherError);
+    expect(() => cipher.decrypt(ciphertext, keyId, teamSecretContext('team_b', 'X'))).toThrow(
+      SecretCipherError,
+    );
     expect(() => cipher.decrypt(ciphertext, keyId, webhookSecretContext('wh_1'))).toThrow(SecretCipherError);
   });
 
@@ -41,12 +49,23 @@ describe('SecretCipher', () => {
 
   it('reads its keys from the config and refuses to work without one', () => {
     const configured = randomBytes(32).toString('base64');
-    expect(SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: [] }).keyId).toBe(keyIdOf(Buffer.from(configured, 'base64')));
+    expect(
+      SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: [] }).keyId,
+    ).toBe(keyIdOf(Buffer.from(configured, 'base64')));
     // No built-in key in any mode.
-    expect(() => SecretCipher.fromConfig({ CONVEYOR_SECRETS_PREVIOUS_KEYS: [] })).toThrow(/CONVEYOR_SECRETS_KEY is required/);
-    expect(() => SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: 'c2hvcnQ=', CONVEYOR_SECRETS_PREVIOUS_KEYS: [] })).toThrow(/32 bytes/);
+    expect(() => SecretCipher.fromConfig({ CONVEYOR_SECRETS_PREVIOUS_KEYS: [] })).toThrow(
+      /CONVEYOR_SECRETS_KEY is required/,
+    );
+    expect(() =>
+      SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: 'c2hvcnQ=', CONVEYOR_SECRETS_PREVIOUS_KEYS: [] }),
+    ).toThrow(/32 bytes/);
     const previous = randomBytes(32);
-    const cipher2 = SecretCipher.fromConfig(loadCliConfig({ CONVEYOR_SECRETS_KEY: configured, CONVEYOR_SECRETS_PREVIOUS_KEYS: `${previous.toString('base64')}, ` }));
+    const cipher2 = SecretCipher.fromConfig(
+      loadCliConfig({
+        CONVEYOR_SECRETS_KEY: configured,
+        CONVEYOR_SECRETS_PREVIOUS_KEYS: `${previous.toString('base64')}, `,
+      }),
+    );
     const legacy = new SecretCipher(previous).encrypt('x', 'c');
     expect(cipher2.decrypt(legacy.ciphertext, legacy.keyId, 'c')).toBe('x');
   });

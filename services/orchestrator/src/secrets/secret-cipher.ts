@@ -19,7 +19,10 @@ export class SecretCipherError extends Error {
 
 function parseKey(encoded: string, what: string): Buffer {
   const key = Buffer.from(encoded.trim(), 'base64');
-  if (key.length !== KEY_BYTES) throw new SecretCipherError(`${what} must be ${KEY_BYTES} bytes, base64-encoded (got ${key.length} bytes)`);
+  if (key.length !== KEY_BYTES)
+    throw new SecretCipherError(
+      `${what} must be ${KEY_BYTES} bytes, base64-encoded (got ${key.length} bytes)`,
+    );
   return key;
 }
 
@@ -38,7 +41,8 @@ export class SecretCipher {
   private readonly keys = new Map<string, Buffer>();
 
   constructor(current: Buffer, previous: readonly Buffer[] = []) {
-    if (current.length !== KEY_BYTES) throw new SecretCipherError(`the secrets key must be ${KEY_BYTES} bytes`);
+    if (current.length !== KEY_BYTES)
+      throw new SecretCipherError(`the secrets key must be ${KEY_BYTES} bytes`);
     this.keyId = keyIdOf(current);
     this.keys.set(this.keyId, current);
     for (const key of previous) this.keys.set(keyIdOf(key), key);
@@ -46,10 +50,14 @@ export class SecretCipher {
 
   /** Refuses to run without a configured key, in every mode: there is no built-in key (docs/service-trust.md). */
   static fromConfig(keys: SecretKeys): SecretCipher {
-    const previous = keys.CONVEYOR_SECRETS_PREVIOUS_KEYS.map((k, i) => parseKey(k, `CONVEYOR_SECRETS_PREVIOUS_KEYS[${i}]`));
+    const previous = keys.CONVEYOR_SECRETS_PREVIOUS_KEYS.map((k, i) =>
+      parseKey(k, `CONVEYOR_SECRETS_PREVIOUS_KEYS[${i}]`),
+    );
     const configured = keys.CONVEYOR_SECRETS_KEY?.trim();
     if (!configured) {
-      throw new SecretCipherError('CONVEYOR_SECRETS_KEY is required (32 random bytes, base64: `conveyor keys init --file .conveyor/keys.env`)');
+      throw new SecretCipherError(
+        'CONVEYOR_SECRETS_KEY is required (32 random bytes, base64: `conveyor keys init --file .conveyor/keys.env`)',
+      );
     }
     return new SecretCipher(parseKey(configured, 'CONVEYOR_SECRETS_KEY'), previous);
   }
@@ -60,24 +68,36 @@ export class SecretCipher {
     const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return { ciphertext: Buffer.concat([Buffer.from([FORMAT_V1]), iv, cipher.getAuthTag(), body]), keyId: this.keyId };
+    return {
+      ciphertext: Buffer.concat([Buffer.from([FORMAT_V1]), iv, cipher.getAuthTag(), body]),
+      keyId: this.keyId,
+    };
   }
 
   /** Throws SecretCipherError for an unknown key, a tampered ciphertext or the wrong context. */
   decrypt(ciphertext: Uint8Array, keyId: string, context: string): string {
     const key = this.keys.get(keyId);
-    if (!key) throw new SecretCipherError(`no key with id ${keyId} is configured (CONVEYOR_SECRETS_KEY / CONVEYOR_SECRETS_PREVIOUS_KEYS)`);
+    if (!key)
+      throw new SecretCipherError(
+        `no key with id ${keyId} is configured (CONVEYOR_SECRETS_KEY / CONVEYOR_SECRETS_PREVIOUS_KEYS)`,
+      );
     const data = Buffer.from(ciphertext);
-    if (data.length < 1 + IV_BYTES + TAG_BYTES || data[0] !== FORMAT_V1) throw new SecretCipherError('unrecognised ciphertext format');
+    if (data.length < 1 + IV_BYTES + TAG_BYTES || data[0] !== FORMAT_V1)
+      throw new SecretCipherError('unrecognised ciphertext format');
     const iv = data.subarray(1, 1 + IV_BYTES);
     const tag = data.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
     const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(tag);
     try {
-      return Buffer.concat([decipher.update(data.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(data.subarray(1 + IV_BYTES + TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch (err) {
-      throw new SecretCipherError('ciphertext failed authentication (wrong key or context, or tampered)', { cause: err } as ErrorOptions);
+      throw new SecretCipherError('ciphertext failed authentication (wrong key or context, or tampered)', {
+        cause: err,
+      } as ErrorOptions);
     }
   }
 }

@@ -17,13 +17,20 @@ interface Cursor {
 }
 
 function encodeCursor(row: WebhookDelivery): string {
-  return Buffer.from(JSON.stringify({ receivedAt: row.receivedAt.toISOString(), id: row.id } satisfies Cursor)).toString('base64url');
+  return Buffer.from(
+    JSON.stringify({ receivedAt: row.receivedAt.toISOString(), id: row.id } satisfies Cursor),
+  ).toString('base64url');
 }
 
 function decodeCursor(cursor: string): Cursor {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Cursor>;
-    if (typeof parsed.receivedAt === 'string' && typeof parsed.id === 'string' && UUID.test(parsed.id) && !Number.isNaN(Date.parse(parsed.receivedAt))) {
+    if (
+      typeof parsed.receivedAt === 'string' &&
+      typeof parsed.id === 'string' &&
+      UUID.test(parsed.id) &&
+      !Number.isNaN(Date.parse(parsed.receivedAt))
+    ) {
       return { receivedAt: parsed.receivedAt, id: parsed.id };
     }
   } catch {
@@ -41,7 +48,8 @@ export async function listDeliveries(
   page: { limit?: number; cursor?: string },
 ): Promise<{ deliveries: WebhookDelivery[]; nextCursor?: string }> {
   await loadWebhook(db, caller, factoryId, uid);
-  const limit = page.limit && page.limit > 0 ? Math.min(page.limit, MAX_DELIVERY_PAGE) : DEFAULT_DELIVERY_PAGE;
+  const limit =
+    page.limit && page.limit > 0 ? Math.min(page.limit, MAX_DELIVERY_PAGE) : DEFAULT_DELIVERY_PAGE;
   const after = page.cursor ? decodeCursor(page.cursor) : undefined;
   const where: Prisma.WebhookDeliveryWhereInput = { webhookId: uid };
   if (after) {
@@ -63,12 +71,23 @@ export async function listDeliveries(
  * One delivery by its delivery ID (the Accepted entry when there is one, else the newest entry with that ID), or by
  * the log entry's own ID. Only Accepted entries keep their payload.
  */
-export async function getDelivery(db: PrismaClient, caller: Caller__Output, factoryId: string, uid: string, deliveryId: string): Promise<WebhookDelivery> {
+export async function getDelivery(
+  db: PrismaClient,
+  caller: Caller__Output,
+  factoryId: string,
+  uid: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
   await loadWebhook(db, caller, factoryId, uid);
   const row =
     (await db.webhookDelivery.findFirst({ where: { webhookId: uid, acceptedDeliveryId: deliveryId } })) ??
-    (await db.webhookDelivery.findFirst({ where: { webhookId: uid, deliveryId }, orderBy: [{ receivedAt: 'desc' }, { id: 'desc' }] })) ??
-    (UUID.test(deliveryId) ? await db.webhookDelivery.findFirst({ where: { webhookId: uid, id: deliveryId } }) : null);
+    (await db.webhookDelivery.findFirst({
+      where: { webhookId: uid, deliveryId },
+      orderBy: [{ receivedAt: 'desc' }, { id: 'desc' }],
+    })) ??
+    (UUID.test(deliveryId)
+      ? await db.webhookDelivery.findFirst({ where: { webhookId: uid, id: deliveryId } })
+      : null);
   if (!row) throw new AppError('resource_not_found', 'Delivery not found');
   return row;
 }
@@ -95,32 +114,52 @@ export async function testFilter(
   let webhookIds: string[] | undefined;
   let payloadFilter: PayloadFilter | undefined;
   if (input.automationId) {
-    if (input.filter !== undefined) throw new AppError('invalid_request', 'give either automation_id or filter, not both');
+    if (input.filter !== undefined)
+      throw new AppError('invalid_request', 'give either automation_id or filter, not both');
     const automation = await loadAutomation(db, caller, factoryId, input.automationId);
     const trigger = parseWebhookTrigger(automation.trigger);
-    if (!trigger.ok) throw new AppError('invalid_request', `the automation's trigger is invalid: ${describeErrors(trigger.errors)}`);
+    if (!trigger.ok)
+      throw new AppError(
+        'invalid_request',
+        `the automation's trigger is invalid: ${describeErrors(trigger.errors)}`,
+      );
     webhookIds = trigger.trigger.filter.webhook_ids;
     payloadFilter = trigger.payloadFilter;
   } else if (input.filter !== undefined && input.filter !== null) {
-    if (typeof input.filter !== 'object' || Array.isArray(input.filter)) throw new AppError('invalid_request', 'filter must be an object {"webhook_ids": [...], "payload": {...}}');
+    if (typeof input.filter !== 'object' || Array.isArray(input.filter))
+      throw new AppError(
+        'invalid_request',
+        'filter must be an object {"webhook_ids": [...], "payload": {...}}',
+      );
     // A trigger filter {webhook_ids?, payload?}; an object with any other key is taken as a bare payload filter.
     const given = input.filter as Record<string, unknown>;
     const isTriggerFilter = Object.keys(given).every((k) => k === 'webhook_ids' || k === 'payload');
     const filter = isTriggerFilter ? given : { payload: given };
     if (filter.webhook_ids !== undefined) {
-      if (!Array.isArray(filter.webhook_ids) || !filter.webhook_ids.every((v) => typeof v === 'string')) throw new AppError('invalid_request', 'filter.webhook_ids must be a list of webhook UIDs');
+      if (!Array.isArray(filter.webhook_ids) || !filter.webhook_ids.every((v) => typeof v === 'string'))
+        throw new AppError('invalid_request', 'filter.webhook_ids must be a list of webhook UIDs');
       webhookIds = filter.webhook_ids as string[];
     }
     if (filter.payload !== undefined && filter.payload !== null) {
-      const parsed = parseWebhookTrigger({ provider: 'webhook', event: 'received', filter: { webhook_ids: [uid], payload: filter.payload } });
-      if (!parsed.ok) throw new AppError('invalid_request', describeErrors(parsed.errors), { details: { errors: parsed.errors } });
+      const parsed = parseWebhookTrigger({
+        provider: 'webhook',
+        event: 'received',
+        filter: { webhook_ids: [uid], payload: filter.payload },
+      });
+      if (!parsed.ok)
+        throw new AppError('invalid_request', describeErrors(parsed.errors), {
+          details: { errors: parsed.errors },
+        });
       payloadFilter = parsed.payloadFilter;
     }
   }
 
   const delivery = await getDelivery(db, caller, factoryId, uid, input.deliveryId);
   if (delivery.label !== 'Accepted' || !delivery.payload) {
-    throw new AppError('operation_not_supported', `Delivery ${delivery.deliveryId} is "${delivery.label}": only Accepted deliveries keep a payload to test against`);
+    throw new AppError(
+      'operation_not_supported',
+      `Delivery ${delivery.deliveryId} is "${delivery.label}": only Accepted deliveries keep a payload to test against`,
+    );
   }
 
   const webhookCheck =
@@ -128,7 +167,10 @@ export async function testFilter(
       ? { passed: true, detail: 'no webhook_ids given: only the payload is checked' }
       : webhookIds.includes(uid)
         ? { passed: true, detail: `webhook ${uid} is selected by filter.webhook_ids` }
-        : { passed: false, detail: `webhook ${uid} is not in filter.webhook_ids (${webhookIds.join(', ') || 'empty'})` };
+        : {
+            passed: false,
+            detail: `webhook ${uid} is not in filter.webhook_ids (${webhookIds.join(', ') || 'empty'})`,
+          };
 
   let payload: unknown;
   try {
@@ -150,4 +192,3 @@ export async function testFilter(
   };
   return { wouldTrigger: webhookCheck.passed && payloadCheck.passed, webhookCheck, payloadCheck };
 }
-

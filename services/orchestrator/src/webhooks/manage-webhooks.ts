@@ -5,11 +5,21 @@ import { generateStandardWebhooksSecret, generateWebhookSecret } from '@conveyor
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
 import type { SecretCipher } from '../secrets/secret-cipher';
-import { readTeamSecretValue, validateSecretName, validateSecretValue, writeTeamSecret } from '../secrets/team-secrets';
+import {
+  readTeamSecretValue,
+  validateSecretName,
+  validateSecretValue,
+  writeTeamSecret,
+} from '../secrets/team-secrets';
 import type { WebhookVersions } from './webhook-versions';
 import { credentialProblem, defaultSecretName, generatesSecret, type AuthMode } from './webhook-rules';
 import { type WebhookView, type WebhookWithSecretView, viewWebhook, withSecret } from './webhook-view';
-import { assertWebhookCapacity, credentialColumns, lockFactoryForWebhooks, validateWebhookConfig } from './webhook-config';
+import {
+  assertWebhookCapacity,
+  credentialColumns,
+  lockFactoryForWebhooks,
+  validateWebhookConfig,
+} from './webhook-config';
 
 export interface WebhookDeps {
   db: PrismaClient;
@@ -36,16 +46,30 @@ async function uniqueDefaultSecretName(tx: Tx, teamId: string, webhookName: stri
   const base = defaultSecretName(webhookName);
   for (let i = 1; ; i++) {
     const candidate = i === 1 ? base : `${base}_${i}`;
-    if (!(await tx.teamSecret.findUnique({ where: { teamId_name: { teamId, name: candidate } }, select: { id: true } }))) return candidate;
+    if (
+      !(await tx.teamSecret.findUnique({
+        where: { teamId_name: { teamId, name: candidate } },
+        select: { id: true },
+      }))
+    )
+      return candidate;
   }
 }
 
-export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, factoryId: string, input: CreateWebhookInput): Promise<WebhookWithSecretView> {
+export async function createWebhook(
+  deps: WebhookDeps,
+  caller: Caller__Output,
+  factoryId: string,
+  input: CreateWebhookInput,
+): Promise<WebhookWithSecretView> {
   requireFactoryManager(caller, 'Creating a webhook');
   const config = validateWebhookConfig(input);
   const providerSecret = input.providerSecret ?? '';
   if (providerSecret && config.authMode !== 'signature') {
-    throw new AppError('invalid_request', 'provider_secret applies to auth_mode signature only; token and url_token secrets are generated');
+    throw new AppError(
+      'invalid_request',
+      'provider_secret applies to auth_mode signature only; token and url_token secrets are generated',
+    );
   }
   if (providerSecret) validateSecretValue(providerSecret, 'provider_secret');
   const requestedSecretName = input.secretName?.trim() ?? '';
@@ -56,10 +80,16 @@ export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, f
   const result = await deps.db.$transaction(async (tx) => {
     await lockFactoryForWebhooks(tx, caller.team_id, factoryId);
     await assertWebhookCapacity(tx, factoryId);
-    if (await tx.webhook.findUnique({ where: { factoryId_name: { factoryId, name: config.name } }, select: { id: true } })) {
+    if (
+      await tx.webhook.findUnique({
+        where: { factoryId_name: { factoryId, name: config.name } },
+        select: { id: true },
+      })
+    ) {
       throw new AppError('conflict', `A webhook named "${config.name}" already exists in this factory`);
     }
-    const secretName = requestedSecretName || (await uniqueDefaultSecretName(tx, caller.team_id, config.name));
+    const secretName =
+      requestedSecretName || (await uniqueDefaultSecretName(tx, caller.team_id, config.name));
     const existing = await readTeamSecretValue(tx, deps.cipher, caller.team_id, secretName);
 
     let credential: string | undefined;
@@ -67,7 +97,10 @@ export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, f
     if (existing !== undefined) {
       // Reuse: the existing secret's value is never shown.
       if (providerSecret) {
-        throw new AppError('conflict', `Team secret "${secretName}" already exists: omit provider_secret to reuse it, or choose another secret_name`);
+        throw new AppError(
+          'conflict',
+          `Team secret "${secretName}" already exists: omit provider_secret to reuse it, or choose another secret_name`,
+        );
       }
       const problem = credentialProblem(config.authMode, config.signatureScheme, existing);
       if (problem) throw new AppError('invalid_request', `Team secret "${secretName}" ${problem}`);
@@ -77,11 +110,17 @@ export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, f
       if (problem) throw new AppError('invalid_request', `provider_secret ${problem}`);
       credential = providerSecret;
     } else if (generatesSecret(config.authMode, config.signatureScheme)) {
-      credential = shown = config.authMode === 'signature' ? generateStandardWebhooksSecret() : generateWebhookSecret();
+      credential = shown =
+        config.authMode === 'signature' ? generateStandardWebhooksSecret() : generateWebhookSecret();
     }
     // else: a provider that issues its secret after seeing the URL; deliveries are refused until the second step.
     if (credential !== undefined && existing === undefined) {
-      await writeTeamSecret(tx, deps.cipher, { teamId: caller.team_id, name: secretName, value: credential, createdById: caller.principal_id });
+      await writeTeamSecret(tx, deps.cipher, {
+        teamId: caller.team_id,
+        name: secretName,
+        value: credential,
+        createdById: caller.principal_id,
+      });
     }
     const row = await tx.webhook.create({
       data: {
@@ -105,11 +144,25 @@ export async function createWebhook(deps: WebhookDeps, caller: Caller__Output, f
 }
 
 /** A webhook of the caller's team in the given factory; anything else is reported as missing. */
-export async function loadWebhook(db: PrismaClient | Tx, caller: Caller__Output, factoryId: string, uid: string): Promise<Webhook> {
-  const row = uid && factoryId ? await db.webhook.findFirst({ where: { id: uid, factoryId, teamId: caller.team_id } }) : null;
+export async function loadWebhook(
+  db: PrismaClient | Tx,
+  caller: Caller__Output,
+  factoryId: string,
+  uid: string,
+): Promise<Webhook> {
+  const row =
+    uid && factoryId
+      ? await db.webhook.findFirst({ where: { id: uid, factoryId, teamId: caller.team_id } })
+      : null;
   if (!row) {
     // Distinguish a missing factory from a missing webhook only for the caller's own team.
-    if (factoryId && !(await db.factory.findFirst({ where: { id: factoryId, teamId: caller.team_id }, select: { id: true } }))) {
+    if (
+      factoryId &&
+      !(await db.factory.findFirst({
+        where: { id: factoryId, teamId: caller.team_id },
+        select: { id: true },
+      }))
+    ) {
       throw new AppError('resource_not_found', 'Factory not found');
     }
     throw notFound();
@@ -117,13 +170,25 @@ export async function loadWebhook(db: PrismaClient | Tx, caller: Caller__Output,
   return row;
 }
 
-export async function listWebhooks(deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>, caller: Caller__Output, factoryId: string): Promise<WebhookView[]> {
+export async function listWebhooks(
+  deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>,
+  caller: Caller__Output,
+  factoryId: string,
+): Promise<WebhookView[]> {
   await loadFactory(deps.db, caller, factoryId);
-  const rows = await deps.db.webhook.findMany({ where: { factoryId, teamId: caller.team_id }, orderBy: [{ name: 'asc' }] });
+  const rows = await deps.db.webhook.findMany({
+    where: { factoryId, teamId: caller.team_id },
+    orderBy: [{ name: 'asc' }],
+  });
   return rows.map((row) => viewWebhook(deps.webhookBaseUrl, row));
 }
 
-export async function getWebhook(deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>, caller: Caller__Output, factoryId: string, uid: string): Promise<WebhookView> {
+export async function getWebhook(
+  deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>,
+  caller: Caller__Output,
+  factoryId: string,
+  uid: string,
+): Promise<WebhookView> {
   return viewWebhook(deps.webhookBaseUrl, await loadWebhook(deps.db, caller, factoryId, uid));
 }
 
@@ -132,7 +197,13 @@ export async function getWebhook(deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'
  * managed-secret value takes effect), so a webhook that awaited its provider secret becomes active once the secret
  * exists; a value that no longer suits the mode (a url_token secret that is not URL-safe) refuses the enable.
  */
-export async function setWebhookEnabled(deps: WebhookDeps, caller: Caller__Output, factoryId: string, uid: string, enabled: boolean): Promise<WebhookView> {
+export async function setWebhookEnabled(
+  deps: WebhookDeps,
+  caller: Caller__Output,
+  factoryId: string,
+  uid: string,
+  enabled: boolean,
+): Promise<WebhookView> {
   requireFactoryManager(caller, enabled ? 'Enabling a webhook' : 'Disabling a webhook');
   const row = await deps.db.$transaction(async (tx) => {
     const current = await loadWebhook(tx, caller, factoryId, uid);
@@ -141,7 +212,11 @@ export async function setWebhookEnabled(deps: WebhookDeps, caller: Caller__Outpu
       const value = await readTeamSecretValue(tx, deps.cipher, current.teamId, current.secretName);
       if (value !== undefined) {
         const problem = credentialProblem(current.authMode as AuthMode, current.signatureScheme, value);
-        if (problem) throw new AppError('invalid_request', `Cannot enable: team secret "${current.secretName}" ${problem}`);
+        if (problem)
+          throw new AppError(
+            'invalid_request',
+            `Cannot enable: team secret "${current.secretName}" ${problem}`,
+          );
         credential = credentialColumns(deps.cipher, current.id, value);
       }
     }
@@ -152,7 +227,12 @@ export async function setWebhookEnabled(deps: WebhookDeps, caller: Caller__Outpu
 }
 
 /** Senders get 404 at once; automations selecting the webhook stay but stop firing; its delivery log goes with it. */
-export async function deleteWebhook(deps: WebhookDeps, caller: Caller__Output, factoryId: string, uid: string): Promise<void> {
+export async function deleteWebhook(
+  deps: WebhookDeps,
+  caller: Caller__Output,
+  factoryId: string,
+  uid: string,
+): Promise<void> {
   requireFactoryManager(caller, 'Deleting a webhook');
   const row = await loadWebhook(deps.db, caller, factoryId, uid);
   await deps.db.webhook.delete({ where: { id: row.id } });
@@ -164,7 +244,13 @@ export async function deleteWebhook(deps: WebhookDeps, caller: Caller__Output, f
  * also the second step of a webhook created without one), else a generated Standard Webhooks secret. The new value
  * goes to the webhook's team secret too, and the old one stops working with the next request.
  */
-export async function rotateWebhookSecret(deps: WebhookDeps, caller: Caller__Output, factoryId: string, uid: string, providerSecret = ''): Promise<WebhookWithSecretView> {
+export async function rotateWebhookSecret(
+  deps: WebhookDeps,
+  caller: Caller__Output,
+  factoryId: string,
+  uid: string,
+  providerSecret = '',
+): Promise<WebhookWithSecretView> {
   requireFactoryManager(caller, 'Rotating a webhook secret');
   const result = await deps.db.$transaction(async (tx) => {
     const current = await loadWebhook(tx, caller, factoryId, uid);
@@ -172,18 +258,34 @@ export async function rotateWebhookSecret(deps: WebhookDeps, caller: Caller__Out
     let credential: string;
     let shown: string | undefined;
     if (providerSecret) {
-      if (authMode !== 'signature') throw new AppError('invalid_request', 'provider_secret applies to signature webhooks only; token and url_token secrets are generated');
+      if (authMode !== 'signature')
+        throw new AppError(
+          'invalid_request',
+          'provider_secret applies to signature webhooks only; token and url_token secrets are generated',
+        );
       validateSecretValue(providerSecret, 'provider_secret');
       const problem = credentialProblem(authMode, current.signatureScheme, providerSecret);
       if (problem) throw new AppError('invalid_request', `provider_secret ${problem}`);
       credential = providerSecret;
     } else if (generatesSecret(authMode, current.signatureScheme)) {
-      credential = shown = authMode === 'signature' ? generateStandardWebhooksSecret() : generateWebhookSecret();
+      credential = shown =
+        authMode === 'signature' ? generateStandardWebhooksSecret() : generateWebhookSecret();
     } else {
-      throw new AppError('invalid_request', `A ${current.signatureScheme} webhook's secret is issued by the provider: send it as provider_secret`);
+      throw new AppError(
+        'invalid_request',
+        `A ${current.signatureScheme} webhook's secret is issued by the provider: send it as provider_secret`,
+      );
     }
-    await writeTeamSecret(tx, deps.cipher, { teamId: current.teamId, name: current.secretName, value: credential, createdById: caller.principal_id });
-    const row = await tx.webhook.update({ where: { id: current.id }, data: credentialColumns(deps.cipher, current.id, credential) });
+    await writeTeamSecret(tx, deps.cipher, {
+      teamId: current.teamId,
+      name: current.secretName,
+      value: credential,
+      createdById: caller.principal_id,
+    });
+    const row = await tx.webhook.update({
+      where: { id: current.id },
+      data: credentialColumns(deps.cipher, current.id, credential),
+    });
     return { row, shown };
   });
   await deps.versions.bump(uid);

@@ -13,10 +13,26 @@ export interface ResolvedWebhook {
 }
 
 /** The ingress's view of a webhook, with the credential decrypted (see WebhookIngressService in webhooks.proto). */
-export async function resolveWebhookForIngress(deps: { db: PrismaClient; cipher: SecretCipher }, uid: string): Promise<ResolvedWebhook> {
+export async function resolveWebhookForIngress(
+  deps: { db: PrismaClient; cipher: SecretCipher },
+  uid: string,
+): Promise<ResolvedWebhook> {
   const row = uid ? await deps.db.webhook.findUnique({ where: { id: uid } }) : null;
-  if (!row) return { found: false, enabled: false, authMode: '', signatureScheme: '', secret: '', awaitingSecret: false, deliveryIdHeader: '', teamId: '' };
-  const secret = row.secretCiphertext && row.secretKeyId ? deps.cipher.decrypt(row.secretCiphertext, row.secretKeyId, webhookSecretContext(row.id)) : '';
+  if (!row)
+    return {
+      found: false,
+      enabled: false,
+      authMode: '',
+      signatureScheme: '',
+      secret: '',
+      awaitingSecret: false,
+      deliveryIdHeader: '',
+      teamId: '',
+    };
+  const secret =
+    row.secretCiphertext && row.secretKeyId
+      ? deps.cipher.decrypt(row.secretCiphertext, row.secretKeyId, webhookSecretContext(row.id))
+      : '';
   return {
     found: true,
     enabled: row.enabled,

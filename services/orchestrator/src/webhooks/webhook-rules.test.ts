@@ -1,4 +1,10 @@
-import { credentialProblem, defaultSecretName, generatesSecret, ingressUrl, isValidHeaderName } from './webhook-rules';
+import {
+  credentialProblem,
+  defaultSecretName,
+  generatesSecret,
+  ingressUrl,
+  isValidHeaderName,
+} from './webhook-rules';
 
 describe('webhook rules', () => {
   it('suggests a team-secret name from the webhook name', () => {
@@ -8,9 +14,15 @@ describe('webhook rules', () => {
   });
 
   it('builds ingress URLs, with the {token} placeholder in url_token mode', () => {
-    expect(ingressUrl('https://hooks.example.com/', 'wh_1', 'token')).toBe('https://hooks.example.com/webhooks/w/wh_1');
-    expect(ingressUrl('https://hooks.example.com', 'wh_1', 'url_token')).toBe('https://hooks.example.com/webhooks/w/wh_1/{token}');
-    expect(ingressUrl('https://hooks.example.com', 'wh_1', 'url_token', 'abc')).toBe('https://hooks.example.com/webhooks/w/wh_1/abc');
+    expect(ingressUrl('https://hooks.example.com/', 'wh_1', 'token')).toBe(
+      'https://hooks.example.com/webhooks/w/wh_1',
+    );
+    expect(ingressUrl('https://hooks.example.com', 'wh_1', 'url_token')).toBe(
+      'https://hooks.example.com/webhooks/w/wh_1/{token}',
+    );
+    expect(ingressUrl('https://hooks.example.com', 'wh_1', 'url_token', 'abc')).toBe(
+      'https://hooks.example.com/webhooks/w/wh_1/abc',
+    );
   });
 
   it('refuses credentials that cannot work in their mode', () => {
@@ -19,7 +31,9 @@ describe('webhook rules', () => {
     expect(credentialProblem('url_token', null, 'A'.repeat(16))).toBeUndefined();
     expect(credentialProblem('token', null, 'anything goes here, even spaces')).toBeUndefined();
     expect(credentialProblem('signature', 'standard-webhooks', 'not base64!')).toMatch(/Standard Webhooks/);
-    expect(credentialProblem('signature', 'standard-webhooks', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBeUndefined();
+    expect(
+      credentialProblem('signature', 'standard-webhooks', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'),
+    ).toBeUndefined();
     expect(credentialProblem('signature', 'stripe', 'whsec_anything')).toBeUndefined();
     expect(credentialProblem('token', null, '')).toBe('is empty');
   });

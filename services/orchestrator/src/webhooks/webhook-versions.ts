@@ -11,7 +11,10 @@ export class WebhookVersions {
   constructor(private readonly redis: Redis) {}
 
   async bump(webhookUid: string): Promise<void> {
-    await this.redis.set(webhookConfigVersionKey(webhookUid), `${Date.now().toString(36)}.${randomBytes(8).toString('hex')}`);
+    await this.redis.set(
+      webhookConfigVersionKey(webhookUid),
+      `${Date.now().toString(36)}.${randomBytes(8).toString('hex')}`,
+    );
   }
 
   async bumpAll(webhookUids: Iterable<string>): Promise<void> {

@@ -25,7 +25,11 @@ export function viewWebhook(webhookBaseUrl: string, row: Webhook): WebhookView {
   };
 }
 
-export function withSecret(webhookBaseUrl: string, row: Webhook, shown: string | undefined): WebhookWithSecretView {
+export function withSecret(
+  webhookBaseUrl: string,
+  row: Webhook,
+  shown: string | undefined,
+): WebhookWithSecretView {
   return {
     webhook: viewWebhook(webhookBaseUrl, row),
     ...(shown !== undefined && { secret: shown }),

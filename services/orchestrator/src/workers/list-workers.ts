@@ -6,9 +6,18 @@ import type { Caller__Output, ListConnectedWorkersResponse } from '@conveyor/pro
  * disconnects cleanly (or whose TCP connection drops) leaves at once; one that just goes silent leaves when its
  * last heartbeat is `staleAfterMs` old (docs/workers.md).
  */
-export async function listConnectedWorkers(db: PrismaClient, caller: Caller__Output, staleAfterMs: number, now = new Date()): Promise<ListConnectedWorkersResponse> {
+export async function listConnectedWorkers(
+  db: PrismaClient,
+  caller: Caller__Output,
+  staleAfterMs: number,
+  now = new Date(),
+): Promise<ListConnectedWorkersResponse> {
   const rows = await db.workerConnection.findMany({
-    where: { teamId: caller.team_id, disconnectedAt: null, lastHeartbeatAt: { gt: new Date(now.getTime() - staleAfterMs) } },
+    where: {
+      teamId: caller.team_id,
+      disconnectedAt: null,
+      lastHeartbeatAt: { gt: new Date(now.getTime() - staleAfterMs) },
+    },
     orderBy: [{ workerId: 'asc' }, { connectedAt: 'asc' }],
   });
   return {

@@ -73,7 +73,13 @@ describe('CommandHarness (real child process)', () => {
       limits: { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 1 << 30, diskBytes: 1 << 30 },
     });
     const env = baseRunEnvironment({ runId: 'r1', workspaceDir: dir });
-    const pending = harness.run(input(prompt), { emit: (e) => events.push(e), inbox, signal: abort.signal, sandbox, env });
+    const pending = harness.run(input(prompt), {
+      emit: (e) => events.push(e),
+      inbox,
+      signal: abort.signal,
+      sandbox,
+      env,
+    });
     drive?.(inbox, abort);
     return { outcome: await pending, events };
   }
@@ -91,15 +97,23 @@ describe('CommandHarness (real child process)', () => {
       ]),
     );
     expect(events.filter((e) => PLATFORM_KINDS.has(e.kind))).toEqual([]);
-    expect(events.filter((e) => e.kind === 'log' && e.text.startsWith('unrecognized agent output'))).toHaveLength(2);
+    expect(
+      events.filter((e) => e.kind === 'log' && e.text.startsWith('unrecognized agent output')),
+    ).toHaveLength(2);
   });
 
   it('reports failure results with their message', async () => {
-    expect((await run('please fail')).outcome).toEqual({ state: 'FAILED', message: 'finished', errorCode: undefined });
+    expect((await run('please fail')).outcome).toEqual({
+      state: 'FAILED',
+      message: 'finished',
+      errorCode: undefined,
+    });
   });
 
   it('delivers live follow-ups over stdin', async () => {
-    const { outcome, events } = await run('wait for me', (inbox) => setTimeout(() => inbox.push('go on'), 200));
+    const { outcome, events } = await run('wait for me', (inbox) =>
+      setTimeout(() => inbox.push('go on'), 200),
+    );
     expect(outcome).toEqual({ state: 'SUCCEEDED', message: 'after follow-up' });
     expect(events).toContainEqual({ kind: 'agent_message', text: 'follow-up: go on' });
   });

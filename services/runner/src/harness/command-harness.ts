@@ -1,7 +1,14 @@
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { PLATFORM_KINDS, runEventSchema } from '@conveyor/run-events';
-import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome, type ModelAccess } from './harness';
+import {
+  SetupFailure,
+  type Harness,
+  type HarnessContext,
+  type HarnessInput,
+  type HarnessOutcome,
+  type ModelAccess,
+} from './harness';
 
 const resultSchema = z.object({
   kind: z.literal('result'),
@@ -41,11 +48,16 @@ export class CommandHarness implements Harness {
   ) {}
 
   async prepare(): Promise<void> {
-    if (!this.command) throw new SetupFailure(`No command is configured for the "${this.type}" harness on this runner`);
+    if (!this.command)
+      throw new SetupFailure(`No command is configured for the "${this.type}" harness on this runner`);
   }
 
   run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
-    const child = ctx.sandbox.exec({ argv: ['/bin/sh', '-c', this.command ?? 'false'], env: { ...ctx.env, ...modelAccessEnv(input.modelAccess) }, stdin: 'pipe' });
+    const child = ctx.sandbox.exec({
+      argv: ['/bin/sh', '-c', this.command ?? 'false'],
+      env: { ...ctx.env, ...modelAccessEnv(input.modelAccess) },
+      stdin: 'pipe',
+    });
     const stdin = child.stdin!;
     const send = (message: object) => {
       if (stdin.writable) stdin.write(`${JSON.stringify(message)}\n`);
@@ -77,14 +89,19 @@ export class CommandHarness implements Harness {
       const final = resultSchema.safeParse(value);
       if (final.success) {
         const { state, message, error_code } = final.data;
-        result = state === 'SUCCEEDED' ? { state, message } : { state, message: message ?? `Agent reported ${state}`, errorCode: error_code };
+        result =
+          state === 'SUCCEEDED'
+            ? { state, message }
+            : { state, message: message ?? `Agent reported ${state}`, errorCode: error_code };
         return;
       }
       const event = runEventSchema.safeParse(value);
       if (event.success && !PLATFORM_KINDS.has(event.data.kind)) ctx.emit(event.data);
       else ctx.emit({ kind: 'log', level: 'warn', text: `unrecognized agent output: ${line.slice(0, 500)}` });
     });
-    createInterface({ input: child.stderr }).on('line', (line) => ctx.emit({ kind: 'log', level: 'warn', text: line }));
+    createInterface({ input: child.stderr }).on('line', (line) =>
+      ctx.emit({ kind: 'log', level: 'warn', text: line }),
+    );
 
     const forward = setInterval(() => {
       for (const message of ctx.inbox.drain()) send({ type: 'followup', message });
@@ -101,9 +118,17 @@ export class CommandHarness implements Harness {
       ctx.signal.removeEventListener('abort', onAbort);
       if (result) return result;
       if (ctx.signal.aborted) return { state: 'ERROR', message: 'cancelled' };
-      if (limit) return { state: 'ERROR', message: `The run exceeded its ${limit} limit`, errorCode: 'resource_unavailable' };
+      if (limit)
+        return {
+          state: 'ERROR',
+          message: `The run exceeded its ${limit} limit`,
+          errorCode: 'resource_unavailable',
+        };
       if (code === 0) return { state: 'SUCCEEDED', message: 'Agent exited' };
-      return { state: 'FAILED', message: `Agent exited with ${signal ? `signal ${signal}` : `code ${code}`}` };
+      return {
+        state: 'FAILED',
+        message: `Agent exited with ${signal ? `signal ${signal}` : `code ${code}`}`,
+      };
     });
   }
 }

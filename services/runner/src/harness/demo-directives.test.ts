@@ -19,7 +19,11 @@ describe('demo directives', () => {
       { verb: 'message', text: 'Looking at the code' },
       { verb: 'sleep', ms: 250 },
       { verb: 'tool', name: 'bash', input: { cmd: 'ls' }, output: { stdout: 'a' } },
-      { verb: 'artifact', artifactType: 'PULL_REQUEST', data: { url: 'https://git.example/pr/1', branch: 'fix' } },
+      {
+        verb: 'artifact',
+        artifactType: 'PULL_REQUEST',
+        data: { url: 'https://git.example/pr/1', branch: 'fix' },
+      },
       { verb: 'usage', inputTokens: 120, outputTokens: 40 },
       { verb: 'await-followup', timeoutMs: 5000 },
       { verb: 'block', message: 'needs approval' },
@@ -30,7 +34,9 @@ describe('demo directives', () => {
   });
 
   it('defaults tool output and caps sleeps', () => {
-    expect(parseDemoDirectives('@demo tool read_file')).toEqual([{ verb: 'tool', name: 'read_file', input: {}, output: { ok: true } }]);
+    expect(parseDemoDirectives('@demo tool read_file')).toEqual([
+      { verb: 'tool', name: 'read_file', input: {}, output: { ok: true } },
+    ]);
     expect(parseDemoDirectives('@demo sleep 99999999')).toEqual([{ verb: 'sleep', ms: 600_000 }]);
   });
 

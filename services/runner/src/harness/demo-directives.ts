@@ -9,7 +9,11 @@ export type DemoDirective =
   | { verb: 'message'; text: string }
   | { verb: 'sleep'; ms: number }
   | { verb: 'tool'; name: string; input: unknown; output: unknown }
-  | { verb: 'artifact'; artifactType: 'PLAN' | 'PULL_REQUEST' | 'SCREENSHOT' | 'FILE' | 'EXTERNAL_REFERENCE'; data: Record<string, unknown> }
+  | {
+      verb: 'artifact';
+      artifactType: 'PLAN' | 'PULL_REQUEST' | 'SCREENSHOT' | 'FILE' | 'EXTERNAL_REFERENCE';
+      data: Record<string, unknown>;
+    }
   | { verb: 'usage'; inputTokens: number; outputTokens: number }
   | { verb: 'fail'; message: string }
   | { verb: 'error'; message: string }
@@ -38,14 +42,20 @@ function parseLine(verb: string, args: string): DemoDirective {
       // `@demo tool <name> <input-json> [=> <output-json>]`
       const match = /^(\S+)\s*(.*?)(?:\s*=>\s*(.*))?$/.exec(args);
       if (!match) throw new Error('@demo tool: expected a tool name');
-      return { verb, name: match[1]!, input: match[2] ? json(match[2], 'tool input') : {}, output: match[3] ? json(match[3], 'tool output') : { ok: true } };
+      return {
+        verb,
+        name: match[1]!,
+        input: match[2] ? json(match[2], 'tool input') : {},
+        output: match[3] ? json(match[3], 'tool output') : { ok: true },
+      };
     }
     case 'artifact': {
       const match = /^(\S+)\s*(.*)$/.exec(args);
       const type = artifactTypes.safeParse(match?.[1]);
       if (!match || !type.success) throw new Error(`@demo artifact: unknown type ${match?.[1] ?? ''}`);
       const data = match[2] ? json(match[2], 'artifact data') : {};
-      if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('@demo artifact: data must be an object');
+      if (!data || typeof data !== 'object' || Array.isArray(data))
+        throw new Error('@demo artifact: data must be an object');
       return { verb, artifactType: type.data, data: data as Record<string, unknown> };
     }
     case 'usage': {

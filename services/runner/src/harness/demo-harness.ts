@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDemoDirectives, type DemoDirective } from './demo-directives';
-import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome } from './harness';
+import {
+  SetupFailure,
+  type Harness,
+  type HarnessContext,
+  type HarnessInput,
+  type HarnessOutcome,
+} from './harness';
 
 /** The input this execution acts on: the prompt first time, the follow-ups that started a continuation later. */
 function instructions(input: HarnessInput): string[] {
@@ -31,12 +37,17 @@ export class DemoHarness implements Harness {
       const outcome = await this.follow(parseDemoDirectives(message), ctx, message);
       if (outcome) return outcome;
     }
-    const summary = input.prompt.split('\n').find((l) => l.trim() && !l.trim().startsWith('@demo')) ?? 'the task';
+    const summary =
+      input.prompt.split('\n').find((l) => l.trim() && !l.trim().startsWith('@demo')) ?? 'the task';
     ctx.emit({ kind: 'agent_message', text: `Done: ${summary.trim()}` });
     return { state: 'SUCCEEDED', message: 'Demo run completed' };
   }
 
-  private async follow(directives: DemoDirective[], ctx: HarnessContext, echo?: string): Promise<HarnessOutcome | undefined> {
+  private async follow(
+    directives: DemoDirective[],
+    ctx: HarnessContext,
+    echo?: string,
+  ): Promise<HarnessOutcome | undefined> {
     if (echo !== undefined) ctx.emit({ kind: 'agent_message', text: `Received follow-up: ${echo}` });
     for (const d of directives) {
       if (ctx.signal.aborted) return { state: 'ERROR', message: 'cancelled' };
@@ -67,7 +78,10 @@ export class DemoHarness implements Harness {
           return { state: 'BLOCKED', message: d.message };
         case 'await-followup': {
           const message = await ctx.inbox.next(ctx.signal, d.timeoutMs);
-          if (message === undefined) return ctx.signal.aborted ? { state: 'ERROR', message: 'cancelled' } : { state: 'BLOCKED', message: 'No follow-up arrived in time' };
+          if (message === undefined)
+            return ctx.signal.aborted
+              ? { state: 'ERROR', message: 'cancelled' }
+              : { state: 'BLOCKED', message: 'No follow-up arrived in time' };
           const outcome = await this.follow(parseDemoDirectives(message), ctx, message);
           if (outcome) return outcome;
           break;
@@ -83,13 +97,17 @@ export class DemoHarness implements Harness {
   private async sleepAnswering(ms: number, ctx: HarnessContext): Promise<void> {
     const until = Date.now() + ms;
     while (Date.now() < until && !ctx.signal.aborted) {
-      await sleep(Math.min(100, until - Date.now()), undefined, { signal: ctx.signal }).catch(() => undefined);
-      for (const message of ctx.inbox.drain()) ctx.emit({ kind: 'agent_message', text: `Received follow-up: ${message}` });
+      await sleep(Math.min(100, until - Date.now()), undefined, { signal: ctx.signal }).catch(
+        () => undefined,
+      );
+      for (const message of ctx.inbox.drain())
+        ctx.emit({ kind: 'agent_message', text: `Received follow-up: ${message}` });
     }
   }
 
   private async debug(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
-    for (const message of input.followups) ctx.emit({ kind: 'agent_message', text: `Debug agent in retained session: ${message}` });
+    for (const message of input.followups)
+      ctx.emit({ kind: 'agent_message', text: `Debug agent in retained session: ${message}` });
     return { state: 'SUCCEEDED', message: 'Debug session turn completed' };
   }
 }

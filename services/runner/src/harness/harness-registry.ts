@@ -7,7 +7,11 @@ import { CommandHarness } from './command-harness';
 import { DemoHarness } from './demo-harness';
 import type { Harness } from './harness';
 
-const CLI_PROFILES: Record<CliName, CliProfile> = { claude: claudeProfile, codex: codexProfile, gemini: geminiProfile };
+const CLI_PROFILES: Record<CliName, CliProfile> = {
+  claude: claudeProfile,
+  codex: codexProfile,
+  gemini: geminiProfile,
+};
 
 /**
  * `demo` is built in; `claude`, `codex` and `gemini` drive the vendor CLIs installed with the runner

@@ -37,11 +37,21 @@ export class ModelAccessGrant {
   ) {}
 
   /** Asks the orchestrator for the run's credential (AppError `integration_not_configured` when it has none) and registers the run. */
-  static async open(link: OrchestratorLink, proxy: RunningModelProxy, run: { run_id: string; execution: number; runner_id: string }, hooks: GrantHooks): Promise<ModelAccessGrant> {
+  static async open(
+    link: OrchestratorLink,
+    proxy: RunningModelProxy,
+    run: { run_id: string; execution: number; runner_id: string },
+    hooks: GrantHooks,
+  ): Promise<ModelAccessGrant> {
     return ModelAccessGrant.register(proxy, run.run_id, await link.call('GetHarnessCredential', run), hooks);
   }
 
-  static register(proxy: RunningModelProxy, runId: string, credential: HarnessCredential__Output, hooks: GrantHooks): ModelAccessGrant {
+  static register(
+    proxy: RunningModelProxy,
+    runId: string,
+    credential: HarnessCredential__Output,
+    hooks: GrantHooks,
+  ): ModelAccessGrant {
     if (!isProvider(credential.provider)) throw new Error(`unknown model provider ${credential.provider}`);
     const grant = new ModelAccessGrant(credential, proxy);
     grant.registration = proxy.proxy.register({

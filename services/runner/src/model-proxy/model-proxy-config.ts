@@ -28,9 +28,16 @@ export interface RunningModelProxy {
   target: { host: string; port: number };
 }
 
-export async function startModelProxy(config: ModelProxySettings, logger: Logger): Promise<RunningModelProxy> {
+export async function startModelProxy(
+  config: ModelProxySettings,
+  logger: Logger,
+): Promise<RunningModelProxy> {
   const proxy = new ModelProxy(
-    { anthropic: config.ANTHROPIC_BASE_URL, openai: config.OPENAI_BASE_URL, gemini: config.GOOGLE_GEMINI_BASE_URL },
+    {
+      anthropic: config.ANTHROPIC_BASE_URL,
+      openai: config.OPENAI_BASE_URL,
+      gemini: config.GOOGLE_GEMINI_BASE_URL,
+    },
     logger.child({ component: 'model-proxy' }),
   );
   const target = await proxy.listen(config.MODEL_PROXY_HOST, config.MODEL_PROXY_PORT);

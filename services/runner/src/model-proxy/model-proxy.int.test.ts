@@ -15,16 +15,33 @@ interface Seen {
 }
 
 const sse = (events: Array<[string | undefined, unknown]>): string =>
-  events.map(([name, data]) => `${name ? `event: ${name}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`).join('');
+  events
+    .map(
+      ([name, data]) =>
+        `${name ? `event: ${name}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`,
+    )
+    .join('');
 
 /** Answers like each provider would, per path: SSE when the request streams, JSON otherwise. */
 const ANSWERS: Record<string, { type: string; body: string; status?: number }> = {
   '/v1/messages': {
     type: 'text/event-stream',
     body: sse([
-      ['message_start', { type: 'message_start', message: { id: 'm1', usage: { input_tokens: 100, cache_read_input_tokens: 20, output_tokens: 1 } } }],
-      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hello' } }],
-      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 30 } }],
+      [
+        'message_start',
+        {
+          type: 'message_start',
+          message: { id: 'm1', usage: { input_tokens: 100, cache_read_input_tokens: 20, output_tokens: 1 } },
+        },
+      ],
+      [
+        'content_block_delta',
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hello' } },
+      ],
+      [
+        'message_delta',
+        { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 30 } },
+      ],
       ['message_stop', { type: 'message_stop' }],
     ]),
   },
@@ -34,16 +51,37 @@ const ANSWERS: Record<string, { type: string; body: string; status?: number }> =
     body: sse([
       [undefined, { type: 'response.created', response: { id: 'r1' } }],
       [undefined, { type: 'response.output_text.delta', delta: 'hi' }],
-      [undefined, { type: 'response.completed', response: { id: 'r1', usage: { input_tokens: 200, output_tokens: 40, total_tokens: 240 } } }],
+      [
+        undefined,
+        {
+          type: 'response.completed',
+          response: { id: 'r1', usage: { input_tokens: 200, output_tokens: 40, total_tokens: 240 } },
+        },
+      ],
       [undefined, '[DONE]'],
     ]),
   },
-  '/v1/chat/completions': { type: 'application/json', body: JSON.stringify({ id: 'c1', usage: { prompt_tokens: 7, completion_tokens: 3 } }) },
+  '/v1/chat/completions': {
+    type: 'application/json',
+    body: JSON.stringify({ id: 'c1', usage: { prompt_tokens: 7, completion_tokens: 3 } }),
+  },
   '/v1beta/models/gemini-2.5-pro:streamGenerateContent': {
     type: 'text/event-stream',
     body: sse([
-      [undefined, { candidates: [{ content: { parts: [{ text: 'a' }] } }], usageMetadata: { promptTokenCount: 300, candidatesTokenCount: 5 } }],
-      [undefined, { candidates: [{ content: { parts: [{ text: 'b' }] } }], usageMetadata: { promptTokenCount: 300, candidatesTokenCount: 12, thoughtsTokenCount: 8 } }],
+      [
+        undefined,
+        {
+          candidates: [{ content: { parts: [{ text: 'a' }] } }],
+          usageMetadata: { promptTokenCount: 300, candidatesTokenCount: 5 },
+        },
+      ],
+      [
+        undefined,
+        {
+          candidates: [{ content: { parts: [{ text: 'b' }] } }],
+          usageMetadata: { promptTokenCount: 300, candidatesTokenCount: 12, thoughtsTokenCount: 8 },
+        },
+      ],
     ]),
   },
   '/v1/models': { type: 'application/json', body: JSON.stringify({ data: [{ id: 'claude-sonnet-4' }] }) },
@@ -64,7 +102,11 @@ describe('model proxy (real sockets, local upstream)', () => {
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
         const answer = rejectKey
-          ? { status: 401, type: 'application/json', body: JSON.stringify({ error: { message: 'invalid x-api-key' } }) }
+          ? {
+              status: 401,
+              type: 'application/json',
+              body: JSON.stringify({ error: { message: 'invalid x-api-key' } }),
+            }
           : (ANSWERS[(req.url ?? '').split('?')[0]!] ?? { status: 404, type: 'text/plain', body: '' });
         res.writeHead(answer.status ?? 200, { 'content-type': answer.type });
         res.end(answer.body);
@@ -73,7 +115,10 @@ describe('model proxy (real sockets, local upstream)', () => {
     upstream.listen(0, '127.0.0.1');
     await once(upstream, 'listening');
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    proxy = new ModelProxy({ anthropic: upstreamUrl, openai: `${upstreamUrl}/v1`, gemini: upstreamUrl }, createLogger({ service: 'test', level: 'silent' }));
+    proxy = new ModelProxy(
+      { anthropic: upstreamUrl, openai: `${upstreamUrl}/v1`, gemini: upstreamUrl },
+      createLogger({ service: 'test', level: 'silent' }),
+    );
     const at = await proxy.listen('127.0.0.1', 0);
     base = `http://127.0.0.1:${at.port}`;
   });
@@ -110,15 +155,27 @@ describe('model proxy (real sockets, local upstream)', () => {
   }
 
   const post = (path: string, headers: Record<string, string>, body: unknown) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   it('refuses a missing or wrong token without calling the upstream', async () => {
     const { registration } = registerRun('anthropic');
     const missing = await post('/anthropic/v1/messages', {}, { model: 'claude-sonnet-4' });
-    const wrong = await post('/anthropic/v1/messages', { 'x-api-key': `${registration.token}x` }, { model: 'claude-sonnet-4' });
+    const wrong = await post(
+      '/anthropic/v1/messages',
+      { 'x-api-key': `${registration.token}x` },
+      { model: 'claude-sonnet-4' },
+    );
     const closed = registerRun('anthropic').registration;
     closed.close();
-    const afterClose = await post('/anthropic/v1/messages', { 'x-api-key': closed.token }, { model: 'claude-sonnet-4' });
+    const afterClose = await post(
+      '/anthropic/v1/messages',
+      { 'x-api-key': closed.token },
+      { model: 'claude-sonnet-4' },
+    );
     expect([missing.status, wrong.status, afterClose.status]).toEqual([401, 401, 401]);
     expect(seen).toHaveLength(0);
     registration.close();
@@ -126,7 +183,11 @@ describe('model proxy (real sockets, local upstream)', () => {
 
   it('swaps the run token for the real key where each provider expects it, and streams the answer unchanged', async () => {
     const anthropic = registerRun('anthropic');
-    const res = await post('/anthropic/v1/messages', { 'x-api-key': anthropic.registration.token, 'anthropic-version': '2023-06-01' }, { model: 'claude-sonnet-4', stream: true });
+    const res = await post(
+      '/anthropic/v1/messages',
+      { 'x-api-key': anthropic.registration.token, 'anthropic-version': '2023-06-01' },
+      { model: 'claude-sonnet-4', stream: true },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     expect(await res.text()).toBe(ANSWERS['/v1/messages']!.body);
@@ -136,19 +197,39 @@ describe('model proxy (real sockets, local upstream)', () => {
     expect(seen[0]!.headers.authorization).toBeUndefined();
     expect(JSON.parse(seen[0]!.body)).toEqual({ model: 'claude-sonnet-4', stream: true });
 
-    const bearer = await post('/anthropic/v1/messages', { authorization: `Bearer ${anthropic.registration.token}` }, { model: 'claude-sonnet-4' });
+    const bearer = await post(
+      '/anthropic/v1/messages',
+      { authorization: `Bearer ${anthropic.registration.token}` },
+      { model: 'claude-sonnet-4' },
+    );
     expect(bearer.status).toBe(200);
     expect(seen[1]!.headers['x-api-key']).toBe(KEY);
     expect(seen[1]!.headers.authorization).toBeUndefined();
 
     const openai = registerRun('openai');
-    expect((await post('/openai/responses', { authorization: `Bearer ${openai.registration.token}` }, { model: 'gpt-5', stream: true })).status).toBe(200);
+    expect(
+      (
+        await post(
+          '/openai/responses',
+          { authorization: `Bearer ${openai.registration.token}` },
+          { model: 'gpt-5', stream: true },
+        )
+      ).status,
+    ).toBe(200);
     expect(seen[2]!.url).toBe('/v1/responses');
     expect(seen[2]!.headers.authorization).toBe(`Bearer ${KEY}`);
 
     const gemini = registerRun('gemini');
-    const byHeader = await post('/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse', { 'x-goog-api-key': gemini.registration.token }, { contents: [] });
-    const byQuery = await post(`/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse&key=${gemini.registration.token}`, {}, { contents: [] });
+    const byHeader = await post(
+      '/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse',
+      { 'x-goog-api-key': gemini.registration.token },
+      { contents: [] },
+    );
+    const byQuery = await post(
+      `/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse&key=${gemini.registration.token}`,
+      {},
+      { contents: [] },
+    );
     expect([byHeader.status, byQuery.status]).toEqual([200, 200]);
     for (const request of seen.slice(3)) {
       expect(request.url).toBe('/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse');
@@ -157,40 +238,86 @@ describe('model proxy (real sockets, local upstream)', () => {
     for (const r of [anthropic, openai, gemini]) r.registration.close();
   });
 
-  it('allows only the run\'s models and its own provider', async () => {
+  it("allows only the run's models and its own provider", async () => {
     const { registration } = registerRun('anthropic', { models: ['claude-sonnet-4'] });
-    const other = await post('/anthropic/v1/messages', { 'x-api-key': registration.token }, { model: 'claude-opus-4' });
+    const other = await post(
+      '/anthropic/v1/messages',
+      { 'x-api-key': registration.token },
+      { model: 'claude-opus-4' },
+    );
     expect(other.status).toBe(403);
     expect(((await other.json()) as { error: { type: string } }).error.type).toBe('model_not_allowed');
-    const unnamed = await post('/anthropic/v1/messages/batches', { 'x-api-key': registration.token }, { requests: [] });
+    const unnamed = await post(
+      '/anthropic/v1/messages/batches',
+      { 'x-api-key': registration.token },
+      { requests: [] },
+    );
     expect(unnamed.status).toBe(403);
-    const wrongProtocol = await post('/openai/responses', { authorization: `Bearer ${registration.token}` }, { model: 'claude-sonnet-4' });
+    const wrongProtocol = await post(
+      '/openai/responses',
+      { authorization: `Bearer ${registration.token}` },
+      { model: 'claude-sonnet-4' },
+    );
     expect(wrongProtocol.status).toBe(403);
     expect(seen).toHaveLength(0);
     // Reads name no model and cost nothing: listings pass.
-    const listing = await fetch(`${base}/anthropic/v1/models`, { headers: { 'x-api-key': registration.token } });
+    const listing = await fetch(`${base}/anthropic/v1/models`, {
+      headers: { 'x-api-key': registration.token },
+    });
     expect(listing.status).toBe(200);
     expect(seen).toHaveLength(1);
     registration.close();
   });
 
-  it('meters tokens and cost from each protocol\'s SSE events and JSON bodies', async () => {
+  it("meters tokens and cost from each protocol's SSE events and JSON bodies", async () => {
     const anthropic = registerRun('anthropic');
-    await (await post('/anthropic/v1/messages', { 'x-api-key': anthropic.registration.token }, { model: 'claude-sonnet-4', stream: true })).text();
-    await (await post('/anthropic/v1/messages/count_tokens', { 'x-api-key': anthropic.registration.token }, { model: 'claude-sonnet-4' })).text();
+    await (
+      await post(
+        '/anthropic/v1/messages',
+        { 'x-api-key': anthropic.registration.token },
+        { model: 'claude-sonnet-4', stream: true },
+      )
+    ).text();
+    await (
+      await post(
+        '/anthropic/v1/messages/count_tokens',
+        { 'x-api-key': anthropic.registration.token },
+        { model: 'claude-sonnet-4' },
+      )
+    ).text();
     // Input counts cache reads; output is the message_delta's running total; count_tokens is not billed.
-    expect(anthropic.usage).toEqual([{ input_tokens: 120, output_tokens: 30, cost_usd: (120 * 3 + 30 * 15) / 1e6 }]);
+    expect(anthropic.usage).toEqual([
+      { input_tokens: 120, output_tokens: 30, cost_usd: (120 * 3 + 30 * 15) / 1e6 },
+    ]);
 
     const openai = registerRun('openai');
-    await (await post('/openai/responses', { authorization: `Bearer ${openai.registration.token}` }, { model: 'gpt-5', stream: true })).text();
-    await (await post('/openai/chat/completions', { authorization: `Bearer ${openai.registration.token}` }, { model: 'gpt-5' })).text();
+    await (
+      await post(
+        '/openai/responses',
+        { authorization: `Bearer ${openai.registration.token}` },
+        { model: 'gpt-5', stream: true },
+      )
+    ).text();
+    await (
+      await post(
+        '/openai/chat/completions',
+        { authorization: `Bearer ${openai.registration.token}` },
+        { model: 'gpt-5' },
+      )
+    ).text();
     expect(openai.usage.map((u) => [u.input_tokens, u.output_tokens])).toEqual([
       [200, 40],
       [7, 3],
     ]);
 
     const gemini = registerRun('gemini');
-    await (await post('/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse', { 'x-goog-api-key': gemini.registration.token }, {})).text();
+    await (
+      await post(
+        '/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse',
+        { 'x-goog-api-key': gemini.registration.token },
+        {},
+      )
+    ).text();
     expect(gemini.usage.map((u) => [u.input_tokens, u.output_tokens])).toEqual([[300, 20]]);
     expect(gemini.registration.spentUsd()).toBeCloseTo((300 * 3 + 20 * 15) / 1e6, 12);
     for (const r of [anthropic, openai, gemini]) r.registration.close();
@@ -199,11 +326,19 @@ describe('model proxy (real sockets, local upstream)', () => {
   it('stops a run at its budget: the exceeding response is reported once and later requests are refused', async () => {
     // One streamed message costs 0.00081 USD; the run had already spent 0.0005 of its 0.001.
     const run = registerRun('anthropic', { budgetUsd: 0.001, spentUsd: 0.0005 });
-    const first = await post('/anthropic/v1/messages', { 'x-api-key': run.registration.token }, { model: 'claude-sonnet-4', stream: true });
+    const first = await post(
+      '/anthropic/v1/messages',
+      { 'x-api-key': run.registration.token },
+      { model: 'claude-sonnet-4', stream: true },
+    );
     await first.text();
     expect(run.exceeded).toHaveLength(1);
     expect(run.exceeded[0]).toBeCloseTo(0.0005 + 0.00081, 12);
-    const next = await post('/anthropic/v1/messages', { 'x-api-key': run.registration.token }, { model: 'claude-sonnet-4', stream: true });
+    const next = await post(
+      '/anthropic/v1/messages',
+      { 'x-api-key': run.registration.token },
+      { model: 'claude-sonnet-4', stream: true },
+    );
     expect(next.status).toBe(403);
     expect(((await next.json()) as { error: { type: string } }).error.type).toBe('budget_exceeded');
     expect(seen).toHaveLength(1);
@@ -213,7 +348,11 @@ describe('model proxy (real sockets, local upstream)', () => {
   it('reports a key the provider rejects', async () => {
     rejectKey = true;
     const run = registerRun('openai');
-    const res = await post('/openai/responses', { authorization: `Bearer ${run.registration.token}` }, { model: 'gpt-5' });
+    const res = await post(
+      '/openai/responses',
+      { authorization: `Bearer ${run.registration.token}` },
+      { model: 'gpt-5' },
+    );
     expect(res.status).toBe(401);
     expect(run.rejected).toEqual([401]);
     expect(run.usage).toEqual([]);

@@ -4,7 +4,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Logger } from '@conveyor/logger';
-import { CREDENTIAL_HEADERS, CREDENTIAL_QUERY, isProvider, PROTOCOLS, type Provider, type TokenCounts } from './provider-protocols';
+import {
+  CREDENTIAL_HEADERS,
+  CREDENTIAL_QUERY,
+  isProvider,
+  PROTOCOLS,
+  type Provider,
+  type TokenCounts,
+} from './provider-protocols';
 import { UsageMeter } from './usage-meter';
 
 /** Request bodies larger than this are refused (a long conversation with images stays well below). */
@@ -12,7 +19,18 @@ const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 /** Model responses pause while the model thinks; only a very long silence ends them. */
 const UPSTREAM_IDLE_MS = 10 * 60_000;
 /** Connection-level headers (RFC 9110 §7.6.1) are never forwarded. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 export type UpstreamBaseUrls = Record<Provider, string>;
 
@@ -98,7 +116,12 @@ export class ModelProxy {
     const token = `cvr_${randomBytes(32).toString('base64url')}`;
     const digest = digestOf(token);
     const key = digest.toString('hex');
-    const entry: RunEntry = { options, digest, spent: options.spentUsd, exceeded: options.budgetUsd > 0 && options.spentUsd > options.budgetUsd };
+    const entry: RunEntry = {
+      options,
+      digest,
+      spent: options.spentUsd,
+      exceeded: options.budgetUsd > 0 && options.spentUsd > options.budgetUsd,
+    };
     this.runs.set(key, entry);
     return { token, spentUsd: () => entry.spent, close: () => this.runs.delete(key) };
   }
@@ -123,31 +146,50 @@ export class ModelProxy {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://model-proxy');
     const [, prefix = '', ...rest] = url.pathname.split('/');
-    if (!isProvider(prefix)) return refuse(res, 404, 'not_found', 'Unknown path: use /anthropic, /openai or /gemini');
+    if (!isProvider(prefix))
+      return refuse(res, 404, 'not_found', 'Unknown path: use /anthropic, /openai or /gemini');
     const provider = prefix;
     const protocol = PROTOCOLS[provider];
     const entry = this.runFor(protocol.presentedKey(req.headers, url.searchParams));
     if (!entry) return refuse(res, 401, 'authentication_error', 'Invalid run token');
     const run = entry.options;
     const log = this.logger.child({ runId: run.runId, provider });
-    if (run.provider !== provider) return refuse(res, 403, 'permission_error', `This run's credential is for the ${run.provider} API`);
+    if (run.provider !== provider)
+      return refuse(res, 403, 'permission_error', `This run's credential is for the ${run.provider} API`);
     if (entry.exceeded) return refuse(res, 403, 'budget_exceeded', 'The run has exceeded its budget');
 
     const body = await readBody(req);
-    if (body === undefined) return refuse(res, 413, 'request_too_large', `Request bodies are limited to ${MAX_REQUEST_BYTES} bytes`);
+    if (body === undefined)
+      return refuse(
+        res,
+        413,
+        'request_too_large',
+        `Request bodies are limited to ${MAX_REQUEST_BYTES} bytes`,
+      );
     const path = `/${rest.join('/')}`;
     const model = protocol.model(path, parseJson(body));
     // Anything but a read (model listings) must name one of the run's models, so batches and the like cannot slip past.
     const reads = req.method === 'GET' || req.method === 'HEAD';
     if ((model === undefined && !reads) || (model !== undefined && !run.models.includes(model))) {
-      return refuse(res, 403, 'model_not_allowed', `Model "${model ?? '(none)'}" is not allowed for this run (allowed: ${run.models.join(', ')})`);
+      return refuse(
+        res,
+        403,
+        'model_not_allowed',
+        `Model "${model ?? '(none)'}" is not allowed for this run (allowed: ${run.models.join(', ')})`,
+      );
     }
 
     url.searchParams.delete(CREDENTIAL_QUERY);
     const upstream = `${this.upstreams[provider].replace(/\/+$/, '')}${path}${url.search}`;
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name) || CREDENTIAL_HEADERS.includes(name) || name === 'content-length') continue;
+      if (
+        value === undefined ||
+        HOP_BY_HOP.has(name) ||
+        CREDENTIAL_HEADERS.includes(name) ||
+        name === 'content-length'
+      )
+        continue;
       headers[name] = value;
     }
     // Identity encoding, so the usage meter reads what streams past; the bytes still reach the CLI unchanged.
@@ -190,13 +232,17 @@ export class ModelProxy {
       res.destroy();
     }
     const usage = meter.finish();
-    log.info({ model, status: answer.statusCode, inputTokens: usage?.input, outputTokens: usage?.output }, 'model request');
+    log.info(
+      { model, status: answer.statusCode, inputTokens: usage?.input, outputTokens: usage?.output },
+      'model request',
+    );
     if (usage) this.account(entry, usage);
   }
 
   private account(entry: RunEntry, usage: TokenCounts): void {
     const run = entry.options;
-    const cost = (usage.input * run.inputUsdPerMillionTokens + usage.output * run.outputUsdPerMillionTokens) / 1_000_000;
+    const cost =
+      (usage.input * run.inputUsdPerMillionTokens + usage.output * run.outputUsdPerMillionTokens) / 1_000_000;
     entry.spent += cost;
     run.onUsage({ input_tokens: usage.input, output_tokens: usage.output, cost_usd: cost });
     if (run.budgetUsd > 0 && entry.spent > run.budgetUsd && !entry.exceeded) {

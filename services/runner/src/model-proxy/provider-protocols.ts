@@ -4,7 +4,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 export const PROVIDERS = ['anthropic', 'openai', 'gemini'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-export const isProvider = (value: string): value is Provider => (PROVIDERS as readonly string[]).includes(value);
+export const isProvider = (value: string): value is Provider =>
+  (PROVIDERS as readonly string[]).includes(value);
 
 export interface TokenCounts {
   input: number;
@@ -28,8 +29,11 @@ export const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key
 export const CREDENTIAL_QUERY = 'key';
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
-  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-const count = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined);
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+const count = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 const sum = (...values: unknown[]): number | undefined => {
   const present = values.map(count).filter((v): v is number => v !== undefined);
   return present.length ? present.reduce((a, b) => a + b, 0) : undefined;
@@ -68,14 +72,20 @@ const openaiUsage = (event: unknown): Partial<TokenCounts> => {
   const e = record(event);
   const usage = record(record(e?.response)?.usage) ?? record(e?.usage);
   if (!usage) return {};
-  return defined({ input: count(usage.input_tokens) ?? count(usage.prompt_tokens), output: count(usage.output_tokens) ?? count(usage.completion_tokens) });
+  return defined({
+    input: count(usage.input_tokens) ?? count(usage.prompt_tokens),
+    output: count(usage.output_tokens) ?? count(usage.completion_tokens),
+  });
 };
 
 /** Gemini: each chunk's `usageMetadata` holds the totals so far; thinking tokens are billed as output. */
 const geminiUsage = (event: unknown): Partial<TokenCounts> => {
   const usage = record(record(event)?.usageMetadata);
   if (!usage) return {};
-  return defined({ input: count(usage.promptTokenCount), output: sum(usage.candidatesTokenCount, usage.thoughtsTokenCount) });
+  return defined({
+    input: count(usage.promptTokenCount),
+    output: sum(usage.candidatesTokenCount, usage.thoughtsTokenCount),
+  });
 };
 
 export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
@@ -94,7 +104,8 @@ export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
   },
   // The Gemini CLI sends x-goog-api-key; REST clients often use `?key=`.
   gemini: {
-    presentedKey: (headers, query) => header(headers, 'x-goog-api-key') ?? query.get(CREDENTIAL_QUERY) ?? bearer(headers),
+    presentedKey: (headers, query) =>
+      header(headers, 'x-goog-api-key') ?? query.get(CREDENTIAL_QUERY) ?? bearer(headers),
     credentialHeaders: (apiKey) => ({ 'x-goog-api-key': apiKey }),
     model: (path) => /\/models\/([^/:]+)(?::|$)/.exec(path)?.[1],
     usage: geminiUsage,

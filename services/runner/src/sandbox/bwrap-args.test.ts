@@ -5,7 +5,10 @@ const layout: BwrapLayout = {
   socketsDir: '/tmp/conveyor-sandbox/s-abc',
   readOnlyPaths: ['/repo/node_modules'],
   usrSymlinks: { bin: 'usr/bin', lib: 'usr/lib' },
-  forwarders: [{ port: 3128, socketName: 'egress.sock' }, { port: 41000, socketName: 'endpoint-0.sock' }],
+  forwarders: [
+    { port: 3128, socketName: 'egress.sock' },
+    { port: 41000, socketName: 'endpoint-0.sock' },
+  ],
 };
 
 /** The pairs/triples of one option in an argument list, e.g. all `--ro-bind SRC DEST`. */
@@ -25,35 +28,60 @@ describe('bwrapOptions', () => {
     const readOnly = option(args, '--ro-bind', 2).map(([src]) => src);
     expect(readOnly).toEqual(['/usr', '/repo/node_modules', '/tmp/conveyor-sandbox/s-abc']);
     expect(option(args, '--ro-bind-try', 2).every(([src]) => src!.startsWith('/etc/'))).toBe(true);
-    expect(option(args, '--symlink', 2)).toEqual([['usr/bin', '/bin'], ['usr/lib', '/lib']]);
+    expect(option(args, '--symlink', 2)).toEqual([
+      ['usr/bin', '/bin'],
+      ['usr/lib', '/lib'],
+    ]);
     expect(option(args, '--tmpfs', 1)).toEqual([['/tmp']]);
   });
 
   it('makes the root read-only after the mounts, and sets exactly the given environment', () => {
     expect(args.indexOf('--remount-ro')).toBeGreaterThan(args.lastIndexOf('--bind'));
     expect(args).toContain('--clearenv');
-    expect(option(args, '--setenv', 2)).toEqual([['CONVEYOR_API_KEY', 'secret'], ['PATH', '/usr/bin']]);
+    expect(option(args, '--setenv', 2)).toEqual([
+      ['CONVEYOR_API_KEY', 'secret'],
+      ['PATH', '/usr/bin'],
+    ]);
     expect(option(args, '--chdir', 1)).toEqual([['/workspace']]);
   });
 });
 
 describe('hostArgv', () => {
-  const argv = hostArgv({ uid: 1234567, maxProcesses: 65, cgroupProcs: ['/sys/fs/cgroup/pids/x/cgroup.procs'] }, '/usr/bin/bwrap', ['/bin/true']);
+  const argv = hostArgv(
+    { uid: 1234567, maxProcesses: 65, cgroupProcs: ['/sys/fs/cgroup/pids/x/cgroup.procs'] },
+    '/usr/bin/bwrap',
+    ['/bin/true'],
+  );
 
   it('joins the cgroups, limits processes and drops to the run uid with no capabilities before bwrap', () => {
     const at = (s: string) => argv.indexOf(s);
-    expect(argv.slice(0, 5)).toEqual(['/bin/sh', '-c', expect.any(String), 'sh', '/sys/fs/cgroup/pids/x/cgroup.procs']);
+    expect(argv.slice(0, 5)).toEqual([
+      '/bin/sh',
+      '-c',
+      expect.any(String),
+      'sh',
+      '/sys/fs/cgroup/pids/x/cgroup.procs',
+    ]);
     expect(at('prlimit')).toBeLessThan(at('setpriv'));
     expect(argv).toContain('--nproc=65');
     expect(argv).not.toContainEqual(expect.stringMatching(/^--data=/));
     expect(argv.slice(at('setpriv'), at('/usr/bin/bwrap'))).toEqual([
-      'setpriv', '--reuid=1234567', '--regid=1234567', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
+      'setpriv',
+      '--reuid=1234567',
+      '--regid=1234567',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '--',
     ]);
     expect(argv.slice(at('/usr/bin/bwrap'))).toEqual(['/usr/bin/bwrap', '--args', '3', '--', '/bin/true']);
   });
 
   it('caps the data segment per process when there is no memory cgroup', () => {
-    expect(hostArgv({ uid: 5, maxProcesses: 8, dataBytes: 1024, cgroupProcs: [] }, 'bwrap', ['x'])).toContain('--data=1024');
+    expect(hostArgv({ uid: 5, maxProcesses: 8, dataBytes: 1024, cgroupProcs: [] }, 'bwrap', ['x'])).toContain(
+      '--data=1024',
+    );
   });
 });
 
@@ -61,7 +89,17 @@ describe('innerArgv', () => {
   it('starts the forwarders, then the command', () => {
     const argv = innerArgv(layout.forwarders, ['node', 'agent.js']);
     expect(argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    expect(argv.slice(3)).toEqual(['sandbox', '0C38 A028', '3128', 'egress.sock', '41000', 'endpoint-0.sock', '--', 'node', 'agent.js']);
+    expect(argv.slice(3)).toEqual([
+      'sandbox',
+      '0C38 A028',
+      '3128',
+      'egress.sock',
+      '41000',
+      'endpoint-0.sock',
+      '--',
+      'node',
+      'agent.js',
+    ]);
   });
 
   it('runs the command alone without forwarders', () => {

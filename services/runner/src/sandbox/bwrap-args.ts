@@ -29,8 +29,20 @@ export interface BwrapLayout {
 
 /** The few files of `/etc` programs need (name resolution of localhost, CA certificates, users, the dynamic linker). */
 export const ETC_ALLOW_LIST = [
-  'alternatives', 'ca-certificates', 'ca-certificates.conf', 'ssl', 'hosts', 'nsswitch.conf', 'passwd', 'group',
-  'localtime', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'gitconfig', 'mime.types',
+  'alternatives',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'ssl',
+  'hosts',
+  'nsswitch.conf',
+  'passwd',
+  'group',
+  'localtime',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'gitconfig',
+  'mime.types',
 ];
 
 /**
@@ -78,7 +90,16 @@ const FORWARDERS_SCRIPT = [
 export function innerArgv(forwarders: Forwarder[], argv: string[]): string[] {
   if (forwarders.length === 0) return argv;
   const hex = forwarders.map((f) => f.port.toString(16).toUpperCase().padStart(4, '0')).join(' ');
-  return ['/bin/sh', '-c', FORWARDERS_SCRIPT, 'sandbox', hex, ...forwarders.flatMap((f) => [String(f.port), f.socketName]), '--', ...argv];
+  return [
+    '/bin/sh',
+    '-c',
+    FORWARDERS_SCRIPT,
+    'sandbox',
+    hex,
+    ...forwarders.flatMap((f) => [String(f.port), f.socketName]),
+    '--',
+    ...argv,
+  ];
 }
 
 export interface Confinement {
@@ -99,13 +120,34 @@ const JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift
  * and no way to gain any (no_new_privs), then bwrap reading its options from fd 3.
  */
 export function hostArgv(confinement: Confinement, bwrapPath: string, inner: string[]): string[] {
-  const limits = [`--nproc=${confinement.maxProcesses}`, ...(confinement.dataBytes ? [`--data=${confinement.dataBytes}`] : [])];
+  const limits = [
+    `--nproc=${confinement.maxProcesses}`,
+    ...(confinement.dataBytes ? [`--data=${confinement.dataBytes}`] : []),
+  ];
   const id = String(confinement.uid);
   return [
-    '/bin/sh', '-c', JOIN_CGROUPS, 'sh', ...confinement.cgroupProcs, '--',
-    'prlimit', ...limits, '--',
-    'setpriv', `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
-    bwrapPath, '--args', '3', '--', ...inner,
+    '/bin/sh',
+    '-c',
+    JOIN_CGROUPS,
+    'sh',
+    ...confinement.cgroupProcs,
+    '--',
+    'prlimit',
+    ...limits,
+    '--',
+    'setpriv',
+    `--reuid=${id}`,
+    `--regid=${id}`,
+    '--clear-groups',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--no-new-privs',
+    '--',
+    bwrapPath,
+    '--args',
+    '3',
+    '--',
+    ...inner,
   ];
 }
 
@@ -113,4 +155,5 @@ export function hostArgv(confinement: Confinement, bwrapPath: string, inner: str
 export const nulSeparated = (args: string[]): Buffer => Buffer.from(args.map((a) => `${a}\0`).join(''));
 
 /** Resolves a path inside the sandbox (relative ones against the workspace). */
-export const insidePath = (p: string | undefined): string => (p ? path.posix.resolve(SANDBOX_WORKSPACE, p) : SANDBOX_WORKSPACE);
+export const insidePath = (p: string | undefined): string =>
+  p ? path.posix.resolve(SANDBOX_WORKSPACE, p) : SANDBOX_WORKSPACE;

@@ -9,7 +9,12 @@ import type { RunSandbox, SandboxPolicy } from './run-sandbox';
 
 // The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do.
 
-const limits = { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 512 * 1024 * 1024, diskBytes: 50 * 1024 * 1024 };
+const limits = {
+  wallClockMs: 60_000,
+  maxProcesses: 64,
+  memoryBytes: 512 * 1024 * 1024,
+  diskBytes: 50 * 1024 * 1024,
+};
 
 async function run(sandbox: RunSandbox, script: string, env: Record<string, string> = {}) {
   const proc = sandbox.exec({ argv: ['/bin/sh', '-c', script], env: { PATH: '/usr/bin:/bin', ...env } });
@@ -31,7 +36,15 @@ describe('BwrapBackend (real bubblewrap)', () => {
   const policy = async (runId: string, overrides: Partial<SandboxPolicy> = {}): Promise<SandboxPolicy> => {
     const workspaceDir = path.join(root, 'workspaces', runId);
     await mkdir(workspaceDir, { recursive: true });
-    return { runId, workspaceDir, allowedHosts: [], endpoints: [], limits, onEgress: (e) => egress.push(e), ...overrides };
+    return {
+      runId,
+      workspaceDir,
+      allowedHosts: [],
+      endpoints: [],
+      limits,
+      onEgress: (e) => egress.push(e),
+      ...overrides,
+    };
   };
 
   beforeAll(async () => {
@@ -59,7 +72,11 @@ describe('BwrapBackend (real bubblewrap)', () => {
   it('runs as an unprivileged uid with no capabilities, its own /proc and only the environment it is given', async () => {
     const sandbox = await backend.prepare(await policy('ident'));
     process.env.SANDBOX_TEST_SECRET = 'platform-secret';
-    const result = await run(sandbox, 'id -u; grep CapEff /proc/self/status; tr "\\0" " " < /proc/1/cmdline; echo; env | sort', { MINE: 'yes' });
+    const result = await run(
+      sandbox,
+      'id -u; grep CapEff /proc/self/status; tr "\\0" " " < /proc/1/cmdline; echo; env | sort',
+      { MINE: 'yes' },
+    );
     delete process.env.SANDBOX_TEST_SECRET;
     const [uid, caps, pid1, ...env] = result.stdout.split('\n');
     expect(Number(uid)).toBeGreaterThan(0);
@@ -75,17 +92,29 @@ describe('BwrapBackend (real bubblewrap)', () => {
     const other = await policy('other');
     await writeFile(path.join(other.workspaceDir, 'secret.txt'), 'other run');
     const sandbox = await backend.prepare(await policy('files'));
-    const result = await run(sandbox, [
-      'echo data > /workspace/mine.txt && echo ws-ok',
-      `cat ${other.workspaceDir}/secret.txt 2>/dev/null || echo other-hidden`,
-      `ls ${root} 2>/dev/null || echo root-hidden`,
-      'ls /root 2>/dev/null || echo home-hidden',
-      'touch /usr/bin/x 2>/dev/null || echo usr-ro',
-      'touch /etc/x 2>/dev/null || echo etc-ro',
-      'node -e "process.stdout.write(\'node-ok\')"; echo',
-      'git --version >/dev/null && echo git-ok',
-    ].join('\n'));
-    expect(result.stdout.split('\n')).toEqual(['ws-ok', 'other-hidden', 'root-hidden', 'home-hidden', 'usr-ro', 'etc-ro', 'node-ok', 'git-ok']);
+    const result = await run(
+      sandbox,
+      [
+        'echo data > /workspace/mine.txt && echo ws-ok',
+        `cat ${other.workspaceDir}/secret.txt 2>/dev/null || echo other-hidden`,
+        `ls ${root} 2>/dev/null || echo root-hidden`,
+        'ls /root 2>/dev/null || echo home-hidden',
+        'touch /usr/bin/x 2>/dev/null || echo usr-ro',
+        'touch /etc/x 2>/dev/null || echo etc-ro',
+        'node -e "process.stdout.write(\'node-ok\')"; echo',
+        'git --version >/dev/null && echo git-ok',
+      ].join('\n'),
+    );
+    expect(result.stdout.split('\n')).toEqual([
+      'ws-ok',
+      'other-hidden',
+      'root-hidden',
+      'home-hidden',
+      'usr-ro',
+      'etc-ro',
+      'node-ok',
+      'git-ok',
+    ]);
     expect(await readFile(path.join(root, 'workspaces', 'files', 'mine.txt'), 'utf8')).toBe('data\n');
     const usage = await sandbox.destroy();
     expect(usage.diskBytes).toBeGreaterThan(0);
@@ -94,10 +123,17 @@ describe('BwrapBackend (real bubblewrap)', () => {
   it('has no route to the host network; egress goes through the filter, endpoints are forwarded', async () => {
     const endpoint = http.createServer((_req, res) => res.end('endpoint says hi'));
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
-    const sandbox = await backend.prepare(await policy('net', {
-      allowedHosts: ['example.invalid'],
-      endpoints: [{ name: 'model-proxy', target: { host: '127.0.0.1', port: (endpoint.address() as net.AddressInfo).port } }],
-    }));
+    const sandbox = await backend.prepare(
+      await policy('net', {
+        allowedHosts: ['example.invalid'],
+        endpoints: [
+          {
+            name: 'model-proxy',
+            target: { host: '127.0.0.1', port: (endpoint.address() as net.AddressInfo).port },
+          },
+        ],
+      }),
+    );
     const probe = `
       const net = require('node:net'); const http = require('node:http');
       const tcp = (host, port) => new Promise((r) => { const s = net.connect(port, host); s.setTimeout(3000);
@@ -117,7 +153,10 @@ describe('BwrapBackend (real bubblewrap)', () => {
           endpoint: await get(process.env.ENDPOINT + '/', false),
         }));
       })();`;
-    const result = await run(sandbox, 'node -e "$PROBE"', { PROBE: probe, ENDPOINT: sandbox.endpointUrl('model-proxy') });
+    const result = await run(sandbox, 'node -e "$PROBE"', {
+      PROBE: probe,
+      ENDPOINT: sandbox.endpointUrl('model-proxy'),
+    });
     expect(JSON.parse(result.stdout)).toEqual({
       postgres: 'ECONNREFUSED',
       metadata: 'ENETUNREACH',
@@ -126,7 +165,11 @@ describe('BwrapBackend (real bubblewrap)', () => {
       allowed: '200 hello from the allowed host',
       endpoint: '200 endpoint says hi',
     });
-    expect(egress).toEqual(expect.arrayContaining([{ host: '127.0.0.1', port: 5432, allowed: false, reason: 'host not on the allow-list' }]));
+    expect(egress).toEqual(
+      expect.arrayContaining([
+        { host: '127.0.0.1', port: 5432, allowed: false, reason: 'host not on the allow-list' },
+      ]),
+    );
     await sandbox.destroy();
     endpoint.closeAllConnections();
     endpoint.close();
@@ -147,15 +190,22 @@ describe('BwrapBackend (real bubblewrap)', () => {
   });
 
   it('ends the run when the workspace outgrows its disk limit', async () => {
-    const sandbox = await backend.prepare(await policy('disk', { limits: { ...limits, diskBytes: 5 * 1024 * 1024 } }));
+    const sandbox = await backend.prepare(
+      await policy('disk', { limits: { ...limits, diskBytes: 5 * 1024 * 1024 } }),
+    );
     const result = await run(sandbox, 'head -c 20000000 /dev/zero > /workspace/big; sleep 60');
     expect(result.limit).toBe('disk');
     await sandbox.destroy();
   });
 
   it('stops a run that outgrows its memory (the whole run with a cgroup, the process with RLIMIT_DATA)', async () => {
-    const sandbox = await backend.prepare(await policy('memory', { limits: { ...limits, memoryBytes: 256 * 1024 * 1024 } }));
-    const result = await run(sandbox, 'node -e "const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))"');
+    const sandbox = await backend.prepare(
+      await policy('memory', { limits: { ...limits, memoryBytes: 256 * 1024 * 1024 } }),
+    );
+    const result = await run(
+      sandbox,
+      'node -e "const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))"',
+    );
     expect(result.code).not.toBe(0);
     if (backend.usesCgroups) expect(result.limit).toBe('memory');
     else expect(result.stderr).toMatch(/memory|alloc/i);
@@ -166,12 +216,17 @@ describe('BwrapBackend (real bubblewrap)', () => {
     const hidden = path.join(root, 'private');
     await mkdir(path.join(hidden, 'ws'), { recursive: true, mode: 0o700 });
     await chmod(hidden, 0o700);
-    await expect(backend.prepare({ ...(await policy('unused')), workspaceDir: path.join(hidden, 'ws') })).rejects.toThrow(/not traversable/);
+    await expect(
+      backend.prepare({ ...(await policy('unused')), workspaceDir: path.join(hidden, 'ws') }),
+    ).rejects.toThrow(/not traversable/);
   });
 
   it('kills the whole process tree', async () => {
     const sandbox = await backend.prepare(await policy('kill'));
-    const proc = sandbox.exec({ argv: ['/bin/sh', '-c', 'sleep 100 & sleep 100 & echo started; wait'], env: { PATH: '/usr/bin:/bin' } });
+    const proc = sandbox.exec({
+      argv: ['/bin/sh', '-c', 'sleep 100 & sleep 100 & echo started; wait'],
+      env: { PATH: '/usr/bin:/bin' },
+    });
     await new Promise((resolve) => proc.stdout.once('data', resolve));
     await proc.kill(500);
     const exit = await proc.exited;

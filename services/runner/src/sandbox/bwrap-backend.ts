@@ -6,16 +6,30 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '@conveyor/logger';
 import {
-  bwrapOptions, hostArgv, innerArgv, nulSeparated, SANDBOX_ENDPOINT_BASE_PORT, SANDBOX_PROXY_PORT, SANDBOX_WORKSPACE,
-  type BwrapLayout, type Forwarder,
+  bwrapOptions,
+  hostArgv,
+  innerArgv,
+  nulSeparated,
+  SANDBOX_ENDPOINT_BASE_PORT,
+  SANDBOX_PROXY_PORT,
+  SANDBOX_WORKSPACE,
+  type BwrapLayout,
+  type Forwarder,
 } from './bwrap-args';
 import { EgressProxy, reportEgress } from './egress-proxy';
 import { countOwnedBy } from './host-processes';
 import { descendantsOf, signalAll } from './process-tree';
 import { RunCgroup } from './run-cgroup';
 import {
-  SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxExecOptions, type SandboxExit, type SandboxLimitHit,
-  type SandboxPolicy, type SandboxProcess, type SandboxUsage,
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxBackend,
+  type SandboxExecOptions,
+  type SandboxExit,
+  type SandboxLimitHit,
+  type SandboxPolicy,
+  type SandboxProcess,
+  type SandboxUsage,
 } from './run-sandbox';
 import { SocketBridge } from './socket-bridge';
 
@@ -38,7 +52,10 @@ const REQUIRED_COMMANDS = ['bwrap', 'socat', 'setpriv', 'prlimit', 'du'];
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 function which(command: string): string | undefined {
-  const found = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', command], { encoding: 'utf8', env: { PATH: HOST_PATH } });
+  const found = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', command], {
+    encoding: 'utf8',
+    env: { PATH: HOST_PATH },
+  });
   return found.status === 0 ? found.stdout.trim() : undefined;
 }
 
@@ -62,7 +79,9 @@ function usrSymlinks(): Record<string, string> {
 function assertTraversable(target: string): void {
   for (let dir = path.dirname(path.resolve(target)); ; dir = path.dirname(dir)) {
     if ((statSync(dir).mode & 0o001) === 0) {
-      throw new SandboxUnavailable(`${dir} is not traversable by other users (chmod o+x), so a sandbox cannot reach ${target}`);
+      throw new SandboxUnavailable(
+        `${dir} is not traversable by other users (chmod o+x), so a sandbox cannot reach ${target}`,
+      );
     }
     if (dir === '/') return;
   }
@@ -91,15 +110,21 @@ export class BwrapBackend implements SandboxBackend {
 
   async check(): Promise<void> {
     if (process.getuid?.() !== 0) {
-      throw new SandboxUnavailable('the local sandbox gives every run its own uid and needs the runner to start as root (or set RUN_SANDBOX=none for development)');
+      throw new SandboxUnavailable(
+        'the local sandbox gives every run its own uid and needs the runner to start as root (or set RUN_SANDBOX=none for development)',
+      );
     }
     const missing = REQUIRED_COMMANDS.filter((c) => !which(c));
-    if (missing.length > 0) throw new SandboxUnavailable(`missing ${missing.join(', ')}: run scripts/infra.sh up (it installs bubblewrap and socat)`);
+    if (missing.length > 0)
+      throw new SandboxUnavailable(
+        `missing ${missing.join(', ')}: run scripts/infra.sh up (it installs bubblewrap and socat)`,
+      );
     this.bwrapPath = which('bwrap')!;
     // Runs' uids must traverse (not list) the state directory to reach their sockets.
     await mkdir(this.options.stateDir, { recursive: true, mode: 0o711 });
     await chmod(this.options.stateDir, 0o711);
-    for (const p of [this.options.stateDir, ...this.options.readOnlyPaths]) assertTraversable(path.join(p, 'x'));
+    for (const p of [this.options.stateDir, ...this.options.readOnlyPaths])
+      assertTraversable(path.join(p, 'x'));
     const probeRoot = await mkdtemp(path.join(this.options.stateDir, 'probe-'));
     try {
       const sandbox = await this.prepare({
@@ -107,7 +132,12 @@ export class BwrapBackend implements SandboxBackend {
         workspaceDir: probeRoot,
         allowedHosts: [],
         endpoints: [],
-        limits: { wallClockMs: 30_000, maxProcesses: 64, memoryBytes: 256 * 1024 * 1024, diskBytes: 1024 * 1024 },
+        limits: {
+          wallClockMs: 30_000,
+          maxProcesses: 64,
+          memoryBytes: 256 * 1024 * 1024,
+          diskBytes: 1024 * 1024,
+        },
       });
       const probe = sandbox.exec({ argv: ['/bin/sh', '-c', 'test "$(id -u)" != 0 && touch probe'], env: {} });
       let stderr = '';
@@ -115,13 +145,19 @@ export class BwrapBackend implements SandboxBackend {
       probe.stdout.resume();
       const exit = await probe.exited;
       await sandbox.destroy();
-      if (exit.code !== 0) throw new SandboxUnavailable(`bubblewrap cannot start a sandbox here (exit ${exit.code}): ${stderr.trim()}`);
+      if (exit.code !== 0)
+        throw new SandboxUnavailable(
+          `bubblewrap cannot start a sandbox here (exit ${exit.code}): ${stderr.trim()}`,
+        );
     } finally {
       await rm(probeRoot, { recursive: true, force: true });
     }
-    this.options.logger.info({ cgroups: this.usesCgroups }, this.usesCgroups
-      ? 'local sandbox ready: bubblewrap, per-run uid, memory and pids cgroups'
-      : 'local sandbox ready: bubblewrap, per-run uid; no writable cgroups here: memory capped per process (RLIMIT_DATA), processes by RLIMIT_NPROC');
+    this.options.logger.info(
+      { cgroups: this.usesCgroups },
+      this.usesCgroups
+        ? 'local sandbox ready: bubblewrap, per-run uid, memory and pids cgroups'
+        : 'local sandbox ready: bubblewrap, per-run uid; no writable cgroups here: memory capped per process (RLIMIT_DATA), processes by RLIMIT_NPROC',
+    );
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
@@ -131,8 +167,12 @@ export class BwrapBackend implements SandboxBackend {
     const closers: Array<() => Promise<void>> = [() => rm(socketsDir, { recursive: true, force: true })];
     try {
       await chmod(socketsDir, 0o755);
-      const chown = spawnSync('chown', ['-R', `${uid}:${uid}`, policy.workspaceDir], { env: { PATH: HOST_PATH }, encoding: 'utf8' });
-      if (chown.status !== 0) throw new SandboxUnavailable(`cannot hand the workspace to the run's uid: ${chown.stderr}`);
+      const chown = spawnSync('chown', ['-R', `${uid}:${uid}`, policy.workspaceDir], {
+        env: { PATH: HOST_PATH },
+        encoding: 'utf8',
+      });
+      if (chown.status !== 0)
+        throw new SandboxUnavailable(`cannot hand the workspace to the run's uid: ${chown.stderr}`);
       const proxy = await EgressProxy.listen(
         path.join(socketsDir, 'egress.sock'),
         { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
@@ -159,7 +199,16 @@ export class BwrapBackend implements SandboxBackend {
         usrSymlinks: usrSymlinks(),
         forwarders,
       };
-      return new BwrapSandbox(policy, layout, uid, this.bwrapPath, cgroup, endpointPorts, closers, this.options.monitorIntervalMs);
+      return new BwrapSandbox(
+        policy,
+        layout,
+        uid,
+        this.bwrapPath,
+        cgroup,
+        endpointPorts,
+        closers,
+        this.options.monitorIntervalMs,
+      );
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       if (err instanceof SandboxUnavailable) throw err;
@@ -201,7 +250,15 @@ class BwrapSandbox implements RunSandbox {
 
   exec(options: SandboxExecOptions): SandboxProcess {
     const proxy = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-    const env = { ...options.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' };
+    const env = {
+      ...options.env,
+      HTTP_PROXY: proxy,
+      HTTPS_PROXY: proxy,
+      http_proxy: proxy,
+      https_proxy: proxy,
+      NO_PROXY: '127.0.0.1,localhost',
+      no_proxy: '127.0.0.1,localhost',
+    };
     const cwd = this.insideCwd(options.cwd);
     const argv = hostArgv(
       {
@@ -254,8 +311,10 @@ class BwrapSandbox implements RunSandbox {
     if (this.checking || this.live.size === 0) return;
     this.checking = true;
     try {
-      if ((await workspaceBytes(this.policy.workspaceDir)) > this.policy.limits.diskBytes) this.endRun('disk');
-      else if (!this.cgroup && (await countOwnedBy(this.uid)) >= this.policy.limits.maxProcesses) this.endRun('processes');
+      if ((await workspaceBytes(this.policy.workspaceDir)) > this.policy.limits.diskBytes)
+        this.endRun('disk');
+      else if (!this.cgroup && (await countOwnedBy(this.uid)) >= this.policy.limits.maxProcesses)
+        this.endRun('processes');
       else await this.exitReason();
     } finally {
       this.checking = false;
@@ -268,7 +327,10 @@ class BwrapSandbox implements RunSandbox {
       clearInterval(this.monitor);
       await Promise.all([...this.live].map((p) => p.kill(0)));
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
-      return { diskBytes: await workspaceBytes(this.policy.workspaceDir), ...(this.limitHit ? { limit: this.limitHit } : {}) };
+      return {
+        diskBytes: await workspaceBytes(this.policy.workspaceDir),
+        ...(this.limitHit ? { limit: this.limitHit } : {}),
+      };
     })();
     return this.destroyed;
   }
@@ -280,7 +342,10 @@ class BwrapProcess implements SandboxProcess {
   readonly stderr: Readable;
   readonly exited: Promise<SandboxExit>;
 
-  constructor(private readonly child: ChildProcess, reason: () => Promise<SandboxLimitHit | undefined>) {
+  constructor(
+    private readonly child: ChildProcess,
+    reason: () => Promise<SandboxLimitHit | undefined>,
+  ) {
     this.stdin = child.stdin;
     this.stdout = child.stdout!;
     this.stderr = child.stderr!;
@@ -295,7 +360,8 @@ class BwrapProcess implements SandboxProcess {
   /** SIGTERM to everything inside (bwrap does not forward signals), then SIGKILL to bwrap, which takes its pid namespace down. */
   async kill(graceMs = 2000): Promise<void> {
     const pid = this.child.pid;
-    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return this.exited.then(() => undefined);
+    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null)
+      return this.exited.then(() => undefined);
     if (graceMs > 0) {
       signalAll(descendantsOf(pid), 'SIGTERM');
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());

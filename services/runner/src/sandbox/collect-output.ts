@@ -25,7 +25,9 @@ export async function runToCompletion(
 }
 
 /** Waits for a sandbox process and returns its whole stdout as bytes, with the tail of its stderr. */
-export async function collectBytes(proc: ReturnType<RunSandbox['exec']>): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+export async function collectBytes(
+  proc: ReturnType<RunSandbox['exec']>,
+): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
   const chunks: Buffer[] = [];
   let stderr = '';
   proc.stdout.on('data', (d: Buffer) => chunks.push(d));

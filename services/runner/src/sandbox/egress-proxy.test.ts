@@ -2,13 +2,30 @@ import { decideEgress, hostMatches, isPublicAddress } from './egress-proxy';
 
 describe('isPublicAddress', () => {
   it.each([
-    '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254',
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:169.254.169.254',
     'not-an-ip',
   ])('refuses %s', (address) => expect(isPublicAddress(address)).toBe(false));
 
-  it.each(['1.1.1.1', '140.82.112.3', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('accepts %s', (address) =>
-    expect(isPublicAddress(address)).toBe(true));
+  it.each(['1.1.1.1', '140.82.112.3', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    'accepts %s',
+    (address) => expect(isPublicAddress(address)).toBe(true),
+  );
 });
 
 describe('hostMatches', () => {
@@ -27,15 +44,27 @@ describe('hostMatches', () => {
 });
 
 describe('decideEgress', () => {
-  const rules = { allowedHosts: ['localhost', '127.0.0.1', 'example.invalid'], internalHosts: ['127.0.0.1:8443'] };
+  const rules = {
+    allowedHosts: ['localhost', '127.0.0.1', 'example.invalid'],
+    internalHosts: ['127.0.0.1:8443'],
+  };
 
   it('refuses hosts off the allow-list', async () => {
-    expect(await decideEgress(rules, 'metadata.google.internal', 80)).toEqual({ allowed: false, reason: 'host not on the allow-list' });
+    expect(await decideEgress(rules, 'metadata.google.internal', 80)).toEqual({
+      allowed: false,
+      reason: 'host not on the allow-list',
+    });
   });
 
   it('refuses allow-listed names that resolve to a non-public address (no reaching the platform by name)', async () => {
-    expect(await decideEgress(rules, 'localhost', 5432)).toMatchObject({ allowed: false, reason: expect.stringMatching(/non-public address/) });
-    expect(await decideEgress(rules, '127.0.0.1', 5432)).toMatchObject({ allowed: false, reason: expect.stringMatching(/non-public address/) });
+    expect(await decideEgress(rules, 'localhost', 5432)).toMatchObject({
+      allowed: false,
+      reason: expect.stringMatching(/non-public address/),
+    });
+    expect(await decideEgress(rules, '127.0.0.1', 5432)).toMatchObject({
+      allowed: false,
+      reason: expect.stringMatching(/non-public address/),
+    });
   });
 
   it('lets the operator open one exact internal host:port, and only that port', async () => {
@@ -44,6 +73,9 @@ describe('decideEgress', () => {
   });
 
   it('refuses names that do not resolve', async () => {
-    expect(await decideEgress(rules, 'example.invalid', 443)).toEqual({ allowed: false, reason: 'name does not resolve' });
+    expect(await decideEgress(rules, 'example.invalid', 443)).toEqual({
+      allowed: false,
+      reason: 'name does not resolve',
+    });
   });
 });

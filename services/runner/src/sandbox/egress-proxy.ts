@@ -15,13 +15,32 @@ import type { SandboxPolicy } from './run-sandbox';
 
 const nonPublic = new net.BlockList();
 for (const [prefix, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) nonPublic.addSubnet(prefix, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  nonPublic.addSubnet(prefix, bits, 'ipv4');
 for (const [prefix, bits] of [
-  ['::', 127], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) nonPublic.addSubnet(prefix, bits, 'ipv6');
+  ['::', 127],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  nonPublic.addSubnet(prefix, bits, 'ipv6');
 
 /** Whether an address is on the public internet (IPv4-mapped IPv6 judged by its IPv4 part). */
 export function isPublicAddress(address: string): boolean {
@@ -55,7 +74,9 @@ export async function decideEgress(rules: EgressRules, host: string, port: numbe
   const bare = host.replace(/^\[|\]$/g, '');
   if (rules.internalHosts.some((entry) => entry.toLowerCase() === `${bare.toLowerCase()}:${port}`)) {
     const [first] = await lookup(bare, { all: true }).catch(() => []);
-    return first ? { allowed: true, address: first.address } : { allowed: false, reason: 'name does not resolve' };
+    return first
+      ? { allowed: true, address: first.address }
+      : { allowed: false, reason: 'name does not resolve' };
   }
   if (!hostMatches(rules.allowedHosts, bare)) return { allowed: false, reason: 'host not on the allow-list' };
   const addresses = await lookup(bare, { all: true }).catch(() => []);
@@ -76,7 +97,12 @@ export type EgressListener = (event: { host: string; port: number; decision: Egr
 export function reportEgress(policy: SandboxPolicy, log: Logger): EgressListener {
   return ({ host, port, decision }) => {
     if (!decision.allowed) log.warn({ host, port, reason: decision.reason }, 'sandbox egress denied');
-    policy.onEgress?.({ host, port, allowed: decision.allowed, ...(decision.allowed ? {} : { reason: decision.reason }) });
+    policy.onEgress?.({
+      host,
+      port,
+      allowed: decision.allowed,
+      ...(decision.allowed ? {} : { reason: decision.reason }),
+    });
   };
 }
 
@@ -91,9 +117,15 @@ export class EgressProxy {
   private readonly server: http.Server;
   private readonly sockets = new Set<net.Socket>();
 
-  private constructor(private readonly rules: EgressRules, private readonly listener: EgressListener) {
+  private constructor(
+    private readonly rules: EgressRules,
+    private readonly listener: EgressListener,
+  ) {
     this.server = http.createServer((req, res) => void this.forward(req, res));
-    this.server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void this.tunnel(req, client, head));
+    this.server.on(
+      'connect',
+      (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void this.tunnel(req, client, head),
+    );
     this.server.on('connection', (socket: net.Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
@@ -101,7 +133,11 @@ export class EgressProxy {
   }
 
   /** `listenOn`: a unix socket path (local backend) or a TCP address (container backends). */
-  static async listen(listenOn: string | ListenAddress, rules: EgressRules, listener: EgressListener): Promise<EgressProxy> {
+  static async listen(
+    listenOn: string | ListenAddress,
+    rules: EgressRules,
+    listener: EgressListener,
+  ): Promise<EgressProxy> {
     const proxy = new EgressProxy(rules, listener);
     if (typeof listenOn === 'string') await unlink(listenOn).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
@@ -120,9 +156,13 @@ export class EgressProxy {
   private async tunnel(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy());
     const target = splitHostPort(req.url ?? '', 443);
-    const decision = target ? await this.decide(target.host, target.port) : ({ allowed: false, reason: 'bad CONNECT target' } as const);
+    const decision = target
+      ? await this.decide(target.host, target.port)
+      : ({ allowed: false, reason: 'bad CONNECT target' } as const);
     if (!target || !decision.allowed) {
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\negress denied: ${decision.allowed ? '' : decision.reason}\n`);
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\negress denied: ${decision.allowed ? '' : decision.reason}\n`,
+      );
       return;
     }
     const upstream = net.connect(target.port, decision.address);
@@ -142,7 +182,9 @@ export class EgressProxy {
       url = new URL(req.url ?? '');
       if (url.protocol !== 'http:') throw new Error('not http');
     } catch {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('egress proxy: absolute http:// URL or CONNECT required\n');
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('egress proxy: absolute http:// URL or CONNECT required\n');
       return;
     }
     const port = Number(url.port || 80);
@@ -152,7 +194,13 @@ export class EgressProxy {
       return;
     }
     const upstream = http.request(
-      { host: decision.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers: { ...req.headers, host: url.host } },
+      {
+        host: decision.address,
+        port,
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers: { ...req.headers, host: url.host },
+      },
       (response) => {
         res.writeHead(response.statusCode ?? 502, response.headers);
         response.pipe(res);

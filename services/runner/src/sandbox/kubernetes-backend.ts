@@ -3,10 +3,23 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@conveyor/logger';
 import { EgressProxy, reportEgress } from './egress-proxy';
-import { podExecCommand, POD_WORKSPACE, runNetworkPolicy, runPod, type PodSettings } from './kubernetes-objects';
 import {
-  SandboxUnavailable, type RunSandbox, type SandboxBackend, type SandboxExecOptions, type SandboxExit, type SandboxLimitHit,
-  type SandboxPolicy, type SandboxProcess, type SandboxUsage,
+  podExecCommand,
+  POD_WORKSPACE,
+  runNetworkPolicy,
+  runPod,
+  type PodSettings,
+} from './kubernetes-objects';
+import {
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxBackend,
+  type SandboxExecOptions,
+  type SandboxExit,
+  type SandboxLimitHit,
+  type SandboxPolicy,
+  type SandboxProcess,
+  type SandboxUsage,
 } from './run-sandbox';
 import { SocketBridge } from './socket-bridge';
 
@@ -37,7 +50,10 @@ export class KubernetesBackend implements SandboxBackend {
   private readonly networking: k8s.NetworkingV1Api;
   private readonly execApi: k8s.Exec;
 
-  constructor(private readonly options: KubernetesBackendOptions, config: k8s.KubeConfig = KubernetesBackend.inClusterConfig()) {
+  constructor(
+    private readonly options: KubernetesBackendOptions,
+    config: k8s.KubeConfig = KubernetesBackend.inClusterConfig(),
+  ) {
     this.core = config.makeApiClient(k8s.CoreV1Api);
     this.networking = config.makeApiClient(k8s.NetworkingV1Api);
     this.execApi = new k8s.Exec(config);
@@ -54,18 +70,27 @@ export class KubernetesBackend implements SandboxBackend {
       await this.core.listNamespacedPod({ namespace: this.options.namespace, limit: 1 });
       await this.networking.listNamespacedNetworkPolicy({ namespace: this.options.namespace, limit: 1 });
     } catch (err) {
-      throw new SandboxUnavailable(`cannot use the Kubernetes API in namespace ${this.options.namespace}: ${(err as Error).message}`);
+      throw new SandboxUnavailable(
+        `cannot use the Kubernetes API in namespace ${this.options.namespace}: ${(err as Error).message}`,
+      );
     }
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     const { namespace } = this.options;
-    const name = `run-${policy.runId.toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+    const name = `run-${policy.runId
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '')
+      .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
     const log = this.options.logger.child({ runId: policy.runId, pod: name });
     const closers: Array<() => Promise<unknown>> = [];
     try {
       const listen = { host: '0.0.0.0', port: 0 };
-      const proxy = await EgressProxy.listen(listen, { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts }, reportEgress(policy, log));
+      const proxy = await EgressProxy.listen(
+        listen,
+        { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
+        reportEgress(policy, log),
+      );
       closers.push(() => proxy.close());
       const endpointPorts = new Map<string, number>();
       for (const endpoint of policy.endpoints) {
@@ -87,10 +112,21 @@ export class KubernetesBackend implements SandboxBackend {
       closers.push(() => this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
       await this.waitRunning(name);
       log.info({ image: settings.image }, 'run pod started');
-      return new KubernetesSandbox(this.execApi, namespace, name, policy, `http://${this.options.podIp}:${proxy.port}`, this.options.podIp, endpointPorts, closers);
+      return new KubernetesSandbox(
+        this.execApi,
+        namespace,
+        name,
+        policy,
+        `http://${this.options.podIp}:${proxy.port}`,
+        this.options.podIp,
+        endpointPorts,
+        closers,
+      );
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
-      throw err instanceof SandboxUnavailable ? err : new SandboxUnavailable(`cannot start the run's pod: ${(err as Error).message}`);
+      throw err instanceof SandboxUnavailable
+        ? err
+        : new SandboxUnavailable(`cannot start the run's pod: ${(err as Error).message}`);
     }
   }
 
@@ -100,7 +136,8 @@ export class KubernetesBackend implements SandboxBackend {
       const pod = await this.core.readNamespacedPod({ name, namespace: this.options.namespace });
       const phase = pod.status?.phase;
       if (phase === 'Running') return;
-      if (phase === 'Failed' || phase === 'Succeeded') throw new SandboxUnavailable(`run pod ended before it started (${pod.status?.reason ?? phase})`);
+      if (phase === 'Failed' || phase === 'Succeeded')
+        throw new SandboxUnavailable(`run pod ended before it started (${pod.status?.reason ?? phase})`);
       await new Promise((r) => setTimeout(r, 500));
     }
     throw new SandboxUnavailable(`run pod not running after ${this.options.startTimeoutMs} ms`);
@@ -139,9 +176,18 @@ class KubernetesSandbox implements RunSandbox {
 
   exec(options: SandboxExecOptions): SandboxProcess {
     const proxy = this.proxyUrl;
-    const env = { ...options.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: this.podIp, no_proxy: this.podIp };
+    const env = {
+      ...options.env,
+      HTTP_PROXY: proxy,
+      HTTPS_PROXY: proxy,
+      http_proxy: proxy,
+      https_proxy: proxy,
+      NO_PROXY: this.podIp,
+      no_proxy: this.podIp,
+    };
     const proc = new PodProcess(
-      (command, stdout, stderr, stdin, onStatus) => this.execApi.exec(this.namespace, this.pod, 'run', command, stdout, stderr, stdin, false, onStatus),
+      (command, stdout, stderr, stdin, onStatus) =>
+        this.execApi.exec(this.namespace, this.pod, 'run', command, stdout, stderr, stdin, false, onStatus),
       podExecCommand(options.argv, env, options.cwd ?? POD_WORKSPACE),
       options.stdin === 'pipe',
       () => this.limitHit,
@@ -155,7 +201,10 @@ class KubernetesSandbox implements RunSandbox {
 
   /** Output of a short command in the pod (disk use, signals), or '' when it fails. */
   private async run(argv: string[]): Promise<string> {
-    const proc = this.exec({ argv: argv as [string, ...string[]], env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
+    const proc = this.exec({
+      argv: argv as [string, ...string[]],
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+    });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.stderr.resume();
@@ -167,7 +216,8 @@ class KubernetesSandbox implements RunSandbox {
     this.destroyed ??= (async () => {
       clearTimeout(this.wallClock);
       await Promise.all([...this.live].map((p) => p.kill()));
-      const diskBytes = Number((await this.run(['du', '-sb', POD_WORKSPACE]).catch(() => '')).split('\t')[0]) || 0;
+      const diskBytes =
+        Number((await this.run(['du', '-sb', POD_WORKSPACE]).catch(() => '')).split('\t')[0]) || 0;
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
       return { diskBytes, ...(this.limitHit ? { limit: this.limitHit } : {}) };
     })();
@@ -176,7 +226,11 @@ class KubernetesSandbox implements RunSandbox {
 }
 
 type ExecStart = (
-  command: string[], stdout: Writable, stderr: Writable, stdin: Readable | null, onStatus: (status: k8s.V1Status) => void,
+  command: string[],
+  stdout: Writable,
+  stderr: Writable,
+  stdin: Readable | null,
+  onStatus: (status: k8s.V1Status) => void,
 ) => Promise<{ close(): void }>;
 
 class PodProcess implements SandboxProcess {
@@ -205,7 +259,10 @@ class PodProcess implements SandboxProcess {
     };
     this.socket = start(command, this.stdout, this.stderr, stdin, (status) => {
       // The exec API reports the exit code as a cause of a non-Success status.
-      const code = status.status === 'Success' ? 0 : Number(status.details?.causes?.find((c) => c.reason === 'ExitCode')?.message ?? 1);
+      const code =
+        status.status === 'Success'
+          ? 0
+          : Number(status.details?.causes?.find((c) => c.reason === 'ExitCode')?.message ?? 1);
       finish(code);
     }).catch((err: unknown) => {
       this.stderr.write(`sandbox: exec failed: ${(err as Error).message}\n`);

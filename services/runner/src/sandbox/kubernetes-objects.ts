@@ -30,7 +30,11 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: settings.name, namespace: settings.namespace, labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/managed-by': 'conveyor-runner' } },
+    metadata: {
+      name: settings.name,
+      namespace: settings.namespace,
+      labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/managed-by': 'conveyor-runner' },
+    },
     spec: {
       restartPolicy: 'Never',
       activeDeadlineSeconds: seconds,
@@ -59,8 +63,16 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
             capabilities: { drop: ['ALL'] },
           },
           resources: {
-            requests: { cpu: settings.cpu, memory: String(policy.limits.memoryBytes), 'ephemeral-storage': String(policy.limits.diskBytes) },
-            limits: { cpu: settings.cpu, memory: String(policy.limits.memoryBytes), 'ephemeral-storage': String(policy.limits.diskBytes) },
+            requests: {
+              cpu: settings.cpu,
+              memory: String(policy.limits.memoryBytes),
+              'ephemeral-storage': String(policy.limits.diskBytes),
+            },
+            limits: {
+              cpu: settings.cpu,
+              memory: String(policy.limits.memoryBytes),
+              'ephemeral-storage': String(policy.limits.diskBytes),
+            },
           },
           volumeMounts: [
             { name: 'workspace', mountPath: POD_WORKSPACE },
@@ -85,7 +97,11 @@ export function runNetworkPolicy(settings: PodSettings) {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: settings.name, namespace: settings.namespace, labels: { 'app.kubernetes.io/managed-by': 'conveyor-runner' } },
+    metadata: {
+      name: settings.name,
+      namespace: settings.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'conveyor-runner' },
+    },
     spec: {
       podSelector: { matchLabels: { [RUN_LABEL]: settings.name } },
       policyTypes: ['Ingress', 'Egress'],
@@ -102,5 +118,15 @@ export function runNetworkPolicy(settings: PodSettings) {
 
 /** `env -i` with the caller's variables, then `cd` and exec: the exec API has neither an environment nor a cwd. */
 export function podExecCommand(argv: string[], env: Record<string, string>, cwd: string): string[] {
-  return ['env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), '/bin/sh', '-c', 'cd "$1" && shift && exec "$@"', 'sh', cwd, ...argv];
+  return [
+    'env',
+    '-i',
+    ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    '/bin/sh',
+    '-c',
+    'cd "$1" && shift && exec "$@"',
+    'sh',
+    cwd,
+    ...argv,
+  ];
 }

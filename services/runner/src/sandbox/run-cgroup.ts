@@ -26,9 +26,13 @@ export class RunCgroup {
     return this.dirs.map((d) => path.join(d, 'cgroup.procs'));
   }
 
-  static async create(name: string, limits: { memoryBytes: number; maxProcesses: number }): Promise<RunCgroup | undefined> {
+  static async create(
+    name: string,
+    limits: { memoryBytes: number; maxProcesses: number },
+  ): Promise<RunCgroup | undefined> {
     const own = await readFile('/proc/self/cgroup', 'utf8').catch(() => '');
-    const v1 = (controller: string) => new RegExp(`^\\d+:(?:[^:]*,)?${controller}(?:,[^:]*)?:(.*)$`, 'm').exec(own)?.[1];
+    const v1 = (controller: string) =>
+      new RegExp(`^\\d+:(?:[^:]*,)?${controller}(?:,[^:]*)?:(.*)$`, 'm').exec(own)?.[1];
     const created: string[] = [];
     const make = async (dir: string, settings: Record<string, string>) => {
       await mkdir(dir);
@@ -43,8 +47,14 @@ export class RunCgroup {
         const memory = await make(path.join(CGROUP_ROOT, 'memory', memoryV1, `conveyor-${name}`), {
           'memory.limit_in_bytes': String(limits.memoryBytes),
         });
-        const pids = await make(path.join(CGROUP_ROOT, 'pids', pidsV1, `conveyor-${name}`), { 'pids.max': String(limits.maxProcesses) });
-        return new RunCgroup([memory, pids], path.join(memory, 'memory.oom_control'), path.join(pids, 'pids.events'));
+        const pids = await make(path.join(CGROUP_ROOT, 'pids', pidsV1, `conveyor-${name}`), {
+          'pids.max': String(limits.maxProcesses),
+        });
+        return new RunCgroup(
+          [memory, pids],
+          path.join(memory, 'memory.oom_control'),
+          path.join(pids, 'pids.events'),
+        );
       }
       const v2 = /^0::(.*)$/m.exec(own)?.[1];
       if (v2 === undefined) return undefined;
@@ -52,7 +62,10 @@ export class RunCgroup {
       const base = path.join(v2 === '/' ? ownDir : path.dirname(ownDir), 'conveyor-sandbox');
       await mkdir(base, { recursive: true });
       await writeFile(path.join(base, 'cgroup.subtree_control'), '+memory +pids');
-      const dir = await make(path.join(base, name), { 'memory.max': String(limits.memoryBytes), 'pids.max': String(limits.maxProcesses) });
+      const dir = await make(path.join(base, name), {
+        'memory.max': String(limits.memoryBytes),
+        'pids.max': String(limits.maxProcesses),
+      });
       await writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => undefined);
       return new RunCgroup([dir], path.join(dir, 'memory.events'), path.join(dir, 'pids.events'));
     } catch {

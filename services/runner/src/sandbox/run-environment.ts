@@ -7,7 +7,12 @@ export const HOME_DIR_NAME = '.home';
  * The environment every process of a run starts from: an allow-list, never the runner's own environment (which
  * holds DATABASE_URL, REDIS_URL, KAFKA_BROKERS and keys). Callers add what their process needs on top.
  */
-export function baseRunEnvironment(run: { runId: string; workspaceDir: string; runApiKey?: string; apiBaseUrl?: string }): Record<string, string> {
+export function baseRunEnvironment(run: {
+  runId: string;
+  workspaceDir: string;
+  runApiKey?: string;
+  apiBaseUrl?: string;
+}): Record<string, string> {
   return {
     PATH: '/usr/local/bin:/usr/bin:/bin',
     HOME: path.join(run.workspaceDir, HOME_DIR_NAME),

@@ -28,9 +28,11 @@ export function insideApiBaseUrl(sandbox: RunSandbox, apiBaseUrl: string): strin
 
 const LIMIT_MESSAGES: Record<SandboxLimitHit, (limits: SandboxLimits) => string> = {
   timeout: (l) => `The run exceeded its time limit (${Math.round(l.wallClockMs / 1000)} s) and was stopped`,
-  memory: (l) => `The run exceeded its memory limit (${Math.round(l.memoryBytes / 2 ** 20)} MiB) and was stopped`,
+  memory: (l) =>
+    `The run exceeded its memory limit (${Math.round(l.memoryBytes / 2 ** 20)} MiB) and was stopped`,
   processes: (l) => `The run reached its process limit (${l.maxProcesses}) and was stopped`,
-  disk: (l) => `The run's workspace exceeded its disk limit (${Math.round(l.diskBytes / 2 ** 20)} MiB) and was stopped`,
+  disk: (l) =>
+    `The run's workspace exceeded its disk limit (${Math.round(l.diskBytes / 2 ** 20)} MiB) and was stopped`,
 };
 
 /**

@@ -40,18 +40,31 @@ export const sandboxEnv = {
    */
   FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).default(10),
   /** Wall-clock budget of one execution. */
-  RUN_TIMEOUT_MS: z.coerce.number().int().positive().default(60 * 60 * 1000),
+  RUN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60 * 60 * 1000),
   /** Processes (tasks, threads included) one run may have at once. */
   RUN_MAX_PROCESSES: z.coerce.number().int().min(8).default(512),
   /** Memory of one run's processes together, in MiB. */
   RUN_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
   /** Size the workspace may reach, in MiB. */
-  RUN_DISK_MB: z.coerce.number().int().min(16).default(10 * 1024),
+  RUN_DISK_MB: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .default(10 * 1024),
 };
 
 export type SandboxSettings = z.infer<z.ZodObject<typeof sandboxEnv>>;
 
-export function sandboxLimits(config: { RUN_TIMEOUT_MS: number; RUN_MAX_PROCESSES: number; RUN_MEMORY_MB: number; RUN_DISK_MB: number }): SandboxLimits {
+export function sandboxLimits(config: {
+  RUN_TIMEOUT_MS: number;
+  RUN_MAX_PROCESSES: number;
+  RUN_MEMORY_MB: number;
+  RUN_DISK_MB: number;
+}): SandboxLimits {
   return {
     wallClockMs: config.RUN_TIMEOUT_MS,
     maxProcesses: config.RUN_MAX_PROCESSES,

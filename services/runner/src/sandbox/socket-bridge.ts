@@ -23,7 +23,10 @@ export class SocketBridge {
   }
 
   /** `listenOn`: a unix socket path (local backend) or a TCP address (container backends). */
-  static async listen(listenOn: string | ListenAddress, target: { host: string; port: number }): Promise<SocketBridge> {
+  static async listen(
+    listenOn: string | ListenAddress,
+    target: { host: string; port: number },
+  ): Promise<SocketBridge> {
     const bridge = new SocketBridge(target);
     if (typeof listenOn === 'string') await unlink(listenOn).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,14 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { Logger } from '@conveyor/logger';
 import { descendantsOf, signalAll } from './process-tree';
-import type { RunSandbox, SandboxBackend, SandboxExecOptions, SandboxExit, SandboxPolicy, SandboxProcess } from './run-sandbox';
+import type {
+  RunSandbox,
+  SandboxBackend,
+  SandboxExecOptions,
+  SandboxExit,
+  SandboxPolicy,
+  SandboxProcess,
+} from './run-sandbox';
 
 const DEFAULT_KILL_GRACE_MS = 3000;
 
@@ -27,13 +34,17 @@ export class UnsandboxedBackend implements SandboxBackend {
   constructor(private readonly logger: Logger) {}
 
   async check(): Promise<void> {
-    this.logger.warn('RUN_SANDBOX=none: runs execute WITHOUT isolation, with the runner user and network; development only');
+    this.logger.warn(
+      'RUN_SANDBOX=none: runs execute WITHOUT isolation, with the runner user and network; development only',
+    );
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     this.logger.warn({ runId: policy.runId }, 'running a run without a sandbox (RUN_SANDBOX=none)');
     const processes = new Set<SandboxProcess>();
-    const endpoints = new Map(policy.endpoints.map((e) => [e.name, `http://${e.target.host}:${e.target.port}`]));
+    const endpoints = new Map(
+      policy.endpoints.map((e) => [e.name, `http://${e.target.host}:${e.target.port}`]),
+    );
     return {
       workspaceDir: policy.workspaceDir,
       endpointUrl(name) {

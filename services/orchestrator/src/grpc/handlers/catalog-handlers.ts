@@ -16,7 +16,13 @@ export interface CatalogHandlerDeps {
 }
 
 /** CatalogService: skills, models and environments; the domain objects know nothing about gRPC. */
-export function catalogHandlers({ environments, guests, skills, models, logger }: CatalogHandlerDeps): CatalogServiceHandlers {
+export function catalogHandlers({
+  environments,
+  guests,
+  skills,
+  models,
+  logger,
+}: CatalogHandlerDeps): CatalogServiceHandlers {
   return {
     ListSkills: unary(logger, 'ListSkills', async (req) => {
       const result = await skills.list(requireCaller(req.caller), {
@@ -48,25 +54,38 @@ export function catalogHandlers({ environments, guests, skills, models, logger }
       logger.info({ environmentId: env.uid }, 'environment created');
       return env;
     }),
-    ListEnvironments: unary(logger, 'ListEnvironments', async (req) => ({ environments: await environments.list(requireCaller(req.caller), req.sort_by) })),
-    GetEnvironment: unary(logger, 'GetEnvironment', async (req) => environments.get(requireCaller(req.caller), req.environment_id)),
-    UpdateEnvironment: unary(logger, 'UpdateEnvironment', async (req) => environments.update(requireCaller(req.caller), req.environment_id, req.body_json)),
+    ListEnvironments: unary(logger, 'ListEnvironments', async (req) => ({
+      environments: await environments.list(requireCaller(req.caller), req.sort_by),
+    })),
+    GetEnvironment: unary(logger, 'GetEnvironment', async (req) =>
+      environments.get(requireCaller(req.caller), req.environment_id),
+    ),
+    UpdateEnvironment: unary(logger, 'UpdateEnvironment', async (req) =>
+      environments.update(requireCaller(req.caller), req.environment_id, req.body_json),
+    ),
     DeleteEnvironment: unary(logger, 'DeleteEnvironment', async (req) => {
       await environments.delete(requireCaller(req.caller), req.environment_id);
       logger.info({ environmentId: req.environment_id }, 'environment deleted');
       return {};
     }),
-    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) => guests.list(requireCaller(req.caller), req.environment_id)),
+    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) =>
+      guests.list(requireCaller(req.caller), req.environment_id),
+    ),
     InviteEnvironmentGuest: unary(logger, 'InviteEnvironmentGuest', async (req) => {
       const invitation = await guests.invite(requireCaller(req.caller), req.environment_id, req.email);
-      logger.info({ environmentId: invitation.environment_id, invitationId: invitation.invitation_id }, 'guest invited');
+      logger.info(
+        { environmentId: invitation.environment_id, invitationId: invitation.invitation_id },
+        'guest invited',
+      );
       return invitation;
     }),
     RemoveEnvironmentGuest: unary(logger, 'RemoveEnvironmentGuest', async (req) => {
       await guests.removeGuest(requireCaller(req.caller), req.environment_id, req.user_id);
       return {};
     }),
-    ListEnvironmentInvitations: unary(logger, 'ListEnvironmentInvitations', async (req) => ({ invitations: await guests.pendingFor(requireCaller(req.caller)) })),
+    ListEnvironmentInvitations: unary(logger, 'ListEnvironmentInvitations', async (req) => ({
+      invitations: await guests.pendingFor(requireCaller(req.caller)),
+    })),
     AcceptEnvironmentInvitation: unary(logger, 'AcceptEnvironmentInvitation', async (req) => {
       const env = await guests.accept(requireCaller(req.caller), req.invitation_id);
       logger.info({ environmentId: env.uid, invitationId: req.invitation_id }, 'guest invitation accepted');
@@ -76,11 +95,15 @@ export function catalogHandlers({ environments, guests, skills, models, logger }
       await guests.delete(requireCaller(req.caller), req.invitation_id);
       return {};
     }),
-    EnableEnvironmentLink: unary(logger, 'EnableEnvironmentLink', async (req) => environments.enableLink(requireCaller(req.caller), req.environment_id)),
+    EnableEnvironmentLink: unary(logger, 'EnableEnvironmentLink', async (req) =>
+      environments.enableLink(requireCaller(req.caller), req.environment_id),
+    ),
     DisableEnvironmentLink: unary(logger, 'DisableEnvironmentLink', async (req) => {
       await environments.disableLink(requireCaller(req.caller), req.environment_id);
       return {};
     }),
-    RedeemEnvironmentLink: unary(logger, 'RedeemEnvironmentLink', async (req) => environments.redeemLink(requireCaller(req.caller), req.token)),
+    RedeemEnvironmentLink: unary(logger, 'RedeemEnvironmentLink', async (req) =>
+      environments.redeemLink(requireCaller(req.caller), req.token),
+    ),
   };
 }

@@ -2,17 +2,43 @@ import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { FactoryServiceHandlers } from '@conveyor/proto';
-import { createAutomation, deleteAutomation, getAutomation, listAutomations, updateAutomation } from '../../automations/automations';
+import {
+  createAutomation,
+  deleteAutomation,
+  getAutomation,
+  listAutomations,
+  updateAutomation,
+} from '../../automations/automations';
 import { applyDefinitions } from '../../definitions/apply-definitions';
 import { createFactory, deleteFactory, getFactory, listFactories } from '../../factories/factories';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import type { SecretCipher } from '../../secrets/secret-cipher';
-import { createSecret, deleteSecret, getSecret, listSecrets, setSecretValue } from '../../secrets/team-secrets';
+import {
+  createSecret,
+  deleteSecret,
+  getSecret,
+  listSecrets,
+  setSecretValue,
+} from '../../secrets/team-secrets';
 import { getDelivery, listDeliveries, testFilter } from '../../webhooks/delivery-log';
 import type { WebhookVersions } from '../../webhooks/webhook-versions';
-import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, setWebhookEnabled } from '../../webhooks/manage-webhooks';
-import { toAutomationProto, toDeliveryProto, toFactoryProto, toSecretProto, toWebhookProto, toWebhookWithSecret } from './factory-to-proto';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+} from '../../webhooks/manage-webhooks';
+import {
+  toAutomationProto,
+  toDeliveryProto,
+  toFactoryProto,
+  toSecretProto,
+  toWebhookProto,
+  toWebhookWithSecret,
+} from './factory-to-proto';
 
 export interface FactoryHandlerDeps {
   db: PrismaClient;
@@ -36,16 +62,27 @@ function parseJsonField(value: string, field: string): unknown {
 export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandlers {
   const { db, logger } = deps;
   return {
-    CreateFactory: unary(logger, 'CreateFactory', async (req) => toFactoryProto(await createFactory(db, requireCaller(req.caller), { name: req.name }))),
-    ListFactories: unary(logger, 'ListFactories', async (req) => ({ factories: (await listFactories(db, requireCaller(req.caller))).map(toFactoryProto) })),
-    GetFactory: unary(logger, 'GetFactory', async (req) => toFactoryProto(await getFactory(db, requireCaller(req.caller), req.factory_id))),
+    CreateFactory: unary(logger, 'CreateFactory', async (req) =>
+      toFactoryProto(await createFactory(db, requireCaller(req.caller), { name: req.name })),
+    ),
+    ListFactories: unary(logger, 'ListFactories', async (req) => ({
+      factories: (await listFactories(db, requireCaller(req.caller))).map(toFactoryProto),
+    })),
+    GetFactory: unary(logger, 'GetFactory', async (req) =>
+      toFactoryProto(await getFactory(db, requireCaller(req.caller), req.factory_id)),
+    ),
     DeleteFactory: unary(logger, 'DeleteFactory', async (req) => {
       await deleteFactory(db, requireCaller(req.caller), req.factory_id);
       return {};
     }),
     ApplyDefinitions: unary(logger, 'ApplyDefinitions', async (req) => {
       const result = await applyDefinitions(deps, requireCaller(req.caller), req.factory_id, req.files);
-      const toProto = (d: { name: string; id: string; action: string; url?: string }) => ({ name: d.name, id: d.id, action: d.action, url: d.url ?? '' });
+      const toProto = (d: { name: string; id: string; action: string; url?: string }) => ({
+        name: d.name,
+        id: d.id,
+        action: d.action,
+        url: d.url ?? '',
+      });
       return { webhooks: result.webhooks.map(toProto), automations: result.automations.map(toProto) };
     }),
 
@@ -61,23 +98,54 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
         }),
       ),
     ),
-    ListWebhooks: unary(logger, 'ListWebhooks', async (req) => ({ webhooks: (await listWebhooks(deps, requireCaller(req.caller), req.factory_id)).map(toWebhookProto) })),
-    GetWebhook: unary(logger, 'GetWebhook', async (req) => toWebhookProto(await getWebhook(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid))),
+    ListWebhooks: unary(logger, 'ListWebhooks', async (req) => ({
+      webhooks: (await listWebhooks(deps, requireCaller(req.caller), req.factory_id)).map(toWebhookProto),
+    })),
+    GetWebhook: unary(logger, 'GetWebhook', async (req) =>
+      toWebhookProto(await getWebhook(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid)),
+    ),
     SetWebhookEnabled: unary(logger, 'SetWebhookEnabled', async (req) =>
-      toWebhookProto(await setWebhookEnabled(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.enabled)),
+      toWebhookProto(
+        await setWebhookEnabled(
+          deps,
+          requireCaller(req.caller),
+          req.factory_id,
+          req.webhook_uid,
+          req.enabled,
+        ),
+      ),
     ),
     DeleteWebhook: unary(logger, 'DeleteWebhook', async (req) => {
       await deleteWebhook(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid);
       return {};
     }),
     RotateWebhookSecret: unary(logger, 'RotateWebhookSecret', async (req) =>
-      toWebhookWithSecret(await rotateWebhookSecret(deps, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.provider_secret)),
+      toWebhookWithSecret(
+        await rotateWebhookSecret(
+          deps,
+          requireCaller(req.caller),
+          req.factory_id,
+          req.webhook_uid,
+          req.provider_secret,
+        ),
+      ),
     ),
     ListDeliveries: unary(logger, 'ListDeliveries', async (req) => {
-      const page = await listDeliveries(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, { limit: req.limit, cursor: req.cursor });
-      return { deliveries: page.deliveries.map((d) => toDeliveryProto(d)), next_cursor: page.nextCursor ?? '' };
+      const page = await listDeliveries(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, {
+        limit: req.limit,
+        cursor: req.cursor,
+      });
+      return {
+        deliveries: page.deliveries.map((d) => toDeliveryProto(d)),
+        next_cursor: page.nextCursor ?? '',
+      };
     }),
-    GetDelivery: unary(logger, 'GetDelivery', async (req) => toDeliveryProto(await getDelivery(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.delivery_id), true)),
+    GetDelivery: unary(logger, 'GetDelivery', async (req) =>
+      toDeliveryProto(
+        await getDelivery(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, req.delivery_id),
+        true,
+      ),
+    ),
     TestFilter: unary(logger, 'TestFilter', async (req) => {
       const result = await testFilter(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, {
         deliveryId: req.delivery_id,
@@ -107,16 +175,28 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
         }),
       ),
     ),
-    ListAutomations: unary(logger, 'ListAutomations', async (req) => ({ automations: (await listAutomations(db, requireCaller(req.caller), req.factory_id)).map(toAutomationProto) })),
-    GetAutomation: unary(logger, 'GetAutomation', async (req) => toAutomationProto(await getAutomation(db, requireCaller(req.caller), req.factory_id, req.automation_id))),
+    ListAutomations: unary(logger, 'ListAutomations', async (req) => ({
+      automations: (await listAutomations(db, requireCaller(req.caller), req.factory_id)).map(
+        toAutomationProto,
+      ),
+    })),
+    GetAutomation: unary(logger, 'GetAutomation', async (req) =>
+      toAutomationProto(
+        await getAutomation(db, requireCaller(req.caller), req.factory_id, req.automation_id),
+      ),
+    ),
     UpdateAutomation: unary(logger, 'UpdateAutomation', async (req) =>
       toAutomationProto(
         await updateAutomation(db, requireCaller(req.caller), req.factory_id, req.automation_id, {
           ...(req.name !== undefined && { name: req.name }),
           ...(req.prompt !== undefined && { prompt: req.prompt }),
-          ...(req.agent_config_json !== undefined && { agentConfig: parseJsonField(req.agent_config_json, 'agent_config') ?? null }),
+          ...(req.agent_config_json !== undefined && {
+            agentConfig: parseJsonField(req.agent_config_json, 'agent_config') ?? null,
+          }),
           ...(req.enabled !== undefined && { enabled: req.enabled }),
-          ...(req.trigger_json !== undefined && { trigger: parseJsonField(req.trigger_json, 'trigger') ?? null }),
+          ...(req.trigger_json !== undefined && {
+            trigger: parseJsonField(req.trigger_json, 'trigger') ?? null,
+          }),
         }),
       ),
     ),
@@ -125,10 +205,22 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
       return {};
     }),
 
-    CreateSecret: unary(logger, 'CreateSecret', async (req) => toSecretProto(await createSecret(deps, requireCaller(req.caller), { name: req.name, value: req.value }))),
-    SetSecretValue: unary(logger, 'SetSecretValue', async (req) => toSecretProto(await setSecretValue(deps, requireCaller(req.caller), { name: req.name, value: req.value }))),
-    ListSecrets: unary(logger, 'ListSecrets', async (req) => ({ secrets: (await listSecrets(db, requireCaller(req.caller))).map(toSecretProto) })),
-    GetSecret: unary(logger, 'GetSecret', async (req) => toSecretProto(await getSecret(db, requireCaller(req.caller), req.name))),
+    CreateSecret: unary(logger, 'CreateSecret', async (req) =>
+      toSecretProto(
+        await createSecret(deps, requireCaller(req.caller), { name: req.name, value: req.value }),
+      ),
+    ),
+    SetSecretValue: unary(logger, 'SetSecretValue', async (req) =>
+      toSecretProto(
+        await setSecretValue(deps, requireCaller(req.caller), { name: req.name, value: req.value }),
+      ),
+    ),
+    ListSecrets: unary(logger, 'ListSecrets', async (req) => ({
+      secrets: (await listSecrets(db, requireCaller(req.caller))).map(toSecretProto),
+    })),
+    GetSecret: unary(logger, 'GetSecret', async (req) =>
+      toSecretProto(await getSecret(db, requireCaller(req.caller), req.name)),
+    ),
     DeleteSecret: unary(logger, 'DeleteSecret', async (req) => {
       await deleteSecret(db, requireCaller(req.caller), req.name);
       return {};

@@ -67,4 +67,9 @@ export const toAutomationProto = ({ row, managedBy }: AutomationView): Automatio
   updated_at: iso(row.updatedAt),
 });
 
-export const toSecretProto = (s: SecretView): Secret => ({ name: s.name, created_at: iso(s.createdAt), updated_at: iso(s.updatedAt), used_by_webhooks: s.usedByWebhooks });
+export const toSecretProto = (s: SecretView): Secret => ({
+  name: s.name,
+  created_at: iso(s.createdAt),
+  updated_at: iso(s.updatedAt),
+  used_by_webhooks: s.usedByWebhooks,
+});

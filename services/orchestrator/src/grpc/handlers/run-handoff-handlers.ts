@@ -12,10 +12,15 @@ export function runHandoffHandlers(
 ): Pick<RunServiceHandlers, 'ListHandoffAttachments' | 'UploadHandoffAttachment' | 'CheckRedirect'> {
   const { logger } = deps;
   return {
-    ListHandoffAttachments: unary(logger, 'ListHandoffAttachments', async (req) => listHandoffAttachments(deps, requireCaller(req.caller), req.run_id)),
+    ListHandoffAttachments: unary(logger, 'ListHandoffAttachments', async (req) =>
+      listHandoffAttachments(deps, requireCaller(req.caller), req.run_id),
+    ),
     UploadHandoffAttachment: unary(logger, 'UploadHandoffAttachment', async (req) => {
       const stored = await uploadHandoffAttachment(deps, requireCaller(req.caller), req);
-      logger.info({ runId: req.caller?.run_id, attachmentId: stored.attachment_id, bytes: stored.size_bytes }, 'handoff attachment stored');
+      logger.info(
+        { runId: req.caller?.run_id, attachmentId: stored.attachment_id, bytes: stored.size_bytes },
+        'handoff attachment stored',
+      );
       return stored;
     }),
     CheckRedirect: unary(logger, 'CheckRedirect', async (req) => checkRedirect(deps.db, req)),

@@ -21,12 +21,15 @@ export interface RunLifecycleDeps extends CreateRunDeps {
 function parseConfig(json: string): Record<string, unknown> {
   if (!json) return {};
   const parsed: unknown = JSON.parse(json);
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AppError('invalid_request', 'config must be an object');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new AppError('invalid_request', 'config must be an object');
   return parsed as Record<string, unknown>;
 }
 
 /** Write-side RPCs of runs: create, read one, cancel, follow up. */
-export function runLifecycleHandlers(deps: RunLifecycleDeps): Pick<RunServiceHandlers, 'CreateRun' | 'GetRun' | 'CancelRun' | 'SubmitFollowup'> {
+export function runLifecycleHandlers(
+  deps: RunLifecycleDeps,
+): Pick<RunServiceHandlers, 'CreateRun' | 'GetRun' | 'CancelRun' | 'SubmitFollowup'> {
   const { db, logger } = deps;
   return {
     CreateRun: unary(logger, 'CreateRun', async (req) => {
@@ -38,7 +41,11 @@ export function runLifecycleHandlers(deps: RunLifecycleDeps): Pick<RunServiceHan
         config: parseConfig(req.config_json),
         mode: req.mode || undefined,
         metadata: req.metadata,
-        attachments: req.attachments.map((a) => ({ fileName: a.file_name, mimeType: a.mime_type, data: Buffer.from(a.data) })),
+        attachments: req.attachments.map((a) => ({
+          fileName: a.file_name,
+          mimeType: a.mime_type,
+          data: Buffer.from(a.data),
+        })),
         parentRunId: req.parent_run_id || undefined,
         agentIdentityUid: req.agent_identity_uid || undefined,
         conversationId: req.conversation_id || undefined,
@@ -66,7 +73,11 @@ export function runLifecycleHandlers(deps: RunLifecycleDeps): Pick<RunServiceHan
       return result;
     }),
     SubmitFollowup: unary(logger, 'SubmitFollowup', async (req) =>
-      submitFollowup(deps, requireCaller(req.caller), { runId: req.run_id, message: req.message, mode: req.mode }),
+      submitFollowup(deps, requireCaller(req.caller), {
+        runId: req.run_id,
+        message: req.message,
+        mode: req.mode,
+      }),
     ),
   };
 }

@@ -26,27 +26,64 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
   return {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
-      if (await isSelfHostedRun(db, req.run_id)) throw new AppError('conflict', 'Run is not claimable: routed to a self-hosted worker');
-      const assignment = { ...(await deps.sessions.attach(await claimRun(db, req))), api_base_url: deps.apiBaseUrl ?? '' };
-      logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, debug: assignment.debug_session }, 'run claimed');
+      if (await isSelfHostedRun(db, req.run_id))
+        throw new AppError('conflict', 'Run is not claimable: routed to a self-hosted worker');
+      const assignment = {
+        ...(await deps.sessions.attach(await claimRun(db, req))),
+        api_base_url: deps.apiBaseUrl ?? '',
+      };
+      logger.info(
+        {
+          runId: req.run_id,
+          execution: req.execution,
+          runnerId: req.runner_id,
+          debug: assignment.debug_session,
+        },
+        'run claimed',
+      );
       return assignment;
     }),
     ReportEvents: unary(logger, 'ReportEvents', (req) => reportEvents(db, req)),
     Heartbeat: unary(logger, 'Heartbeat', (req) => heartbeat(db, req)),
     CompleteRun: unary(logger, 'CompleteRun', async (req) => {
       const control = await completeRun(deps, req);
-      logger.info({ runId: req.run_id, execution: req.execution, state: req.state, errorCode: req.error_code || undefined }, 'run execution completed');
+      logger.info(
+        {
+          runId: req.run_id,
+          execution: req.execution,
+          state: req.state,
+          errorCode: req.error_code || undefined,
+        },
+        'run execution completed',
+      );
       return control;
     }),
     GetHarnessCredential: unary(logger, 'GetHarnessCredential', async (req) => {
       const credential = await getHarnessCredential(deps, req);
       // Which secret, never its value.
-      logger.info({ runId: req.run_id, execution: req.execution, runnerId: req.runner_id, secret: credential.secret_name }, 'harness credential handed to runner');
+      logger.info(
+        {
+          runId: req.run_id,
+          execution: req.execution,
+          runnerId: req.runner_id,
+          secret: credential.secret_name,
+        },
+        'harness credential handed to runner',
+      );
       return credential;
     }),
     PushRunBranch: unary(logger, 'PushRunBranch', async (req) => {
       const pushed = await pushRunBranch(deps, req);
-      logger.info({ runId: req.run_id, execution: req.execution, repository: pushed.repository_url, branch: pushed.branch, commit: pushed.commit }, 'run branch pushed');
+      logger.info(
+        {
+          runId: req.run_id,
+          execution: req.execution,
+          repository: pushed.repository_url,
+          branch: pushed.branch,
+          commit: pushed.commit,
+        },
+        'run branch pushed',
+      );
       return pushed;
     }),
   };

@@ -6,7 +6,11 @@ import { unary } from '../unary-handler';
 import { resolveWebhookForIngress } from '../../webhooks/resolve-webhook-for-ingress';
 
 /** WebhookIngressService: the ingress's configuration lookups (no caller: an internal, trusted link). */
-export function webhookIngressHandlers(deps: { db: PrismaClient; cipher: SecretCipher; logger: Logger }): WebhookIngressServiceHandlers {
+export function webhookIngressHandlers(deps: {
+  db: PrismaClient;
+  cipher: SecretCipher;
+  logger: Logger;
+}): WebhookIngressServiceHandlers {
   return {
     ResolveWebhook: unary(deps.logger, 'ResolveWebhook', async (req) => {
       const resolved = await resolveWebhookForIngress(deps, req.webhook_uid);

@@ -17,7 +17,10 @@ export function workerTokenPeer(db: PrismaClient): PeerAuthenticator {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type RunReporting = Pick<RunnerServiceHandlers, 'ReportEvents' | 'Heartbeat' | 'CompleteRun' | 'GetHarnessCredential' | 'PushRunBranch'>;
+type RunReporting = Pick<
+  RunnerServiceHandlers,
+  'ReportEvents' | 'Heartbeat' | 'CompleteRun' | 'GetHarnessCredential' | 'PushRunBranch'
+>;
 
 /**
  * The run-reporting RPCs (the run's harness credential for the worker's own model proxy, and its branch push) as the worker endpoint
@@ -30,9 +33,18 @@ export function teamScopedRunReporting(db: PrismaClient, handlers: RunnerService
     const outer: grpc.handleUnaryCall<{ run_id: string }, unknown> = (call, callback) => {
       const teamId = peerOf(call)?.teamId;
       const runId = call.request.run_id;
-      const found = teamId && UUID.test(runId) ? db.run.findFirst({ where: { id: runId, teamId, workerHost: { not: null } }, select: { id: true } }) : Promise.resolve(null);
+      const found =
+        teamId && UUID.test(runId)
+          ? db.run.findFirst({
+              where: { id: runId, teamId, workerHost: { not: null } },
+              select: { id: true },
+            })
+          : Promise.resolve(null);
       found.then(
-        (run) => (run ? inner(call, callback) : callback(toGrpcError(new AppError('resource_not_found', 'Run not found')) as grpc.ServiceError)),
+        (run) =>
+          run
+            ? inner(call, callback)
+            : callback(toGrpcError(new AppError('resource_not_found', 'Run not found')) as grpc.ServiceError),
         () => callback(toGrpcError(new AppError('internal_error', 'internal error')) as grpc.ServiceError),
       );
     };
@@ -48,6 +60,10 @@ export function teamScopedRunReporting(db: PrismaClient, handlers: RunnerService
 }
 
 /** Everything the worker endpoint serves: the worker stream and run reporting; nothing else exists there. */
-export function workerEndpointHandlers(db: PrismaClient, workers: WorkerServiceHandlers, runner: RunnerServiceHandlers): { workers: Pick<WorkerServiceHandlers, 'Connect'>; runner: RunReporting } {
+export function workerEndpointHandlers(
+  db: PrismaClient,
+  workers: WorkerServiceHandlers,
+  runner: RunnerServiceHandlers,
+): { workers: Pick<WorkerServiceHandlers, 'Connect'>; runner: RunReporting } {
   return { workers: { Connect: workers.Connect }, runner: teamScopedRunReporting(db, runner) };
 }

@@ -70,7 +70,9 @@ export class WorkerHub {
     return {
       workers: {
         Connect: (call) => this.accept(call),
-        ListConnectedWorkers: unary(this.logger, 'ListConnectedWorkers', (req) => listConnectedWorkers(this.db, requireCaller(req.caller), this.options.staleAfterMs)),
+        ListConnectedWorkers: unary(this.logger, 'ListConnectedWorkers', (req) =>
+          listConnectedWorkers(this.db, requireCaller(req.caller), this.options.staleAfterMs),
+        ),
       },
     };
   }
@@ -90,8 +92,13 @@ export class WorkerHub {
       this.connections.delete(gone.id);
       void this.db.workerConnection
         .update({ where: { id: gone.id }, data: { disconnectedAt: new Date() } })
-        .catch((err: unknown) => this.logger.warn({ err, connectionId: gone.id }, 'could not record worker disconnect'));
-      this.logger.info({ connectionId: gone.id, workerId: gone.workerId, teamId: gone.teamId }, 'worker disconnected');
+        .catch((err: unknown) =>
+          this.logger.warn({ err, connectionId: gone.id }, 'could not record worker disconnect'),
+        );
+      this.logger.info(
+        { connectionId: gone.id, workerId: gone.workerId, teamId: gone.teamId },
+        'worker disconnected',
+      );
     };
 
     stream.on('data', (message: WorkerUpstream__Output) => {
@@ -101,21 +108,54 @@ export class WorkerHub {
         void (async () => {
           const token = await authenticateWorkerToken(this.db, hello.worker_token);
           // The hello's token must be the one the worker endpoint authenticated the stream with (same team).
-          if (!token || token.teamId !== peerOf(stream)?.teamId) return fail(grpc.status.UNAUTHENTICATED, 'A valid worker token is required');
+          if (!token || token.teamId !== peerOf(stream)?.teamId)
+            return fail(grpc.status.UNAUTHENTICATED, 'A valid worker token is required');
           if (!WORKER_ID.test(hello.worker_id) || hello.worker_id === 'warp') {
-            return fail(grpc.status.INVALID_ARGUMENT, 'worker_id must be 1-64 characters of [A-Za-z0-9._-] and not "warp"');
+            return fail(
+              grpc.status.INVALID_ARGUMENT,
+              'worker_id must be 1-64 characters of [A-Za-z0-9._-] and not "warp"',
+            );
           }
           if (closed) return;
           const now = new Date();
           const id = newId('wconn');
           const capacity = Math.min(Math.max(hello.capacity || 1, 1), 64);
           await this.db.workerConnection.create({
-            data: { id, teamId: token.teamId, tokenId: token.id, workerId: hello.worker_id, hostname: hello.hostname.slice(0, 255), version: hello.version.slice(0, 64), capacity, connectedAt: now, lastHeartbeatAt: now },
+            data: {
+              id,
+              teamId: token.teamId,
+              tokenId: token.id,
+              workerId: hello.worker_id,
+              hostname: hello.hostname.slice(0, 255),
+              version: hello.version.slice(0, 64),
+              capacity,
+              connectedAt: now,
+              lastHeartbeatAt: now,
+            },
           });
-          connection = { id, teamId: token.teamId, workerId: hello.worker_id, runnerId: `worker-${randomBytes(18).toString('base64url')}`, capacity, activeRuns: 0, sentSinceHeartbeat: 0, lastHeartbeatAt: now.getTime(), stream };
+          connection = {
+            id,
+            teamId: token.teamId,
+            workerId: hello.worker_id,
+            runnerId: `worker-${randomBytes(18).toString('base64url')}`,
+            capacity,
+            activeRuns: 0,
+            sentSinceHeartbeat: 0,
+            lastHeartbeatAt: now.getTime(),
+            stream,
+          };
           this.connections.set(id, connection);
-          stream.write({ welcome: { connection_id: id, runner_id: connection.runnerId, heartbeat_interval_ms: this.options.heartbeatIntervalMs } });
-          this.logger.info({ connectionId: id, workerId: hello.worker_id, teamId: token.teamId, capacity }, 'worker connected');
+          stream.write({
+            welcome: {
+              connection_id: id,
+              runner_id: connection.runnerId,
+              heartbeat_interval_ms: this.options.heartbeatIntervalMs,
+            },
+          });
+          this.logger.info(
+            { connectionId: id, workerId: hello.worker_id, teamId: token.teamId, capacity },
+            'worker connected',
+          );
           void this.dispatch();
         })().catch((err: unknown) => {
           this.logger.error({ err }, 'worker hello failed');
@@ -129,8 +169,13 @@ export class WorkerHub {
         c.sentSinceHeartbeat = 0;
         c.lastHeartbeatAt = Date.now();
         void this.db.workerConnection
-          .update({ where: { id: c.id }, data: { lastHeartbeatAt: new Date(c.lastHeartbeatAt), activeRuns: c.activeRuns } })
-          .catch((err: unknown) => this.logger.warn({ err, connectionId: c.id }, 'could not record worker heartbeat'));
+          .update({
+            where: { id: c.id },
+            data: { lastHeartbeatAt: new Date(c.lastHeartbeatAt), activeRuns: c.activeRuns },
+          })
+          .catch((err: unknown) =>
+            this.logger.warn({ err, connectionId: c.id }, 'could not record worker heartbeat'),
+          );
       }
     });
     stream.on('end', () => {
@@ -171,10 +216,15 @@ export class WorkerHub {
       for (const run of queued) {
         if (!this.connections.has(c.id)) break;
         try {
-          const assignment = await this.options.sessions.attach(await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }));
+          const assignment = await this.options.sessions.attach(
+            await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }),
+          );
           c.sentSinceHeartbeat++;
           c.stream.write({ assignment: { ...assignment, api_base_url: this.options.apiBaseUrl } });
-          this.logger.info({ runId: run.id, execution: run.execution, connectionId: c.id, workerId: c.workerId }, 'run assigned to self-hosted worker');
+          this.logger.info(
+            { runId: run.id, execution: run.execution, connectionId: c.id, workerId: c.workerId },
+            'run assigned to self-hosted worker',
+          );
         } catch (err) {
           // Another connection or replica claimed it first, or it was cancelled meanwhile.
           if (!(err instanceof AppError && err.code === 'conflict')) throw err;

@@ -12,20 +12,33 @@ const configDir = (setup: CliSetup) => path.posix.join(setup.home, '.claude');
 function mcpConfig(servers: McpServer[]): string {
   const entries = servers.map((s) => [
     s.name,
-    s.transport === 'stdio' ? { type: 'stdio', command: s.command, args: s.args, env: s.env } : { type: s.transport, url: s.url, headers: s.headers },
+    s.transport === 'stdio'
+      ? { type: 'stdio', command: s.command, args: s.args, env: s.env }
+      : { type: s.transport, url: s.url, headers: s.headers },
   ]);
   return JSON.stringify({ mcpServers: Object.fromEntries(entries) });
 }
 
-type ModelUsage = { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheCreationInputTokens?: number; costUSD?: number };
+type ModelUsage = {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadInputTokens?: number;
+  cacheCreationInputTokens?: number;
+  costUSD?: number;
+};
 
 /** The usage of the turn a `result` reports (`usage` and `total_cost_usd` add up the whole process). */
 function turnUsage(result: Record<string, unknown>): RunEvent {
-  const byModel = Object.values((result.model_usage_since_last_result ?? result.modelUsage ?? {}) as Record<string, ModelUsage>);
-  const sum = (pick: (u: ModelUsage) => number | undefined) => byModel.reduce((total, u) => total + (pick(u) ?? 0), 0);
+  const byModel = Object.values(
+    (result.model_usage_since_last_result ?? result.modelUsage ?? {}) as Record<string, ModelUsage>,
+  );
+  const sum = (pick: (u: ModelUsage) => number | undefined) =>
+    byModel.reduce((total, u) => total + (pick(u) ?? 0), 0);
   return {
     kind: 'usage',
-    input_tokens: sum((u) => (u.inputTokens ?? 0) + (u.cacheReadInputTokens ?? 0) + (u.cacheCreationInputTokens ?? 0)),
+    input_tokens: sum(
+      (u) => (u.inputTokens ?? 0) + (u.cacheReadInputTokens ?? 0) + (u.cacheCreationInputTokens ?? 0),
+    ),
     output_tokens: sum((u) => u.outputTokens),
     cost_usd: sum((u) => u.costUSD),
   };
@@ -41,7 +54,8 @@ class ClaudeMapper implements CliEventMapper {
         return {
           events: blocks.flatMap((b): RunEvent[] => {
             if (b.type === 'text') return [{ kind: 'agent_message', text: String(b.text ?? '') }];
-            if (b.type === 'tool_use') return [{ kind: 'tool_call', call_id: String(b.id), name: String(b.name), input: b.input }];
+            if (b.type === 'tool_use')
+              return [{ kind: 'tool_call', call_id: String(b.id), name: String(b.name), input: b.input }];
             return [keptEvent('claude', { type: `assistant.${String(b.type)}`, ...b })];
           }),
         };
@@ -50,7 +64,12 @@ class ClaudeMapper implements CliEventMapper {
         return {
           events: blocks
             .filter((b) => b.type === 'tool_result')
-            .map((b): RunEvent => ({ kind: 'tool_result', call_id: String(b.tool_use_id), output: textOf(b.content), ...(b.is_error === true ? { is_error: true } : {}) })),
+            .map((b): RunEvent => ({
+              kind: 'tool_result',
+              call_id: String(b.tool_use_id),
+              output: textOf(b.content),
+              ...(b.is_error === true ? { is_error: true } : {}),
+            })),
         };
       case 'result': {
         const ok = event.subtype === 'success' && event.is_error !== true;
@@ -58,7 +77,10 @@ class ClaudeMapper implements CliEventMapper {
         const errors = Array.isArray(event.errors) ? event.errors.map(String).join('; ') : '';
         return {
           events: [turnUsage(event)],
-          turnEnd: { ok, message: ok ? text : text || errors || `Claude Code ended with ${String(event.subtype)}` },
+          turnEnd: {
+            ok,
+            message: ok ? text : text || errors || `Claude Code ended with ${String(event.subtype)}`,
+          },
         };
       }
       default:
@@ -78,7 +100,8 @@ class ClaudeMapper implements CliEventMapper {
 export const claudeProfile: CliProfile = {
   name: 'claude',
   liveInput: true,
-  files: (setup) => (setup.skill ? [skillFile(path.posix.join(configDir(setup), 'skills'), setup.skill)] : []),
+  files: (setup) =>
+    setup.skill ? [skillFile(path.posix.join(configDir(setup), 'skills'), setup.skill)] : [],
   env: (setup) => ({
     ANTHROPIC_BASE_URL: setup.model.baseUrls.anthropic,
     ANTHROPIC_API_KEY: setup.model.token,
@@ -102,13 +125,24 @@ export const claudeProfile: CliProfile = {
     'bypassPermissions',
     '--model',
     setup.model.model,
-    ...(setup.model.reasoningLevel && EFFORTS.has(setup.model.reasoningLevel) ? ['--effort', setup.model.reasoningLevel] : []),
-    ...(setup.mcpServers.length > 0 ? ['--mcp-config', mcpConfig(setup.mcpServers), '--strict-mcp-config'] : []),
+    ...(setup.model.reasoningLevel && EFFORTS.has(setup.model.reasoningLevel)
+      ? ['--effort', setup.model.reasoningLevel]
+      : []),
+    ...(setup.mcpServers.length > 0
+      ? ['--mcp-config', mcpConfig(setup.mcpServers), '--strict-mcp-config']
+      : []),
     ...(session ? ['--resume', setup.runId] : ['--session-id', setup.runId]),
   ],
-  stdinLine: (message) => `${JSON.stringify({ type: 'user', message: { role: 'user', content: message } })}\n`,
+  stdinLine: (message) =>
+    `${JSON.stringify({ type: 'user', message: { role: 'user', content: message } })}\n`,
   sessionGlob: (setup) => path.posix.join(configDir(setup), 'projects', '*', `${setup.runId}.jsonl`),
   // Claude Code files a session under its working directory, every character but letters and digits made `-`.
-  restorePath: (setup) => path.posix.join('.claude', 'projects', setup.workspaceDir.replace(/[^A-Za-z0-9]/g, '-'), `${setup.runId}.jsonl`),
+  restorePath: (setup) =>
+    path.posix.join(
+      '.claude',
+      'projects',
+      setup.workspaceDir.replace(/[^A-Za-z0-9]/g, '-'),
+      `${setup.runId}.jsonl`,
+    ),
   mapper: () => new ClaudeMapper(),
 };

@@ -3,7 +3,14 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { HOME_DIR_NAME } from '../../sandbox/run-environment';
 import type { SandboxProcess } from '../../sandbox/run-sandbox';
-import { SetupFailure, type Harness, type HarnessContext, type HarnessInput, type HarnessOutcome, type SessionFile } from '../harness';
+import {
+  SetupFailure,
+  type Harness,
+  type HarnessContext,
+  type HarnessInput,
+  type HarnessOutcome,
+  type SessionFile,
+} from '../harness';
 import { cliCommand } from './cli-command';
 import type { CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { mcpServersOf } from './mcp-servers';
@@ -25,7 +32,8 @@ interface ProcessResult {
   stderrTail: string[];
 }
 
-const clip = (text: string) => (text.length > MAX_STATUS_CHARS ? `${text.slice(0, MAX_STATUS_CHARS - 1)}…` : text);
+const clip = (text: string) =>
+  text.length > MAX_STATUS_CHARS ? `${text.slice(0, MAX_STATUS_CHARS - 1)}…` : text;
 
 /**
  * Runs a vendor agent CLI (Claude Code, Codex, Gemini CLI) inside the run's sandbox, in the workspace, with a private
@@ -37,16 +45,22 @@ export class CliHarness implements Harness {
   constructor(private readonly profile: CliProfile) {}
 
   async prepare(input: HarnessInput): Promise<void> {
-    if (!input.modelAccess) throw new SetupFailure(`The ${this.profile.name} harness has no model access on this runner (no model proxy is configured)`);
+    if (!input.modelAccess)
+      throw new SetupFailure(
+        `The ${this.profile.name} harness has no model access on this runner (no model proxy is configured)`,
+      );
   }
 
   async run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
     const setup = this.setupOf(input, ctx);
     const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
-    for (const file of this.profile.files(setup)) await writeSandboxFile(ctx.sandbox, env, file.path, file.content);
+    for (const file of this.profile.files(setup))
+      await writeSandboxFile(ctx.sandbox, env, file.path, file.content);
 
     const glob = this.profile.sessionGlob(setup);
-    const before = (await readSandboxFile(ctx.sandbox, env, glob)) ?? (await this.restoreSession(input.session, setup, env, ctx, glob));
+    const before =
+      (await readSandboxFile(ctx.sandbox, env, glob)) ??
+      (await this.restoreSession(input.session, setup, env, ctx, glob));
     const resume = before !== undefined;
     const messages = resume
       ? [...input.followups]
@@ -67,12 +81,15 @@ export class CliHarness implements Harness {
 
     const after = await readSandboxFile(ctx.sandbox, env, glob).catch(() => undefined);
     // This execution's part: what the CLI appended, or the whole file when it wrote a new one (Gemini CLI may).
-    const appended = before && after && after.content.subarray(0, before.content.length).equals(before.content);
+    const appended =
+      before && after && after.content.subarray(0, before.content.length).equals(before.content);
     const transcript = appended ? after.content.subarray(before.content.length) : after?.content;
     return {
       ...this.outcomeOf(result, ctx),
       ...(transcript && transcript.length > 0 ? { transcript } : {}),
-      ...(after ? { session: { path: path.posix.relative(setup.home, after.path), content: after.content } } : {}),
+      ...(after
+        ? { session: { path: path.posix.relative(setup.home, after.path), content: after.content } }
+        : {}),
     };
   }
 
@@ -80,27 +97,49 @@ export class CliHarness implements Harness {
    * Writes the session an earlier execution left (kept by the platform, maybe from another runner) into this HOME,
    * where the CLI looks for it. Returns it as read back, or undefined when there is none to resume.
    */
-  private async restoreSession(session: SessionFile | undefined, setup: CliSetup, env: Record<string, string>, ctx: HarnessContext, glob: string) {
+  private async restoreSession(
+    session: SessionFile | undefined,
+    setup: CliSetup,
+    env: Record<string, string>,
+    ctx: HarnessContext,
+    glob: string,
+  ) {
     if (!session || session.content.length === 0) return undefined;
     const relative = this.profile.restorePath?.(setup, session.path) ?? session.path;
     const target = path.posix.join(setup.home, relative);
     if (path.posix.isAbsolute(relative) || !target.startsWith(`${setup.home}/`)) {
-      ctx.emit({ kind: 'log', level: 'warn', text: `The kept session file ${JSON.stringify(session.path)} is outside the run's HOME; starting a new session` });
+      ctx.emit({
+        kind: 'log',
+        level: 'warn',
+        text: `The kept session file ${JSON.stringify(session.path)} is outside the run's HOME; starting a new session`,
+      });
       return undefined;
     }
     await writeSandboxFile(ctx.sandbox, env, target, session.content);
-    ctx.emit({ kind: 'log', level: 'info', text: `Restored the ${this.profile.name} session of the run's earlier executions` });
+    ctx.emit({
+      kind: 'log',
+      level: 'info',
+      text: `Restored the ${this.profile.name} session of the run's earlier executions`,
+    });
     return readSandboxFile(ctx.sandbox, env, glob);
   }
 
   private setupOf(input: HarnessInput, ctx: HarnessContext): CliSetup {
     const { servers, unsupported } = mcpServersOf(input.config);
     for (const name of unsupported) {
-      ctx.emit({ kind: 'log', level: 'warn', text: `MCP server "${name}" is not started: only command and url servers can run inside the run's sandbox` });
+      ctx.emit({
+        kind: 'log',
+        level: 'warn',
+        text: `MCP server "${name}" is not started: only command and url servers can run inside the run's sandbox`,
+      });
     }
     const spec = skillSpecOf(input.config);
     const skill = input.skillInstructions?.trim()
-      ? { name: skillNameOf(spec ?? 'run-skill'), description: `The skill this run was started with (${spec ?? 'run skill'})`, instructions: input.skillInstructions }
+      ? {
+          name: skillNameOf(spec ?? 'run-skill'),
+          description: `The skill this run was started with (${spec ?? 'run skill'})`,
+          instructions: input.skillInstructions,
+        }
       : undefined;
     return {
       runId: input.runId,
@@ -123,8 +162,15 @@ export class CliHarness implements Harness {
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const first = live ? '' : (messages[0] ?? '');
-    const proc = ctx.sandbox.exec({ argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, session?.path)], env, stdin: live ? 'pipe' : 'ignore' });
-    const mapper = this.profile.mapper({ processIndex, previousSession: session?.content.toString('utf8') ?? '' });
+    const proc = ctx.sandbox.exec({
+      argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, session?.path)],
+      env,
+      stdin: live ? 'pipe' : 'ignore',
+    });
+    const mapper = this.profile.mapper({
+      processIndex,
+      previousSession: session?.content.toString('utf8') ?? '',
+    });
     const pending = live ? [...messages] : [];
     const stderrTail: string[] = [];
     let turnEnd: TurnEnd | undefined;
@@ -150,7 +196,8 @@ export class CliHarness implements Harness {
         ctx.emit({ kind: 'log', level: 'info', text: line });
         return;
       }
-      if (!event || typeof event !== 'object' || Array.isArray(event)) return ctx.emit({ kind: 'log', level: 'info', text: line });
+      if (!event || typeof event !== 'object' || Array.isArray(event))
+        return ctx.emit({ kind: 'log', level: 'info', text: line });
       const mapped = mapper.map(event as Record<string, unknown>);
       for (const e of mapped.events) ctx.emit(e);
       if (!mapped.turnEnd) return;
@@ -182,7 +229,14 @@ export class CliHarness implements Harness {
    * A live CLI finished a turn: send the next queued message or waiting follow-up, or, when the CLI has nothing queued
    * either, end its input so it exits. Messages written before the end are still handled.
    */
-  private afterLiveTurn(proc: SandboxProcess, turnEnd: TurnEnd, event: Record<string, unknown>, pending: string[], ctx: HarnessContext, write: (m: string) => void) {
+  private afterLiveTurn(
+    proc: SandboxProcess,
+    turnEnd: TurnEnd,
+    event: Record<string, unknown>,
+    pending: string[],
+    ctx: HarnessContext,
+    write: (m: string) => void,
+  ) {
     if (!turnEnd.ok) {
       proc.stdin?.end();
       return;
@@ -198,11 +252,22 @@ export class CliHarness implements Harness {
     const name = this.profile.name;
     if (ctx.signal.aborted) return { state: 'ERROR', message: 'cancelled' };
     if (!result) return { state: 'SUCCEEDED', message: 'Nothing to do' };
-    if (result.limit) return { state: 'ERROR', message: `The run exceeded its ${result.limit} limit`, errorCode: 'resource_unavailable' };
-    if (result.turnEnd?.ok) return { state: 'SUCCEEDED', message: clip(result.turnEnd.message || `${name} finished`) };
+    if (result.limit)
+      return {
+        state: 'ERROR',
+        message: `The run exceeded its ${result.limit} limit`,
+        errorCode: 'resource_unavailable',
+      };
+    if (result.turnEnd?.ok)
+      return { state: 'SUCCEEDED', message: clip(result.turnEnd.message || `${name} finished`) };
     if (result.turnEnd) return { state: 'FAILED', message: clip(result.turnEnd.message) };
     const how = result.signal ? `signal ${result.signal}` : `code ${result.code}`;
     const detail = result.stderrTail.slice(-3).join(' | ');
-    return { state: 'FAILED', message: clip(`The ${name} CLI exited with ${how} before finishing its turn${detail ? `: ${detail}` : ''}`) };
+    return {
+      state: 'FAILED',
+      message: clip(
+        `The ${name} CLI exited with ${how} before finishing its turn${detail ? `: ${detail}` : ''}`,
+      ),
+    };
   }
 }

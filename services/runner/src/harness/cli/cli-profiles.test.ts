@@ -20,7 +20,12 @@ const setup = (): CliSetup => ({
   runId: '7f1c0f7e-3b1a-4c55-9d57-2b3f1f0c9a11',
   workspaceDir: '/ws',
   home: '/ws/.home',
-  model: { baseUrls: { anthropic: 'http://proxy', openai: 'http://proxy/v1', gemini: 'http://proxy' }, token: 'cvr_x', model: 'm1', reasoningLevel: 'high' },
+  model: {
+    baseUrls: { anthropic: 'http://proxy', openai: 'http://proxy/v1', gemini: 'http://proxy' },
+    token: 'cvr_x',
+    model: 'm1',
+    reasoningLevel: 'high',
+  },
   mcpServers: mcpServersOf(config).servers,
   skill: { name: 'greeter', description: 'Greets', instructions: 'Say hello first.' },
 });
@@ -39,7 +44,9 @@ describe('MCP servers', () => {
 
   it('becomes each CLI’s own MCP configuration', () => {
     const args = claudeProfile.args(setup(), '', undefined);
-    const claude = JSON.parse(args[args.indexOf('--mcp-config') + 1]!) as { mcpServers: Record<string, unknown> };
+    const claude = JSON.parse(args[args.indexOf('--mcp-config') + 1]!) as {
+      mcpServers: Record<string, unknown>;
+    };
     expect(claude.mcpServers).toEqual({
       files: { type: 'stdio', command: 'npx', args: ['-y', 'files-mcp'], env: { ROOT: '/w' } },
       tracker: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { 'X-Team': 't1' } },
@@ -47,16 +54,25 @@ describe('MCP servers', () => {
     });
     expect(args).toContain('--strict-mcp-config');
 
-    const toml = parse(codexProfile.files(setup()).find((f) => f.path === '/ws/.home/.codex/config.toml')!.content) as { mcp_servers: unknown; model_providers: { conveyor: unknown } };
+    const toml = parse(
+      codexProfile.files(setup()).find((f) => f.path === '/ws/.home/.codex/config.toml')!.content,
+    ) as { mcp_servers: unknown; model_providers: { conveyor: unknown } };
     expect(toml.mcp_servers).toEqual({
       files: { command: 'npx', args: ['-y', 'files-mcp'], env: { ROOT: '/w' } },
       tracker: { url: 'https://mcp.example.com/mcp', http_headers: { 'X-Team': 't1' } },
       legacy: { url: 'https://old.example.com/sse', http_headers: {} },
     });
     expect(toml).toMatchObject({ model: 'm1', model_provider: 'conveyor', model_reasoning_effort: 'high' });
-    expect(toml.model_providers.conveyor).toEqual({ name: 'Conveyor model proxy', base_url: 'http://proxy/v1', env_key: 'CONVEYOR_MODEL_TOKEN', wire_api: 'responses' });
+    expect(toml.model_providers.conveyor).toEqual({
+      name: 'Conveyor model proxy',
+      base_url: 'http://proxy/v1',
+      env_key: 'CONVEYOR_MODEL_TOKEN',
+      wire_api: 'responses',
+    });
 
-    const settings = JSON.parse(geminiProfile.files(setup()).find((f) => f.path === '/ws/.home/.gemini/settings.json')!.content) as { mcpServers: unknown };
+    const settings = JSON.parse(
+      geminiProfile.files(setup()).find((f) => f.path === '/ws/.home/.gemini/settings.json')!.content,
+    ) as { mcpServers: unknown };
     expect(settings.mcpServers).toEqual({
       files: { command: 'npx', args: ['-y', 'files-mcp'], env: { ROOT: '/w' } },
       tracker: { httpUrl: 'https://mcp.example.com/mcp', headers: { 'X-Team': 't1' } },
@@ -67,15 +83,35 @@ describe('MCP servers', () => {
 
 describe('skills and credentials', () => {
   it('installs the run’s skill where each CLI discovers skills, under the run’s HOME', () => {
-    const skillPaths = [claudeProfile, codexProfile, geminiProfile].map((p) => p.files(setup()).find((f) => f.path.endsWith('/SKILL.md'))!);
-    expect(skillPaths.map((f) => f.path)).toEqual(['/ws/.home/.claude/skills/greeter/SKILL.md', '/ws/.home/.codex/skills/greeter/SKILL.md', '/ws/.home/.gemini/skills/greeter/SKILL.md']);
-    expect(skillPaths[0]!.content).toBe('---\nname: greeter\ndescription: "Greets"\n---\n\nSay hello first.\n');
+    const skillPaths = [claudeProfile, codexProfile, geminiProfile].map((p) =>
+      p.files(setup()).find((f) => f.path.endsWith('/SKILL.md'))!,
+    );
+    expect(skillPaths.map((f) => f.path)).toEqual([
+      '/ws/.home/.claude/skills/greeter/SKILL.md',
+      '/ws/.home/.codex/skills/greeter/SKILL.md',
+      '/ws/.home/.gemini/skills/greeter/SKILL.md',
+    ]);
+    expect(skillPaths[0]!.content).toBe(
+      '---\nname: greeter\ndescription: "Greets"\n---\n\nSay hello first.\n',
+    );
   });
 
   it('gives each CLI the run token and the model endpoint under its own variable names, and nothing else secret', () => {
-    expect(claudeProfile.env(setup())).toMatchObject({ ANTHROPIC_BASE_URL: 'http://proxy', ANTHROPIC_API_KEY: 'cvr_x', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' });
-    expect(codexProfile.env(setup())).toEqual({ CODEX_HOME: '/ws/.home/.codex', CONVEYOR_MODEL_TOKEN: 'cvr_x' });
-    expect(geminiProfile.env(setup())).toEqual({ GEMINI_API_KEY: 'cvr_x', GOOGLE_GEMINI_BASE_URL: 'http://proxy', GEMINI_CLI_NO_RELAUNCH: 'true' });
+    expect(claudeProfile.env(setup())).toMatchObject({
+      ANTHROPIC_BASE_URL: 'http://proxy',
+      ANTHROPIC_API_KEY: 'cvr_x',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+    });
+    expect(codexProfile.env(setup())).toEqual({
+      CODEX_HOME: '/ws/.home/.codex',
+      CONVEYOR_MODEL_TOKEN: 'cvr_x',
+    });
+    expect(geminiProfile.env(setup())).toEqual({
+      GEMINI_API_KEY: 'cvr_x',
+      GOOGLE_GEMINI_BASE_URL: 'http://proxy',
+      GEMINI_CLI_NO_RELAUNCH: 'true',
+    });
   });
 
   it('names a skill after its directory', () => {
@@ -100,7 +136,11 @@ describe('prompt assembly', () => {
 
   it('puts the base prompt, the skill, the prompt and the attachments in order, marking the webhook payload untrusted', () => {
     const text = firstMessage(
-      input({ config: { base_prompt: 'You work for Acme.' }, skillInstructions: 'Label issues.', attachments: ['screen.png', 'event-payload.json'] }),
+      input({
+        config: { base_prompt: 'You work for Acme.' },
+        skillInstructions: 'Label issues.',
+        attachments: ['screen.png', 'event-payload.json'],
+      }),
       'triage',
     );
     expect(text).toBe(
@@ -126,14 +166,23 @@ describe('event mapping keeps what it does not know', () => {
     [geminiProfile, { type: 'thought', content: 'hmm' }],
   ])('%#: an unknown event becomes a debug log holding its JSON', (profile, event) => {
     const { events } = profile.mapper({ processIndex: 0, previousSession: '' }).map(event);
-    expect(events).toEqual([{ kind: 'log', level: 'debug', text: `${profile.name} ${event.type}: ${JSON.stringify(event)}` }]);
+    expect(events).toEqual([
+      { kind: 'log', level: 'debug', text: `${profile.name} ${event.type}: ${JSON.stringify(event)}` },
+    ]);
   });
 
   it('reports Codex usage per turn although the CLI reports thread totals', () => {
-    const previous = JSON.stringify({ type: 'event_msg', payload: { type: 'token_count', info: { total_token_usage: { input_tokens: 500, output_tokens: 50 } } } });
+    const previous = JSON.stringify({
+      type: 'event_msg',
+      payload: { type: 'token_count', info: { total_token_usage: { input_tokens: 500, output_tokens: 50 } } },
+    });
     const mapper = codexProfile.mapper({ processIndex: 1, previousSession: `${previous}\n` });
-    expect(mapper.map({ type: 'turn.completed', usage: { input_tokens: 620, output_tokens: 80 } }).events).toEqual([{ kind: 'usage', input_tokens: 120, output_tokens: 30 }]);
-    expect(mapper.map({ type: 'turn.completed', usage: { input_tokens: 700, output_tokens: 90 } }).events).toEqual([{ kind: 'usage', input_tokens: 80, output_tokens: 10 }]);
+    expect(
+      mapper.map({ type: 'turn.completed', usage: { input_tokens: 620, output_tokens: 80 } }).events,
+    ).toEqual([{ kind: 'usage', input_tokens: 120, output_tokens: 30 }]);
+    expect(
+      mapper.map({ type: 'turn.completed', usage: { input_tokens: 700, output_tokens: 90 } }).events,
+    ).toEqual([{ kind: 'usage', input_tokens: 80, output_tokens: 10 }]);
   });
 });
 
@@ -147,14 +196,27 @@ describe('resuming a kept session', () => {
     expect(claudeProfile.args(s, '', '/any')).toEqual(expect.arrayContaining(['--resume', s.runId]));
     expect(geminiProfile.args(s, 'hi', '/any')).toEqual(expect.arrayContaining(['--resume', s.runId]));
     // Codex resumes the thread its rollout file names (a restored HOME has no state database for `--last`).
-    expect(codexProfile.args(s, 'hi', rollout)).toEqual(['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', 'resume', thread, '--', 'hi']);
+    expect(codexProfile.args(s, 'hi', rollout)).toEqual([
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--dangerously-bypass-approvals-and-sandbox',
+      'resume',
+      thread,
+      '--',
+      'hi',
+    ]);
     expect(codexProfile.args(s, 'hi', undefined)).not.toContain('resume');
   });
 
   it('restores where the CLI looks for it under this workspace, which another runner may mount elsewhere', () => {
     const s = { ...setup(), workspaceDir: '/srv/work spaces/run-1', home: '/srv/work spaces/run-1/.home' };
-    expect(claudeProfile.restorePath!(s, `.claude/projects/-workspace/${s.runId}.jsonl`)).toBe(`.claude/projects/-srv-work-spaces-run-1/${s.runId}.jsonl`);
-    expect(geminiProfile.restorePath!(s, '.gemini/tmp/workspace/chats/session-2026-11-23T22-46-7f1c0f7e.jsonl')).toBe('.gemini/tmp/run-1/chats/session-2026-11-23T22-46-7f1c0f7e.jsonl');
+    expect(claudeProfile.restorePath!(s, `.claude/projects/-workspace/${s.runId}.jsonl`)).toBe(
+      `.claude/projects/-srv-work-spaces-run-1/${s.runId}.jsonl`,
+    );
+    expect(
+      geminiProfile.restorePath!(s, '.gemini/tmp/workspace/chats/session-2026-11-23T22-46-7f1c0f7e.jsonl'),
+    ).toBe('.gemini/tmp/run-1/chats/session-2026-11-23T22-46-7f1c0f7e.jsonl');
     expect(codexProfile.restorePath).toBeUndefined();
   });
 });

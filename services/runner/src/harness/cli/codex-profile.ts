@@ -13,16 +13,31 @@ const codexHome = (setup: CliSetup) => path.posix.join(setup.home, '.codex');
 
 /** `$CODEX_HOME/config.toml`: the model proxy as the only provider, the run's MCP servers, no update checks. */
 function configToml(setup: CliSetup): string {
-  const effort = setup.model.reasoningLevel && EFFORTS.has(setup.model.reasoningLevel) ? { model_reasoning_effort: setup.model.reasoningLevel } : {};
+  const effort =
+    setup.model.reasoningLevel && EFFORTS.has(setup.model.reasoningLevel)
+      ? { model_reasoning_effort: setup.model.reasoningLevel }
+      : {};
   return stringify({
     model: setup.model.model,
     model_provider: 'conveyor',
     ...effort,
     check_for_update_on_startup: false,
     analytics: { enabled: false },
-    model_providers: { conveyor: { name: 'Conveyor model proxy', base_url: setup.model.baseUrls.openai, env_key: TOKEN_VARIABLE, wire_api: 'responses' } },
+    model_providers: {
+      conveyor: {
+        name: 'Conveyor model proxy',
+        base_url: setup.model.baseUrls.openai,
+        env_key: TOKEN_VARIABLE,
+        wire_api: 'responses',
+      },
+    },
     mcp_servers: Object.fromEntries(
-      setup.mcpServers.map((s) => [s.name, s.transport === 'stdio' ? { command: s.command, args: s.args, env: s.env } : { url: s.url, http_headers: s.headers }]),
+      setup.mcpServers.map((s) => [
+        s.name,
+        s.transport === 'stdio'
+          ? { command: s.command, args: s.args, env: s.env }
+          : { url: s.url, http_headers: s.headers },
+      ]),
     ),
   });
 }
@@ -34,7 +49,8 @@ function totalsOf(rollout: string): { input: number; output: number } {
   const lines = rollout.split('\n').filter((l) => l.includes('"token_count"'));
   for (const line of lines.reverse()) {
     try {
-      const total = (JSON.parse(line) as { payload?: { info?: { total_token_usage?: Usage } } }).payload?.info?.total_token_usage;
+      const total = (JSON.parse(line) as { payload?: { info?: { total_token_usage?: Usage } } }).payload?.info
+        ?.total_token_usage;
       if (total) return { input: total.input_tokens ?? 0, output: total.output_tokens ?? 0 };
     } catch {
       // a torn last line: look further back
@@ -44,7 +60,8 @@ function totalsOf(rollout: string): { input: number; output: number } {
 }
 
 /** `…/rollout-2026-11-23T22-46-15-<thread id>.jsonl` → the thread ID. */
-const threadOf = (rollout: string) => /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(rollout)?.[1] ?? '--last';
+const threadOf = (rollout: string) =>
+  /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(rollout)?.[1] ?? '--last';
 
 type Item = Record<string, unknown> & { id?: string; type?: string };
 
@@ -76,16 +93,29 @@ class CodexMapper implements CliEventMapper {
       case 'turn.completed': {
         const usage = (event.usage ?? {}) as Usage;
         const now = { input: usage.input_tokens ?? 0, output: usage.output_tokens ?? 0 };
-        const delta = { input: Math.max(0, now.input - this.totals.input), output: Math.max(0, now.output - this.totals.output) };
+        const delta = {
+          input: Math.max(0, now.input - this.totals.input),
+          output: Math.max(0, now.output - this.totals.output),
+        };
         this.totals = now;
-        return { events: [{ kind: 'usage', input_tokens: delta.input, output_tokens: delta.output }], turnEnd: { ok: true, message: this.lastMessage } };
+        return {
+          events: [{ kind: 'usage', input_tokens: delta.input, output_tokens: delta.output }],
+          turnEnd: { ok: true, message: this.lastMessage },
+        };
       }
       case 'turn.failed': {
         const error = (event.error ?? {}) as { message?: string };
-        return { events: [], turnEnd: { ok: false, message: error.message ?? 'Codex reported a failed turn' } };
+        return {
+          events: [],
+          turnEnd: { ok: false, message: error.message ?? 'Codex reported a failed turn' },
+        };
       }
       case 'error':
-        return { events: [{ kind: 'log', level: 'error', text: `codex: ${String(event.message ?? JSON.stringify(event))}` }] };
+        return {
+          events: [
+            { kind: 'log', level: 'error', text: `codex: ${String(event.message ?? JSON.stringify(event))}` },
+          ],
+        };
       default:
         return { events: [keptEvent('codex', event)] };
     }
@@ -129,14 +159,18 @@ class CodexMapper implements CliEventMapper {
       case 'mcp_tool_call':
       case 'web_search': {
         const call = this.started.has(String(item.id)) ? [] : this.call(item);
-        const failed = item.status === 'failed' || (typeof item.exit_code === 'number' && item.exit_code !== 0);
+        const failed =
+          item.status === 'failed' || (typeof item.exit_code === 'number' && item.exit_code !== 0);
         const output =
           item.type === 'command_execution'
             ? { output: item.aggregated_output, exit_code: item.exit_code }
             : item.type === 'mcp_tool_call'
               ? (item.result ?? item.error ?? null)
               : { status: item.status };
-        return [...call, { kind: 'tool_result', call_id: this.callId(item), output, ...(failed ? { is_error: true } : {}) }];
+        return [
+          ...call,
+          { kind: 'tool_result', call_id: this.callId(item), output, ...(failed ? { is_error: true } : {}) },
+        ];
       }
       case 'error':
         return [{ kind: 'log', level: 'warn', text: `codex: ${String(item.message ?? '')}` }];

@@ -7,14 +7,21 @@ const geminiDir = (setup: CliSetup) => path.posix.join(setup.home, '.gemini');
 
 /** Gemini CLI's name for a project in a HOME that has none yet: the working directory's base name, slugged. */
 const projectSlug = (dir: string) =>
-  path.posix.basename(dir).toLowerCase().replace(/[^a-z0-9]/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '') || 'project';
+  path.posix
+    .basename(dir)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-|-$/g, '') || 'project';
 
 /** `~/.gemini/settings.json`: API-key auth (our per-run token), no telemetry or update checks, the run's MCP servers. */
 function settingsJson(setup: CliSetup): string {
   const mcpServers = Object.fromEntries(
     setup.mcpServers.map((s) => [
       s.name,
-      s.transport === 'stdio' ? { command: s.command, args: s.args, env: s.env } : { [s.transport === 'sse' ? 'url' : 'httpUrl']: s.url, headers: s.headers },
+      s.transport === 'stdio'
+        ? { command: s.command, args: s.args, env: s.env }
+        : { [s.transport === 'sse' ? 'url' : 'httpUrl']: s.url, headers: s.headers },
     ]),
   );
   return JSON.stringify(
@@ -45,22 +52,43 @@ class GeminiMapper implements CliEventMapper {
       case 'init':
         return { events };
       case 'tool_use':
-        events.push({ kind: 'tool_call', call_id: String(event.tool_id), name: String(event.tool_name), input: event.parameters ?? {} });
+        events.push({
+          kind: 'tool_call',
+          call_id: String(event.tool_id),
+          name: String(event.tool_name),
+          input: event.parameters ?? {},
+        });
         return { events };
       case 'tool_result': {
         const failed = event.status === 'error';
-        events.push({ kind: 'tool_result', call_id: String(event.tool_id), output: failed ? (event.error ?? event.output ?? null) : textOf(event.output), ...(failed ? { is_error: true } : {}) });
+        events.push({
+          kind: 'tool_result',
+          call_id: String(event.tool_id),
+          output: failed ? (event.error ?? event.output ?? null) : textOf(event.output),
+          ...(failed ? { is_error: true } : {}),
+        });
         return { events };
       }
       case 'error':
-        events.push({ kind: 'log', level: event.severity === 'warning' ? 'warn' : 'error', text: `gemini: ${String(event.message ?? JSON.stringify(event))}` });
+        events.push({
+          kind: 'log',
+          level: event.severity === 'warning' ? 'warn' : 'error',
+          text: `gemini: ${String(event.message ?? JSON.stringify(event))}`,
+        });
         return { events };
       case 'result': {
         const stats = (event.stats ?? {}) as { input_tokens?: number; output_tokens?: number };
-        events.push({ kind: 'usage', input_tokens: stats.input_tokens ?? 0, output_tokens: stats.output_tokens ?? 0 });
+        events.push({
+          kind: 'usage',
+          input_tokens: stats.input_tokens ?? 0,
+          output_tokens: stats.output_tokens ?? 0,
+        });
         const ok = event.status === 'success';
         const error = (event.error ?? {}) as { message?: string };
-        return { events, turnEnd: { ok, message: ok ? this.lastText : (error.message ?? 'Gemini CLI reported an error') } };
+        return {
+          events,
+          turnEnd: { ok, message: ok ? this.lastText : (error.message ?? 'Gemini CLI reported an error') },
+        };
       }
       default:
         events.push(keptEvent('gemini', event));
@@ -106,8 +134,10 @@ export const geminiProfile: CliProfile = {
     ...(session ? ['--resume', setup.runId] : ['--session-id', setup.runId]),
     `--prompt=${message}`,
   ],
-  sessionGlob: (setup) => path.posix.join(geminiDir(setup), 'tmp', '*', 'chats', `session-*-${setup.runId.slice(0, 8)}.jsonl`),
+  sessionGlob: (setup) =>
+    path.posix.join(geminiDir(setup), 'tmp', '*', 'chats', `session-*-${setup.runId.slice(0, 8)}.jsonl`),
   // A fresh HOME names the project directory after the working directory's slugged base name.
-  restorePath: (setup, saved) => path.posix.join('.gemini', 'tmp', projectSlug(setup.workspaceDir), 'chats', path.posix.basename(saved)),
+  restorePath: (setup, saved) =>
+    path.posix.join('.gemini', 'tmp', projectSlug(setup.workspaceDir), 'chats', path.posix.basename(saved)),
   mapper: () => new GeminiMapper(),
 };

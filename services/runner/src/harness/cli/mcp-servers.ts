@@ -10,7 +10,10 @@ const mcpServerConfigSchema = z
     url: z.string().url().optional(),
     headers: z.record(z.string()).default({}),
   })
-  .refine((s) => [s.warp_id, s.command, s.url].filter((v) => v !== undefined).length === 1, 'exactly one of warp_id, command, url must be set');
+  .refine(
+    (s) => [s.warp_id, s.command, s.url].filter((v) => v !== undefined).length === 1,
+    'exactly one of warp_id, command, url must be set',
+  );
 
 /** An MCP server a CLI can start or reach by itself. */
 export type McpServer =
@@ -22,7 +25,10 @@ export type McpServer =
  * URL streamable HTTP. `warp_id` servers (shared servers of the Warp platform) have no definition here: they are
  * returned in `unsupported` for the run's log.
  */
-export function mcpServersOf(config: Record<string, unknown>): { servers: McpServer[]; unsupported: string[] } {
+export function mcpServersOf(config: Record<string, unknown>): {
+  servers: McpServer[];
+  unsupported: string[];
+} {
   const raw = config.mcp_servers;
   if (!raw || typeof raw !== 'object') return { servers: [], unsupported: [] };
   const servers: McpServer[] = [];
@@ -35,7 +41,13 @@ export function mcpServersOf(config: Record<string, unknown>): { servers: McpSer
     }
     const s = parsed.data;
     if (s.command) servers.push({ name, transport: 'stdio', command: s.command, args: s.args, env: s.env });
-    else if (s.url) servers.push({ name, transport: new URL(s.url).pathname.endsWith('/sse') ? 'sse' : 'http', url: s.url, headers: s.headers });
+    else if (s.url)
+      servers.push({
+        name,
+        transport: new URL(s.url).pathname.endsWith('/sse') ? 'sse' : 'http',
+        url: s.url,
+        headers: s.headers,
+      });
   }
   return { servers, unsupported };
 }

@@ -7,8 +7,12 @@ const EVENT_PAYLOAD_FILE = 'event-payload.json';
 export function skillNameOf(spec: string): string {
   const afterRepo = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
   const parts = afterRepo.split('/').filter(Boolean);
-  const last = parts.at(-1)?.toLowerCase() === 'skill.md' ? parts.at(-2) : parts.at(-1)?.replace(/\.md$/i, '');
-  const name = (last ?? '').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  const last =
+    parts.at(-1)?.toLowerCase() === 'skill.md' ? parts.at(-2) : parts.at(-1)?.replace(/\.md$/i, '');
+  const name = (last ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return name || 'run-skill';
 }
 
@@ -37,7 +41,10 @@ function attachmentLines(files: string[]): string[] {
 export function firstMessage(input: HarnessInput, skillName: string | undefined): string {
   const basePrompt = typeof input.config.base_prompt === 'string' ? input.config.base_prompt.trim() : '';
   const skill = input.skillInstructions?.trim()
-    ? [`This run uses the skill "${skillName}" (installed for you as a skill). Its instructions:`, input.skillInstructions.trim()].join('\n')
+    ? [
+        `This run uses the skill "${skillName}" (installed for you as a skill). Its instructions:`,
+        input.skillInstructions.trim(),
+      ].join('\n')
     : '';
   const attachments = attachmentLines(input.attachments ?? []).join('\n');
   return [basePrompt, skill, input.prompt.trim(), attachments].filter(Boolean).join('\n\n');
