@@ -64,7 +64,15 @@ export default tseslint.config(
     plugins: { 'import-x': importX },
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['packages/db/prisma.config.ts'] },
+        projectService: {
+          // tests/guardrails lints code as if it stood at these (never existing) paths.
+          allowDefaultProject: [
+            'packages/db/prisma.config.ts',
+            'services/*/src/guardrail-fixture.ts',
+            'services/*/src/*/guardrail-fixture.ts',
+            'packages/*/src/guardrail-fixture.ts',
+          ],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },

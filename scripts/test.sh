@@ -23,6 +23,9 @@ log "checking that services/gateway/openapi/openapi.json matches the gateway's s
 log "typechecking…"
 (cd "$ROOT" && npx turbo run typecheck --output-logs=errors-only)
 
+log "linting: type-aware ESLint (layers one way, no cycles, no service-to-service imports) and prettier --check…"
+(cd "$ROOT" && npm run --silent lint)
+
 log "running tests…"
 find "$ROOT/packages" "$ROOT/services" "$ROOT/tests" -maxdepth 2 -name '.jest-results.json' -delete
 status=0

@@ -1,0 +1,106 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+// Each guardrail of `npm run lint` is shown to fail on a fixture that breaks it, with the repository's own
+// eslint.config.mjs and .prettierrc.json: a rule that silently checks nothing (no-cycle without a TypeScript
+// resolver did) fails here.
+const ROOT = path.resolve(__dirname, '../../..');
+const ESLINT = path.join(ROOT, 'node_modules/eslint/bin/eslint.js');
+const PRETTIER = path.join(ROOT, 'node_modules/prettier/bin/prettier.cjs');
+
+interface LintMessage {
+  ruleId: string | null;
+  message: string;
+}
+
+/** Lints `code` as if it were the file at `file` (relative to the repository root), with the repository's config. */
+async function lintAs(file: string, code: string): Promise<LintMessage[]> {
+  return lint(['--stdin', '--stdin-filename', file], code);
+}
+
+async function lint(args: string[], stdin?: string): Promise<LintMessage[]> {
+  // ESLint exits 1 when it reports problems: the JSON on stdout is the answer either way.
+  const running = promisify(execFile)(
+    process.execPath,
+    [ESLINT, '--format', 'json', '--no-ignore', ...args],
+    {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  running.child.stdin?.end(stdin ?? '');
+  const { stdout } = await running.catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+  const results = JSON.parse(stdout) as Array<{ messages: LintMessage[] }>;
+  return results.flatMap((r) => r.messages);
+}
+
+const rules = (messages: LintMessage[]) => messages.map((m) => m.ruleId);
+
+describe('lint guardrails', () => {
+  it('pass a domain file that imports downwards only', async () => {
+    const messages = await lintAs(
+      'services/orchestrator/src/runs/guardrail-fixture.ts',
+      "import { HARNESS_TYPES } from '../catalog/harness-types';\n\nexport const harnesses = HARNESS_TYPES;\n",
+    );
+    expect(messages).toEqual([]);
+  });
+
+  it('refuse an orchestrator domain folder importing the gRPC transport', async () => {
+    const messages = await lintAs(
+      'services/orchestrator/src/runs/guardrail-fixture.ts',
+      "import { requireCaller } from '../grpc/require-caller';\n\nexport const check = requireCaller;\n",
+    );
+    expect(rules(messages)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('refuse a service importing another service, by package name or by path', async () => {
+    const byName = await lintAs(
+      'services/gateway/src/guardrail-fixture.ts',
+      "import { startOrchestrator } from '@conveyor/orchestrator';\n\nexport const start = startOrchestrator;\n",
+    );
+    expect(rules(byName)).toContain('no-restricted-imports');
+    const byPath = await lintAs(
+      'services/gateway/src/guardrail-fixture.ts',
+      "import { loadConfig } from '../../orchestrator/src/config';\n\nexport const load = loadConfig;\n",
+    );
+    expect(rules(byPath)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('refuse a package importing a service', async () => {
+    const messages = await lintAs(
+      'packages/errors/src/guardrail-fixture.ts',
+      "import { loadConfig } from '@conveyor/runner';\n\nexport const load = loadConfig;\n",
+    );
+    expect(rules(messages)).toContain('no-restricted-imports');
+  });
+
+  it('refuse an import cycle', async () => {
+    const messages = await lint([
+      'tests/guardrails/fixtures/cycle/first.ts',
+      'tests/guardrails/fixtures/cycle/second.ts',
+    ]);
+    expect(rules(messages).filter((r) => r === 'import-x/no-cycle')).toHaveLength(2);
+  });
+
+  it('refuse an unawaited promise (type-aware)', async () => {
+    const messages = await lint(['tests/guardrails/fixtures/promises/floating.ts']);
+    expect(rules(messages)).toEqual(['@typescript-eslint/no-floating-promises']);
+  });
+
+  it('refuse code Prettier would change', async () => {
+    const formatted = async (code: string) => {
+      const running = promisify(execFile)(
+        process.execPath,
+        [PRETTIER, '--stdin-filepath', 'services/runner/src/guardrail-fixture.ts'],
+        { cwd: ROOT },
+      );
+      running.child.stdin?.end(code);
+      return (await running).stdout;
+    };
+    const unformatted = 'export const greeting = "hello"\n';
+    expect(await formatted(unformatted)).not.toBe(unformatted);
+    const clean = "export const greeting = 'hello';\n";
+    expect(await formatted(clean)).toBe(clean);
+  });
+});
