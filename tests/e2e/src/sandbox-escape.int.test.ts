@@ -60,6 +60,13 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
 
   const api = (method: string, urlPath: string, body?: unknown, key?: string) =>
     apiCall(platform, method, urlPath, body, key);
+  /** The run's timeline entries (GET …/timeline). */
+  const timelineOf = async (runId: string) =>
+    (
+      (await api('GET', `/agent/runs/${runId}/timeline`)).body as {
+        events: Array<{ kind: string; data: Record<string, unknown> }>;
+      }
+    ).events;
 
   async function environment(setupCommands: string[]): Promise<string> {
     const created = await api('POST', '/agent/environments', {
@@ -164,11 +171,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
     expect((await api('GET', `/agent/runs/${runId}`, undefined, key)).status).toBe(401);
 
     // The refused connections and the disk the workspace used are on the run's timeline, not only in the agent's report.
-    const timeline = (
-      (await api('GET', `/agent/runs/${runId}/timeline`)).body as {
-        events: Array<{ kind: string; data: Record<string, unknown> }>;
-      }
-    ).events;
+    const timeline = await timelineOf(runId);
     const refused = timeline
       .filter((e) => e.kind === 'egress_refused')
       .map((e) => `${String(e.data.host)}:${String(e.data.port)}`);
@@ -197,11 +200,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
       });
       expect(run.body).toMatchObject({ run_id: expect.any(String) });
       await waitForRunState(platform, run.body.run_id as string, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000);
-      const timeline = (
-        (await api('GET', `/agent/runs/${run.body.run_id as string}/timeline`)).body as {
-          events: Array<{ kind: string; data: Record<string, unknown> }>;
-        }
-      ).events;
+      const timeline = await timelineOf(run.body.run_id as string);
       return timeline
         .filter((e) => e.kind === 'egress_refused' && e.data.host === 'localhost')
         .map((e) => String(e.data.reason));
@@ -232,11 +231,7 @@ describe('run sandbox: escapes from a harness and a setup command', () => {
       error_code: 'budget_exceeded',
       message: expect.stringMatching(/process limit \(64\)/),
     });
-    const timeline = (
-      (await api('GET', `/agent/runs/${created.body.run_id as string}/timeline`)).body as {
-        events: Array<{ kind: string; data: Record<string, unknown> }>;
-      }
-    ).events;
+    const timeline = await timelineOf(created.body.run_id as string);
     expect(timeline.filter((e) => e.kind === 'workspace_released').map((e) => e.data)).toEqual([
       expect.objectContaining({ limit: 'processes', kept_for_debug: false }),
     ]);
