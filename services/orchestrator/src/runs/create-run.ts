@@ -1,10 +1,9 @@
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
-import type { RunEvent } from '@conveyor/run-events';
 import { harnessFor } from '../catalog/harness-types';
 import { findIdentityForCaller } from '../identities/agent-identities';
-import { ENQUEUE_RUN } from './outbox-relay';
+import { insertRuns, type NewRun } from './insert-runs';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';
 
@@ -65,14 +64,10 @@ export function skillName(spec: string): string {
  * `on_behalf_of` (contract §2.4): only an agent API key whose identity has `on_behalf_of_enabled` may name another
  * creator, and the target (email or user ID) must be a member of the caller's team. Returns the user ID.
  */
-async function onBehalfOfCreator(
-  tx: Prisma.TransactionClient,
-  caller: Caller__Output,
-  target: string,
-): Promise<string> {
+async function onBehalfOfCreator(db: PrismaClient, caller: Caller__Output, target: string): Promise<string> {
   const agent =
     caller.principal_type === 'AGENT'
-      ? await tx.agentIdentity.findFirst({ where: { id: caller.principal_id, teamId: caller.team_id } })
+      ? await db.agentIdentity.findFirst({ where: { id: caller.principal_id, teamId: caller.team_id } })
       : null;
   if ((agent?.config as { on_behalf_of_enabled?: unknown } | undefined)?.on_behalf_of_enabled !== true) {
     throw new AppError(
@@ -80,7 +75,7 @@ async function onBehalfOfCreator(
       'on_behalf_of: only API keys of an agent with on_behalf_of_enabled may create runs on behalf of a user',
     );
   }
-  const user = await tx.user.findFirst({
+  const user = await db.user.findFirst({
     where: {
       teamId: caller.team_id,
       OR: [{ id: target }, { email: { equals: target, mode: 'insensitive' } }],
@@ -93,16 +88,15 @@ async function onBehalfOfCreator(
 }
 
 /**
- * Creates a run: the row, its first events, attachments and the outbox entry that enqueues it commit in one
- * transaction, so there is never a queued job without its row nor a QUEUED row that nothing will pick up.
+ * Decides every value of a new run and checks every reference it makes (catalog, parent, identity, conversation,
+ * on_behalf_of) without writing anything, so that runs can be written one at a time or many in one statement.
  */
-export async function createRun(
+export async function prepareRun(
   deps: CreateRunDeps,
   caller: Caller__Output,
   input: CreateRunInput,
-  /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
-  inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,
-): Promise<{ runId: string; state: string; workerHost: string | null }> {
+): Promise<NewRun> {
+  const { db } = deps;
   const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
   const resolved = await resolveRunCatalog(deps.catalog, caller, { ...input, harness });
   const config: Record<string, unknown> = { ...resolved.config };
@@ -116,107 +110,101 @@ export async function createRun(
     config.name ??= skillName(skill);
   }
 
-  const runId = newUuid();
-  const now = new Date();
   let executorType: PrincipalType = caller.principal_type === 'AGENT' ? 'AGENT' : 'USER';
   let executorId = caller.principal_id;
-  let creatorType: PrincipalType = caller.principal_type === 'AGENT' ? 'AGENT' : 'USER';
+  let creatorType: PrincipalType = executorType;
   let creatorId = caller.principal_id;
   let conversationId = newUuid();
-  const workerHost =
-    typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null;
+  let ancestorIds: string[] = [];
+  // Runs are never deleted on their own (only with their team), so a parent or conversation checked here still
+  // exists when the run is written.
+  if (input.parentRunId) {
+    const parent = await db.run.findFirst({
+      where: { id: input.parentRunId, teamId: caller.team_id },
+      select: { id: true, ancestorIds: true },
+    });
+    if (!parent) throw new AppError('invalid_request', 'parent_run_id does not name a run you can access');
+    ancestorIds = [parent.id, ...parent.ancestorIds];
+    if (ancestorIds.length > MAX_ORCHESTRATION_DEPTH) {
+      throw new AppError(
+        'invalid_request',
+        `orchestration depth exceeds the maximum of ${MAX_ORCHESTRATION_DEPTH}`,
+      );
+    }
+  }
+  if (input.agentIdentityUid) {
+    const identity = await findIdentityForCaller(db, caller, input.agentIdentityUid);
+    executorType = 'AGENT';
+    executorId = identity.id;
+  }
+  if (input.conversationId) {
+    const previous = isUuid(input.conversationId)
+      ? await db.run.findFirst({
+          where: { conversationId: input.conversationId, teamId: caller.team_id },
+          select: { id: true },
+        })
+      : null;
+    if (!previous) throw new AppError('resource_not_found', 'conversation_id: Conversation not found');
+    conversationId = input.conversationId;
+  }
+  if (input.onBehalfOf) {
+    creatorType = 'USER';
+    creatorId = await onBehalfOfCreator(db, caller, input.onBehalfOf);
+  }
+  return {
+    id: newUuid(),
+    teamId: caller.team_id,
+    title: input.title?.trim() || titleFrom(prompt, skill),
+    prompt,
+    mode: input.mode ?? 'normal',
+    source: input.source ?? 'API',
+    creatorType,
+    creatorId,
+    executorType,
+    executorId,
+    configName: typeof config.name === 'string' ? config.name : null,
+    modelId: typeof config.model_id === 'string' ? config.model_id : null,
+    environmentId: typeof config.environment_id === 'string' ? config.environment_id : null,
+    skillSpec: skill ?? null,
+    skillInstructions: resolved.skillInstructions ?? null,
+    environmentSpec: resolved.environmentSpec,
+    harness,
+    workerHost:
+      typeof config.worker_host === 'string' && config.worker_host !== 'warp' ? config.worker_host : null,
+    config,
+    metadata: input.metadata ?? {},
+    parentRunId: input.parentRunId ?? null,
+    ancestorIds,
+    scheduleId: input.schedule?.id ?? null,
+    scheduleName: input.schedule?.name ?? null,
+    scheduleCron: input.schedule?.cron ?? null,
+    conversationId,
+    sessionId: newUuid(),
+    createdAt: new Date(),
+    attachments: (input.attachments ?? []).map((a) => ({ id: newUuid(), ...a })),
+  };
+}
 
-  await deps.db.$transaction(async (tx) => {
-    let ancestorIds: string[] = [];
-    if (input.parentRunId) {
-      const parent = await tx.run.findFirst({
-        where: { id: input.parentRunId, teamId: caller.team_id },
-        select: { id: true, ancestorIds: true },
-      });
-      if (!parent) throw new AppError('invalid_request', 'parent_run_id does not name a run you can access');
-      ancestorIds = [parent.id, ...parent.ancestorIds];
-      if (ancestorIds.length > MAX_ORCHESTRATION_DEPTH) {
-        throw new AppError(
-          'invalid_request',
-          `orchestration depth exceeds the maximum of ${MAX_ORCHESTRATION_DEPTH}`,
-        );
-      }
-    }
-    if (input.agentIdentityUid) {
-      const identity = await findIdentityForCaller(tx, caller, input.agentIdentityUid);
-      executorType = 'AGENT';
-      executorId = identity.id;
-    }
-    if (input.conversationId) {
-      const previous = isUuid(input.conversationId)
-        ? await tx.run.findFirst({
-            where: { conversationId: input.conversationId, teamId: caller.team_id },
-            select: { id: true },
-          })
-        : null;
-      if (!previous) throw new AppError('resource_not_found', 'conversation_id: Conversation not found');
-      conversationId = input.conversationId;
-    }
-    if (input.onBehalfOf) {
-      const creator = await onBehalfOfCreator(tx, caller, input.onBehalfOf);
-      creatorType = 'USER';
-      creatorId = creator;
-    }
-    await tx.run.create({
-      data: {
-        id: runId,
-        teamId: caller.team_id,
-        title: input.title?.trim() || titleFrom(prompt, skill),
-        prompt,
-        mode: input.mode ?? 'normal',
-        source: input.source ?? 'API',
-        creatorType,
-        creatorId,
-        executorType,
-        executorId,
-        configName: typeof config.name === 'string' ? config.name : null,
-        modelId: typeof config.model_id === 'string' ? config.model_id : null,
-        environmentId: typeof config.environment_id === 'string' ? config.environment_id : null,
-        skillSpec: skill ?? null,
-        skillInstructions: resolved?.skillInstructions ?? null,
-        environmentSpec: resolved?.environmentSpec,
-        harness,
-        workerHost,
-        config: config as Prisma.InputJsonValue,
-        metadata: input.metadata ?? {},
-        parentRunId: input.parentRunId ?? null,
-        ancestorIds,
-        scheduleId: input.schedule?.id ?? null,
-        scheduleName: input.schedule?.name ?? null,
-        scheduleCron: input.schedule?.cron ?? null,
-        conversationId,
-        sessionId: newUuid(),
-        createdAt: now,
-        updatedAt: now,
-      },
+/**
+ * Creates a run: the row, its first events, attachments and the outbox entry that enqueues it commit together
+ * (insert-runs.ts), so there is never a queued job without its row nor a QUEUED row that nothing will pick up.
+ */
+export async function createRun(
+  deps: CreateRunDeps,
+  caller: Caller__Output,
+  input: CreateRunInput,
+  /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
+  inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,
+): Promise<{ runId: string; state: string; workerHost: string | null }> {
+  const run = await prepareRun(deps, caller, input);
+  if (inTransaction) {
+    await deps.db.$transaction(async (tx) => {
+      await insertRuns(tx, [run]);
+      await inTransaction(tx, run.id);
     });
-    const created: RunEvent = { kind: 'state_changed', from: null, to: 'QUEUED' };
-    const message: RunEvent = { kind: 'user_message', text: prompt, source: 'prompt' };
-    await tx.runEvent.createMany({
-      data: [
-        { runId, execution: 1, kind: created.kind, data: created, createdAt: now },
-        { runId, execution: 1, kind: message.kind, data: message, createdAt: now },
-      ],
-    });
-    if (input.attachments?.length) {
-      await tx.runAttachment.createMany({
-        data: input.attachments.map((a) => ({
-          id: newUuid(),
-          runId,
-          fileName: a.fileName,
-          mimeType: a.mimeType,
-          data: new Uint8Array(a.data),
-        })),
-      });
-    }
-    if (inTransaction) await inTransaction(tx, runId);
-    await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId, execution: 1 } } });
-  });
+  } else {
+    await insertRuns(deps.db, [run]);
+  }
   deps.kickOutbox();
-  return { runId, state: 'QUEUED', workerHost };
+  return { runId: run.id, state: 'QUEUED', workerHost: run.workerHost };
 }

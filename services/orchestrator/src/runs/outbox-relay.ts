@@ -1,13 +1,15 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
-import { selfHostedRunIds } from '../workers/self-hosted-routing';
 import type { RunQueue } from './run-queue';
 
 export const ENQUEUE_RUN = 'enqueue_run';
 
 /** After this many failed relays an entry is left for an operator (its lastError says why). */
 const MAX_ATTEMPTS = 20;
+
+/** Entries relayed per pass (one transaction, one BullMQ addBulk). */
+const RELAY_BATCH = 50;
 
 /**
  * Relays outbox entries to BullMQ. A run row and its outbox entry commit together; this relay turns the entry into
@@ -41,7 +43,8 @@ export class OutboxRelay {
       try {
         do {
           this.again = false;
-          while ((await this.relayBatch()) > 0);
+          // A short batch was everything there was: no empty pass to find that out.
+          while ((await this.relayBatch()) === RELAY_BATCH);
         } while (this.again);
       } catch (err) {
         this.logger.warn({ err }, 'outbox relay failed; will retry');
@@ -53,15 +56,21 @@ export class OutboxRelay {
   }
 
   /**
-   * Returns how many entries were relayed. One query finds the self-hosted runs and one BullMQ addBulk enqueues the
-   * rest; an entry that cannot be parsed, or a batch Redis refused, is recorded and retried later.
+   * Returns how many entries were relayed. A pass is one transaction of three statements whatever its size: the
+   * locked batch (with whether each run is self-hosted), one BullMQ addBulk, and deleting what was enqueued. An entry
+   * that cannot be parsed, or a batch Redis refused, stays with its error and is retried later.
    */
   private async relayBatch(): Promise<number> {
     return this.db.$transaction(async (tx) => {
-      const entries = await tx.$queryRaw<Array<{ id: bigint; kind: string; payload: unknown }>>`
-        SELECT "id", "kind", "payload" FROM "OutboxEntry"
-        WHERE "processedAt" IS NULL AND "attempts" < ${MAX_ATTEMPTS}
-        ORDER BY "attempts", "id" LIMIT 50 FOR UPDATE SKIP LOCKED`;
+      // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
+      const entries = await tx.$queryRaw<
+        Array<{ id: bigint; kind: string; payload: unknown; selfHosted: boolean }>
+      >`
+        SELECT o.id, o.kind, o.payload, r."workerHost" IS NOT NULL AS "selfHosted"
+          FROM "OutboxEntry" o
+          LEFT JOIN "Run" r ON r.id::text = o.payload->>'runId'
+         WHERE o.attempts < ${MAX_ATTEMPTS}
+         ORDER BY o.attempts, o.id LIMIT ${RELAY_BATCH} FOR UPDATE OF o SKIP LOCKED`;
       const failed = async (ids: bigint[], err: unknown) => {
         this.logger.error({ err, outboxIds: ids.map(String) }, 'outbox entries could not be relayed');
         await tx.outboxEntry.updateMany({
@@ -69,23 +78,18 @@ export class OutboxRelay {
           data: { attempts: { increment: 1 }, lastError: err instanceof Error ? err.message : String(err) },
         });
       };
-      const jobs: Array<{ id: bigint; job: RunJob }> = [];
+      const jobs: Array<{ id: bigint; job: RunJob; selfHosted: boolean }> = [];
       for (const entry of entries) {
         try {
           if (entry.kind !== ENQUEUE_RUN) throw new Error(`unknown outbox entry kind ${entry.kind}`);
-          jobs.push({ id: entry.id, job: runJobSchema.parse(entry.payload) });
+          jobs.push({ id: entry.id, job: runJobSchema.parse(entry.payload), selfHosted: entry.selfHosted });
         } catch (err) {
           await failed([entry.id], err);
         }
       }
-      if (jobs.length === 0) return 0;
-      // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
-      const selfHosted = await selfHostedRunIds(
-        tx,
-        jobs.map((j) => j.job.runId),
-      );
+      if (jobs.length === 0) return entries.length;
       try {
-        await this.queue.enqueueMany(jobs.filter((j) => !selfHosted.has(j.job.runId)).map((j) => j.job));
+        await this.queue.enqueueMany(jobs.filter((j) => !j.selfHosted).map((j) => j.job));
       } catch (err) {
         await failed(
           jobs.map((j) => j.id),
@@ -93,11 +97,9 @@ export class OutboxRelay {
         );
         return 0;
       }
-      await tx.outboxEntry.updateMany({
-        where: { id: { in: jobs.map((j) => j.id) } },
-        data: { processedAt: new Date() },
-      });
-      return jobs.length;
+      // A relayed entry has done its work; deleting it keeps the table as small as the backlog.
+      await tx.$executeRaw`DELETE FROM "OutboxEntry" WHERE id = ANY(${jobs.map((j) => j.id)}::bigint[])`;
+      return entries.length;
     });
   }
 

@@ -35,7 +35,7 @@ export async function isAtCapacity(
     return free <= queued;
   }
   const [runners, waiting, own] = await Promise.all([
-    deps.queue.queue.getWorkersCount(),
+    deps.queue.connectedRunners(),
     deps.queue.queue.getWaitingCount(),
     deps.queue.queue.getJobState(runJobId({ runId: run.id, execution: 1 })),
   ]);

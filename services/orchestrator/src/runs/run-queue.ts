@@ -2,9 +2,12 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { runJobId, type RunJob } from '@conveyor/run-events';
 
+const RUNNER_COUNT_TTL_MS = 1000;
+
 /** The producer side of the run queue. Job IDs are per execution, so repeated enqueues are no-ops. */
 export class RunQueue {
   readonly queue: Queue<RunJob>;
+  private runners: { count: Promise<number>; at: number } | undefined;
 
   constructor(connection: Redis, name: string) {
     this.queue = new Queue<RunJob>(name, {
@@ -27,6 +30,20 @@ export class RunQueue {
       await this.queue.addBulk(
         jobs.map((job) => ({ name: 'run', data: job, opts: { jobId: runJobId(job) } })),
       );
+  }
+
+  /**
+   * Runners connected to the queue, read at most once a second: BullMQ counts them with CLIENT LIST, whose answer
+   * grows with every Redis client, and every create-run asks (run-capacity.ts).
+   */
+  connectedRunners(now = Date.now()): Promise<number> {
+    if (!this.runners || now - this.runners.at >= RUNNER_COUNT_TTL_MS) {
+      const count = this.queue.getWorkersCount();
+      this.runners = { count, at: now };
+      // A failed count is not kept: the next caller asks Redis again.
+      count.catch(() => (this.runners = undefined));
+    }
+    return this.runners.count;
   }
 
   /** Best effort: a cancelled run's job may already be taken, in which case the claim fails instead. */

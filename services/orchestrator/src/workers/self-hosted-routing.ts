@@ -13,17 +13,3 @@ export async function isSelfHostedRun(
   const run = await db.run.findUnique({ where: { id: runId }, select: { workerHost: true } });
   return Boolean(run?.workerHost);
 }
-
-/** Which of these runs are routed to a self-hosted worker, in one query (the outbox relay's batches). */
-export async function selfHostedRunIds(
-  db: PrismaClient | Prisma.TransactionClient,
-  runIds: string[],
-): Promise<Set<string>> {
-  const ids = runIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id));
-  if (ids.length === 0) return new Set();
-  const runs = await db.run.findMany({
-    where: { id: { in: ids }, workerHost: { not: null } },
-    select: { id: true },
-  });
-  return new Set(runs.map((r) => r.id));
-}
