@@ -180,7 +180,10 @@ export class DeliveryProcessor {
               limit(async () => {
                 const webhook = webhooks.get(entry.webhookId)!;
                 const log = logger.child({ deliveryId: entry.deliveryId, webhookUid: webhook.id });
-                return { id: entry.id, ...(await this.startRuns(webhook, automationsOf(webhook), entry, log)) };
+                return {
+                  id: entry.id,
+                  ...(await this.startRuns(webhook, automationsOf(webhook), entry, log)),
+                };
               }),
             ),
         ),
