@@ -21,6 +21,7 @@ import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
 import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
 import { DeliveryProcessor } from './deliveries/delivery-processor';
 import { DeliveryRetention } from './deliveries/delivery-retention';
+import { PrismaDeliveryStore } from './deliveries/prisma-delivery-store';
 import { EgressPolicy } from './egress/egress-policy';
 import { planGitFetch } from './egress/git-egress';
 import { AgentIdentities } from './identities/agent-identities';
@@ -143,7 +144,7 @@ export class Orchestrator implements Service {
     const webhookVersions = new WebhookVersions(redis);
     // Webhook deliveries start runs through the same createRun as the API.
     this.deliveries = new DeliveryProcessor({
-      db,
+      store: new PrismaDeliveryStore(db),
       logger: logger.child({ component: 'delivery-processor' }),
       startRun: (caller, input) => createRun(runDeps, caller, input),
     });

@@ -1,40 +1,9 @@
-import type { Run__Output } from '@conveyor/proto';
+import { runOutput } from '../test-support/run-output';
 import { toRunItem } from './run-item';
-
-const run = (overrides: Partial<Run__Output>): Run__Output =>
-  ({
-    run_id: 'r1',
-    title: 't',
-    prompt: 'p',
-    state: 'QUEUED',
-    created_at: '2026-11-22T10:00:00.000Z',
-    updated_at: '2026-11-22T10:00:00.000Z',
-    started_at: '',
-    ended_at: '',
-    config_json: '{}',
-    metadata: {},
-    source: 'API',
-    execution_location: 'REMOTE',
-    creator: { type: 'USER', uid: 'u1', display_name: '', email: '' },
-    executor: { type: 'AGENT', uid: 'a1', display_name: 'Bot', email: '' },
-    conversation_id: 'c1',
-    session_id: 's1',
-    parent_run_id: '',
-    schedule: null,
-    status_message: null,
-    artifacts: [],
-    team_id: 'team1',
-    mode: 'normal',
-    is_sandbox_running: false,
-    is_run_type_cancellable: true,
-    skill_spec: '',
-    request_usage: null,
-    ...overrides,
-  }) as Run__Output;
 
 describe('toRunItem', () => {
   it('maps the contract keys and omits empty optional ones', () => {
-    const item = toRunItem(run({}), 'https://conveyor.example');
+    const item = toRunItem(runOutput({}), 'https://conveyor.example');
     expect(item).toMatchObject({
       run_id: 'r1',
       task_id: 'r1',
@@ -53,7 +22,7 @@ describe('toRunItem', () => {
 
   it('sends run_time once the run ended and request_usage when usage was reported', () => {
     const item = toRunItem(
-      run({
+      runOutput({
         started_at: '2026-11-22T10:00:00.000Z',
         ended_at: '2026-11-22T10:02:30.500Z',
         request_usage: {
@@ -75,7 +44,7 @@ describe('toRunItem', () => {
 
   it('derives agent_skill from the skill spec', () => {
     const item = toRunItem(
-      run({
+      runOutput({
         skill_spec: 'acme/api:.claude/skills/deploy/SKILL.md',
         config_json: '{"name":"deploy","skill_spec":"acme/api:.claude/skills/deploy/SKILL.md"}',
       }),

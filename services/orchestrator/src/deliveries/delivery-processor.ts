@@ -1,12 +1,5 @@
 import { AppError } from '@conveyor/errors';
-import {
-  newUuid,
-  type Automation,
-  type Prisma,
-  type PrismaClient,
-  type Webhook,
-  type WebhookDelivery,
-} from '@conveyor/db';
+import { newUuid, type Automation, type Webhook, type WebhookDelivery } from '@conveyor/db';
 import type { DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import pLimit from 'p-limit';
@@ -14,6 +7,7 @@ import type { Caller__Output } from '@conveyor/proto';
 import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
 import type { ConsumedDelivery, DeliveryPosition } from './delivery-consumer';
+import type { AutomationOutcome, DeliveryStore, NewDeliveryEntry } from './delivery-store';
 
 /** Deliveries of one batch whose automations are evaluated (and runs started) at the same time. */
 const RUN_START_CONCURRENCY = 4;
@@ -30,17 +24,8 @@ export interface StartRunInput {
 /** Starts one run (the lead's createRun in production); injected so the processor stays testable. */
 export type StartRun = (caller: Caller__Output, input: StartRunInput) => Promise<{ runId: string }>;
 
-export interface AutomationOutcome {
-  automation_id: string;
-  automation_name: string;
-  matched: boolean;
-  mismatches?: string[];
-  error?: string;
-  run_id?: string;
-}
-
 export interface DeliveryProcessorDeps {
-  db: PrismaClient;
+  store: DeliveryStore;
   logger: Logger;
   startRun: StartRun;
 }
@@ -73,11 +58,9 @@ export class DeliveryProcessor {
    * reads around it) and one transaction for the automations; only the runs themselves are one transaction each.
    */
   readonly handleBatch = async (deliveries: ConsumedDelivery[]): Promise<void> => {
-    const { db, logger } = this.deps;
+    const { store, logger } = this.deps;
     const uids = [...new Set(deliveries.map((d) => d.message.webhookUid))];
-    const webhooks = new Map(
-      (await db.webhook.findMany({ where: { id: { in: uids } } })).map((w) => [w.id, w]),
-    );
+    const webhooks = new Map((await store.findWebhooks(uids)).map((w) => [w.id, w]));
     const known = deliveries.filter((d) => {
       if (webhooks.has(d.message.webhookUid)) return true;
       logger.info(
@@ -102,13 +85,12 @@ export class DeliveryProcessor {
     deliveries: ConsumedDelivery[],
     webhooks: Map<string, Webhook>,
   ): Promise<WebhookDelivery[]> {
-    const { db, logger } = this.deps;
+    const { store, logger } = this.deps;
     const positionOf = (d: ConsumedDelivery) =>
       `${d.position.topic}:${d.position.partition}:${d.position.offset}`;
     const byPosition = new Map<string, WebhookDelivery>();
     const load = async (positions: string[]) => {
-      for (const entry of await db.webhookDelivery.findMany({ where: { sourcePosition: { in: positions } } }))
-        byPosition.set(entry.sourcePosition, entry);
+      for (const entry of await store.findEntriesAt(positions)) byPosition.set(entry.sourcePosition, entry);
     };
     await load(deliveries.map(positionOf));
 
@@ -122,7 +104,7 @@ export class DeliveryProcessor {
         sourcePosition: positionOf(d),
         receivedAt: new Date(d.message.receivedAt),
       });
-      const rows: Prisma.WebhookDeliveryCreateManyInput[] = fresh.map((d) => {
+      const rows: NewDeliveryEntry[] = fresh.map((d) => {
         const { message } = d;
         const accepted = message.label === 'Accepted';
         return {
@@ -139,22 +121,23 @@ export class DeliveryProcessor {
           processedAt: accepted ? null : new Date(),
         };
       });
-      // One multi-row INSERT … ON CONFLICT DO NOTHING. A row left out conflicted either on its position (a concurrent
-      // consumer wrote it) or on its delivery ID, already accepted by an earlier message (also earlier in this batch).
-      await db.webhookDelivery.createMany({ data: rows, skipDuplicates: true });
+      // A row left out conflicted either on its position (a concurrent consumer wrote it) or on its delivery ID,
+      // already accepted by an earlier message (also earlier in this batch).
+      await store.insertEntries(rows);
       await load(fresh.map(positionOf));
       const duplicates = fresh.filter((d) => !byPosition.has(positionOf(d)));
       if (duplicates.length > 0) {
-        await db.webhookDelivery.createMany({
-          data: duplicates.map((d) => ({
+        await store.insertEntries(
+          duplicates.map((d) => ({
             ...base(d),
             id: newUuid(),
             label: 'Duplicate',
+            acceptedDeliveryId: null,
+            payload: null,
             reason: 'delivery ID already accepted',
             processedAt: new Date(),
           })),
-          skipDuplicates: true,
-        });
+        );
         await load(duplicates.map(positionOf));
         for (const d of duplicates)
           logger.info(
@@ -174,52 +157,42 @@ export class DeliveryProcessor {
    * Evaluates the automations of accepted entries and starts their runs. The entries' row locks (taken in id order,
    * so two consumers handed overlapping batches around a rebalance cannot deadlock) serialise the work: the second
    * waits, then finds them processed. Runs are created in their own transactions while the locks are held, and all
-   * entries are marked processed in one statement at the end.
+   * entries are marked processed at the end.
    */
   private async process(entries: WebhookDelivery[], webhooks: Map<string, Webhook>): Promise<void> {
-    const { db, logger } = this.deps;
+    const { store, logger } = this.deps;
     const hooks = [...new Set(entries.map((e) => e.webhookId))].map((id) => webhooks.get(id)!);
     // Enabled automations of each webhook's team whose trigger selects the webhook, evaluated now.
-    const automations = await db.automation.findMany({
-      where: {
-        teamId: { in: [...new Set(hooks.map((w) => w.teamId))] },
-        enabled: true,
-        webhookIds: { hasSome: hooks.map((w) => w.id) },
-      },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    const automations = await store.findEnabledAutomations(
+      [...new Set(hooks.map((w) => w.teamId))],
+      hooks.map((w) => w.id),
+    );
     const automationsOf = (webhook: Webhook) =>
       automations.filter((a) => a.teamId === webhook.teamId && a.webhookIds.includes(webhook.id));
     const limit = pLimit(RUN_START_CONCURRENCY);
-    await db.$transaction(
-      async (tx) => {
-        const locked = await tx.$queryRaw<Array<{ id: string; processedAt: Date | null }>>`
-          SELECT id::text AS id, "processedAt" FROM "WebhookDelivery" WHERE id = ANY(${entries.map((e) => e.id)}::uuid[]) ORDER BY id FOR UPDATE`;
-        const open = new Set(locked.filter((l) => !l.processedAt).map((l) => l.id));
-        const results = await Promise.all(
+    const processed = await store.processLocked(
+      entries.map((e) => e.id),
+      (open) =>
+        Promise.all(
           entries
             .filter((e) => open.has(e.id))
             .map((entry) =>
               limit(async () => {
                 const webhook = webhooks.get(entry.webhookId)!;
                 const log = logger.child({ deliveryId: entry.deliveryId, webhookUid: webhook.id });
-                return { entry, ...(await this.startRuns(webhook, automationsOf(webhook), entry, log)) };
+                return {
+                  id: entry.id,
+                  ...(await this.startRuns(webhook, automationsOf(webhook), entry, log)),
+                };
               }),
             ),
-        );
-        if (results.length === 0) return;
-        const done = results.map((r) => ({ id: r.entry.id, outcome: r.outcomes, run_ids: r.runIds }));
-        await tx.$executeRaw`
-          UPDATE "WebhookDelivery" AS d SET "processedAt" = ${new Date()}, outcome = v.outcome, "runIds" = v.run_ids
-            FROM jsonb_to_recordset(${JSON.stringify(done)}::jsonb) AS v(id uuid, outcome jsonb, run_ids text[])
-           WHERE d.id = v.id`;
-        logger.debug(
-          { deliveries: results.length, runs: results.reduce((n, r) => n + r.runIds.length, 0) },
-          'deliveries processed',
-        );
-      },
-      { timeout: 120_000, maxWait: 120_000 },
+        ),
     );
+    if (processed.length > 0)
+      logger.debug(
+        { deliveries: processed.length, runs: processed.reduce((n, p) => n + p.runIds.length, 0) },
+        'deliveries processed',
+      );
   }
 
   private async startRuns(
@@ -262,9 +235,8 @@ export class DeliveryProcessor {
     const evaluation = matchTriggerPayload(trigger.payloadFilter, payload);
     if (!evaluation.matched) return { ...base, matched: false, mismatches: evaluation.mismatches };
     const metadata = { automation_id: automation.id, webhook_uid: webhook.id, delivery_id: entry.deliveryId };
-    const existing = await this.deps.db.$queryRaw<Array<{ id: string }>>`
-      SELECT id::text AS id FROM "Run" WHERE "teamId" = ${webhook.teamId} AND metadata @> ${JSON.stringify(metadata)}::jsonb LIMIT 1`;
-    if (existing[0]) return { ...base, matched: true, run_id: existing[0].id };
+    const existing = await this.deps.store.findRunByMetadata(webhook.teamId, metadata);
+    if (existing) return { ...base, matched: true, run_id: existing };
     const caller: Caller__Output = {
       team_id: automation.teamId,
       principal_type: 'USER',

@@ -1,0 +1,47 @@
+import type { Automation, Webhook, WebhookDelivery } from '@conveyor/db';
+
+/** What the delivery log records for one automation evaluated against one accepted delivery. */
+export interface AutomationOutcome {
+  automation_id: string;
+  automation_name: string;
+  matched: boolean;
+  mismatches?: string[];
+  error?: string;
+  run_id?: string;
+}
+
+/** A log entry as the processor writes it; outcome and runs are added when the entry is processed. */
+export type NewDeliveryEntry = Omit<WebhookDelivery, 'outcome' | 'runIds' | 'createdAt'>;
+
+/** An accepted entry once its automations were evaluated. */
+export interface ProcessedDelivery {
+  id: string;
+  outcomes: AutomationOutcome[];
+  runIds: string[];
+}
+
+/** The persistence the delivery processor needs: the delivery log, the webhooks and automations it reads, runs. */
+export interface DeliveryStore {
+  /** The webhooks among these UIDs that still exist. */
+  findWebhooks(uids: string[]): Promise<Webhook[]>;
+  /** The log entries written for these Kafka positions (`topic:partition:offset`). */
+  findEntriesAt(positions: string[]): Promise<WebhookDelivery[]>;
+  /**
+   * Writes the entries at once, silently leaving out each one whose position is already logged or whose
+   * `acceptedDeliveryId` its webhook already accepted (by an earlier entry, also one earlier in this call).
+   */
+  insertEntries(entries: NewDeliveryEntry[]): Promise<void>;
+  /** The enabled automations of these teams whose trigger selects one of these webhooks, oldest first. */
+  findEnabledAutomations(teamIds: string[], webhookUids: string[]): Promise<Automation[]>;
+  /** The id of a team's run whose metadata holds all of these entries, if one was started already. */
+  findRunByMetadata(teamId: string, metadata: Record<string, string>): Promise<string | undefined>;
+  /**
+   * In one transaction: locks the entries (in id order, so consumers handed overlapping batches cannot deadlock),
+   * hands the ids of those not processed yet to `work`, and marks the entries it returns processed. Another caller
+   * locking the same entries waits, then finds them processed.
+   */
+  processLocked(
+    ids: string[],
+    work: (open: ReadonlySet<string>) => Promise<ProcessedDelivery[]>,
+  ): Promise<ProcessedDelivery[]>;
+}

@@ -1,0 +1,55 @@
+import type { PrismaClient } from '@conveyor/db';
+import type { DeliveryStore, NewDeliveryEntry, ProcessedDelivery } from './delivery-store';
+
+/** The delivery log in PostgreSQL: a fixed number of statements per batch, whatever its size. */
+export class PrismaDeliveryStore implements DeliveryStore {
+  constructor(private readonly db: PrismaClient) {}
+
+  findWebhooks(uids: string[]) {
+    return this.db.webhook.findMany({ where: { id: { in: uids } } });
+  }
+
+  findEntriesAt(positions: string[]) {
+    return this.db.webhookDelivery.findMany({ where: { sourcePosition: { in: positions } } });
+  }
+
+  async insertEntries(entries: NewDeliveryEntry[]): Promise<void> {
+    // One multi-row INSERT … ON CONFLICT DO NOTHING: the unique sourcePosition and (webhookId, acceptedDeliveryId).
+    await this.db.webhookDelivery.createMany({ data: entries, skipDuplicates: true });
+  }
+
+  findEnabledAutomations(teamIds: string[], webhookUids: string[]) {
+    return this.db.automation.findMany({
+      where: { teamId: { in: teamIds }, enabled: true, webhookIds: { hasSome: webhookUids } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+  }
+
+  async findRunByMetadata(teamId: string, metadata: Record<string, string>): Promise<string | undefined> {
+    const existing = await this.db.$queryRaw<Array<{ id: string }>>`
+      SELECT id::text AS id FROM "Run" WHERE "teamId" = ${teamId} AND metadata @> ${JSON.stringify(metadata)}::jsonb LIMIT 1`;
+    return existing[0]?.id;
+  }
+
+  processLocked(
+    ids: string[],
+    work: (open: ReadonlySet<string>) => Promise<ProcessedDelivery[]>,
+  ): Promise<ProcessedDelivery[]> {
+    return this.db.$transaction(
+      async (tx) => {
+        const locked = await tx.$queryRaw<Array<{ id: string; processedAt: Date | null }>>`
+          SELECT id::text AS id, "processedAt" FROM "WebhookDelivery" WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
+        const processed = await work(new Set(locked.filter((l) => !l.processedAt).map((l) => l.id)));
+        if (processed.length === 0) return processed;
+        const done = processed.map((p) => ({ id: p.id, outcome: p.outcomes, run_ids: p.runIds }));
+        await tx.$executeRaw`
+          UPDATE "WebhookDelivery" AS d SET "processedAt" = ${new Date()}, outcome = v.outcome, "runIds" = v.run_ids
+            FROM jsonb_to_recordset(${JSON.stringify(done)}::jsonb) AS v(id uuid, outcome jsonb, run_ids text[])
+           WHERE d.id = v.id`;
+        return processed;
+      },
+      // Runs are started while the locks are held, each in its own transaction.
+      { timeout: 120_000, maxWait: 120_000 },
+    );
+  }
+}
