@@ -12,6 +12,11 @@ export interface AutocannonTarget {
   overallRate?: number;
   /** The status that counts as success (202 for deliveries, 201 for creates, 200 for reads). */
   expectStatus: number;
+  /**
+   * Send `overallRate` requests a second evenly spaced, open loop (paced-load-worker), instead of autocannon, whose
+   * rate limit sends each second's budget as a burst. For latency at a steady rate.
+   */
+  paced?: boolean;
   /** A header given a distinct value on every request (`prefix-N`). */
   uniqueHeader?: { name: string; prefix: string };
 }
@@ -32,10 +37,11 @@ export interface LoadResult {
   status_codes: Record<string, number>;
 }
 
-/** Runs autocannon in a child process (autocannon-worker) and returns its summary. */
+/** Runs the load generator (autocannon, or the paced one) in a child process and returns its summary. */
 export function runAutocannon(target: AutocannonTarget): Promise<LoadResult> {
+  const worker = target.paced ? 'paced-load-worker.js' : 'autocannon-worker.js';
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(__dirname, 'autocannon-worker.js')], {
+    const child = spawn(process.execPath, [path.join(__dirname, worker)], {
       env: { ...process.env, BENCH_TARGET: JSON.stringify(target) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

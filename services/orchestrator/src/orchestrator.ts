@@ -28,7 +28,7 @@ import { AgentIdentities } from './identities/agent-identities';
 import { IdentityKeys } from './identities/identity-keys';
 import { HarnessSessions } from './runner/harness-sessions';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
-import { createRun, type CreateRunDeps } from './runs/create-run';
+import { prepareRun, type CreateRunDeps } from './runs/create-run';
 import { OutboxRelay } from './runs/outbox-relay';
 import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
@@ -142,11 +142,12 @@ export class Orchestrator implements Service {
     const identityKeys = new IdentityKeys(db);
     const cipher = SecretCipher.fromConfig(config);
     const webhookVersions = new WebhookVersions(redis);
-    // Webhook deliveries start runs through the same createRun as the API.
+    // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),
       logger: logger.child({ component: 'delivery-processor' }),
-      startRun: (caller, input) => createRun(runDeps, caller, input),
+      prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+      runsWritten: kickOutbox,
     });
     this.deliveryRetention = new DeliveryRetention(
       db,

@@ -19,6 +19,9 @@ export type DeliveryBatchHandler = (deliveries: ConsumedDelivery[]) => Promise<v
 /** Deliveries handed to the handler at once: bounds one batch's transaction and the work redone after a crash. */
 export const DELIVERY_CHUNK = 200;
 
+/** Partitions of the deliveries topic handled at the same time (at most one batch transaction each). */
+const PARTITIONS_CONSUMED_CONCURRENTLY = 4;
+
 /**
  * The orchestrator's consumer group on the deliveries topic, consuming a partition's fetched batch in chunks
  * (kafkajs `eachBatch`). A chunk's offsets are resolved only after the handler finished with all of it, and
@@ -52,6 +55,9 @@ export class DeliveryConsumer {
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
+      // Partitions are independent logs of distinct deliveries (each batch locks only its own rows), so they are
+      // handled side by side instead of one after the other.
+      partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
       // Commits what was resolved after each batch; nothing is resolved before the handler made it durable.
       autoCommit: true,
       eachBatchAutoResolve: false,

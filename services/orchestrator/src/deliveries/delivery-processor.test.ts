@@ -4,21 +4,24 @@ import type { DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import type { Caller__Output } from '@conveyor/proto';
 import type { DeliveryPosition } from './delivery-consumer';
+import type { NewRun } from '../runs/insert-runs';
 import { DeliveryProcessor, type StartRunInput } from './delivery-processor';
-import type { DeliveryStore, NewDeliveryEntry, ProcessedDelivery } from './delivery-store';
+import type { DeliveryStore, LockedWork, NewDeliveryEntry } from './delivery-store';
 
 const TEAM = 'team-1';
 const HOOK = 'wh_events';
 
 /**
  * The delivery log in memory, with the database's rules the processor relies on: unique position, unique accepted
- * delivery ID per webhook (conflicting rows left out), and entries locked one caller at a time.
+ * delivery ID per webhook (conflicting rows left out), entries locked one caller at a time, and runs written with
+ * the processed marks or not at all (`failNextWrite` makes that one transaction fail).
  */
 class InMemoryDeliveryStore implements DeliveryStore {
   readonly webhooks: Webhook[] = [];
   readonly automations: Automation[] = [];
   readonly entries: WebhookDelivery[] = [];
-  readonly runs: Array<{ id: string; teamId: string; metadata: Record<string, string> }> = [];
+  readonly runs: NewRun[] = [];
+  failNextWrite = false;
   private lock: Promise<unknown> = Promise.resolve();
 
   async findWebhooks(uids: string[]) {
@@ -50,21 +53,20 @@ class InMemoryDeliveryStore implements DeliveryStore {
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
   }
 
-  async findRunByMetadata(teamId: string, metadata: Record<string, string>) {
-    return this.runs.find(
-      (r) => r.teamId === teamId && Object.entries(metadata).every(([k, v]) => r.metadata[k] === v),
-    )?.id;
-  }
-
-  processLocked(ids: string[], work: (open: ReadonlySet<string>) => Promise<ProcessedDelivery[]>) {
+  processLocked(ids: string[], work: (open: ReadonlySet<string>) => Promise<LockedWork>) {
     const run = async () => {
       const open = new Set(this.entries.filter((e) => ids.includes(e.id) && !e.processedAt).map((e) => e.id));
-      const processed = await work(open);
-      for (const p of processed) {
+      const result = await work(open);
+      if (this.failNextWrite) {
+        this.failNextWrite = false;
+        throw new Error('connection lost while writing the batch');
+      }
+      this.runs.push(...result.runs);
+      for (const p of result.processed) {
         const entry = this.entries.find((e) => e.id === p.id)!;
         Object.assign(entry, { processedAt: new Date(), outcome: p.outcomes, runIds: p.runIds });
       }
-      return processed;
+      return result;
     };
     const result = this.lock.then(run);
     this.lock = result.catch(() => undefined);
@@ -149,7 +151,8 @@ const at = (offset: number): DeliveryPosition => ({
 describe('DeliveryProcessor', () => {
   let store: InMemoryDeliveryStore;
   let started: Array<{ caller: Caller__Output; input: StartRunInput }>;
-  let startRun: jest.Mock<Promise<{ runId: string }>, [Caller__Output, StartRunInput]>;
+  let prepareRun: jest.Mock<Promise<NewRun>, [Caller__Output, StartRunInput]>;
+  let runsWritten: jest.Mock;
   let logger: Logger;
   let processor: DeliveryProcessor;
 
@@ -157,16 +160,15 @@ describe('DeliveryProcessor', () => {
     store = new InMemoryDeliveryStore();
     store.webhooks.push(webhook());
     started = [];
-    // Like createRun: the run is written with its metadata, so the processor can find it again.
-    startRun = jest.fn(async (caller: Caller__Output, input: StartRunInput) => {
-      const runId = `run-${store.runs.length + 1}`;
-      store.runs.push({ id: runId, teamId: caller.team_id, metadata: input.metadata });
+    // Like prepareRun: decides the run (only the fields the processor reads matter here) and writes nothing.
+    prepareRun = jest.fn(async (caller: Caller__Output, input: StartRunInput) => {
       started.push({ caller, input });
-      return { runId };
+      return { id: `run-${started.length}`, teamId: caller.team_id, metadata: input.metadata } as NewRun;
     });
+    runsWritten = jest.fn();
     const log = { info: jest.fn(), debug: jest.fn(), warn: jest.fn(), error: jest.fn() };
     logger = { ...log, child: () => logger } as unknown as Logger;
-    processor = new DeliveryProcessor({ store, logger, startRun });
+    processor = new DeliveryProcessor({ store, logger, prepareRun, runsWritten });
   });
 
   const entryOf = (deliveryId: string, label = 'Accepted') =>
@@ -196,7 +198,7 @@ describe('DeliveryProcessor', () => {
         processedAt: expect.any(Date),
         runIds: [],
       });
-      expect(startRun).not.toHaveBeenCalled();
+      expect(prepareRun).not.toHaveBeenCalled();
     },
   );
 
@@ -239,6 +241,8 @@ describe('DeliveryProcessor', () => {
     expect(first!.input.prompt).toContain('Delivery ID: dlv-1');
     expect(first!.input.prompt).toContain(`Received at: ${RECEIVED_AT}`);
     expect(second!.input).toMatchObject({ title: 'also-opened: events delivery', config: {} });
+    expect(store.runs.map((r) => r.id)).toEqual(['run-1', 'run-2']);
+    expect(runsWritten).toHaveBeenCalledTimes(1);
 
     expect(entryOf('dlv-1')).toMatchObject({
       sourcePosition: 'deliveries:0:7',
@@ -273,7 +277,7 @@ describe('DeliveryProcessor', () => {
   it('records a payload that matches no automation with its mismatches and starts nothing', async () => {
     store.automations.push(automation('on-opened', onAction('opened')));
     await processor.handle(accepted('dlv-edit', { action: 'edited' }), at(1));
-    expect(startRun).not.toHaveBeenCalled();
+    expect(prepareRun).not.toHaveBeenCalled();
     expect(entryOf('dlv-edit')).toMatchObject({
       processedAt: expect.any(Date),
       runIds: [],
@@ -313,7 +317,7 @@ describe('DeliveryProcessor', () => {
     await processor.handle(message, at(42));
     expect(store.entries).toHaveLength(1);
     expect(entryOf('dlv-again')!.runIds).toEqual(['run-1']);
-    expect(startRun).toHaveBeenCalledTimes(1);
+    expect(prepareRun).toHaveBeenCalledTimes(1);
   });
 
   it('logs the same delivery ID at a new position as Duplicate, in a later batch or the same one', async () => {
@@ -339,36 +343,25 @@ describe('DeliveryProcessor', () => {
     expect(started.map((s) => s.input.metadata.delivery_id)).toEqual(['dlv-twice', 'dlv-batch']);
   });
 
-  it('reuses the run an earlier attempt started (found by its metadata) instead of starting another', async () => {
+  it('writes the runs of an entry with its processed mark or not at all, so a redelivery starts them once', async () => {
     store.automations.push(automation('on-opened', onAction('opened')));
-    store.runs.push({
-      id: 'run-before-crash',
-      teamId: TEAM,
-      metadata: {
-        automation_id: 'aut-on-opened',
-        webhook_uid: HOOK,
-        delivery_id: 'dlv-crash',
-        extra: 'kept',
-      },
-    });
-    await processor.handle(accepted('dlv-crash', { action: 'opened' }), at(1));
-    expect(startRun).not.toHaveBeenCalled();
-    expect(entryOf('dlv-crash')).toMatchObject({
-      runIds: ['run-before-crash'],
-      outcome: [
-        {
-          automation_id: 'aut-on-opened',
-          automation_name: 'on-opened',
-          matched: true,
-          run_id: 'run-before-crash',
-        },
-      ],
-    });
+    const message = accepted('dlv-crash', { action: 'opened' });
+    store.failNextWrite = true;
+    await expect(processor.handle(message, at(1))).rejects.toThrow('connection lost');
+    expect(store.runs).toEqual([]);
+    expect(runsWritten).not.toHaveBeenCalled();
+    expect(entryOf('dlv-crash')).toMatchObject({ processedAt: null, outcome: null, runIds: [] });
+
+    await processor.handle(message, at(1));
+    await processor.handle(message, at(1));
+    expect(store.runs.map((r) => r.id)).toEqual(['run-2']);
+    expect(entryOf('dlv-crash')).toMatchObject({ processedAt: expect.any(Date), runIds: ['run-2'] });
+    expect(runsWritten).toHaveBeenCalledTimes(1);
   });
 
   it('records a run the automation makes impossible as an error outcome, without retrying it', async () => {
     store.automations.push(automation('on-opened', onAction('opened')));
-    startRun.mockRejectedValueOnce(new AppError('resource_not_found', 'agent identity deleted'));
+    prepareRun.mockRejectedValueOnce(new AppError('resource_not_found', 'agent identity deleted'));
     await processor.handle(accepted('dlv-refused-run', { action: 'opened' }), at(1));
     expect(entryOf('dlv-refused-run')).toMatchObject({
       processedAt: expect.any(Date),
@@ -390,7 +383,7 @@ describe('DeliveryProcessor', () => {
     ['an unexpected error', new Error('bug')],
   ])('rethrows %s and leaves the batch unprocessed for the redelivery', async (_what, failure) => {
     store.automations.push(automation('on-opened', onAction('opened')));
-    startRun.mockRejectedValueOnce(failure);
+    prepareRun.mockRejectedValueOnce(failure);
     const message = accepted('dlv-retry', { action: 'opened' });
     await expect(processor.handle(message, at(1))).rejects.toBe(failure);
     expect(entryOf('dlv-retry')).toMatchObject({ processedAt: null, outcome: null, runIds: [] });
@@ -402,7 +395,7 @@ describe('DeliveryProcessor', () => {
   it('marks an accepted delivery whose payload is not JSON processed and starts nothing', async () => {
     store.automations.push(automation('always', onEveryDelivery));
     await processor.handle(accepted('dlv-not-json', '{not json'), at(1));
-    expect(startRun).not.toHaveBeenCalled();
+    expect(prepareRun).not.toHaveBeenCalled();
     expect(entryOf('dlv-not-json')).toMatchObject({ processedAt: expect.any(Date), outcome: [], runIds: [] });
     expect(logger.error).toHaveBeenCalledWith('accepted delivery without a JSON payload');
   });

@@ -7,9 +7,10 @@ import type { Caller__Output } from '@conveyor/proto';
 import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
 import type { ConsumedDelivery, DeliveryPosition } from './delivery-consumer';
+import type { NewRun } from '../runs/insert-runs';
 import type { AutomationOutcome, DeliveryStore, NewDeliveryEntry } from './delivery-store';
 
-/** Deliveries of one batch whose automations are evaluated (and runs started) at the same time. */
+/** Deliveries of one batch whose automations are evaluated (and runs prepared) at the same time. */
 const RUN_START_CONCURRENCY = 4;
 
 export interface StartRunInput {
@@ -21,13 +22,18 @@ export interface StartRunInput {
   source: string;
 }
 
-/** Starts one run (the lead's createRun in production); injected so the processor stays testable. */
-export type StartRun = (caller: Caller__Output, input: StartRunInput) => Promise<{ runId: string }>;
+/**
+ * Decides and checks one run without writing it (runs/create-run.ts prepareRun in production): the store writes the
+ * runs of a batch together with the entries that started them.
+ */
+export type PrepareRun = (caller: Caller__Output, input: StartRunInput) => Promise<NewRun>;
 
 export interface DeliveryProcessorDeps {
   store: DeliveryStore;
   logger: Logger;
-  startRun: StartRun;
+  prepareRun: PrepareRun;
+  /** Called once runs were written, to relay their outbox entries right away. */
+  runsWritten: () => void;
 }
 
 /** Runs started by a provider's webhook show that provider as their source; other webhooks are API-like. */
@@ -43,8 +49,8 @@ export function runSourceFor(webhook: Pick<Webhook, 'authMode' | 'signatureSchem
  *   re-consumed message after a restart or rebalance finds its entry and only finishes what was left undone;
  * - one delivery ID is Accepted at most once per webhook (unique `acceptedDeliveryId`), so a second message
  *   accepting the same ID (a retry after an unclear 503) is logged Duplicate and starts nothing.
- * Runs are found again by their metadata (automation_id + delivery_id + webhook_uid) before one is started, so a
- * crash between starting a run and recording it never starts a second one.
+ * The runs an entry starts commit in the same transaction as the entry's processed mark, so an entry is either open
+ * with no runs or processed with all of them: a crash in between never starts a run twice nor loses one.
  */
 export class DeliveryProcessor {
   constructor(private readonly deps: DeliveryProcessorDeps) {}
@@ -54,8 +60,9 @@ export class DeliveryProcessor {
     this.handleBatch([{ message, position }]);
 
   /**
-   * A batch costs a fixed number of statements for the log (one lookup of the webhooks, one multi-row insert, the
-   * reads around it) and one transaction for the automations; only the runs themselves are one transaction each.
+   * A batch costs a fixed number of statements, whatever its size and the runs it starts: the log (one lookup of
+   * the webhooks, one multi-row insert, the reads around it), the automations, and one transaction that locks the
+   * entries, writes all their runs and marks them processed.
    */
   readonly handleBatch = async (deliveries: ConsumedDelivery[]): Promise<void> => {
     const { store, logger } = this.deps;
@@ -75,10 +82,26 @@ export class DeliveryProcessor {
       return false;
     });
     if (known.length === 0) return;
-    const entries = await this.record(known, webhooks);
+    // The automations are read while the entries are written: both need only the webhooks.
+    const automations = known.some((d) => d.message.label === 'Accepted')
+      ? this.enabledAutomations(known, webhooks)
+      : Promise.resolve([]);
+    const [entries] = await Promise.all([this.record(known, webhooks), automations]);
     const pending = entries.filter((e) => e.label === 'Accepted' && !e.processedAt);
-    if (pending.length > 0) await this.process(pending, webhooks);
+    if (pending.length > 0) await this.process(pending, webhooks, await automations);
   };
+
+  /** Enabled automations of each webhook's team whose trigger selects the webhook, evaluated now. */
+  private enabledAutomations(
+    deliveries: ConsumedDelivery[],
+    webhooks: Map<string, Webhook>,
+  ): Promise<Automation[]> {
+    const hooks = [...new Set(deliveries.map((d) => d.message.webhookUid))].map((uid) => webhooks.get(uid)!);
+    return this.deps.store.findEnabledAutomations(
+      [...new Set(hooks.map((w) => w.teamId))],
+      hooks.map((w) => w.id),
+    );
+  }
 
   /** The log entry of every delivery, written once per Kafka message (a re-consumed message finds its entry). */
   private async record(
@@ -92,59 +115,55 @@ export class DeliveryProcessor {
     const load = async (positions: string[]) => {
       for (const entry of await store.findEntriesAt(positions)) byPosition.set(entry.sourcePosition, entry);
     };
+    const base = (d: ConsumedDelivery) => ({
+      webhookId: webhooks.get(d.message.webhookUid)!.id,
+      deliveryId: d.message.deliveryId,
+      identitySource: d.message.identitySource,
+      sizeBytes: d.message.sizeBytes,
+      sourcePosition: positionOf(d),
+      receivedAt: new Date(d.message.receivedAt),
+    });
+    const rows: NewDeliveryEntry[] = deliveries.map((d) => {
+      const { message } = d;
+      const accepted = message.label === 'Accepted';
+      return {
+        ...base(d),
+        id: newUuid(),
+        label: message.label,
+        acceptedDeliveryId: accepted ? message.deliveryId : null,
+        payload:
+          accepted && message.bodyBase64 !== undefined
+            ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64'))
+            : null,
+        reason: message.reason ?? null,
+        // Rejected and duplicate entries need no processing.
+        processedAt: accepted ? null : new Date(),
+      };
+    });
+    // Inserted first and read back after, two statements for the common case. A row left out conflicted either on
+    // its position (written before: a re-consumed message, or a concurrent consumer) and is read back by it, or on
+    // its delivery ID, already accepted by an earlier message (also earlier in this batch): a Duplicate.
+    await store.insertEntries(rows);
     await load(deliveries.map(positionOf));
-
-    const fresh = deliveries.filter((d) => !byPosition.has(positionOf(d)));
-    if (fresh.length > 0) {
-      const base = (d: ConsumedDelivery) => ({
-        webhookId: webhooks.get(d.message.webhookUid)!.id,
-        deliveryId: d.message.deliveryId,
-        identitySource: d.message.identitySource,
-        sizeBytes: d.message.sizeBytes,
-        sourcePosition: positionOf(d),
-        receivedAt: new Date(d.message.receivedAt),
-      });
-      const rows: NewDeliveryEntry[] = fresh.map((d) => {
-        const { message } = d;
-        const accepted = message.label === 'Accepted';
-        return {
+    const duplicates = deliveries.filter((d) => !byPosition.has(positionOf(d)));
+    if (duplicates.length > 0) {
+      await store.insertEntries(
+        duplicates.map((d) => ({
           ...base(d),
           id: newUuid(),
-          label: message.label,
-          acceptedDeliveryId: accepted ? message.deliveryId : null,
-          payload:
-            accepted && message.bodyBase64 !== undefined
-              ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64'))
-              : null,
-          reason: message.reason ?? null,
-          // Rejected and duplicate entries need no processing.
-          processedAt: accepted ? null : new Date(),
-        };
-      });
-      // A row left out conflicted either on its position (a concurrent consumer wrote it) or on its delivery ID,
-      // already accepted by an earlier message (also earlier in this batch).
-      await store.insertEntries(rows);
-      await load(fresh.map(positionOf));
-      const duplicates = fresh.filter((d) => !byPosition.has(positionOf(d)));
-      if (duplicates.length > 0) {
-        await store.insertEntries(
-          duplicates.map((d) => ({
-            ...base(d),
-            id: newUuid(),
-            label: 'Duplicate',
-            acceptedDeliveryId: null,
-            payload: null,
-            reason: 'delivery ID already accepted',
-            processedAt: new Date(),
-          })),
+          label: 'Duplicate',
+          acceptedDeliveryId: null,
+          payload: null,
+          reason: 'delivery ID already accepted',
+          processedAt: new Date(),
+        })),
+      );
+      await load(duplicates.map(positionOf));
+      for (const d of duplicates)
+        logger.info(
+          { deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid },
+          'Duplicate delivery detected by the orchestrator',
         );
-        await load(duplicates.map(positionOf));
-        for (const d of duplicates)
-          logger.info(
-            { deliveryId: d.message.deliveryId, webhookUid: d.message.webhookUid },
-            'Duplicate delivery detected by the orchestrator',
-          );
-      }
     }
     return deliveries.map((d) => {
       const entry = byPosition.get(positionOf(d));
@@ -156,24 +175,21 @@ export class DeliveryProcessor {
   /**
    * Evaluates the automations of accepted entries and starts their runs. The entries' row locks (taken in id order,
    * so two consumers handed overlapping batches around a rebalance cannot deadlock) serialise the work: the second
-   * waits, then finds them processed. Runs are created in their own transactions while the locks are held, and all
-   * entries are marked processed at the end.
+   * waits, then finds them processed. Runs are prepared while the locks are held and written with the processed marks.
    */
-  private async process(entries: WebhookDelivery[], webhooks: Map<string, Webhook>): Promise<void> {
+  private async process(
+    entries: WebhookDelivery[],
+    webhooks: Map<string, Webhook>,
+    automations: Automation[],
+  ): Promise<void> {
     const { store, logger } = this.deps;
-    const hooks = [...new Set(entries.map((e) => e.webhookId))].map((id) => webhooks.get(id)!);
-    // Enabled automations of each webhook's team whose trigger selects the webhook, evaluated now.
-    const automations = await store.findEnabledAutomations(
-      [...new Set(hooks.map((w) => w.teamId))],
-      hooks.map((w) => w.id),
-    );
     const automationsOf = (webhook: Webhook) =>
       automations.filter((a) => a.teamId === webhook.teamId && a.webhookIds.includes(webhook.id));
     const limit = pLimit(RUN_START_CONCURRENCY);
-    const processed = await store.processLocked(
+    const { processed, runs } = await store.processLocked(
       entries.map((e) => e.id),
-      (open) =>
-        Promise.all(
+      async (open) => {
+        const results = await Promise.all(
           entries
             .filter((e) => open.has(e.id))
             .map((entry) =>
@@ -186,13 +202,23 @@ export class DeliveryProcessor {
                 };
               }),
             ),
-        ),
+        );
+        return {
+          processed: results.map(({ runs, ...entry }) => ({ ...entry, runIds: runs.map((r) => r.id) })),
+          runs: results.flatMap((r) => r.runs),
+        };
+      },
     );
+    if (runs.length > 0) {
+      this.deps.runsWritten();
+      for (const run of runs)
+        logger.info(
+          { deliveryId: run.metadata.delivery_id, automationId: run.metadata.automation_id, runId: run.id },
+          'automation started a run',
+        );
+    }
     if (processed.length > 0)
-      logger.debug(
-        { deliveries: processed.length, runs: processed.reduce((n, p) => n + p.runIds.length, 0) },
-        'deliveries processed',
-      );
+      logger.debug({ deliveries: processed.length, runs: runs.length }, 'deliveries processed');
   }
 
   private async startRuns(
@@ -200,7 +226,7 @@ export class DeliveryProcessor {
     automations: Automation[],
     entry: WebhookDelivery,
     log: Logger,
-  ): Promise<{ outcomes: AutomationOutcome[]; runIds: string[] }> {
+  ): Promise<{ outcomes: AutomationOutcome[]; runs: NewRun[] }> {
     const body = Buffer.from(entry.payload ?? new Uint8Array());
     let payload: unknown;
     try {
@@ -208,16 +234,16 @@ export class DeliveryProcessor {
     } catch {
       // The ingress only accepts valid JSON; a payload that is not is a bug upstream: record it and start nothing.
       log.error('accepted delivery without a JSON payload');
-      return { outcomes: [], runIds: [] };
+      return { outcomes: [], runs: [] };
     }
     const outcomes: AutomationOutcome[] = [];
-    const runIds: string[] = [];
+    const runs: NewRun[] = [];
     for (const automation of automations) {
-      const outcome = await this.evaluate(automation, webhook, entry, payload, body, log);
+      const { outcome, run } = await this.evaluate(automation, webhook, entry, payload, body, log);
       outcomes.push(outcome);
-      if (outcome.run_id) runIds.push(outcome.run_id);
+      if (run) runs.push(run);
     }
-    return { outcomes, runIds };
+    return { outcomes, runs };
   }
 
   private async evaluate(
@@ -227,16 +253,17 @@ export class DeliveryProcessor {
     payload: unknown,
     body: Buffer,
     log: Logger,
-  ): Promise<AutomationOutcome> {
+  ): Promise<{ outcome: AutomationOutcome; run?: NewRun }> {
     const base = { automation_id: automation.id, automation_name: automation.name };
     const trigger = parseWebhookTrigger(automation.trigger);
     if (!trigger.ok)
-      return { ...base, matched: false, error: `invalid trigger: ${describeErrors(trigger.errors)}` };
+      return {
+        outcome: { ...base, matched: false, error: `invalid trigger: ${describeErrors(trigger.errors)}` },
+      };
     const evaluation = matchTriggerPayload(trigger.payloadFilter, payload);
-    if (!evaluation.matched) return { ...base, matched: false, mismatches: evaluation.mismatches };
+    if (!evaluation.matched)
+      return { outcome: { ...base, matched: false, mismatches: evaluation.mismatches } };
     const metadata = { automation_id: automation.id, webhook_uid: webhook.id, delivery_id: entry.deliveryId };
-    const existing = await this.deps.store.findRunByMetadata(webhook.teamId, metadata);
-    if (existing) return { ...base, matched: true, run_id: existing };
     const caller: Caller__Output = {
       team_id: automation.teamId,
       principal_type: 'USER',
@@ -248,7 +275,7 @@ export class DeliveryProcessor {
       email: '',
     };
     try {
-      const { runId } = await this.deps.startRun(caller, {
+      const run = await this.deps.prepareRun(caller, {
         prompt: webhookRunPrompt({
           prompt: automation.prompt,
           webhookName: webhook.name,
@@ -262,13 +289,12 @@ export class DeliveryProcessor {
         attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: body }],
         source: runSourceFor(webhook),
       });
-      log.info({ automationId: automation.id, runId }, 'automation started a run');
-      return { ...base, matched: true, run_id: runId };
+      return { outcome: { ...base, matched: true, run_id: run.id }, run };
     } catch (err) {
       // A run the automation's own configuration makes impossible is recorded, not retried forever.
       if (err instanceof AppError && err.code !== 'internal_error' && err.code !== 'resource_unavailable') {
         log.warn({ automationId: automation.id, err: err.message }, 'automation could not start a run');
-        return { ...base, matched: true, error: `${err.code}: ${err.message}` };
+        return { outcome: { ...base, matched: true, error: `${err.code}: ${err.message}` } };
       }
       throw err;
     }

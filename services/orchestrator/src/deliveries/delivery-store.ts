@@ -1,4 +1,5 @@
 import type { Automation, Webhook, WebhookDelivery } from '@conveyor/db';
+import type { NewRun } from '../runs/insert-runs';
 
 /** What the delivery log records for one automation evaluated against one accepted delivery. */
 export interface AutomationOutcome {
@@ -20,6 +21,12 @@ export interface ProcessedDelivery {
   runIds: string[];
 }
 
+/** What processing locked entries produced: the entries to mark processed and the runs they start. */
+export interface LockedWork {
+  processed: ProcessedDelivery[];
+  runs: NewRun[];
+}
+
 /** The persistence the delivery processor needs: the delivery log, the webhooks and automations it reads, runs. */
 export interface DeliveryStore {
   /** The webhooks among these UIDs that still exist. */
@@ -33,15 +40,10 @@ export interface DeliveryStore {
   insertEntries(entries: NewDeliveryEntry[]): Promise<void>;
   /** The enabled automations of these teams whose trigger selects one of these webhooks, oldest first. */
   findEnabledAutomations(teamIds: string[], webhookUids: string[]): Promise<Automation[]>;
-  /** The id of a team's run whose metadata holds all of these entries, if one was started already. */
-  findRunByMetadata(teamId: string, metadata: Record<string, string>): Promise<string | undefined>;
   /**
    * In one transaction: locks the entries (in id order, so consumers handed overlapping batches cannot deadlock),
-   * hands the ids of those not processed yet to `work`, and marks the entries it returns processed. Another caller
-   * locking the same entries waits, then finds them processed.
+   * hands the ids of those not processed yet to `work`, then writes the runs it returns and marks the entries it
+   * returns processed. Another caller locking the same entries waits, then finds them processed.
    */
-  processLocked(
-    ids: string[],
-    work: (open: ReadonlySet<string>) => Promise<ProcessedDelivery[]>,
-  ): Promise<ProcessedDelivery[]>;
+  processLocked(ids: string[], work: (open: ReadonlySet<string>) => Promise<LockedWork>): Promise<LockedWork>;
 }

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { DeliveryStore, NewDeliveryEntry, ProcessedDelivery } from './delivery-store';
+import { insertRuns } from '../runs/insert-runs';
+import type { DeliveryStore, LockedWork, NewDeliveryEntry } from './delivery-store';
 
 /** The delivery log in PostgreSQL: a fixed number of statements per batch, whatever its size. */
 export class PrismaDeliveryStore implements DeliveryStore {
@@ -25,30 +26,26 @@ export class PrismaDeliveryStore implements DeliveryStore {
     });
   }
 
-  async findRunByMetadata(teamId: string, metadata: Record<string, string>): Promise<string | undefined> {
-    const existing = await this.db.$queryRaw<Array<{ id: string }>>`
-      SELECT id::text AS id FROM "Run" WHERE "teamId" = ${teamId} AND metadata @> ${JSON.stringify(metadata)}::jsonb LIMIT 1`;
-    return existing[0]?.id;
-  }
-
   processLocked(
     ids: string[],
-    work: (open: ReadonlySet<string>) => Promise<ProcessedDelivery[]>,
-  ): Promise<ProcessedDelivery[]> {
+    work: (open: ReadonlySet<string>) => Promise<LockedWork>,
+  ): Promise<LockedWork> {
     return this.db.$transaction(
       async (tx) => {
         const locked = await tx.$queryRaw<Array<{ id: string; processedAt: Date | null }>>`
           SELECT id::text AS id, "processedAt" FROM "WebhookDelivery" WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
-        const processed = await work(new Set(locked.filter((l) => !l.processedAt).map((l) => l.id)));
-        if (processed.length === 0) return processed;
+        const result = await work(new Set(locked.filter((l) => !l.processedAt).map((l) => l.id)));
+        const { processed, runs } = result;
+        if (processed.length === 0) return result;
+        await insertRuns(tx, runs);
         const done = processed.map((p) => ({ id: p.id, outcome: p.outcomes, run_ids: p.runIds }));
         await tx.$executeRaw`
           UPDATE "WebhookDelivery" AS d SET "processedAt" = ${new Date()}, outcome = v.outcome, "runIds" = v.run_ids
             FROM jsonb_to_recordset(${JSON.stringify(done)}::jsonb) AS v(id uuid, outcome jsonb, run_ids text[])
            WHERE d.id = v.id`;
-        return processed;
+        return result;
       },
-      // Runs are started while the locks are held, each in its own transaction.
+      // Runs are prepared while the locks are held (catalog lookups, possibly git for skills).
       { timeout: 120_000, maxWait: 120_000 },
     );
   }
