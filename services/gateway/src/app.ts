@@ -12,6 +12,7 @@ import {
 } from '@conveyor/runtime';
 import type { GatewayConfig } from './config';
 import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
+import { jsonBodies } from './middleware/json-bodies';
 import { rateLimit } from './middleware/rate-limit';
 import { rejectNulCharacters } from './middleware/reject-nul-characters';
 import type { OrchestratorApi } from './orchestrator-api';
@@ -78,9 +79,8 @@ export function buildApp(deps: AppDeps): Express {
   // The SDK's redirect checks carry no key; they answer anonymous callers for publicly shared sessions only.
   v1.use(redirectRoutes(deps.api));
   v1.use(requireAuth);
-  // Bodies are read only now, for an authenticated caller within its budget. Any content type is parsed as JSON:
-  // bodies are JSON by contract, and a wrong header should not turn into {}.
-  v1.use(express.json({ limit: config.MAX_BODY_BYTES, type: () => true, strict: false }));
+  // Bodies are read only now, for an authenticated caller within its budget.
+  v1.use(jsonBodies(config.MAX_BODY_BYTES));
   v1.use(rejectNulCharacters);
   v1.use(harnessSupportRoutes(deps.api));
   v1.use(runScoringRoutes(deps.api, deps.publicUrl));

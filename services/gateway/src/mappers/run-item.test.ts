@@ -1,4 +1,4 @@
-import { runOutput } from '../test-support/run-output';
+import { runOutput } from '../test-support/orchestrator-answers';
 import { toRunItem } from './run-item';
 
 describe('toRunItem', () => {

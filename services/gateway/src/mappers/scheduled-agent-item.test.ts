@@ -1,27 +1,7 @@
-import type { Schedule__Output } from '@conveyor/proto';
+import { scheduleOutput } from '../test-support/orchestrator-answers';
 import { toScheduledAgentItem } from './scheduled-agent-item';
 
-const schedule: Schedule__Output = {
-  id: 'sched_1',
-  team_id: 'team_1',
-  name: 'nightly',
-  cron_schedule: '0 3 * * *',
-  timezone: 'UTC',
-  enabled: true,
-  prompt: 'p',
-  mode: 'normal',
-  config_json: '{"name":"n"}',
-  agent_uid: '',
-  metadata: { k: 'v' },
-  created_by: { type: 'USER', uid: 'user_1', display_name: '', email: '' },
-  updated_by: { type: 'AGENT', uid: 'agent_1', display_name: '', email: '' },
-  created_at: '2026-01-01T00:00:00.000Z',
-  updated_at: '2026-01-02T00:00:00.000Z',
-  last_ran: '',
-  next_run: '2026-01-03T03:00:00.000Z',
-  last_spawn_error: '',
-  recent_runs: [{ run_id: 'r1', state: 'SUCCEEDED', title: 't', created_at: 'c', updated_at: 'u' }],
-};
+const schedule = scheduleOutput();
 
 describe('toScheduledAgentItem', () => {
   it('maps to the contract shape with nulls for empty history and spawn error', () => {

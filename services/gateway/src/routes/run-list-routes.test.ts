@@ -1,12 +1,13 @@
-import { AppError } from '@conveyor/errors';
 import { CALLER, problemOf, PUBLIC_URL, routeHarness } from '../test-support/route-harness';
-import { runOutput } from '../test-support/run-output';
+import { runOutput } from '../test-support/orchestrator-answers';
 import { runListRoutes } from './run-list-routes';
 
 // The route as a whole (the query's own rules are in schemas/run-list-query.test.ts): a query string becomes one
 // ListRuns call for the caller, the page becomes the contract's body, and a refusal is a problem naming its parameter.
 describe('run list route', () => {
-  const { call, send, onlyCall } = routeHarness((api) => runListRoutes(api, () => PUBLIC_URL));
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness((api) =>
+    runListRoutes(api, () => PUBLIC_URL),
+  );
 
   const page = (overrides: { has_next_page?: boolean; next_cursor?: string } = {}) => ({
     runs: [
@@ -86,15 +87,9 @@ describe('run list route', () => {
     },
   );
 
-  it.each([
-    ['invalid_request', 'cursor: does not belong to this sort', 400],
-    ['not_authorized', 'API key lacks runs:read', 403],
-    ['resource_unavailable', 'orchestrator unavailable', 503],
-  ] as const)("answers the orchestrator's %s with status and problem body", async (code, message, status) => {
-    call.mockRejectedValueOnce(new AppError(code, message));
-    expect(await problemOf(await send('GET', '/agent/runs'), status)).toMatchObject({
-      status,
-      detail: message,
-    });
-  });
+  itMapsOrchestratorErrors([
+    ['invalid_request', 400, 'GET', '/agent/runs?cursor=stale'],
+    ['not_authorized', 403, 'GET', '/agent/runs'],
+    ['resource_unavailable', 503, 'GET', '/agent/runs'],
+  ]);
 });

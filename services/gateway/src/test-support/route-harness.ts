@@ -1,10 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express, { type Router } from 'express';
-import type { ProblemBody } from '@conveyor/errors';
+import { AppError, type ErrorCode, type ProblemBody } from '@conveyor/errors';
 import { createLogger } from '@conveyor/logger';
 import type { Caller__Output } from '@conveyor/proto';
 import { errorHandler, notFoundHandler, requestContext } from '@conveyor/runtime';
+import { jsonBodies } from '../middleware/json-bodies';
 import type { OrchestratorApi } from '../orchestrator-api';
 
 /** The authenticated caller every request of a route test carries (authentication has its own tests). */
@@ -15,9 +16,20 @@ export const CALLER = {
 } as unknown as Caller__Output;
 
 export const PUBLIC_URL = 'http://gateway.test';
+/** The gateway's default MAX_BODY_BYTES. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** One orchestrator call as a route made it: service, method and the typed request. */
 export type RecordedCall = [service: string, method: string, request: Record<string, unknown>];
+
+/** A request whose orchestrator call fails with `code`, and the HTTP status the gateway must answer. */
+export type OrchestratorErrorCase = [
+  code: ErrorCode,
+  status: number,
+  method: string,
+  path: string,
+  body?: unknown,
+];
 
 export interface RouteHarness {
   /** The fake orchestrator port's `call`: set its answers, read what the routes asked. Reset before each test. */
@@ -26,12 +38,15 @@ export interface RouteHarness {
   send(method: string, path: string, body?: unknown): Promise<Response>;
   /** The one orchestrator call the request made (fails the test if there were more or none). */
   onlyCall(): RecordedCall;
+  /** One test per case: the orchestrator's AppError becomes its status and a problem body with its message. */
+  itMapsOrchestratorErrors(cases: OrchestratorErrorCase[]): void;
 }
 
 /**
  * Route tests at the level of their rules: the public request becomes one orchestrator call with typed fields, the
  * answer becomes the contract's body, and an orchestrator error becomes its status and problem body. The
- * orchestrator is a fake port; the HTTP is real (express with the gateway's error handling, on a loopback socket).
+ * orchestrator is a fake port; the HTTP is real (express with the gateway's body parsing and error handling, on a
+ * loopback socket).
  * Call it inside a `describe`: it registers the server's start and stop.
  */
 export function routeHarness(routes: (api: OrchestratorApi) => Router): RouteHarness {
@@ -42,7 +57,7 @@ export function routeHarness(routes: (api: OrchestratorApi) => Router): RouteHar
   beforeAll(async () => {
     const app = express();
     app.use(requestContext(createLogger({ service: 'test', level: 'silent' })));
-    app.use(express.json());
+    app.use(jsonBodies(MAX_BODY_BYTES));
     app.use((req, _res, next) => {
       req.caller = CALLER;
       next();
@@ -57,19 +72,32 @@ export function routeHarness(routes: (api: OrchestratorApi) => Router): RouteHar
   afterAll(() => new Promise((resolve) => server.close(resolve)));
   beforeEach(() => call.mockReset());
 
+  const send = (method: string, path: string, body?: unknown) =>
+    fetch(`${base}${path}`, {
+      method,
+      ...(body === undefined
+        ? {}
+        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
   return {
     call,
-    send: (method, path, body) =>
-      fetch(`${base}${path}`, {
-        method,
-        ...(body === undefined
-          ? {}
-          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-      }),
+    send,
     onlyCall: () => {
       expect(call).toHaveBeenCalledTimes(1);
       return call.mock.calls[0]!.slice(0, 3) as RecordedCall;
     },
+    itMapsOrchestratorErrors: (cases) =>
+      it.each(cases)(
+        "answers the orchestrator's %s as %s on %s %s",
+        // A rest parameter: jest would take a fifth parameter missing from a row for its `done` callback.
+        async (...[code, status, method, path, body]: OrchestratorErrorCase) => {
+          call.mockRejectedValueOnce(new AppError(code, `${code} from the orchestrator`));
+          expect(await problemOf(await send(method, path, body), status)).toMatchObject({
+            status,
+            detail: `${code} from the orchestrator`,
+          });
+        },
+      ),
   };
 }
 
@@ -78,4 +106,10 @@ export async function problemOf(res: Response, status: number): Promise<ProblemB
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   return (await res.json()) as ProblemBody;
+}
+
+/** The paths of the fields a 400 answer names, once its status and media type are checked. */
+export async function refusedPaths(res: Response): Promise<string[]> {
+  const problem = await problemOf(res, 400);
+  return (problem.errors as Array<{ path: string }>).map((e) => e.path);
 }
