@@ -823,15 +823,37 @@ describe('factories, webhooks, secrets, automations and the delivery log over re
       for (const id of ['dlv-twice', 'dlv-again']) {
         expect(await db.run.count({ where: { metadata: { path: ['delivery_id'], equals: id } } })).toBe(1);
       }
-      // A crash after the run started but before the entry was marked processed: finishing again finds the run.
-      const entry = await db.webhookDelivery.findFirstOrThrow({ where: { deliveryId: 'dlv-again' } });
-      await db.webhookDelivery.update({ where: { id: entry.id }, data: { processedAt: null, runIds: [] } });
-      await handler.handle(again, position);
-      const redone = await db.webhookDelivery.findFirstOrThrow({ where: { deliveryId: 'dlv-again' } });
-      expect(redone.runIds).toEqual(entry.runIds);
-      expect(
-        await db.run.count({ where: { metadata: { path: ['delivery_id'], equals: 'dlv-again' } } }),
-      ).toBe(1);
+      // Runs commit with the entry's processed mark or not at all: a failure after the runs were written, while marking
+      // the entry processed (a trigger stands in for a crash), leaves the entry open and no run, and finishing it
+      // again starts exactly one.
+      const crash = message('dlv-crash', { action: 'opened' });
+      const crashedAt = { topic: 'replayed', partition: 0, offset: '43' };
+      await db.$executeRawUnsafe(
+        `CREATE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated crash'; END $$`,
+      );
+      await db.$executeRawUnsafe(
+        `CREATE TRIGGER refuse_mark BEFORE UPDATE OF "processedAt" ON "WebhookDelivery" FOR EACH ROW EXECUTE FUNCTION refuse_mark()`,
+      );
+      try {
+        await expect(handler.handle(crash, crashedAt)).rejects.toThrow(/simulated crash/);
+      } finally {
+        await db.$executeRawUnsafe(`DROP TRIGGER refuse_mark ON "WebhookDelivery"`);
+        await db.$executeRawUnsafe(`DROP FUNCTION refuse_mark()`);
+      }
+      const runsOf = (id: string) =>
+        db.run.count({ where: { metadata: { path: ['delivery_id'], equals: id } } });
+      expect(await db.webhookDelivery.findFirstOrThrow({ where: { deliveryId: 'dlv-crash' } })).toMatchObject(
+        {
+          processedAt: null,
+          runIds: [],
+        },
+      );
+      expect(await runsOf('dlv-crash')).toBe(0);
+      await handler.handle(crash, crashedAt);
+      const redone = await db.webhookDelivery.findFirstOrThrow({ where: { deliveryId: 'dlv-crash' } });
+      expect(redone.processedAt).not.toBeNull();
+      expect(redone.runIds).toHaveLength(1);
+      expect(await runsOf('dlv-crash')).toBe(1);
     });
 
     it('one batch holding a delivery ID twice logs it Accepted then Duplicate and starts one run per delivery', async () => {
