@@ -378,7 +378,7 @@ describe('ListRuns filters', () => {
     expect(await names({ artifact_type: 'PLAN' })).toEqual(['failed']);
     expect(await names({ artifact_type: 'SCREENSHOT' })).toEqual([]);
     // Both ways of matching artifact_type (see ArtifactStrategy) select the same runs in the same order.
-    for (const type of ['PLAN', 'PULL_REQUEST', 'SCREENSHOT']) {
+    for (const type of ['PLAN', 'PULL_REQUEST', 'SCREENSHOT'] as const) {
       const args = {
         teamId: caller.team_id,
         filters: { artifactType: type },
@@ -431,34 +431,13 @@ describe('ListRuns rejections', () => {
     caller = await newTeam();
   });
 
-  it.each<[string, Partial<ListRunsRequest__Output>, RegExp]>([
-    ['limit above the maximum', { limit: 101 }, /^limit: /],
-    ['negative limit', { limit: -1 }, /^limit: /],
-    ['unknown sort_by', { sort_by: 'priority' }, /^sort_by: /],
-    ['unknown sort_order', { sort_order: 'up' }, /^sort_order: /],
-    ['unknown state', { states: ['QUEUED', 'DONE'] }, /^state: /],
-    ['unknown source', { source: 'EMAIL' }, /^source: /],
-    ['unknown execution_location', { execution_location: 'MARS' }, /^execution_location: /],
-    ['unknown artifact_type', { artifact_type: 'VIDEO' }, /^artifact_type: /],
-    ['not a timestamp', { created_after: 'yesterday' }, /^created_after: .*RFC 3339/],
-    ['a date without time', { created_before: '2026-01-01' }, /^created_before: /],
-    ['an impossible date', { updated_after: '2026-02-30T00:00:00Z' }, /^updated_after: /],
-    ['a malformed environment ID', { environment_id: 'env_1' }, /^environment_id: /],
-    [
-      'six metadata pairs',
-      { metadata: { a: '1', b: '2', c: '3', d: '4', e: '5', f: '6' } },
-      /^metadata: at most 5/,
-    ],
-    ['a bad metadata key', { metadata: { 'a b': '1' } }, /^metadata\[a b\]: /],
-    ['a malformed cursor', { cursor: 'garbage' }, /cursor/],
-    ['a too long q', { q: 'x'.repeat(201) }, /^q: /],
-    ['a q without a word of 3+ characters', { q: 'ab c' }, /^q: needs at least one word of 3/],
-    ['a q of 9 words', { q: 'one two three four five six seven eight nine' }, /^q: at most 8 words/],
-  ])('400 invalid_request for %s', async (_what, overrides, message) => {
-    const err = await rejection(list(caller, overrides));
+  // Every other 400 is the gateway's (services/gateway/src/schemas/run-list-query.test.ts): only the
+  // orchestrator can decode a cursor.
+  it('400 invalid_request for a malformed cursor', async () => {
+    const err = await rejection(list(caller, { cursor: 'garbage' }));
     expect(err.code).toBe('invalid_request');
     expect(err.httpStatus).toBe(400);
-    expect(err.message).toMatch(message);
+    expect(err.message).toMatch(/cursor/);
   });
 
   it('400 for a cursor issued for another sort', async () => {

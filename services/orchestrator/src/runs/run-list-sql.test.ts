@@ -1,3 +1,4 @@
+import type { ArtifactType } from '@conveyor/run-events';
 import { likePattern, pageQuery } from './run-list-sql';
 
 describe('ListRuns SQL', () => {
@@ -16,7 +17,8 @@ describe('ListRuns SQL', () => {
         states: ['QUEUED'],
         environmentId: null,
         ancestorRunId: evil,
-        artifactType: evil,
+        // Typed, but the value is bound all the same should a caller ever bypass the types.
+        artifactType: evil as ArtifactType,
       },
       sortBy: 'title',
       sortOrder: 'asc',
@@ -32,7 +34,7 @@ describe('ListRuns SQL', () => {
   it('matches artifact_type from the runs (exists) or from the artifacts (ids)', () => {
     const args = {
       teamId: 't',
-      filters: { artifactType: 'PLAN' },
+      filters: { artifactType: 'PLAN' as const },
       sortBy: 'updated_at' as const,
       sortOrder: 'desc' as const,
       take: 5,
