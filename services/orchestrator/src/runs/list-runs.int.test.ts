@@ -230,6 +230,50 @@ describe('ListRuns sorting and pagination', () => {
   });
 });
 
+describe("ListRuns time filters under the other timestamp's sort", () => {
+  // The page query bounds each time filter through the team's shortest and longest run lifetimes
+  // (run-list-sql.ts, lifetimeBounds): runs updated long after creation, or (clock skew) just before it, must
+  // still be found, in every direction and across pages.
+  it('matches a plain filter-and-sort over runs of every lifetime', async () => {
+    const caller = await newTeam();
+    const hour = 3600_000;
+    const lifetimes = [0, 5 * 1000, -3, 40 * 24 * hour, 2 * hour, 0, 365 * 24 * hour, 1, 12 * hour, 0];
+    const rows = await Promise.all(
+      lifetimes.map((lifetime, i) => {
+        const createdAt = new Date(BASE + i * hour);
+        return insertRun(caller, { createdAt, updatedAt: new Date(createdAt.getTime() + lifetime) });
+      }),
+    );
+    const at = new Date(BASE + 4.5 * hour).toISOString();
+    const cases: [Partial<ListRunsRequest__Output>, (r: RunRow) => boolean][] = [
+      [{ created_before: at }, (r) => r.createdAt.toISOString() < at],
+      [{ created_after: at }, (r) => r.createdAt.toISOString() > at],
+      [{ updated_after: at }, (r) => r.updatedAt.toISOString() > at],
+    ];
+    for (const [filter, keep] of cases)
+      for (const sortBy of ['updated_at', 'created_at'] as const)
+        for (const sortOrder of ['asc', 'desc'] as const) {
+          const key = (r: RunRow) => (sortBy === 'updated_at' ? r.updatedAt : r.createdAt).getTime();
+          const expected = rows
+            .filter(keep)
+            .sort((a, b) => (key(a) - key(b) || a.id.localeCompare(b.id)) * (sortOrder === 'asc' ? 1 : -1))
+            .map((r) => r.id);
+          const listed = await listAll(caller, {
+            ...filter,
+            sort_by: sortBy,
+            sort_order: sortOrder,
+            limit: 2,
+          });
+          expect({ filter, sortBy, sortOrder, ids: listed }).toEqual({
+            filter,
+            sortBy,
+            sortOrder,
+            ids: expected,
+          });
+        }
+  });
+});
+
 describe('ListRuns filters', () => {
   let caller: Caller__Output;
   const runs: Record<string, string> = {};

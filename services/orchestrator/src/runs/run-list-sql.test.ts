@@ -47,6 +47,25 @@ describe('ListRuns SQL', () => {
     );
   });
 
+  it("bounds a time filter on one column by the team's run lifetimes only under the other column's sort", () => {
+    const at = '2026-01-01T00:00:00Z';
+    const args = { teamId: 't', take: 5, sortOrder: 'desc' as const };
+    const text = (sortBy: 'updated_at' | 'created_at' | 'title', filters: object) =>
+      pageQuery({ ...args, sortBy, filters }).text;
+    expect(text('updated_at', { createdBefore: at })).toContain(
+      'r."updatedAt" < CAST($3 AS timestamptz) + (SELECT max(x."updatedAt" - x."createdAt") FROM "Run" x WHERE x."teamId" = $4)',
+    );
+    expect(text('updated_at', { createdAfter: at })).toContain(
+      'r."updatedAt" > CAST($3 AS timestamptz) + (SELECT min(',
+    );
+    expect(text('created_at', { updatedAfter: at })).toContain(
+      'r."createdAt" > CAST($3 AS timestamptz) - (SELECT max(',
+    );
+    expect(text('created_at', { createdBefore: at, createdAfter: at })).not.toContain('x."updatedAt"');
+    expect(text('title', { createdBefore: at, updatedAfter: at })).not.toContain('x."updatedAt"');
+    expect(text('updated_at', { updatedAfter: at })).not.toContain('x."updatedAt"');
+  });
+
   it('reads the agent sort in two sections: with a skill (by spec), then without (by ID)', () => {
     const args = { teamId: 't', filters: {}, sortBy: 'agent' as const, sortOrder: 'desc' as const, take: 5 };
     const skill = pageQuery({ ...args, section: 'skill' });
