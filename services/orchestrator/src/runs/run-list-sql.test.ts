@@ -66,6 +66,16 @@ describe('ListRuns SQL', () => {
     expect(text('updated_at', { updatedAfter: at })).not.toContain('x."updatedAt"');
   });
 
+  it('compares one state with = (so the state index is read in sort order) and several with ANY', () => {
+    const args = { teamId: 't', sortBy: 'updated_at' as const, sortOrder: 'desc' as const, take: 5 };
+    expect(pageQuery({ ...args, filters: { states: ['QUEUED'] } }).text).toContain(
+      'r."state" = CAST($2 AS "RunState")',
+    );
+    expect(pageQuery({ ...args, filters: { states: ['QUEUED', 'FAILED'] } }).text).toContain(
+      'r."state" = ANY(CAST($2 AS "RunState"[]))',
+    );
+  });
+
   it('reads the agent sort in two sections: with a skill (by spec), then without (by ID)', () => {
     const args = { teamId: 't', filters: {}, sortBy: 'agent' as const, sortOrder: 'desc' as const, take: 5 };
     const skill = pageQuery({ ...args, section: 'skill' });

@@ -55,7 +55,10 @@ export function filterConditions(
 ): Prisma.Sql[] {
   const where: Prisma.Sql[] = [Prisma.sql`r."teamId" = ${teamId}`];
   if (filters.factoryUid !== undefined) where.push(Prisma.sql`FALSE`); // no factory is accessible (yet)
-  if (filters.states) where.push(Prisma.sql`r."state" = ANY(CAST(${filters.states} AS "RunState"[]))`);
+  // One state as `=`: PostgreSQL reads (teamId, state, updatedAt, id) in order only for an equality, not for ANY.
+  if (filters.states?.length === 1)
+    where.push(Prisma.sql`r."state" = CAST(${filters.states[0]} AS "RunState")`);
+  else if (filters.states) where.push(Prisma.sql`r."state" = ANY(CAST(${filters.states} AS "RunState"[]))`);
   for (const [key, column] of EQUALS) {
     const value = filters[key];
     if (typeof value === 'string') where.push(Prisma.sql`${column} = ${value}`);
