@@ -270,7 +270,9 @@ describe('findSchemaDrift', () => {
   });
 
   it('accepts an expression index only as defined, and misses it when dropped', () => {
-    const expression = { users_age_idx: { table: 'users', definition: 'USING btree ((now() - "createdAt"))' } };
+    const expression = {
+      users_age_idx: { table: 'users', definition: 'USING btree ((now() - "createdAt"))' },
+    };
     const db = matchingDatabase();
     expect(findSchemaDrift(datamodel, db, expression)).toEqual([
       'expression index "users_age_idx" on "users" is missing from the database',
