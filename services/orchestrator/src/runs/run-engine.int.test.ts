@@ -47,7 +47,11 @@ describe('run engine over real PostgreSQL and Redis', () => {
     defaultHarness: 'demo',
     logger,
     references: new PrismaRunReferences(db),
-    catalog: new CatalogModule({ config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')), db, logger }),
+    catalog: new CatalogModule({
+      config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')),
+      db,
+      logger,
+    }),
   });
   let sessions: HarnessSessions;
   const complete = (
