@@ -201,12 +201,13 @@ describe('prepareRun', () => {
       });
     });
 
-    it('that is not a UUID is not found, whatever the runs hold', async () => {
-      references.runs.push({ id: 'odd', teamId: TEAM, ancestorIds: [], conversationId: 'not-a-uuid' });
+    it('that is not a UUID is not found, without a lookup (the column is a UUID)', async () => {
+      const lookup = jest.spyOn(references, 'conversationExists');
       await expect(prepare({ conversationId: 'not-a-uuid' })).rejects.toMatchObject({
         code: 'resource_not_found',
         message: 'conversation_id: Conversation not found',
       });
+      expect(lookup).not.toHaveBeenCalled();
     });
   });
 
