@@ -30,6 +30,7 @@ import { HarnessSessions } from './runner/harness-sessions';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { prepareRun, type CreateRunDeps } from './runs/create-run';
 import { OutboxRelay } from './runs/outbox-relay';
+import { PrismaRunReferences } from './runs/prisma-run-references';
 import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from './runs/transcript';
@@ -136,7 +137,8 @@ export class Orchestrator implements Service {
       db,
       kickOutbox,
       defaultHarness: defaultHarness(config),
-      catalog: catalog.runCatalog,
+      references: new PrismaRunReferences(db),
+      catalog,
     };
     const identities = new AgentIdentities({ db, models: catalog.models });
     const identityKeys = new IdentityKeys(db);
