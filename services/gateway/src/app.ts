@@ -10,6 +10,8 @@ import {
   requestContext,
   type Readiness,
 } from '@conveyor/runtime';
+import { redisAuthEpochs } from './auth/auth-epochs';
+import { KeyAuthenticator } from './auth/key-authenticator';
 import type { GatewayConfig } from './config';
 import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import { rateLimit } from './middleware/rate-limit';
@@ -64,7 +66,16 @@ export function buildApp(deps: AppDeps): Express {
   // Signed download links carry their own credential; they are served before API-key auth.
   v1.use(blobRoutes(deps.api));
   v1.use(openapiRoutes());
-  v1.use(identify(deps.api));
+  const keys = new KeyAuthenticator(
+    deps.api,
+    redisAuthEpochs(deps.redis, config.AUTH_CACHE_REDIS_TIMEOUT_MS),
+    {
+      maxKeys: config.AUTH_CACHE_MAX_KEYS,
+      ttlMs: config.AUTH_CACHE_TTL_SECONDS * 1000,
+    },
+  );
+  deps.redis.on('ready', () => keys.forgetAll());
+  v1.use(identify(keys));
   v1.use(confineRunScopedKeys);
   v1.use(
     rateLimit(deps.redis, {
