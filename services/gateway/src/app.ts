@@ -4,6 +4,7 @@ import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import {
+  authEpochKeys,
   errorHandler,
   healthRoutes,
   notFoundHandler,
@@ -68,7 +69,11 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(openapiRoutes());
   const keys = new KeyAuthenticator(
     deps.api,
-    redisAuthEpochs(deps.redis, config.AUTH_CACHE_REDIS_TIMEOUT_MS),
+    redisAuthEpochs(
+      deps.redis,
+      authEpochKeys(config.AUTH_EPOCH_REDIS_PREFIX),
+      config.AUTH_CACHE_REDIS_TIMEOUT_MS,
+    ),
     {
       maxKeys: config.AUTH_CACHE_MAX_KEYS,
       ttlMs: config.AUTH_CACHE_TTL_SECONDS * 1000,

@@ -12,7 +12,15 @@ import {
   httpMetrics,
   metricsRouter,
 } from '@conveyor/metrics';
-import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
+import {
+  authEpochKeys,
+  closeAll,
+  closeServer,
+  healthRoutes,
+  listen,
+  Readiness,
+  type Service,
+} from '@conveyor/runtime';
 import type * as grpc from '@grpc/grpc-js';
 import { authEpochBumper } from './auth/auth-epoch-bumper';
 import { artifactLinkSigner, configuredBlobStore } from './blobs/configured-blob-store';
@@ -162,6 +170,7 @@ export class Orchestrator implements Service {
     const authEpochs = authEpochBumper({
       databaseUrl: config.DATABASE_URL,
       redis,
+      keys: authEpochKeys(config.AUTH_EPOCH_REDIS_PREFIX),
       logger: logger.child({ component: 'auth-epochs' }),
     });
     this.authEpochs = authEpochs;

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { AppError } from '@conveyor/errors';
-import type { AuthenticateResponse__Output, Caller__Output } from '@conveyor/proto';
+import { authEpochKeys } from '@conveyor/runtime';
+import type { Caller__Output } from '@conveyor/proto';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { redisAuthEpochs, type AuthEpochs, type EpochStamp } from './auth-epochs';
 import { KeyAuthenticator } from './key-authenticator';
@@ -8,6 +9,7 @@ import { KeyAuthenticator } from './key-authenticator';
 // The cache at the level of its rules, with a fake orchestrator port that counts Authenticate calls and epochs held
 // in memory (or a Redis that is down or never answers).
 const TTL_MS = 60_000;
+type Answer = { caller: Caller__Output | null; expires_at: string };
 const caller = (over: Partial<Caller__Output> = {}): Caller__Output => ({
   team_id: 'team-1',
   principal_type: 'USER',
@@ -22,7 +24,7 @@ const caller = (over: Partial<Caller__Output> = {}): Caller__Output => ({
 
 describe('KeyAuthenticator', () => {
   let clock: number;
-  let answers: Map<string, AuthenticateResponse__Output>;
+  let answers: Map<string, Answer>;
   let stamps: Map<string, EpochStamp>;
   const call = jest.fn((_service: string, _method: string, request: { api_key: string }) => {
     const answer = answers.get(request.api_key);
@@ -131,7 +133,7 @@ describe('KeyAuthenticator', () => {
       maxRetriesPerRequest: 0,
     });
     try {
-      const keys = authenticator(redisAuthEpochs(redis, 1_000));
+      const keys = authenticator(redisAuthEpochs(redis, authEpochKeys('test:auth-epoch'), 1_000));
       for (let i = 0; i < 4; i++) expect(await keys.authenticate('cvk_good')).toEqual(caller());
       expect(authenticateCalls()).toBe(4);
     } finally {
@@ -141,7 +143,18 @@ describe('KeyAuthenticator', () => {
 
   it('asks the orchestrator when Redis does not answer in time', async () => {
     const silent = { mget: () => new Promise<(string | null)[]>(() => undefined) };
-    const keys = authenticator(redisAuthEpochs(silent as unknown as Redis, 1));
+    const keys = authenticator(
+      redisAuthEpochs(silent as unknown as Redis, authEpochKeys('test:auth-epoch'), 1),
+    );
+    for (let i = 0; i < 3; i++) expect(await keys.authenticate('cvk_good')).toEqual(caller());
+    expect(authenticateCalls()).toBe(3);
+  });
+
+  it('asks the orchestrator while Redis holds no global epoch (no orchestrator keeps these epochs, or they were lost)', async () => {
+    const empty = { mget: () => Promise.resolve([null, null]) };
+    const keys = authenticator(
+      redisAuthEpochs(empty as unknown as Redis, authEpochKeys('test:auth-epoch'), 1_000),
+    );
     for (let i = 0; i < 3; i++) expect(await keys.authenticate('cvk_good')).toEqual(caller());
     expect(authenticateCalls()).toBe(3);
   });

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ChannelListener } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import { GLOBAL_AUTH_EPOCH_KEY, teamAuthEpochKey } from '@conveyor/runtime';
+import type { AuthEpochKeys } from '@conveyor/runtime';
 
 /** Notified with a team's ID by the triggers of migration 20261125120000_auth_change_notify; empty = every team. */
 const CHANNEL = 'auth_changes';
@@ -15,23 +15,24 @@ const CHANNEL = 'auth_changes';
 export function authEpochBumper(deps: {
   databaseUrl: string;
   redis: Pick<Redis, 'incr'>;
+  keys: AuthEpochKeys;
   logger: Logger;
 }): ChannelListener {
-  const { redis, logger } = deps;
+  const { redis, keys, logger } = deps;
   const bump = (key: string) => redis.incr(key).then(() => undefined);
   return new ChannelListener({
     databaseUrl: deps.databaseUrl,
     channel: CHANNEL,
     onNotification: (teamId) => {
       // The Redis client queues commands while it reconnects; a bump fails only if the command itself does.
-      bump(teamId ? teamAuthEpochKey(teamId) : GLOBAL_AUTH_EPOCH_KEY).catch((err: Error) =>
+      bump(teamId ? keys.team(teamId) : keys.global).catch((err: Error) =>
         logger.error(
           { err: err.message, teamId },
           'auth epoch bump failed; cached keys live until their TTL',
         ),
       );
     },
-    onListening: () => bump(GLOBAL_AUTH_EPOCH_KEY),
+    onListening: () => bump(keys.global),
     warn: (detail, message) => logger.warn(detail, message),
   });
 }
