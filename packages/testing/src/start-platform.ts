@@ -109,6 +109,8 @@ export async function startPlatform(
     RUN_SANDBOX: 'none',
     // Every test platform seeds the same team ID; its API budget must not be shared with other platforms.
     RATE_LIMIT_REDIS_PREFIX: `conveyor:rl:${suffix}`,
+    // Likewise its auth epochs: another platform's changes (or start) would empty this one's key cache.
+    AUTH_EPOCH_REDIS_PREFIX: `conveyor:auth-epoch:${suffix}`,
     RUNNER_LOST_AFTER_MS: '5000',
     // The gateway checks every JSON response against the OpenAPI document's schema; a mismatch becomes a 500.
     // Benchmarks turn it off to measure the production configuration.
