@@ -1,9 +1,8 @@
-import { Client } from 'pg';
+import { ChannelListener } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 
 /** The channel the RunEvent insert trigger notifies with the run's ID (migration 20261123210000_run_event_notify). */
 const CHANNEL = 'run_events';
-const RECONNECT_DELAY_MS = 1_000;
 
 /** A watcher: woken when its run has new events, ended when the orchestrator shuts down. */
 export interface RunWatcher {
@@ -18,17 +17,23 @@ export interface RunWatcher {
  */
 export class RunEventFeed {
   private readonly watchers = new Map<string, Set<RunWatcher>>();
-  private client: Client | undefined;
-  private stopped = false;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly listener: ChannelListener;
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly logger: Logger,
-  ) {}
+  constructor(databaseUrl: string, logger: Logger) {
+    this.listener = new ChannelListener({
+      databaseUrl,
+      channel: CHANNEL,
+      onNotification: (runId) => this.wake(this.watchers.get(runId)),
+      // Whatever was recorded while nobody listened is read now.
+      onListening: async () => {
+        for (const set of this.watchers.values()) this.wake(set);
+      },
+      warn: (detail, message) => logger.warn(detail, message),
+    });
+  }
 
-  async start(): Promise<void> {
-    await this.connect();
+  start(): Promise<void> {
+    return this.listener.start();
   }
 
   /** Wakes the watcher whenever an event of the run is recorded; returns the unsubscribe function. */
@@ -43,52 +48,14 @@ export class RunEventFeed {
   }
 
   get connected(): boolean {
-    return this.client !== undefined;
+    return this.listener.connected;
   }
 
   /** Ends every watch stream first: a graceful gRPC shutdown would otherwise wait for them until its deadline. */
   async stop(): Promise<void> {
-    this.stopped = true;
     for (const set of this.watchers.values()) for (const watcher of set) watcher.end();
     this.watchers.clear();
-    clearTimeout(this.reconnectTimer);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
-  }
-
-  private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.databaseUrl });
-    client.on('notification', (msg) => {
-      if (msg.channel === CHANNEL && msg.payload) this.wake(this.watchers.get(msg.payload));
-    });
-    client.on('error', (err) => {
-      this.logger.warn({ err: err.message }, 'run event feed connection failed; reconnecting');
-      this.dropped(client);
-    });
-    client.on('end', () => this.dropped(client));
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    this.client = client;
-    // Whatever was recorded while nobody listened is read now.
-    for (const set of this.watchers.values()) this.wake(set);
-  }
-
-  private dropped(client: Client): void {
-    if (this.client !== client) return;
-    this.client = undefined;
-    void client.end().catch(() => undefined);
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.stopped) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.connect().catch((err: Error) => {
-        this.logger.warn({ err: err.message }, 'run event feed reconnect failed');
-        this.scheduleReconnect();
-      });
-    }, RECONNECT_DELAY_MS);
+    await this.listener.stop();
   }
 
   private wake(set: Set<RunWatcher> | undefined): void {
