@@ -22,7 +22,7 @@ import {
 import { harnessFor } from './harness/harness-registry';
 import { reportFileArtifact } from './harness-support-client';
 import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
-import type { RunningModelProxy } from './model-proxy/model-proxy-config';
+import type { RunningModelProxy } from './model-proxy/start-model-proxy';
 import type { RunnerConfig } from './config';
 import type { OrchestratorLink } from './orchestrator-link';
 import { baseRunEnvironment } from './sandbox/run-environment';
