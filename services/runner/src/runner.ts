@@ -10,7 +10,8 @@ import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } 
 import type { RunnerConfig } from './config';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
-import { executorOptions, RunExecutor } from './run-executor';
+import { RunExecutor } from './run-executor';
+import { executorOptions } from './run-executor-options';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 
 /**

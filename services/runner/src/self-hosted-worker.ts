@@ -11,7 +11,8 @@ import {
 import type { Service } from '@conveyor/runtime';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
-import { executorOptions, RunExecutor } from './run-executor';
+import { RunExecutor } from './run-executor';
+import { executorOptions } from './run-executor-options';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 import type { SandboxBackend } from './sandbox/run-sandbox';
 import type { WorkerConfig } from './worker-config';
