@@ -54,6 +54,36 @@ describe('lint guardrails', () => {
     expect(rules(messages)).toContain('import-x/no-restricted-paths');
   });
 
+  // One lint per case: each is a type-aware ESLint run of several seconds on a busy machine.
+  it.each([
+    ['services/gateway/src/openapi/guardrail-fixture.ts', '../schemas/run-request-schemas', 'createRunBody'],
+    ['services/runner/src/harness/guardrail-fixture.ts', '../sandbox/run-environment', 'HOME_DIR_NAME'],
+  ])('pass %s importing %s (a floor below)', async (file, from, name) => {
+    const messages = await lintAs(
+      file,
+      `import { ${name} } from '${from}';\n\nexport const used = ${name};\n`,
+    );
+    expect(messages).toEqual([]);
+  });
+
+  it.each([
+    [
+      'services/gateway/src/openapi/guardrail-fixture.ts',
+      '../routes/run-lifecycle-routes',
+      'runLifecycleRoutes',
+    ],
+    ['services/gateway/src/routes/guardrail-fixture.ts', '../app', 'buildApp'],
+    ['services/runner/src/sandbox/guardrail-fixture.ts', '../run-executor', 'RunExecutor'],
+    ['services/runner/src/harness/guardrail-fixture.ts', '../model-proxy/model-proxy', 'ModelProxy'],
+    ['services/runner/src/guardrail-fixture.ts', './runner', 'Runner'],
+  ])('refuse %s importing %s (a floor above)', async (file, from, name) => {
+    const messages = await lintAs(
+      file,
+      `import { ${name} } from '${from}';\n\nexport const used = ${name};\n`,
+    );
+    expect(rules(messages)).toContain('import-x/no-restricted-paths');
+  });
+
   it('refuse a service importing another service, by package name or by path', async () => {
     const byName = await lintAs(
       'services/gateway/src/guardrail-fixture.ts',
