@@ -37,6 +37,10 @@ async function lint(args: string[], stdin?: string): Promise<LintMessage[]> {
 
 const rules = (messages: LintMessage[]) => messages.map((m) => m.ruleId);
 
+/** A module that imports `name` from `from` and uses it. */
+const importing = (name: string, from: string) =>
+  `import { ${name} } from '${from}';\n\nexport const used = ${name};\n`;
+
 describe('lint guardrails', () => {
   it('pass a domain file that imports downwards only', async () => {
     const messages = await lintAs(
@@ -59,10 +63,7 @@ describe('lint guardrails', () => {
     ['services/gateway/src/openapi/guardrail-fixture.ts', '../schemas/run-request-schemas', 'createRunBody'],
     ['services/runner/src/harness/guardrail-fixture.ts', '../sandbox/run-environment', 'HOME_DIR_NAME'],
   ])('pass %s importing %s (a floor below)', async (file, from, name) => {
-    const messages = await lintAs(
-      file,
-      `import { ${name} } from '${from}';\n\nexport const used = ${name};\n`,
-    );
+    const messages = await lintAs(file, importing(name, from));
     expect(messages).toEqual([]);
   });
 
@@ -77,10 +78,7 @@ describe('lint guardrails', () => {
     ['services/runner/src/harness/guardrail-fixture.ts', '../model-proxy/model-proxy', 'ModelProxy'],
     ['services/runner/src/guardrail-fixture.ts', './runner', 'Runner'],
   ])('refuse %s importing %s (a floor above)', async (file, from, name) => {
-    const messages = await lintAs(
-      file,
-      `import { ${name} } from '${from}';\n\nexport const used = ${name};\n`,
-    );
+    const messages = await lintAs(file, importing(name, from));
     expect(rules(messages)).toContain('import-x/no-restricted-paths');
   });
 
