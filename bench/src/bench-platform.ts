@@ -22,6 +22,8 @@ export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<Running
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_KEY_POINTS: '100000000',
       RATE_LIMIT_PER_TEAM_POINTS: '100000000',
+      // Tests check every response against the OpenAPI document; production does not, and neither do benchmarks.
+      VALIDATE_RESPONSES: 'false',
       ...env,
       ...(profileDir && {
         BENCH_CPU_PROF_DIR: profileDir,

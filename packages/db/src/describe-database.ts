@@ -33,6 +33,8 @@ export interface DbIndex {
   /** Operator class per column, `null` where it is the type's default. */
   opclasses: (string | null)[];
   partial: boolean;
+  /** `pg_get_indexdef` from `USING` on: `USING btree ("teamId", (("updatedAt" - "createdAt")))`. */
+  definition: string;
 }
 
 export interface DbForeignKey {
@@ -108,7 +110,8 @@ export async function describeDatabase(client: ClientBase): Promise<DatabaseDesc
                  FROM unnest(ix.indclass::oid[]) WITH ORDINALITY AS k(opc, ord)
                  JOIN pg_opclass oc ON oc.oid = k.opc
                  ORDER BY k.ord) AS "opclasses",
-           ix.indpred IS NOT NULL AS "partial"
+           ix.indpred IS NOT NULL AS "partial",
+           substring(pg_get_indexdef(ix.indexrelid) FROM ' (USING .*)$') AS "definition"
     FROM pg_index ix
     JOIN pg_class i ON i.oid = ix.indexrelid
     JOIN pg_class t ON t.oid = ix.indrelid

@@ -5,3 +5,4 @@ export { migrate, migrationsDir, type MigrateLog, type MigrateOptions, type Migr
 export { readMigrations, migrationsChecksum, type MigrationFile } from './migration-files';
 export { MigrationError, type MigrationErrorCode } from './errors';
 export { newId, newEnvironmentId, newUuid, randomAlphanumeric } from './ids';
+export { ChannelListener, type ChannelListenerOptions } from './channel-listener';

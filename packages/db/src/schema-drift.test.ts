@@ -138,6 +138,7 @@ function btree(
     descending: columns.map(() => false),
     opclasses: columns.map(() => null),
     partial: false,
+    definition: `USING ${extra.method ?? 'btree'} (${columns.map((c) => `"${c}"`).join(', ')})`,
     ...extra,
   };
 }
@@ -266,6 +267,22 @@ describe('findSchemaDrift', () => {
       'index "users_profile_idx" on "users" has operator classes [default], schema says [jsonb_path_ops]',
       'index "users_role_idx" on "users" (role) exists in the database but not in the schema',
     ]);
+  });
+
+  it('accepts an expression index only as defined, and misses it when dropped', () => {
+    const expression = {
+      users_age_idx: { table: 'users', definition: 'USING btree ((now() - "createdAt"))' },
+    };
+    const db = matchingDatabase();
+    expect(findSchemaDrift(datamodel, db, expression)).toEqual([
+      'expression index "users_age_idx" on "users" is missing from the database',
+    ]);
+    db.indexes.push(btree('users', 'users_age_idx', ['(expression)'], { definition: 'USING btree (id)' }));
+    expect(findSchemaDrift(datamodel, db, expression)).toEqual([
+      'expression index "users_age_idx" on "users" is USING btree (id), expected USING btree ((now() - "createdAt"))',
+    ]);
+    db.indexes[db.indexes.length - 1]!.definition = expression.users_age_idx.definition;
+    expect(findSchemaDrift(datamodel, db, expression)).toEqual([]);
   });
 
   it('catches enum and foreign key drift', () => {

@@ -2,6 +2,7 @@
 // Hand-written SQL migrations replace `prisma migrate` here, so this is what keeps the two from drifting apart.
 // Pure: no I/O, so the unit test can prove it catches each kind of drift.
 import type { DatabaseDescription, DbColumn, DbIndex, ReferentialAction } from './describe-database';
+import { EXPRESSION_INDEXES } from './expression-indexes';
 
 /** The parts of Prisma's DMMF datamodel the comparison reads. */
 export interface DmmfField {
@@ -53,7 +54,11 @@ const BOOKKEEPING_TABLES = new Set(['_prisma_migrations']);
 const MAX_IDENTIFIER_LENGTH = 63;
 
 /** Human-readable differences; empty when the database matches the schema. */
-export function findSchemaDrift(datamodel: DmmfDatamodel, db: DatabaseDescription): string[] {
+export function findSchemaDrift(
+  datamodel: DmmfDatamodel,
+  db: DatabaseDescription,
+  expressionIndexes: typeof EXPRESSION_INDEXES = EXPRESSION_INDEXES,
+): string[] {
   const diffs: string[] = [];
   const enumDbNames = new Map(datamodel.enums.map((e) => [e.name, e.dbName ?? e.name]));
   compareEnums(datamodel.enums, db, diffs);
@@ -72,6 +77,7 @@ export function findSchemaDrift(datamodel: DmmfDatamodel, db: DatabaseDescriptio
       model,
       datamodel,
       db.indexes.filter((i) => i.table === table),
+      expressionIndexes,
       diffs,
     );
     compareForeignKeys(model, datamodel, db, diffs);
@@ -231,6 +237,7 @@ function compareIndexes(
   model: DmmfModel,
   datamodel: DmmfDatamodel,
   dbIndexes: DbIndex[],
+  expressionIndexes: typeof EXPRESSION_INDEXES,
   diffs: string[],
 ): void {
   const table = tableName(model);
@@ -271,6 +278,14 @@ function compareIndexes(
       );
     }
     if (dbIndex.partial) diffs.push(`${where} is partial (WHERE …), which the schema cannot express`);
+  }
+  for (const [name, { table: on, definition }] of Object.entries(expressionIndexes)) {
+    if (on !== table) continue;
+    expectedNames.add(name);
+    const dbIndex = dbIndexes.find((i) => i.name === name);
+    if (!dbIndex) diffs.push(`expression index "${name}" on "${table}" is missing from the database`);
+    else if (dbIndex.definition !== definition)
+      diffs.push(`expression index "${name}" on "${table}" is ${dbIndex.definition}, expected ${definition}`);
   }
   for (const dbIndex of dbIndexes) {
     if (!expectedNames.has(dbIndex.name)) {

@@ -1,5 +1,6 @@
-// Rules of `GET /agent/runs` shared by the gateway (which validates the query string) and the orchestrator
-// (which validates the RPC again before building SQL). docs/runs.md explains each one.
+// Rules of `GET /agent/runs`: the gateway validates the query string with them (the only place that does; ListRuns
+// is gateway-only), the orchestrator uses the defaults and types, the console the enumerations. docs/runs.md
+// explains each one.
 
 export const RUN_SORT_FIELDS = ['updated_at', 'created_at', 'title', 'agent'] as const;
 export type RunSortField = (typeof RUN_SORT_FIELDS)[number];

@@ -4,3 +4,4 @@ export * from './request-context';
 export * from './problem-handlers';
 export * from './service-runner';
 export * from './http-server';
+export * from './auth-epoch-keys';

@@ -5,27 +5,47 @@ import { freePort, type RunningPlatform } from './start-platform';
 const ROOT = path.resolve(__dirname, '../../..');
 
 export interface ExtraService {
+  /** Its HTTP address (health, readiness; the API of a gateway or ingress). */
   url: string;
   logs: () => string;
   stop: () => Promise<void>;
+  /** Ends the process abruptly (a crash: no graceful shutdown). */
+  kill: () => void;
+}
+
+/** The listening ports of one more process of a service. */
+async function ports(
+  service: 'gateway' | 'ingress' | 'orchestrator',
+): Promise<{ http: number; env: NodeJS.ProcessEnv }> {
+  const http = await freePort();
+  if (service !== 'orchestrator') return { http, env: { PORT: String(http) } };
+  return {
+    http,
+    env: {
+      HTTP_PORT: String(http),
+      GRPC_PORT: String(await freePort()),
+      WORKER_GRPC_PORT: String(await freePort()),
+    },
+  };
 }
 
 /**
- * One more gateway or ingress process of a running platform, with different settings (an unreachable Kafka, a
- * chattier LOG_LEVEL to inspect its access log); it talks to the platform's orchestrator.
+ * One more gateway, ingress or orchestrator process of a running platform, with different settings (an unreachable
+ * Kafka, a chattier LOG_LEVEL to inspect its access log) or as a second replica (an orchestrator sharing the database
+ * and the deliveries consumer group). A gateway or ingress talks to the platform's orchestrator.
  */
 export async function startExtraService(
   platform: RunningPlatform,
-  service: 'gateway' | 'ingress',
+  service: 'gateway' | 'ingress' | 'orchestrator',
   env: NodeJS.ProcessEnv = {},
 ): Promise<ExtraService> {
-  const port = await freePort();
+  const { http, env: portEnv } = await ports(service);
   let output = '';
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, `services/${service}/dist/main.js`)], {
     env: {
       ...platform.env,
       ...platform.trust.serviceEnv(service),
-      PORT: String(port),
+      ...portEnv,
       ORCHESTRATOR_ADDR: platform.orchestratorGrpcAddr,
       LOG_LEVEL: 'warn',
       ...env,
@@ -33,7 +53,7 @@ export async function startExtraService(
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${http}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`extra ${service} exited: ${output}`);
@@ -54,5 +74,6 @@ export async function startExtraService(
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+    kill: () => child.kill('SIGKILL'),
   };
 }

@@ -109,7 +109,12 @@ export async function startPlatform(
     RUN_SANDBOX: 'none',
     // Every test platform seeds the same team ID; its API budget must not be shared with other platforms.
     RATE_LIMIT_REDIS_PREFIX: `conveyor:rl:${suffix}`,
+    // Likewise its auth epochs: another platform's changes (or start) would empty this one's key cache.
+    AUTH_EPOCH_REDIS_PREFIX: `conveyor:auth-epoch:${suffix}`,
     RUNNER_LOST_AFTER_MS: '5000',
+    // The gateway checks every JSON response against the OpenAPI document's schema; a mismatch becomes a 500.
+    // Benchmarks turn it off to measure the production configuration.
+    VALIDATE_RESPONSES: 'true',
     ...options.env,
     LOG_LEVEL: 'warn',
     SHUTDOWN_TIMEOUT_MS: '5000',
@@ -154,12 +159,10 @@ export async function startPlatform(
     });
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
-    // Every JSON response is checked against the OpenAPI document's schema; a mismatch becomes a 500.
     const gateway = start('gateway', 'services/gateway/dist/main.js', {
       ...trust.serviceEnv('gateway'),
       PORT: String(gatewayPort),
       ORCHESTRATOR_ADDR: orchestratorAddr,
-      VALIDATE_RESPONSES: 'true',
     });
     const ingress = start('ingress', 'services/ingress/dist/main.js', {
       ...trust.serviceEnv('ingress'),

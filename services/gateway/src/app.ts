@@ -4,12 +4,15 @@ import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
 import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import {
+  authEpochKeys,
   errorHandler,
   healthRoutes,
   notFoundHandler,
   requestContext,
   type Readiness,
 } from '@conveyor/runtime';
+import { redisAuthEpochs } from './auth/auth-epochs';
+import { KeyAuthenticator } from './auth/key-authenticator';
 import type { GatewayConfig } from './config';
 import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
 import { jsonBodies } from './middleware/json-bodies';
@@ -65,7 +68,20 @@ export function buildApp(deps: AppDeps): Express {
   // Signed download links carry their own credential; they are served before API-key auth.
   v1.use(blobRoutes(deps.api));
   v1.use(openapiRoutes());
-  v1.use(identify(deps.api));
+  const keys = new KeyAuthenticator(
+    deps.api,
+    redisAuthEpochs(
+      deps.redis,
+      authEpochKeys(config.AUTH_EPOCH_REDIS_PREFIX),
+      config.AUTH_CACHE_REDIS_TIMEOUT_MS,
+    ),
+    {
+      maxKeys: config.AUTH_CACHE_MAX_KEYS,
+      ttlMs: config.AUTH_CACHE_TTL_SECONDS * 1000,
+    },
+  );
+  deps.redis.on('ready', () => keys.forgetAll());
+  v1.use(identify(keys));
   v1.use(confineRunScopedKeys);
   v1.use(
     rateLimit(deps.redis, {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonEnv, loadConfig, port, trustProxy, grpcTlsEnv } from '@conveyor/config';
+import { DEFAULT_AUTH_EPOCH_PREFIX } from '@conveyor/runtime';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -33,6 +34,16 @@ const schema = z.object({
   RATE_LIMIT_PER_TEAM_SECONDS: positiveInt(60),
   /** Prefix of the counters' Redis keys (installations sharing a Redis, or test platforms, keep theirs apart). */
   RATE_LIMIT_REDIS_PREFIX: z.string().min(1).default('conveyor:rl'),
+  /**
+   * The cache of authenticated API keys (docs/service-trust.md): how long a cached key is served without asking the
+   * orchestrator (0 turns the cache off), how many keys it holds, and how long a request waits for Redis's auth
+   * epochs before it asks the orchestrator instead.
+   */
+  AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().nonnegative().default(60),
+  AUTH_CACHE_MAX_KEYS: positiveInt(10_000),
+  AUTH_CACHE_REDIS_TIMEOUT_MS: positiveInt(50),
+  /** Where the orchestrators keep the auth epochs (their AUTH_EPOCH_REDIS_PREFIX). */
+  AUTH_EPOCH_REDIS_PREFIX: z.string().min(1).default(DEFAULT_AUTH_EPOCH_PREFIX),
   /** Base URL users reach this gateway at (links such as `session_link` use it); default: the listen address. */
   PUBLIC_URL: z.string().url().optional(),
   /** Tests: check every JSON response against the OpenAPI document's schema; a mismatch becomes a 500. */

@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { commonEnv, csv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
+import { DEFAULT_AUTH_EPOCH_PREFIX } from '@conveyor/runtime';
 import { MAX_SIGNED_LINK_TTL_SECONDS } from '@conveyor/blob-store';
 import {
   DEFAULT_DELIVERIES_TOPIC,
@@ -19,6 +20,8 @@ const schema = z
     DATABASE_URL: z.string().url().default('postgresql://conveyor:conveyor@127.0.0.1:5432/conveyor'),
     /** Redis for BullMQ queues and schedulers. */
     REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+    /** Where the auth epochs the gateways' key caches check live (the gateways' AUTH_EPOCH_REDIS_PREFIX). */
+    AUTH_EPOCH_REDIS_PREFIX: z.string().min(1).default(DEFAULT_AUTH_EPOCH_PREFIX),
     /** Kafka bootstrap brokers, comma-separated. */
     KAFKA_BROKERS: csv('127.0.0.1:9092'),
     /** TLS and SASL to the brokers (KAFKA_SSL*, KAFKA_SASL_*; deploy/README.md). */

@@ -1,4 +1,5 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { Redis } from 'ioredis';
 import { createPrismaClient, newUuid } from '@conveyor/db';
 import {
   createIdempotentProducer,
@@ -13,6 +14,7 @@ import {
   mutualTlsCredentials,
   type OrchestratorClients,
 } from '@conveyor/proto';
+import { authEpochKeys } from '@conveyor/runtime';
 import {
   createTestDatabase,
   KAFKA_BROKERS,
@@ -34,6 +36,8 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
   let clients: OrchestratorClients;
   const received: DeliveryMessage[] = [];
   const topic = uniqueName('deliveries');
+  const epochs = authEpochKeys(uniqueName('auth-epoch'));
+  const redis = new Redis(REDIS_URL);
   const db = () => createPrismaClient(database.url);
 
   beforeAll(async () => {
@@ -49,6 +53,7 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
       GRPC_PORT: '0',
       WORKER_GRPC_PORT: '0',
       HTTP_PORT: '0',
+      AUTH_EPOCH_REDIS_PREFIX: epochs.global,
     });
     orchestrator = new Orchestrator(config, logger, async (deliveries) => {
       received.push(...deliveries.map((d) => d.message));
@@ -62,12 +67,17 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
 
   afterAll(async () => {
     clients?.close();
+    redis.disconnect();
     await orchestrator?.stop();
     await database?.drop();
     await trust?.remove();
   });
 
-  it('authenticates API keys and refuses revoked or unknown ones with the same error', async () => {
+  it('keeps a global auth epoch, bumped when it started listening for authentication changes', async () => {
+    expect(Number(await redis.get(epochs.global))).toBeGreaterThan(0);
+  });
+
+  it('authenticates API keys with their expiry, bumps the team auth epoch on revocation, and refuses revoked or unknown keys with the same error', async () => {
     const prisma = db();
     const team = await createTeam(prisma, 'Acme');
     const user = await createUser(prisma, {
@@ -86,8 +96,18 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
       role: 'ADMIN',
       principal_type: 'USER',
     });
+    expect(ok.expires_at).toBe('');
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    await prisma.apiKey.update({ where: { id: key.id }, data: { expiresAt } });
+    expect((await rpc(clients, 'auth', 'Authenticate', { api_key: key.key })).expires_at).toBe(
+      expiresAt.toISOString(),
+    );
 
+    // The gateways' key caches learn of the revocation through the team's auth epoch (docs/service-trust.md).
+    const epochBefore = await redis.get(epochs.team(team.id));
     await prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+    while ((await redis.get(epochs.team(team.id))) === epochBefore)
+      await new Promise((r) => setTimeout(r, 10));
     for (const apiKey of [key.key, 'cvy_nope', '']) {
       const err = (await rpc(clients, 'auth', 'Authenticate', { api_key: apiKey }).catch(
         (e: ServiceError) => e,
@@ -184,6 +204,7 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
       checks: {
         postgres: { ok: true },
         redis: { ok: true },
+        'auth change feed': { ok: true },
         'run event feed': { ok: true },
         kafka: { ok: true },
       },

@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
-import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import { createPrismaClient, type ChannelListener, type PrismaClient } from '@conveyor/db';
 import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import {
@@ -12,8 +12,17 @@ import {
   httpMetrics,
   metricsRouter,
 } from '@conveyor/metrics';
-import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
+import {
+  authEpochKeys,
+  closeAll,
+  closeServer,
+  healthRoutes,
+  listen,
+  Readiness,
+  type Service,
+} from '@conveyor/runtime';
 import type * as grpc from '@grpc/grpc-js';
+import { authEpochBumper } from './auth/auth-epoch-bumper';
 import { artifactLinkSigner, configuredBlobStore } from './blobs/configured-blob-store';
 import { CatalogModule } from './catalog/catalog-module';
 import { defaultHarness, type OrchestratorConfig } from './config';
@@ -30,6 +39,7 @@ import { HarnessSessions } from './runner/harness-sessions';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
 import { prepareRun, type CreateRunDeps } from './runs/create-run';
 import { OutboxRelay } from './runs/outbox-relay';
+import { PrismaRunReferences } from './runs/prisma-run-references';
 import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from './runs/transcript';
@@ -78,6 +88,7 @@ export class Orchestrator implements Service {
   private schedules: ScheduleModule | undefined;
   private workerHub: WorkerHub | undefined;
   private runEventFeed: RunEventFeed | undefined;
+  private authEpochs: ChannelListener | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -136,7 +147,8 @@ export class Orchestrator implements Service {
       db,
       kickOutbox,
       defaultHarness: defaultHarness(config),
-      catalog: catalog.runCatalog,
+      references: new PrismaRunReferences(db),
+      catalog,
     };
     const identities = new AgentIdentities({ db, models: catalog.models });
     const identityKeys = new IdentityKeys(db);
@@ -158,6 +170,18 @@ export class Orchestrator implements Service {
     const schedules = new ScheduleModule({ config, db, redis, logger, runDeps });
     this.schedules = schedules;
     await schedules.start();
+
+    const authEpochs = authEpochBumper({
+      databaseUrl: config.DATABASE_URL,
+      redis,
+      keys: authEpochKeys(config.AUTH_EPOCH_REDIS_PREFIX),
+      logger: logger.child({ component: 'auth-epochs' }),
+    });
+    this.authEpochs = authEpochs;
+    await authEpochs.start();
+    this.readiness.add('auth change feed', async () => {
+      if (!authEpochs.connected) throw new Error('not listening for authentication changes');
+    });
 
     const runEventFeed = new RunEventFeed(config.DATABASE_URL, logger.child({ component: 'run-event-feed' }));
     this.runEventFeed = runEventFeed;
@@ -314,6 +338,7 @@ export class Orchestrator implements Service {
       // Worker streams are ended first: a graceful gRPC shutdown would otherwise wait for them until its deadline.
       ['self-hosted workers', () => this.workerHub?.stop()],
       ['run event watchers', () => this.runEventFeed?.stop()],
+      ['auth change feed', () => this.authEpochs?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],
       ['worker endpoint', () => this.workerGrpcServer && stopGrpcServer(this.workerGrpcServer, deadline)],
       ['delivery consumer', () => this.consumer?.stop()],

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '@conveyor/errors';
 import type { Caller__Output } from '@conveyor/proto';
-import type { OrchestratorApi } from '../orchestrator-api';
+import type { KeyAuthenticator } from '../auth/key-authenticator';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -12,7 +12,7 @@ declare module 'express-serve-static-core' {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** Optional: sets req.caller when a valid key is present, fails on an invalid one, lets anonymous requests through. */
-export function identify(api: OrchestratorApi) {
+export function identify(keys: KeyAuthenticator) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const header = req.header('authorization');
     if (!header) return next();
@@ -20,8 +20,7 @@ export function identify(api: OrchestratorApi) {
     if (!match)
       return next(new AppError('authentication_required', 'Authorization header must be "Bearer <API_KEY>"'));
     try {
-      const { caller } = await api.call('auth', 'Authenticate', { api_key: match[1]! }, req.id);
-      req.caller = caller ?? undefined;
+      req.caller = await keys.authenticate(match[1]!, req.id);
       if (req.caller)
         req.log = req.log.child({ teamId: req.caller.team_id, principalId: req.caller.principal_id });
       next();

@@ -64,6 +64,19 @@ describe('GET /agent/runs query', () => {
     expect(parse('environment_id=').environment_id).toBeUndefined();
   });
 
+  it('sends timestamps normalized to upper-case T and Z, keeping the offset and fraction', () => {
+    expect(
+      parse('created_after=2019-12-27t18:11:19.123456z&updated_after=2019-12-27 18:11:19%2B02:00'),
+    ).toMatchObject({
+      created_after: '2019-12-27T18:11:19.123456Z',
+      updated_after: '2019-12-27T18:11:19+02:00',
+    });
+  });
+
+  it('sends a blank q as no search', () => {
+    expect(parse('q=%20%20%20').q).toBe('');
+  });
+
   it('accepts skill and skill_spec together only when they agree', () => {
     expect(parse('skill=a:b&skill_spec=a:b').skill_spec).toBe('a:b');
     expect(fail('skill=a:b&skill_spec=c:d')).toMatch(/^skill: /);
@@ -73,20 +86,28 @@ describe('GET /agent/runs query', () => {
     ['limit=0', /^limit: must be between 1 and 100$/],
     ['limit=101', /^limit: /],
     ['limit=ten', /^limit: /],
+    ['limit=-5', /^limit: /],
     ['limit=1&limit=2', /^limit: must be given once$/],
     ['sort_by=priority', /^sort_by: must be one of updated_at, created_at, title, agent$/],
     ['sort_order=down', /^sort_order: /],
+    ['sort_order=DESC', /^sort_order: must be one of asc, desc$/],
     ['state=QUEUED&state=DONE', /^state\.1: must be one of /],
     ['source=EMAIL', /^source: /],
+    ['source=api', /^source: /],
     ['execution_location=CLOUD', /^execution_location: /],
     ['artifact_type=VIDEO', /^artifact_type: /],
     ['created_after=yesterday', /^created_after: must be an RFC 3339 timestamp/],
     ['created_before=2019-12-27', /^created_before: /],
     ['updated_after=2019-02-30T00:00:00Z', /^updated_after: /],
+    ['updated_after=1577470279', /^updated_after: /],
     ['environment_id=env-123', /^environment_id: must be 22 letters and digits, or empty-environment$/],
+    ['environment_id=AbCdEfGhIjKlMnOpQrStU!', /^environment_id: /],
     ['metadata=x', /^metadata: /],
     ['metadata%5Ba%20b%5D=1', /^metadata\[a b\]: /],
     ['metadata%5Bk%5D=1&metadata%5Bk%5D=2', /^metadata\[k\]: must be given once$/],
+    [`metadata%5Bk%5D=${'x'.repeat(257)}`, /^metadata\[k\]: values are at most 256 bytes without NUL$/],
+    ['metadata%5Bk%5D=a%00', /^metadata\[k\]: values are at most 256 bytes without NUL$/],
+    [`automation_id=${'x'.repeat(257)}`, /^automation_id: must be at most 256 bytes without NUL$/],
     [
       'metadata[a]=1&metadata[b]=2&metadata[c]=3&metadata[d]=4&metadata[e]=5&metadata[f]=6',
       /^metadata: at most 5 pairs$/,

@@ -21,12 +21,18 @@ interface KeyRow {
 
 const unauthenticated = () => new AppError('authentication_required', 'A valid API key is required');
 
+export interface Authenticated {
+  caller: Caller;
+  /** When the key stops working; null = never. The gateway's key cache must not outlive it. */
+  expiresAt: Date | null;
+}
+
 /** Resolves an API key to the caller it acts for; every failure looks the same to the outside. */
 export async function authenticateApiKey(
   db: PrismaClient,
   apiKey: string,
   now = new Date(),
-): Promise<Caller> {
+): Promise<Authenticated> {
   const parsed = parseApiKey(apiKey);
   if (!parsed) throw unauthenticated();
   // One statement with both joins: Prisma's `include` would read the key, its user and its identity in three round
@@ -45,6 +51,12 @@ export async function authenticateApiKey(
   if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() > 60_000) {
     void db.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: now } }).catch(() => undefined);
   }
+  const caller = callerOf(key);
+  if (!caller) throw unauthenticated();
+  return { caller, expiresAt: key.expiresAt };
+}
+
+function callerOf(key: KeyRow): Caller | undefined {
   if (key.agentId) {
     return {
       team_id: key.teamId,
@@ -69,5 +81,5 @@ export async function authenticateApiKey(
       email: key.userEmail ?? '',
     };
   }
-  throw unauthenticated();
+  return undefined;
 }

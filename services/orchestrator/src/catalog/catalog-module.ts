@@ -13,16 +13,15 @@ import { SkillRepositoryCache } from './skill-repository-cache';
 export type CatalogModuleConfig = CatalogConfig;
 
 /**
- * Environments, skills and models wired for the orchestrator: the services its gRPC handlers
- * serve and the `runCatalog` that createRun uses to check and default a run. The model catalog is parsed here, at start.
+ * Environments, skills and models wired for the orchestrator: the services its gRPC handlers serve; its models and
+ * skills are what createRun checks and defaults a run against (runs/resolve-run-catalog.ts RunCatalog). The model
+ * catalog is parsed here, at start.
  */
 export class CatalogModule {
   readonly models: ModelCatalog;
   readonly skills: SkillCatalog;
   readonly environments: Environments;
   readonly guests: EnvironmentGuests;
-  /** What createRun checks and defaults a run against (runs/resolve-run-catalog.ts). */
-  readonly runCatalog: { db: PrismaClient; models: ModelCatalog; skills: SkillCatalog };
 
   constructor({ config, db, logger }: { config: CatalogModuleConfig; db: PrismaClient; logger: Logger }) {
     this.models = ModelCatalog.fromConfig(config);
@@ -45,6 +44,5 @@ export class CatalogModule {
       allowLocalRepositories: config.GIT_ALLOW_LOCAL_URLS,
     });
     this.guests = new EnvironmentGuests(db, this.environments);
-    this.runCatalog = { db, models: this.models, skills: this.skills };
   }
 }

@@ -22,18 +22,27 @@ export function reachableBy(caller: Caller__Output): Prisma.EnvironmentWhereInpu
   };
 }
 
+/** The environment if the ID is well formed and the caller can reach it. */
+export async function findReachableEnvironment(
+  db: Db,
+  caller: Caller__Output,
+  environmentId: string,
+): Promise<EnvironmentWithGrants | null> {
+  return ENVIRONMENT_ID.test(environmentId)
+    ? db.environment.findFirst({
+        where: { AND: [{ id: environmentId }, reachableBy(caller)] },
+        include: { grants: true },
+      })
+    : null;
+}
+
 /** A malformed ID, a missing environment and an unreachable one answer the same 404. */
 export async function findEnvironmentForCaller(
   db: Db,
   caller: Caller__Output,
   environmentId: string,
 ): Promise<EnvironmentWithGrants> {
-  const env = ENVIRONMENT_ID.test(environmentId)
-    ? await db.environment.findFirst({
-        where: { AND: [{ id: environmentId }, reachableBy(caller)] },
-        include: { grants: true },
-      })
-    : null;
+  const env = await findReachableEnvironment(db, caller, environmentId);
   if (!env) throw notFound('Environment');
   return env;
 }

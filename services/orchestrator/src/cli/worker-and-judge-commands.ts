@@ -3,6 +3,7 @@ import type { PrismaClient } from '@conveyor/db';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadCatalogConfig } from '../config';
 import { createLogger } from '@conveyor/logger';
+import { PrismaRunReferences } from '../runs/prisma-run-references';
 import { dispatchJudgeRun } from '../scores/dispatch-judge-run';
 import { createWorkerToken, revokeWorkerToken } from '../workers/worker-token';
 
@@ -16,7 +17,7 @@ const cliRunCatalog = (db: PrismaClient) =>
     config: loadCatalogConfig(),
     db,
     logger: createLogger({ service: 'conveyor-cli', level: 'warn' }),
-  }).runCatalog;
+  });
 
 /**
  * `conveyor worker-token create|revoke` (self-hosted workers, docs/workers.md) and `conveyor judge dispatch`
@@ -63,7 +64,13 @@ export function registerWorkerAndJudgeCommands(program: Command, withDb: WithDb)
       (opts: { run: string; evaluation: string[]; prompt?: string; config?: string; harness: string }) =>
         withDb((db) =>
           dispatchJudgeRun(
-            { db, kickOutbox: () => undefined, defaultHarness: opts.harness, catalog: cliRunCatalog(db) },
+            {
+              db,
+              kickOutbox: () => undefined,
+              defaultHarness: opts.harness,
+              references: new PrismaRunReferences(db),
+              catalog: cliRunCatalog(db),
+            },
             {
               scoredRunId: opts.run,
               evaluations: opts.evaluation,

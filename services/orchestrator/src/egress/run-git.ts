@@ -1,8 +1,17 @@
 import { execFile } from 'node:child_process';
 
 const GIT_TIMEOUT_MS = 60_000;
-// Never prompt for credentials on a server, and never let a repository's config run programs.
-const GIT_ENV = { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', GIT_CONFIG_NOSYSTEM: '1' };
+/**
+ * git sees none of the orchestrator's environment (database URL, installation keys): only where programs are, and
+ * settings that never prompt for credentials and read neither the system's nor the user's git config.
+ */
+const GIT_ENV: NodeJS.ProcessEnv = {
+  PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_ASKPASS: 'true',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+};
 
 /** Runs git on the orchestrator; a failure carries git's last line of stderr (never its environment). */
 export function git(

@@ -21,8 +21,8 @@ export async function availableIdentityIds(db: Db, teamId: string): Promise<Set<
 }
 
 /** A run executed by an identity beyond the plan limit is refused: 403 feature_not_available (docs/identities.md). */
-export async function assertIdentityAvailable(db: Db, teamId: string, identityId: string): Promise<void> {
-  if (!(await availableIdentityIds(db, teamId)).has(identityId)) {
+export function assertIdentityAvailable(available: ReadonlySet<string>, identityId: string): void {
+  if (!available.has(identityId)) {
     throw new AppError(
       'feature_not_available',
       `Agent identity ${identityId} is not available: the team's plan allows a limited number of agent identities and this one is beyond it`,

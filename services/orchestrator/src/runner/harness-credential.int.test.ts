@@ -8,6 +8,7 @@ import { CatalogModule } from '../catalog/catalog-module';
 import { ModelCatalog } from '../catalog/model-catalog';
 import { loadCatalogConfig, loadCliConfig } from '../config';
 import { createRun } from '../runs/create-run';
+import { PrismaRunReferences } from '../runs/prisma-run-references';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
 import { DEV_TEAM_ID, seedDev } from '../cli/seed-dev';
@@ -37,7 +38,8 @@ describe('GetHarnessCredential over real PostgreSQL', () => {
     db,
     kickOutbox: () => undefined,
     defaultHarness: 'claude',
-    catalog: { ...new CatalogModule({ config: loadCatalogConfig({}), db, logger }).runCatalog, models },
+    references: new PrismaRunReferences(db),
+    catalog: { skills: new CatalogModule({ config: loadCatalogConfig({}), db, logger }).skills, models },
   });
 
   beforeAll(async () => {

@@ -2,10 +2,10 @@ import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
 import { harnessFor } from '../catalog/harness-types';
-import { findIdentityForCaller } from '../identities/agent-identities';
 import { insertRuns, type NewRun } from './insert-runs';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';
+import type { RunReferences } from './run-references';
 
 export const MAX_ORCHESTRATION_DEPTH = 10;
 
@@ -32,14 +32,20 @@ export interface CreateRunInput {
   schedule?: { id: string; name: string; cron: string };
 }
 
-export interface CreateRunDeps {
-  db: PrismaClient;
-  /** Relays the committed outbox entry right away (the periodic sweep covers a crash in between). */
-  kickOutbox: () => void;
+/** What deciding a run reads: no database of its own, so its rules are tested in memory (create-run.test.ts). */
+export interface PrepareRunDeps {
+  /** What the run's references name (run-references.ts). */
+  references: RunReferences;
   /** The harness used when the config asks for the built-in one. */
   defaultHarness: string;
   /** Model, environment, skill and identity checks and defaults (resolve-run-catalog.ts), for every run source. */
   catalog: RunCatalog;
+}
+
+export interface CreateRunDeps extends PrepareRunDeps {
+  db: PrismaClient;
+  /** Relays the committed outbox entry right away (the periodic sweep covers a crash in between). */
+  kickOutbox: () => void;
 }
 
 function titleFrom(prompt: string, skill: string | undefined): string {
@@ -64,10 +70,14 @@ export function skillName(spec: string): string {
  * `on_behalf_of` (contract §2.4): only an agent API key whose identity has `on_behalf_of_enabled` may name another
  * creator, and the target (email or user ID) must be a member of the caller's team. Returns the user ID.
  */
-async function onBehalfOfCreator(db: PrismaClient, caller: Caller__Output, target: string): Promise<string> {
+async function onBehalfOfCreator(
+  references: RunReferences,
+  caller: Caller__Output,
+  target: string,
+): Promise<string> {
   const agent =
     caller.principal_type === 'AGENT'
-      ? await db.agentIdentity.findFirst({ where: { id: caller.principal_id, teamId: caller.team_id } })
+      ? await references.findIdentity(caller.team_id, caller.principal_id)
       : null;
   if ((agent?.config as { on_behalf_of_enabled?: unknown } | undefined)?.on_behalf_of_enabled !== true) {
     throw new AppError(
@@ -75,16 +85,10 @@ async function onBehalfOfCreator(db: PrismaClient, caller: Caller__Output, targe
       'on_behalf_of: only API keys of an agent with on_behalf_of_enabled may create runs on behalf of a user',
     );
   }
-  const user = await db.user.findFirst({
-    where: {
-      teamId: caller.team_id,
-      OR: [{ id: target }, { email: { equals: target, mode: 'insensitive' } }],
-    },
-    select: { id: true },
-  });
-  if (!user)
+  const userId = await references.findMemberId(caller.team_id, target);
+  if (!userId)
     throw new AppError('invalid_request', 'on_behalf_of: no member of this team has that email or user ID');
-  return user.id;
+  return userId;
 }
 
 /**
@@ -92,13 +96,13 @@ async function onBehalfOfCreator(db: PrismaClient, caller: Caller__Output, targe
  * on_behalf_of) without writing anything, so that runs can be written one at a time or many in one statement.
  */
 export async function prepareRun(
-  deps: CreateRunDeps,
+  deps: PrepareRunDeps,
   caller: Caller__Output,
   input: CreateRunInput,
 ): Promise<NewRun> {
-  const { db } = deps;
+  const { references } = deps;
   const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
-  const resolved = await resolveRunCatalog(deps.catalog, caller, { ...input, harness });
+  const resolved = await resolveRunCatalog(deps.catalog, references, caller, { ...input, harness });
   const config: Record<string, unknown> = { ...resolved.config };
   // The catalog derived the skill (argument, config.skill_spec, then config.skills[0]) and normalized it.
   const skill = resolved.skill;
@@ -119,10 +123,7 @@ export async function prepareRun(
   // Runs are never deleted on their own (only with their team), so a parent or conversation checked here still
   // exists when the run is written.
   if (input.parentRunId) {
-    const parent = await db.run.findFirst({
-      where: { id: input.parentRunId, teamId: caller.team_id },
-      select: { id: true, ancestorIds: true },
-    });
+    const parent = await references.findRun(caller.team_id, input.parentRunId);
     if (!parent) throw new AppError('invalid_request', 'parent_run_id does not name a run you can access');
     ancestorIds = [parent.id, ...parent.ancestorIds];
     if (ancestorIds.length > MAX_ORCHESTRATION_DEPTH) {
@@ -133,23 +134,20 @@ export async function prepareRun(
     }
   }
   if (input.agentIdentityUid) {
-    const identity = await findIdentityForCaller(db, caller, input.agentIdentityUid);
+    // resolveRunCatalog found this identity in the caller's team and checked it is available.
     executorType = 'AGENT';
-    executorId = identity.id;
+    executorId = input.agentIdentityUid;
   }
   if (input.conversationId) {
-    const previous = isUuid(input.conversationId)
-      ? await db.run.findFirst({
-          where: { conversationId: input.conversationId, teamId: caller.team_id },
-          select: { id: true },
-        })
-      : null;
-    if (!previous) throw new AppError('resource_not_found', 'conversation_id: Conversation not found');
+    const exists =
+      isUuid(input.conversationId) &&
+      (await references.conversationExists(caller.team_id, input.conversationId));
+    if (!exists) throw new AppError('resource_not_found', 'conversation_id: Conversation not found');
     conversationId = input.conversationId;
   }
   if (input.onBehalfOf) {
     creatorType = 'USER';
-    creatorId = await onBehalfOfCreator(db, caller, input.onBehalfOf);
+    creatorId = await onBehalfOfCreator(references, caller, input.onBehalfOf);
   }
   return {
     id: newUuid(),

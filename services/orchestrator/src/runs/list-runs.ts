@@ -1,5 +1,5 @@
 import { AppError, notFound } from '@conveyor/errors';
-import type { PrismaClient } from '@conveyor/db';
+import type { Artifact, PrismaClient, Run } from '@conveyor/db';
 import type { Caller__Output, ListRunsRequest__Output, ListRunsResponse } from '@conveyor/proto';
 import { isUuid } from './run-access';
 import { encodeRunCursor, type RunCursor } from './run-cursor';
@@ -26,22 +26,29 @@ export async function listRuns(
   await checkReferences(db, caller, query);
   const ids = await pageIds(db, caller.team_id, query);
 
-  const rows = await db.run.findMany({
-    where: { id: { in: ids } },
-    include: { artifacts: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
-  });
+  const pageIdsOnly = ids.slice(0, query.limit);
+  // The page's rows, artifacts and usage are independent reads, sent at once. Raw SQL on purpose: Prisma's
+  // findMany with `include` spent a quarter of the orchestrator's time under list load turning 20 wide rows and their
+  // artifacts into objects (bench/README.md); these columns map to the same types with no transformation.
+  const [rows, artifacts, usage] = await Promise.all([
+    db.$queryRaw<Run[]>`SELECT * FROM "Run" WHERE id = ANY(${pageIdsOnly}::uuid[])`,
+    db.$queryRaw<Artifact[]>`
+      SELECT * FROM "Artifact" WHERE "runId" = ANY(${pageIdsOnly}::uuid[]) ORDER BY "createdAt", id`,
+    usageByRun(db, pageIdsOnly),
+  ]);
   const byId = new Map(rows.map((row) => [row.id, row]));
+  const artifactsOf = new Map<string, Artifact[]>();
+  for (const artifact of artifacts) {
+    const of = artifactsOf.get(artifact.runId);
+    if (of) of.push(artifact);
+    else artifactsOf.set(artifact.runId, [artifact]);
+  }
   // A run deleted between the two queries simply drops out of the page.
-  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined);
-  const page = ordered.slice(0, query.limit);
+  const page = pageIdsOnly.map((id) => byId.get(id)).filter((row) => row !== undefined);
   const last = page[page.length - 1];
   const hasNext = ids.length > query.limit && last !== undefined;
-  const usage = await usageByRun(
-    db,
-    page.map((row) => row.id),
-  );
   return {
-    runs: page.map((row) => runToProto(row, row.artifacts, usage.get(row.id))),
+    runs: page.map((row) => runToProto(row, artifactsOf.get(row.id) ?? [], usage.get(row.id))),
     has_next_page: hasNext,
     next_cursor: hasNext ? encodeRunCursor(cursorAfter(query, last)) : '',
   };

@@ -1,19 +1,17 @@
-import { AppError } from '@conveyor/errors';
-import type { PrismaClient } from '@conveyor/db';
+import { AppError, notFound } from '@conveyor/errors';
 import type { Caller__Output } from '@conveyor/proto';
-import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
+import { ENVIRONMENT_ID } from '../catalog/environment-access';
 import type { ModelCatalog } from '../catalog/model-catalog';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
-import { findIdentityForCaller } from '../identities/agent-identities';
 import { assertIdentityAvailable } from '../identities/identity-availability';
 import { cliHarnessOf } from '../catalog/harness-types';
+import type { RunReferences } from './run-references';
 
-/** What run creation needs from the catalog; optional in CreateRunDeps so tools can create runs without it. */
+/** What run creation needs from the catalog (catalog/catalog-module.ts has both). */
 export interface RunCatalog {
-  db: PrismaClient;
   models: ModelCatalog;
-  skills: SkillCatalog;
+  skills: Pick<SkillCatalog, 'resolve'>;
 }
 
 export interface ResolvedRunCatalog {
@@ -41,6 +39,7 @@ export interface ResolvedRunCatalog {
  */
 export async function resolveRunCatalog(
   catalog: RunCatalog,
+  references: RunReferences,
   caller: Caller__Output,
   /** `harness`: the harness the run executes (harness-types.ts), which decides the models it may use. */
   input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string; harness?: string },
@@ -50,8 +49,10 @@ export async function resolveRunCatalog(
     input.agentIdentityUid ?? (caller.principal_type === 'AGENT' ? caller.principal_id : undefined);
   let identityConfig: Record<string, unknown> = {};
   if (identityId) {
-    const identity = await findIdentityForCaller(catalog.db, caller, identityId);
-    await assertIdentityAvailable(catalog.db, caller.team_id, identity.id);
+    // Another team's identity answers exactly like a missing one.
+    const identity = await references.findIdentity(caller.team_id, identityId);
+    if (!identity) throw notFound('Agent identity');
+    assertIdentityAvailable(await references.availableIdentityIds(caller.team_id), identity.id);
     identityConfig = (identity.config ?? {}) as Record<string, unknown>;
   }
 
@@ -71,7 +72,8 @@ export async function resolveRunCatalog(
   if (environmentId) {
     if (!ENVIRONMENT_ID.test(environmentId))
       throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
-    const env = await findEnvironmentForCaller(catalog.db, caller, environmentId);
+    const env = await references.findEnvironment(caller, environmentId);
+    if (!env) throw notFound('Environment');
     config.environment_id = env.id;
     environmentSpec = {
       repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map(repositorySpec),

@@ -23,6 +23,7 @@ import { heartbeat, reportEvents } from '../runner/report-events';
 import { cancelRun } from './cancel-run';
 import { createRun } from './create-run';
 import { OutboxRelay } from './outbox-relay';
+import { PrismaRunReferences } from './prisma-run-references';
 import { RunQueue } from './run-queue';
 import { submitFollowup } from './submit-followup';
 
@@ -45,11 +46,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
     kickOutbox: kick,
     defaultHarness: 'demo',
     logger,
+    references: new PrismaRunReferences(db),
     catalog: new CatalogModule({
       config: loadOrchestratorConfig(trust.serviceEnv('orchestrator')),
       db,
       logger,
-    }).runCatalog,
+    }),
   });
   let sessions: HarnessSessions;
   const complete = (

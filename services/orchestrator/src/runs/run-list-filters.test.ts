@@ -5,6 +5,8 @@ import { parseRunListRequest } from './run-list-filters';
 const parse = (overrides: Partial<ListRunsRequest__Output>) =>
   parseRunListRequest(listRunsRequest(overrides));
 
+// Values arrive validated by the gateway (services/gateway/src/schemas/run-list-query.test.ts covers every
+// rejection); this maps them and decodes the cursor, which only the orchestrator can.
 describe('parseRunListRequest', () => {
   it('applies the defaults: 20 runs, updated_at desc, no filters', () => {
     expect(parse({})).toEqual({
@@ -29,8 +31,8 @@ describe('parseRunListRequest', () => {
       source: 'API',
       execution_location: 'REMOTE',
       created_after: '2019-12-27T18:11:19.117Z',
-      created_before: '2019-12-28t00:00:00+01:00',
-      updated_after: '2019-12-27 18:11:19Z',
+      created_before: '2019-12-28T00:00:00+01:00',
+      updated_after: '2019-12-27T18:11:19Z',
       environment_id: 'empty-environment',
       skill_spec: 'acme/api:SKILL.md',
       schedule_id: 's1',
@@ -72,7 +74,7 @@ describe('parseRunListRequest', () => {
       environmentId: 'AbCdEfGhIjKlMnOpQrStUv',
     });
     expect(parse({ environment_id: '' }).filters).toEqual({});
-    expect(parse({ q: '   ' }).filters).toEqual({});
+    expect(parse({ q: '   ', metadata: {} }).filters).toEqual({});
   });
 
   it('decodes the cursor for the requested sort', () => {
@@ -88,34 +90,17 @@ describe('parseRunListRequest', () => {
     expect(() => parse({ cursor: encodeRunCursor(cursor) })).toThrow(/different sort/);
   });
 
-  it.each<[Partial<ListRunsRequest__Output>, RegExp]>([
-    [{ limit: 101 }, /^limit: must be between 1 and 100$/],
-    [{ limit: -5 }, /^limit: /],
-    [{ sort_by: 'agents' }, /^sort_by: must be one of updated_at, created_at, title, agent$/],
-    [{ sort_order: 'DESC' }, /^sort_order: /],
-    [{ states: ['RUNNING'] }, /^state: /],
-    [{ source: 'api' }, /^source: /],
-    [{ execution_location: 'remote' }, /^execution_location: /],
-    [{ artifact_type: 'pr' }, /^artifact_type: /],
-    [{ created_after: '2019-12-27' }, /^created_after: /],
-    [{ created_before: 'now' }, /^created_before: /],
-    [{ updated_after: '1577470279' }, /^updated_after: /],
-    [{ environment_id: 'short' }, /^environment_id: /],
-    [{ environment_id: 'AbCdEfGhIjKlMnOpQrStU!' }, /^environment_id: /],
-    [{ metadata: { a: '1', b: '2', c: '3', d: '4', e: '5', f: '6' } }, /^metadata: at most 5 pairs$/],
-    [{ metadata: { 'bad key': 'v' } }, /^metadata\[bad key\]: /],
-    [{ metadata: { k: 'x'.repeat(257) } }, /^metadata\[k\]: /],
-    [{ metadata: { k: 'a\u0000' } }, /^metadata\[k\]: /],
-    [{ automation_id: 'x'.repeat(257) }, /^automation_id: /],
-    [{ q: 'x'.repeat(201) }, /^q: /],
-    [{ q: 'ab' }, /^q: needs at least one word of 3 or more characters$/],
-    [{ q: 'a b c d e f g h i' }, /^q: at most 8 words$/],
-  ])('rejects %j', (overrides, message) => {
-    expect(() => parse(overrides)).toThrow(message);
+  it('answers invalid_request for a malformed cursor', () => {
+    let thrown: unknown;
     try {
-      parse(overrides);
+      parse({ cursor: 'garbage' });
     } catch (err) {
-      expect(err).toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+      thrown = err;
     }
+    expect(thrown).toMatchObject({
+      code: 'invalid_request',
+      httpStatus: 400,
+      message: 'cursor is malformed',
+    });
   });
 });

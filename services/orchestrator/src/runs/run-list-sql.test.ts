@@ -1,3 +1,4 @@
+import type { ArtifactType } from '@conveyor/run-events';
 import { likePattern, pageQuery } from './run-list-sql';
 
 describe('ListRuns SQL', () => {
@@ -16,7 +17,8 @@ describe('ListRuns SQL', () => {
         states: ['QUEUED'],
         environmentId: null,
         ancestorRunId: evil,
-        artifactType: evil,
+        // Typed, but the value is bound all the same should a caller ever bypass the types.
+        artifactType: evil as ArtifactType,
       },
       sortBy: 'title',
       sortOrder: 'asc',
@@ -32,7 +34,7 @@ describe('ListRuns SQL', () => {
   it('matches artifact_type from the runs (exists) or from the artifacts (ids)', () => {
     const args = {
       teamId: 't',
-      filters: { artifactType: 'PLAN' },
+      filters: { artifactType: 'PLAN' as const },
       sortBy: 'updated_at' as const,
       sortOrder: 'desc' as const,
       take: 5,
@@ -42,6 +44,35 @@ describe('ListRuns SQL', () => {
     );
     expect(pageQuery({ ...args, artifactStrategy: 'ids' }).text).toContain(
       'r."id" = ANY (ARRAY(SELECT a."runId" FROM "Artifact" a WHERE a."type" = $2))',
+    );
+  });
+
+  it("bounds a time filter on one column by the team's run lifetimes only under the other column's sort", () => {
+    const at = '2026-01-01T00:00:00Z';
+    const args = { teamId: 't', take: 5, sortOrder: 'desc' as const };
+    const text = (sortBy: 'updated_at' | 'created_at' | 'title', filters: object) =>
+      pageQuery({ ...args, sortBy, filters }).text;
+    expect(text('updated_at', { createdBefore: at })).toContain(
+      'r."updatedAt" < CAST($3 AS timestamptz) + (SELECT max(x."updatedAt" - x."createdAt") FROM "Run" x WHERE x."teamId" = $4)',
+    );
+    expect(text('updated_at', { createdAfter: at })).toContain(
+      'r."updatedAt" > CAST($3 AS timestamptz) + (SELECT min(',
+    );
+    expect(text('created_at', { updatedAfter: at })).toContain(
+      'r."createdAt" > CAST($3 AS timestamptz) - (SELECT max(',
+    );
+    expect(text('created_at', { createdBefore: at, createdAfter: at })).not.toContain('x."updatedAt"');
+    expect(text('title', { createdBefore: at, updatedAfter: at })).not.toContain('x."updatedAt"');
+    expect(text('updated_at', { updatedAfter: at })).not.toContain('x."updatedAt"');
+  });
+
+  it('compares one state with = (so the state index is read in sort order) and several with ANY', () => {
+    const args = { teamId: 't', sortBy: 'updated_at' as const, sortOrder: 'desc' as const, take: 5 };
+    expect(pageQuery({ ...args, filters: { states: ['QUEUED'] } }).text).toContain(
+      'r."state" = CAST($2 AS "RunState")',
+    );
+    expect(pageQuery({ ...args, filters: { states: ['QUEUED', 'FAILED'] } }).text).toContain(
+      'r."state" = ANY(CAST($2 AS "RunState"[]))',
     );
   });
 

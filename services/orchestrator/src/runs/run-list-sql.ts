@@ -55,7 +55,10 @@ export function filterConditions(
 ): Prisma.Sql[] {
   const where: Prisma.Sql[] = [Prisma.sql`r."teamId" = ${teamId}`];
   if (filters.factoryUid !== undefined) where.push(Prisma.sql`FALSE`); // no factory is accessible (yet)
-  if (filters.states) where.push(Prisma.sql`r."state" = ANY(CAST(${filters.states} AS "RunState"[]))`);
+  // One state as `=`: PostgreSQL reads (teamId, state, updatedAt, id) in order only for an equality, not for ANY.
+  if (filters.states?.length === 1)
+    where.push(Prisma.sql`r."state" = CAST(${filters.states[0]} AS "RunState")`);
+  else if (filters.states) where.push(Prisma.sql`r."state" = ANY(CAST(${filters.states} AS "RunState"[]))`);
   for (const [key, column] of EQUALS) {
     const value = filters[key];
     if (typeof value === 'string') where.push(Prisma.sql`${column} = ${value}`);
@@ -97,6 +100,33 @@ export function filterConditions(
   return where;
 }
 
+/** The shortest or longest lifetime ("updatedAt" - "createdAt") of the team's runs: one Run_teamId_lifetime_idx descent. */
+const lifetime = (teamId: string, aggregate: 'min' | 'max'): Prisma.Sql =>
+  Prisma.sql`(SELECT ${Prisma.raw(aggregate)}(x."updatedAt" - x."createdAt") FROM "Run" x WHERE x."teamId" = ${teamId})`;
+
+/**
+ * A time filter on one column bounds the other through the team's run lifetimes: createdAt < X implies
+ * updatedAt < X + max, createdAt > X implies updatedAt > X + min, updatedAt > X implies createdAt > X - max.
+ * The bound changes no result, but it turns the filter into a range of the sort's index: without it,
+ * `created_before` under the updated_at sort walks every run created since X before the first match.
+ */
+function lifetimeBounds(teamId: string, filters: RunListFilters, sortBy: RunSortField): Prisma.Sql[] {
+  const bounds: Prisma.Sql[] = [];
+  if (sortBy === 'updated_at' && filters.createdBefore)
+    bounds.push(
+      Prisma.sql`r."updatedAt" < CAST(${filters.createdBefore} AS timestamptz) + ${lifetime(teamId, 'max')}`,
+    );
+  if (sortBy === 'updated_at' && filters.createdAfter)
+    bounds.push(
+      Prisma.sql`r."updatedAt" > CAST(${filters.createdAfter} AS timestamptz) + ${lifetime(teamId, 'min')}`,
+    );
+  if (sortBy === 'created_at' && filters.updatedAfter)
+    bounds.push(
+      Prisma.sql`r."createdAt" > CAST(${filters.updatedAfter} AS timestamptz) - ${lifetime(teamId, 'max')}`,
+    );
+  return bounds;
+}
+
 function castValue(sortBy: RunSortField, value: string): Prisma.Sql {
   return sortBy === 'updated_at' || sortBy === 'created_at'
     ? Prisma.sql`CAST(${value} AS timestamptz)`
@@ -119,7 +149,10 @@ export function pageQuery(args: {
   artifactStrategy?: ArtifactStrategy;
 }): Prisma.Sql {
   const { sortBy, sortOrder, cursor, take } = args;
-  const where = filterConditions(args.teamId, args.filters, args.artifactStrategy);
+  const where = [
+    ...filterConditions(args.teamId, args.filters, args.artifactStrategy),
+    ...lifetimeBounds(args.teamId, args.filters, sortBy),
+  ];
   const cmp = Prisma.raw(sortOrder === 'desc' ? '<' : '>');
   const dir = Prisma.raw(sortOrder === 'desc' ? 'DESC' : 'ASC');
   let orderBy: Prisma.Sql;

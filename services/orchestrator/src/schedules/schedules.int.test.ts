@@ -20,6 +20,7 @@ import {
 import { createTeam, createUser } from '../auth/team-admin';
 import { loadOrchestratorConfig, type OrchestratorConfig } from '../config';
 import { CatalogModule } from '../catalog/catalog-module';
+import { PrismaRunReferences } from '../runs/prisma-run-references';
 import { Orchestrator } from '../orchestrator';
 import { fireScheduleTick } from './fire-schedule-tick';
 
@@ -195,7 +196,8 @@ describe('scheduled agents over real PostgreSQL, Redis (BullMQ job schedulers) a
       db: prisma,
       kickOutbox: () => undefined,
       defaultHarness: 'demo',
-      catalog: new CatalogModule({ config, db: prisma, logger }).runCatalog,
+      references: new PrismaRunReferences(prisma),
+      catalog: new CatalogModule({ config, db: prisma, logger }),
     };
     const job = { scheduleId: created.id, cron: '0 0 1 1 *', timezone: 'UTC' };
     const outcomes = await Promise.all([1, 2, 3].map(() => fireScheduleTick(deps, job, tickAt)));

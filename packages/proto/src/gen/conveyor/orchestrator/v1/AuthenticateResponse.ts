@@ -5,8 +5,10 @@ import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _con
 
 export interface AuthenticateResponse {
   'caller'?: (_conveyor_orchestrator_v1_Caller | null);
+  'expires_at'?: (string);
 }
 
 export interface AuthenticateResponse__Output {
   'caller': (_conveyor_orchestrator_v1_Caller__Output | null);
+  'expires_at': (string);
 }
