@@ -49,6 +49,7 @@ const GATEWAY_ROOTS = gateway(['main.ts', 'gateway.ts', 'app.ts']);
 const GATEWAY_BELOW_OPENAPI = gateway([
   'schemas',
   'middleware',
+  'auth',
   'mappers',
   'console',
   'validation.ts',
@@ -76,7 +77,7 @@ const layerZones = [
     target: GATEWAY_BELOW_OPENAPI,
     from: [...GATEWAY_ROOTS, ...gateway(['routes', 'openapi'])],
     message:
-      'Gateway schemas, middleware and mappers never import routes, the OpenAPI document or the app (docs/architecture.md).',
+      'Gateway schemas, middleware, auth and mappers never import routes, the OpenAPI document or the app (docs/architecture.md).',
   },
   {
     // The runner's two programs (the BullMQ pool and the self-hosted worker) stand on top and apart.
