@@ -74,6 +74,7 @@ describe('lint guardrails', () => {
       'runLifecycleRoutes',
     ],
     ['services/gateway/src/routes/guardrail-fixture.ts', '../app', 'buildApp'],
+    ['services/gateway/src/middleware/guardrail-fixture.ts', '../openapi/api-document', 'buildApiDocument'],
     ['services/runner/src/sandbox/guardrail-fixture.ts', '../run-executor', 'RunExecutor'],
     ['services/runner/src/harness/guardrail-fixture.ts', '../model-proxy/model-proxy', 'ModelProxy'],
     ['services/runner/src/guardrail-fixture.ts', './runner', 'Runner'],
