@@ -187,7 +187,7 @@ export default tseslint.config(
         },
       ],
       'import-x/no-cycle': 'error',
-      'import-x/no-restricted-paths': ['error', { zones: boundaryZones }],
+      'import-x/no-restricted-paths': ['error', { zones: boundaryZones, basePath: import.meta.dirname }],
       // Type-aware: an unawaited promise loses its error (the process's unhandled-rejection handler is not a plan).
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -197,7 +197,12 @@ export default tseslint.config(
   {
     files: ['services/gateway/src/**/*.ts', 'services/runner/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'services/gateway/src/test-support/**'],
-    rules: { 'import-x/no-restricted-paths': ['error', { zones: [...boundaryZones, ...layerZones] }] },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        { zones: [...boundaryZones, ...layerZones], basePath: import.meta.dirname },
+      ],
+    },
   },
   {
     files: ['packages/**/*.{ts,tsx}'],

@@ -19,13 +19,14 @@ async function lintAs(file: string, code: string): Promise<LintMessage[]> {
   return lint(['--stdin', '--stdin-filename', file], code);
 }
 
-async function lint(args: string[], stdin?: string): Promise<LintMessage[]> {
+/** `cwd`: where ESLint runs (a workspace's `npm run lint` runs it in the workspace, `npm run lint` at the root). */
+async function lint(args: string[], stdin?: string, cwd = ROOT): Promise<LintMessage[]> {
   // ESLint exits 1 when it reports problems: the JSON on stdout is the answer either way.
   const running = promisify(execFile)(
     process.execPath,
     [ESLINT, '--format', 'json', '--no-ignore', ...args],
     {
-      cwd: ROOT,
+      cwd,
       maxBuffer: 16 * 1024 * 1024,
     },
   );
@@ -80,6 +81,15 @@ describe('lint guardrails', () => {
     ['services/runner/src/guardrail-fixture.ts', './runner', 'Runner'],
   ])('refuse %s importing %s (a floor above)', async (file, from, name) => {
     const messages = await lintAs(file, importing(name, from));
+    expect(rules(messages)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('refuse an upward import when ESLint runs inside the workspace (its own npm run lint)', async () => {
+    const messages = await lint(
+      ['--stdin', '--stdin-filename', 'src/sandbox/guardrail-fixture.ts'],
+      importing('RunExecutor', '../run-executor'),
+      path.join(ROOT, 'services/runner'),
+    );
     expect(rules(messages)).toContain('import-x/no-restricted-paths');
   });
 
