@@ -24,6 +24,91 @@ const ORCHESTRATOR_DOMAIN = [
   'workers',
 ];
 
+/**
+ * Who may import whom across the repository: packages below services, services apart, the orchestrator's domain
+ * below its transport.
+ */
+const boundaryZones = [
+  {
+    // The orchestrator's transport (gRPC handlers, their auth and error mapping) sits on top of its domain.
+    target: ORCHESTRATOR_DOMAIN.map((f) => `./services/orchestrator/src/${f}`),
+    from: './services/orchestrator/src/grpc',
+    message: 'Domain folders never import the transport (docs/architecture.md).',
+  },
+  { target: './packages', from: './services', message: 'Packages never import services.' },
+  ...SERVICES.map((service) => ({
+    target: `./services/${service}`,
+    from: SERVICES.filter((s) => s !== service).map((s) => `./services/${s}`),
+    message: 'Services never import each other: talk through gRPC or Kafka.',
+  })),
+];
+
+const gateway = (paths) => paths.map((p) => `./services/gateway/src/${p}`);
+const runner = (paths) => paths.map((p) => `./services/runner/src/${p}`);
+const GATEWAY_ROOTS = gateway(['main.ts', 'gateway.ts', 'app.ts']);
+const GATEWAY_BELOW_OPENAPI = gateway([
+  'schemas',
+  'middleware',
+  'auth',
+  'mappers',
+  'console',
+  'validation.ts',
+  'orchestrator-api.ts',
+  'config.ts',
+]);
+
+/**
+ * The gateway's and the runner's floors (docs/architecture.md), for their production code: a test may build the
+ * whole app or reach across floors to set a scene.
+ */
+const layerZones = [
+  {
+    target: gateway(['routes']),
+    from: GATEWAY_ROOTS,
+    message: 'Gateway routes never import the app or its composition root (docs/architecture.md).',
+  },
+  {
+    target: gateway(['openapi']),
+    from: [...GATEWAY_ROOTS, ...gateway(['routes'])],
+    message:
+      'The OpenAPI table reads the contract from schemas/, never from routes or the app (docs/architecture.md).',
+  },
+  {
+    target: GATEWAY_BELOW_OPENAPI,
+    from: [...GATEWAY_ROOTS, ...gateway(['routes', 'openapi'])],
+    message:
+      'Gateway schemas, middleware, auth and mappers never import routes, the OpenAPI document or the app (docs/architecture.md).',
+  },
+  {
+    // The runner's two programs (the BullMQ pool and the self-hosted worker) stand on top and apart.
+    target: runner(['sandbox', 'harness', 'model-proxy', '!(main|worker-main).ts']),
+    from: runner(['runner.ts', 'self-hosted-worker.ts']),
+    message:
+      'Nothing in the runner imports its programs, and they do not import each other (docs/architecture.md).',
+  },
+  {
+    // The execution (run-executor.ts and the files beside it) uses the sandbox, harnesses and model proxy, never the
+    // reverse; the ground-floor links to the platform and the redactor may be used by all.
+    target: runner(['sandbox', 'harness', 'model-proxy']),
+    from: runner(['*.ts']),
+    except: ['**/services/runner/src/{orchestrator-link,harness-support-client,secret-redactor}.ts'],
+    message:
+      "The runner's sandbox, harnesses and model proxy never import the execution, the programs or their config (docs/architecture.md).",
+  },
+  {
+    target: runner(['sandbox']),
+    from: runner(['harness', 'model-proxy']),
+    message:
+      "The sandbox is the runner's ground floor: it never imports the harnesses or the model proxy (docs/architecture.md).",
+  },
+  {
+    target: runner(['harness']),
+    from: runner(['model-proxy']),
+    message:
+      'Harnesses are handed their model access; they never import the model proxy (docs/architecture.md).',
+  },
+];
+
 /** Services talk through gRPC and Kafka only: never another service's package, by name or by path. */
 const serviceBoundaries = SERVICES.map((service) => ({
   files: [`services/${service}/**/*.{ts,tsx}`],
@@ -102,31 +187,23 @@ export default tseslint.config(
         },
       ],
       'import-x/no-cycle': 'error',
-      'import-x/no-restricted-paths': [
-        'error',
-        {
-          zones: [
-            {
-              // The orchestrator's transport (gRPC handlers, their auth and error mapping) sits on top of its domain.
-              target: ORCHESTRATOR_DOMAIN.map((f) => `./services/orchestrator/src/${f}`),
-              from: './services/orchestrator/src/grpc',
-              message: 'Domain folders never import the transport (docs/architecture.md).',
-            },
-            { target: './packages', from: './services', message: 'Packages never import services.' },
-            ...SERVICES.map((service) => ({
-              target: `./services/${service}`,
-              from: SERVICES.filter((s) => s !== service).map((s) => `./services/${s}`),
-              message: 'Services never import each other: talk through gRPC or Kafka.',
-            })),
-          ],
-        },
-      ],
+      'import-x/no-restricted-paths': ['error', { zones: boundaryZones, basePath: import.meta.dirname }],
       // Type-aware: an unawaited promise loses its error (the process's unhandled-rejection handler is not a plan).
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
   ...serviceBoundaries,
+  {
+    files: ['services/gateway/src/**/*.ts', 'services/runner/src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'services/gateway/src/test-support/**'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        { zones: [...boundaryZones, ...layerZones], basePath: import.meta.dirname },
+      ],
+    },
+  },
   {
     files: ['packages/**/*.{ts,tsx}'],
     rules: {

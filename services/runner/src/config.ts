@@ -4,24 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { commonEnv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
+import { harnessCommands } from './harness/harness-config';
 import { modelProxyEnv } from './model-proxy/model-proxy-config';
 import { sandboxEnv } from './sandbox/sandbox-config';
-
-/** Agent CLIs by harness type, as a JSON object such as {"claude": "node adapter.js"}; shared with the worker program. */
-export const harnessCommands = z
-  .string()
-  .default('{}')
-  .transform((raw, ctx) => {
-    try {
-      return z.record(z.string().min(1)).parse(JSON.parse(raw));
-    } catch {
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: 'must be a JSON object of harness type → command',
-      });
-      return z.NEVER;
-    }
-  });
 
 const schema = z.object({
   ...commonEnv,

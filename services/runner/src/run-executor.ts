@@ -22,17 +22,10 @@ import {
 import { harnessFor } from './harness/harness-registry';
 import { reportFileArtifact } from './harness-support-client';
 import { ModelAccessGrant, modelHarnessType } from './model-proxy/model-access-grant';
-import type { RunningModelProxy } from './model-proxy/model-proxy-config';
-import type { RunnerConfig } from './config';
 import type { OrchestratorLink } from './orchestrator-link';
+import type { ExecutorOptions } from './run-executor-options';
 import { baseRunEnvironment } from './sandbox/run-environment';
-import { sandboxLimits } from './sandbox/sandbox-config';
-import {
-  SandboxUnavailable,
-  type RunSandbox,
-  type SandboxBackend,
-  type SandboxLimits,
-} from './sandbox/run-sandbox';
+import { SandboxUnavailable, type RunSandbox } from './sandbox/run-sandbox';
 import {
   harnessSupportEndpoint,
   harnessSupportHosts,
@@ -42,54 +35,6 @@ import {
 import { pushWorkToBranches } from './run-branch-push';
 import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
 import { prepareWorkspace, removeWorkspace, safeFileName } from './workspace';
-
-export interface ExecutorOptions {
-  runnerId: string;
-  workspaceRoot: string;
-  heartbeatIntervalMs: number;
-  harnessCommands: Record<string, string>;
-  sandbox: SandboxBackend;
-  /** Hosts every run may reach, before the environment's own. */
-  allowedHosts: string[];
-  limits: SandboxLimits;
-  /** How long a workspace kept after a failed setup waits for a debug session (the orchestrator's debug window). */
-  debugRetentionMs: number;
-  /** The model proxy runs of CLI harnesses reach their model through; absent = those runs get no model access. */
-  modelProxy?: RunningModelProxy;
-}
-
-/** The settings the runner and the self-hosted worker program share. */
-type ExecutorSettings = Pick<
-  RunnerConfig,
-  | 'WORKSPACE_ROOT'
-  | 'HEARTBEAT_INTERVAL_MS'
-  | 'HARNESS_COMMANDS'
-  | 'SANDBOX_ALLOWED_HOSTS'
-  | 'RUN_TIMEOUT_MS'
-  | 'RUN_MAX_PROCESSES'
-  | 'RUN_MEMORY_MB'
-  | 'RUN_DISK_MB'
-  | 'FAILURE_SESSION_RETENTION_MINUTES'
->;
-
-export function executorOptions(
-  config: ExecutorSettings,
-  runnerId: string,
-  sandbox: SandboxBackend,
-  modelProxy?: RunningModelProxy,
-): ExecutorOptions {
-  return {
-    runnerId,
-    workspaceRoot: config.WORKSPACE_ROOT,
-    heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
-    harnessCommands: config.HARNESS_COMMANDS,
-    sandbox,
-    allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
-    limits: sandboxLimits(config),
-    debugRetentionMs: config.FAILURE_SESSION_RETENTION_MINUTES * 60_000,
-    modelProxy,
-  };
-}
 
 type SetupStep = Extract<RunEvent, { kind: 'setup_step' }>;
 

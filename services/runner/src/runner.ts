@@ -8,9 +8,10 @@ import { createMetricsRegistry, createRunJobDurationHistogram, metricsRouter } f
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
-import { startModelProxy, type RunningModelProxy } from './model-proxy/model-proxy-config';
+import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
-import { executorOptions, RunExecutor } from './run-executor';
+import { RunExecutor } from './run-executor';
+import { executorOptions } from './run-executor-options';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 
 /**

@@ -9,14 +9,13 @@ import {
   type WorkerUpstream,
 } from '@conveyor/proto';
 import type { Service } from '@conveyor/runtime';
-import { startModelProxy, type RunningModelProxy } from './model-proxy/model-proxy-config';
+import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
-import { executorOptions, RunExecutor } from './run-executor';
+import { RunExecutor } from './run-executor';
+import { executorOptions } from './run-executor-options';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 import type { SandboxBackend } from './sandbox/run-sandbox';
 import type { WorkerConfig } from './worker-config';
-
-const VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /**
  * The self-hosted worker: the runner's RunExecutor on the customer's machine, fed over one long-lived
@@ -123,7 +122,7 @@ export class SelfHostedWorker implements Service {
         worker_token: config.CONVEYOR_WORKER_TOKEN,
         worker_id: config.WORKER_ID,
         hostname: os.hostname(),
-        version: VERSION,
+        version: config.npm_package_version,
         capacity: config.WORKER_CAPACITY,
       },
     });

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { commonEnv, loadConfig } from '@conveyor/config';
-import { harnessCommands } from './config';
+import { harnessCommands } from './harness/harness-config';
 import { modelProxyEnv } from './model-proxy/model-proxy-config';
 import { sandboxEnv } from './sandbox/sandbox-config';
 
@@ -32,6 +32,8 @@ const schema = z.object({
   ...modelProxyEnv,
   /** Longest wait between reconnection attempts after the connection drops. */
   RECONNECT_MAX_DELAY_MS: z.coerce.number().int().min(100).default(10_000),
+  /** The version the worker says hello with: npm sets it when the program is started through npm. */
+  npm_package_version: z.string().default('0.1.0'),
 });
 
 export type WorkerConfig = z.infer<typeof schema>;

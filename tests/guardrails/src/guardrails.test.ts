@@ -19,13 +19,14 @@ async function lintAs(file: string, code: string): Promise<LintMessage[]> {
   return lint(['--stdin', '--stdin-filename', file], code);
 }
 
-async function lint(args: string[], stdin?: string): Promise<LintMessage[]> {
+/** `cwd`: where ESLint runs (a workspace's `npm run lint` runs it in the workspace, `npm run lint` at the root). */
+async function lint(args: string[], stdin?: string, cwd = ROOT): Promise<LintMessage[]> {
   // ESLint exits 1 when it reports problems: the JSON on stdout is the answer either way.
   const running = promisify(execFile)(
     process.execPath,
     [ESLINT, '--format', 'json', '--no-ignore', ...args],
     {
-      cwd: ROOT,
+      cwd,
       maxBuffer: 16 * 1024 * 1024,
     },
   );
@@ -36,6 +37,10 @@ async function lint(args: string[], stdin?: string): Promise<LintMessage[]> {
 }
 
 const rules = (messages: LintMessage[]) => messages.map((m) => m.ruleId);
+
+/** A module that imports `name` from `from` and uses it. */
+const importing = (name: string, from: string) =>
+  `import { ${name} } from '${from}';\n\nexport const used = ${name};\n`;
 
 describe('lint guardrails', () => {
   it('pass a domain file that imports downwards only', async () => {
@@ -50,6 +55,40 @@ describe('lint guardrails', () => {
     const messages = await lintAs(
       'services/orchestrator/src/runs/guardrail-fixture.ts',
       "import { requireCaller } from '../grpc/require-caller';\n\nexport const check = requireCaller;\n",
+    );
+    expect(rules(messages)).toContain('import-x/no-restricted-paths');
+  });
+
+  // One lint per case: each is a type-aware ESLint run of several seconds on a busy machine.
+  it.each([
+    ['services/gateway/src/openapi/guardrail-fixture.ts', '../schemas/run-request-schemas', 'createRunBody'],
+    ['services/runner/src/harness/guardrail-fixture.ts', '../sandbox/run-environment', 'HOME_DIR_NAME'],
+  ])('pass %s importing %s (a floor below)', async (file, from, name) => {
+    const messages = await lintAs(file, importing(name, from));
+    expect(messages).toEqual([]);
+  });
+
+  it.each([
+    [
+      'services/gateway/src/openapi/guardrail-fixture.ts',
+      '../routes/run-lifecycle-routes',
+      'runLifecycleRoutes',
+    ],
+    ['services/gateway/src/routes/guardrail-fixture.ts', '../app', 'buildApp'],
+    ['services/gateway/src/middleware/guardrail-fixture.ts', '../openapi/api-document', 'buildApiDocument'],
+    ['services/runner/src/sandbox/guardrail-fixture.ts', '../run-executor', 'RunExecutor'],
+    ['services/runner/src/harness/guardrail-fixture.ts', '../model-proxy/model-proxy', 'ModelProxy'],
+    ['services/runner/src/guardrail-fixture.ts', './runner', 'Runner'],
+  ])('refuse %s importing %s (a floor above)', async (file, from, name) => {
+    const messages = await lintAs(file, importing(name, from));
+    expect(rules(messages)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('refuse an upward import when ESLint runs inside the workspace (its own npm run lint)', async () => {
+    const messages = await lint(
+      ['--stdin', '--stdin-filename', 'src/sandbox/guardrail-fixture.ts'],
+      importing('RunExecutor', '../run-executor'),
+      path.join(ROOT, 'services/runner'),
     );
     expect(rules(messages)).toContain('import-x/no-restricted-paths');
   });

@@ -1,26 +1,37 @@
 import { z, type AnyZodObject, type ZodTypeAny } from 'zod';
-import { applyBody, createFactoryBody } from '../routes/webhook-factory-routes';
-import { createAgentBody, createKeyBody, updateAgentBody } from '../routes/identity-routes';
-import { createAutomationBody, updateAutomationBody } from '../routes/webhook-automation-routes';
 import {
+  createAgentBody,
   createEnvironmentBody,
+  createKeyBody,
+  createScheduleBody,
   invitationBody,
   listEnvironmentsQuery,
+  listSkillsQuery,
+  updateAgentBody,
   updateEnvironmentBody,
-} from '../routes/environment-routes';
-import { createRunBody, followupBody } from '../routes/run-lifecycle-routes';
-import { createScheduleBody, updateScheduleBody } from '../routes/schedule-routes';
-import { createSecretBody, setSecretBody } from '../routes/webhook-secret-routes';
+  updateScheduleBody,
+} from '../schemas/resource-request-schemas';
 import {
+  createRunBody,
+  externalReferenceQuery,
+  followupBody,
+  handoffAttachmentBody,
+  reportArtifactBody,
+  scoresBody,
+} from '../schemas/run-request-schemas';
+import {
+  applyBody,
+  createAutomationBody,
+  createFactoryBody,
+  createSecretBody,
   createWebhookBody,
   deliveriesQuery,
   enabledBody,
   rotateBody,
+  setSecretBody,
   testFilterBody,
-} from '../routes/webhook-routes';
-import { externalReferenceQuery, scoresBody } from '../routes/run-scoring-routes';
-import { listSkillsQuery } from '../routes/catalog-routes';
-import { handoffAttachmentBody, reportArtifactBody } from '../routes/harness-support-routes';
+  updateAutomationBody,
+} from '../schemas/webhook-request-schemas';
 import { runListQueryObject } from '../schemas/run-list-query';
 import * as r from '../schemas/resource-schemas';
 import * as runs from '../schemas/run-schemas';

@@ -1,30 +1,10 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { toModelJson } from '../mappers/catalog-resources';
 import { parseQuery } from '../validation';
+import { listSkillsQuery } from '../schemas/resource-request-schemas';
 
-// Query booleans are `true`/`false` on the wire (contract §0.4); an empty value (null) counts as false.
-const bool = z
-  .enum(['true', 'false', ''])
-  .optional()
-  .transform((v) => v === 'true');
-
-export const listSkillsQuery = z
-  .object({
-    repo: z
-      .string()
-      .regex(/^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/, 'must have the form owner/repo')
-      .optional()
-      .or(z.literal('').transform(() => undefined)),
-    refresh: bool,
-    sort_by: z.enum(['name', 'last_run']).optional(),
-    include_malformed_skills: bool,
-  })
-  .passthrough();
-
-/** GET /agent (skills, contract §1.1) and GET /agent/models (§1.4). */
 export function catalogRoutes(api: OrchestratorApi): Router {
   const router = Router();
 

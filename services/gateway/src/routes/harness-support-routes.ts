@@ -1,41 +1,8 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import { ARTIFACT_TYPES } from '@conveyor/run-events';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { parseBody } from '../validation';
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/**
- * Body of POST /harness-support/report-artifact (docs/artifacts.md): the type, its `data` (checked per type by
- * the orchestrator), file and screenshot bytes as base64, visibility, and for a plan update the plan's UID.
- */
-export const reportArtifactBody = z
-  .object({
-    artifact_type: z.enum(ARTIFACT_TYPES),
-    data: z.record(z.unknown()),
-    content_base64: z
-      .string()
-      .min(1)
-      .refine((d) => BASE64.test(d), 'must be base64')
-      .optional(),
-    is_public: z.boolean().optional(),
-    artifact_uid: z.string().uuid().optional(),
-  })
-  .strict();
-
-/** Body of POST /harness-support/handoff-attachments: one snapshot file of the current execution (docs/api-surface.md). */
-export const handoffAttachmentBody = z
-  .object({
-    filename: z.string().min(1).max(255),
-    mime_type: z.string().min(1).max(255).optional(),
-    content_base64: z
-      .string()
-      .min(1)
-      .refine((d) => BASE64.test(d), 'must be base64'),
-  })
-  .strict();
+import { handoffAttachmentBody, reportArtifactBody } from '../schemas/run-request-schemas';
 
 /** Harness support: called by a run's harness with the run-scoped key it was given; writes to that run only. */
 export function harnessSupportRoutes(api: OrchestratorApi): Router {

@@ -1,84 +1,9 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { toRunItem } from '../mappers/run-item';
-import { agentConfigSchema, metadataSchema } from '../schemas/agent-config';
 import { parseBody } from '../validation';
-
-const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
-const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-const attachmentSchema = z.object({
-  data: z
-    .string()
-    .min(1)
-    .refine((d) => BASE64.test(d), 'must be base64')
-    .refine(
-      (d) => Math.floor((d.length * 3) / 4) <= MAX_ATTACHMENT_BYTES,
-      `must decode to at most ${MAX_ATTACHMENT_BYTES} bytes`,
-    ),
-  file_name: z.string().min(1).max(255),
-  mime_type: z.enum(IMAGE_TYPES),
-});
-
-const modeSchema = z.enum(['normal', 'plan', 'orchestrate']);
-
-/** Body of POST /agent/run(s) (contract §2.4). */
-export const createRunBody = z
-  .object({
-    prompt: z.string().max(200_000).optional(),
-    title: z.string().max(300).optional(),
-    skill: z.string().min(1).optional(),
-    config: agentConfigSchema.optional(),
-    mode: modeSchema.optional(),
-    metadata: metadataSchema.optional(),
-    attachments: z.array(attachmentSchema).max(5).optional(),
-    // The published SDK (1.0.0-alpha.8) sends images without file names.
-    images: z
-      .array(attachmentSchema.omit({ file_name: true }))
-      .max(5)
-      .optional(),
-    conversation_id: z.string().optional(),
-    parent_run_id: z.string().min(1).optional(),
-    agent_identity_uid: z.string().min(1).optional(),
-    // Every run is owned by the team of the API key (docs/api-surface.md): true is what happens anyway.
-    team: z
-      .boolean()
-      .refine(
-        (team) => team,
-        'personal runs are not supported; every run is owned by the team of the API key',
-      )
-      .optional(),
-    // Interactive sessions are not offered; follow-ups are the way to talk to a running agent (docs/api-surface.md).
-    interactive: z
-      .boolean()
-      .refine((interactive) => !interactive, 'interactive runs are not supported; send follow-ups instead')
-      .optional(),
-    on_behalf_of: z.string().trim().min(1).max(320).optional(),
-  })
-  .refine((b) => (b.attachments?.length ?? 0) + (b.images?.length ?? 0) <= 5, {
-    message: 'at most 5 attachments',
-    path: ['attachments'],
-  })
-  .refine(
-    (b) =>
-      (b.prompt?.trim() ?? '') !== '' ||
-      b.skill ||
-      b.config?.skill_spec ||
-      b.config?.skills?.length ||
-      b.conversation_id,
-    {
-      message: 'prompt is required unless a skill is given',
-      path: ['prompt'],
-    },
-  );
-
-export const followupBody = z.object({
-  message: z.string().max(200_000).optional(),
-  mode: modeSchema.optional(),
-});
+import { createRunBody, followupBody } from '../schemas/run-request-schemas';
 
 /** Create, read one, cancel and follow up (contract §2.4, §2.6, §2.10, §2.11). */
 export function runLifecycleRoutes(api: OrchestratorApi, publicUrl: () => string): Router {

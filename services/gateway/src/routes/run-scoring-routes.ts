@@ -1,21 +1,9 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { toRunItem } from '../mappers/run-item';
 import { parseBody, parseQuery } from '../validation';
-
-const MAX_VERDICTS = 100;
-
-/**
- * The envelope only: one or more verdicts. Each verdict's own fields are checked one by one by the orchestrator,
- * so a malformed verdict is a per-verdict rejection instead of failing its neighbours (contract §2.12).
- */
-export const scoresBody = z.object({ verdicts: z.array(z.unknown()).min(1).max(MAX_VERDICTS) });
-
-export const externalReferenceQuery = z.object({
-  url: z.string({ required_error: 'url is required' }).min(1, 'url is required'),
-});
+import { externalReferenceQuery, scoresBody } from '../schemas/run-request-schemas';
 
 /** Judge scores (contract §2.12) and the run behind an external reference (§2.13). */
 export function runScoringRoutes(api: OrchestratorApi, publicUrl: () => string): Router {

@@ -1,64 +1,10 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { toScheduledAgentItem } from '../mappers/scheduled-agent-item';
-import { agentConfigSchema, metadataSchema, type AgentConfig } from '../schemas/agent-config';
 import { parseBody } from '../validation';
+import { createScheduleBody, updateScheduleBody } from '../schemas/resource-request-schemas';
 
-const modeSchema = z.enum(['normal', 'plan', 'orchestrate']);
-// Cron syntax and time-zone names are checked by the orchestrator with the parser BullMQ fires schedules with.
-const cronSchema = z.string().trim().min(1, 'must be a cron expression, e.g. "0 9 * * *"').max(200);
-const timezoneSchema = z.string().trim().min(1).max(100);
-
-const hasSkill = (config: AgentConfig | undefined): boolean =>
-  Boolean(config?.skill_spec?.trim() || config?.skills?.length);
-const promptRule = {
-  check: (b: { prompt?: string; agent_config?: AgentConfig }) =>
-    (b.prompt?.trim() ?? '') !== '' || hasSkill(b.agent_config),
-  message: {
-    message: 'Required (unless agent_config.skill_spec or agent_config.skills is given)',
-    path: ['prompt'],
-  },
-};
-
-/** ScheduleCreate (contract §4.2); `timezone` is ours (IANA, default UTC). */
-export const createScheduleBody = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    cron_schedule: cronSchema,
-    timezone: timezoneSchema.optional(),
-    prompt: z.string().max(200_000).optional(),
-    enabled: z.boolean().optional(),
-    agent_config: agentConfigSchema.optional(),
-    agent_uid: z.string().min(1).optional(),
-    metadata: metadataSchema.optional(),
-    mode: modeSchema.optional(),
-    // Every schedule is team-owned here (like runs); the flag is accepted for compatibility.
-    team: z.boolean().optional(),
-  })
-  .refine(promptRule.check, promptRule.message);
-
-/**
- * ScheduleUpdate: every field except agent_config is required. The published SDK sends name, cron_schedule,
- * enabled, prompt and optionally agent_config, so those are the required ones; the other optional fields replace
- * the stored value only when present (docs/schedules.md).
- */
-export const updateScheduleBody = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    cron_schedule: cronSchema,
-    enabled: z.boolean(),
-    prompt: z.string().max(200_000).optional(),
-    timezone: timezoneSchema.optional(),
-    agent_config: agentConfigSchema.optional(),
-    agent_uid: z.string().optional(),
-    metadata: metadataSchema.optional(),
-    mode: modeSchema.optional(),
-  })
-  .refine(promptRule.check, promptRule.message);
-
-/** Scheduled agents (contract §4): create, list, retrieve, update, delete, pause, resume. */
 export function scheduleRoutes(api: OrchestratorApi): Router {
   const router = Router();
 

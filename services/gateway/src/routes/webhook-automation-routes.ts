@@ -1,33 +1,9 @@
 import { Router, type Request } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { toAutomationJson } from '../mappers/webhook-resources';
-import { agentConfigSchema } from '../schemas/agent-config';
 import { parseBody } from '../validation';
-
-/** The trigger's shape is checked here; its payload filter and webhook UIDs are validated by the orchestrator. */
-const triggerSchema = z.record(z.unknown());
-
-export const createAutomationBody = z
-  .object({
-    name: z.string().trim().min(1).max(100),
-    prompt: z.string().min(1).max(100_000),
-    agent_config: agentConfigSchema.optional(),
-    enabled: z.boolean().optional(),
-    trigger: triggerSchema,
-  })
-  .strict();
-
-export const updateAutomationBody = z
-  .object({
-    name: z.string().trim().min(1).max(100).optional(),
-    prompt: z.string().min(1).max(100_000).optional(),
-    agent_config: agentConfigSchema.nullable().optional(),
-    enabled: z.boolean().optional(),
-    trigger: triggerSchema.optional(),
-  })
-  .strict();
+import { createAutomationBody, updateAutomationBody } from '../schemas/webhook-request-schemas';
 
 const ref = (req: Request<{ factoryId: string; automationId: string }>) => ({
   caller: callerOf(req),

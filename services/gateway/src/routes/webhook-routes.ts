@@ -1,5 +1,4 @@
 import { Router, type Request } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import {
@@ -9,37 +8,13 @@ import {
   toWebhookWithSecretJson,
 } from '../mappers/webhook-resources';
 import { parseBody, parseQuery } from '../validation';
-
-export const createWebhookBody = z
-  .object({
-    name: z.string().trim().min(1).max(100),
-    auth_mode: z.enum(['token', 'url_token', 'signature']).optional(),
-    signature_scheme: z.string().min(1).max(64).optional(),
-    provider_secret: z.string().max(8192).optional(),
-    secret_name: z.string().max(128).optional(),
-    delivery_id_header: z.string().max(100).nullable().optional(),
-  })
-  .strict();
-
-export const enabledBody = z.object({ enabled: z.boolean() }).strict();
-export const rotateBody = z.object({ provider_secret: z.string().max(8192).optional() }).strict();
-
-export const deliveriesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).optional(),
-  cursor: z.string().min(1).optional(),
-});
-
-export const testFilterBody = z
-  .object({
-    delivery_id: z.string().min(1),
-    automation_id: z.string().min(1).optional(),
-    filter: z.record(z.unknown()).optional(),
-  })
-  .strict()
-  .refine((b) => !(b.automation_id && b.filter), {
-    message: 'give either automation_id or filter, not both',
-    path: ['filter'],
-  });
+import {
+  createWebhookBody,
+  deliveriesQuery,
+  enabledBody,
+  rotateBody,
+  testFilterBody,
+} from '../schemas/webhook-request-schemas';
 
 const ref = (req: Request<{ factoryId: string; webhookUid: string }>) => ({
   caller: callerOf(req),

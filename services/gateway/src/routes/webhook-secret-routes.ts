@@ -1,13 +1,9 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { callerOf } from '../middleware/authenticate';
 import { toSecretJson } from '../mappers/webhook-resources';
 import { parseBody } from '../validation';
-
-const value = z.string().min(1).max(8192);
-export const createSecretBody = z.object({ name: z.string().min(1).max(128), value }).strict();
-export const setSecretBody = z.object({ value }).strict();
+import { createSecretBody, setSecretBody } from '../schemas/webhook-request-schemas';
 
 /** Team-managed secrets: create, set value, list and read metadata; a value is never returned. */
 export function webhookSecretRoutes(api: OrchestratorApi): Router {

@@ -3,7 +3,7 @@ import type { ModelAccess } from '../harness/harness';
 import type { OrchestratorLink } from '../orchestrator-link';
 import type { RunSandbox, SandboxEndpoint } from '../sandbox/run-sandbox';
 import type { ModelUsage, ProxyRegistration } from './model-proxy';
-import type { RunningModelProxy } from './model-proxy-config';
+import type { RunningModelProxy } from './start-model-proxy';
 import { isProvider } from './provider-protocols';
 
 /** The sandbox endpoint through which a run reaches the model proxy. */

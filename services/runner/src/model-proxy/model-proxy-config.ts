@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import type { Logger } from '@conveyor/logger';
-import { ModelProxy } from './model-proxy';
 
 /**
  * Model proxy settings shared by the runner and the self-hosted worker program (docs/harnesses.md). The upstreams
@@ -20,27 +18,4 @@ export const modelProxyEnv = {
   MODEL_PROXY_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 };
 
-type ModelProxySettings = { [K in keyof typeof modelProxyEnv]: z.infer<(typeof modelProxyEnv)[K]> };
-
-export interface RunningModelProxy {
-  proxy: ModelProxy;
-  /** Its address on the platform's side: the target of each run's `model-proxy` sandbox endpoint. */
-  target: { host: string; port: number };
-}
-
-export async function startModelProxy(
-  config: ModelProxySettings,
-  logger: Logger,
-): Promise<RunningModelProxy> {
-  const proxy = new ModelProxy(
-    {
-      anthropic: config.ANTHROPIC_BASE_URL,
-      openai: config.OPENAI_BASE_URL,
-      gemini: config.GOOGLE_GEMINI_BASE_URL,
-    },
-    logger.child({ component: 'model-proxy' }),
-  );
-  const target = await proxy.listen(config.MODEL_PROXY_HOST, config.MODEL_PROXY_PORT);
-  logger.info({ modelProxy: `${target.host}:${target.port}` }, 'model proxy listening');
-  return { proxy, target };
-}
+export type ModelProxySettings = { [K in keyof typeof modelProxyEnv]: z.infer<(typeof modelProxyEnv)[K]> };

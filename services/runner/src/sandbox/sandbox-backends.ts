@@ -5,9 +5,6 @@ import type { SandboxBackend } from './run-sandbox';
 import type { SandboxSettings } from './sandbox-config';
 import { UnsandboxedBackend } from './unsandboxed-backend';
 
-export const SANDBOX_BACKENDS = ['bubblewrap', 'kubernetes', 'none'] as const;
-export type SandboxBackendName = (typeof SANDBOX_BACKENDS)[number];
-
 /** The repository's node_modules, where the agent CLIs live: visible read-only inside local sandboxes. */
 const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
 

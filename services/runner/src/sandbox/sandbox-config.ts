@@ -2,8 +2,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { csv } from '@conveyor/config';
-import { SANDBOX_BACKENDS } from './sandbox-backends';
 import type { SandboxLimits } from './run-sandbox';
+
+/** The isolation backends a runner can be configured with; sandbox-backends.ts builds each. */
+export const SANDBOX_BACKENDS = ['bubblewrap', 'kubernetes', 'none'] as const;
 
 /** Sandbox settings shared by the runner and the self-hosted worker program (docs/sandbox.md). */
 export const sandboxEnv = {

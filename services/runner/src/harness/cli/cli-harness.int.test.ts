@@ -16,7 +16,7 @@ import {
   type ScriptedModelServer,
 } from '@conveyor/testing';
 import { MODEL_PROXY_ENDPOINT, ModelAccessGrant } from '../../model-proxy/model-access-grant';
-import { startModelProxy, type RunningModelProxy } from '../../model-proxy/model-proxy-config';
+import { startModelProxy, type RunningModelProxy } from '../../model-proxy/start-model-proxy';
 import { baseRunEnvironment, HOME_DIR_NAME } from '../../sandbox/run-environment';
 import type { RunSandbox } from '../../sandbox/run-sandbox';
 import { UnsandboxedBackend } from '../../sandbox/unsandboxed-backend';
