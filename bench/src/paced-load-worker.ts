@@ -51,7 +51,8 @@ async function main(): Promise<void> {
   await Promise.all(inFlight);
   const seconds = (performance.now() - began) / 1000;
   const sorted = latencies.sort((a, b) => a - b);
-  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+  const at = (q: number) =>
+    Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
   const ok = codes[String(target.expectStatus)] ?? 0;
   const result: LoadResult = {
     requests: total,
