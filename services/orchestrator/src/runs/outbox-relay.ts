@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@conveyor/db';
+import { Prisma, type PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import type { RunQueue } from './run-queue';
@@ -10,6 +10,20 @@ const MAX_ATTEMPTS = 20;
 
 /** Entries relayed per pass (one transaction, one BullMQ addBulk). */
 const RELAY_BATCH = 50;
+
+const UUID_PATTERN = '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$';
+
+/**
+ * The next entries to relay, locked, each with whether its run is self-hosted. The run is found through its primary
+ * key: the payload's ID is compared as a uuid (a malformed one finds no run instead of failing the batch), never
+ * `id::text`, which would scan every run for every entry.
+ */
+export const pendingEntries = (limit: number): Prisma.Sql => Prisma.sql`
+  SELECT o.id, o.kind, o.payload, r."workerHost" IS NOT NULL AS "selfHosted"
+    FROM "OutboxEntry" o
+    LEFT JOIN "Run" r ON r.id = CASE WHEN o.payload->>'runId' ~* ${UUID_PATTERN} THEN (o.payload->>'runId')::uuid END
+   WHERE o.attempts < ${MAX_ATTEMPTS}
+   ORDER BY o.attempts, o.id LIMIT ${limit} FOR UPDATE OF o SKIP LOCKED`;
 
 /**
  * Relays outbox entries to BullMQ. A run row and its outbox entry commit together; this relay turns the entry into
@@ -65,12 +79,7 @@ export class OutboxRelay {
       // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
       const entries = await tx.$queryRaw<
         Array<{ id: bigint; kind: string; payload: unknown; selfHosted: boolean }>
-      >`
-        SELECT o.id, o.kind, o.payload, r."workerHost" IS NOT NULL AS "selfHosted"
-          FROM "OutboxEntry" o
-          LEFT JOIN "Run" r ON r.id::text = o.payload->>'runId'
-         WHERE o.attempts < ${MAX_ATTEMPTS}
-         ORDER BY o.attempts, o.id LIMIT ${RELAY_BATCH} FOR UPDATE OF o SKIP LOCKED`;
+      >(pendingEntries(RELAY_BATCH));
       const failed = async (ids: bigint[], err: unknown) => {
         this.logger.error({ err, outboxIds: ids.map(String) }, 'outbox entries could not be relayed');
         await tx.outboxEntry.updateMany({

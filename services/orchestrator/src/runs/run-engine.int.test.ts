@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import { createPrismaClient, Prisma, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
 import { createBlobStore } from '@conveyor/blob-store';
 import type { Caller__Output, CompleteRunRequest__Output } from '@conveyor/proto';
@@ -22,7 +22,7 @@ import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
 import { heartbeat, reportEvents } from '../runner/report-events';
 import { cancelRun } from './cancel-run';
 import { createRun } from './create-run';
-import { OutboxRelay } from './outbox-relay';
+import { OutboxRelay, pendingEntries } from './outbox-relay';
 import { PrismaRunReferences } from './prisma-run-references';
 import { RunQueue } from './run-queue';
 import { submitFollowup } from './submit-followup';
@@ -106,6 +106,17 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(await queue.queue.getJobCountByTypes('waiting')).toBeGreaterThanOrEqual(1);
     const jobs = await queue.queue.getJobs(['waiting']);
     expect(jobs.filter((j) => j.data.runId === runId)).toHaveLength(1);
+  });
+
+  it("finds each entry's run through the primary key, so a relay pass does not scan the runs", async () => {
+    // With sequential scans priced out, a join the index cannot serve (e.g. on id::text) would still show one.
+    const plan = await db.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+      return tx.$queryRaw<Array<{ 'QUERY PLAN': string }>>(Prisma.sql`EXPLAIN ${pendingEntries(50)}`);
+    });
+    const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+    expect(text).toContain('Run_pkey');
+    expect(text).not.toMatch(/Seq Scan on "Run"/);
   });
 
   it('recovers an outbox entry left behind when enqueueing failed', async () => {
