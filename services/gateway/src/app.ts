@@ -118,6 +118,7 @@ export function buildApp(deps: AppDeps): Express {
     '/console',
     consoleRoutes({
       api: deps.api,
+      keys,
       redis: deps.redis,
       sessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
       v1,

@@ -105,6 +105,23 @@ describe('the gateway key cache serves no revoked key and no stale role', () => 
     expect((await adminOnly()).status).toBe(403);
   });
 
+  it('a console session signed in with a cached key ends at the next request after the key is revoked', async () => {
+    const teamId = await newTeam();
+    const { keyId, key } = await userWithKey(teamId, 'MEMBER');
+    const origin = new URL(platform.apiUrl).origin;
+    const signIn = await fetch(`${origin}/console/api/session`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: key }),
+    });
+    expect(signIn.status).toBe(201);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const session = () => fetch(`${origin}/console/api/session`, { headers: { cookie } });
+    for (let i = 0; i < 3; i++) expect((await session()).status).toBe(200);
+    await changed(teamId, () => cli('key', 'revoke', '--id', keyId));
+    expect((await session()).status).toBe(401);
+  });
+
   it("a removed user's key is refused at the next request", async () => {
     const teamId = await newTeam();
     const { userId, key } = await userWithKey(teamId, 'MEMBER');

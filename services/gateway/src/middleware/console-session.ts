@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { parse as parseCookies } from 'cookie';
 import { AppError } from '@conveyor/errors';
 import { csrfTokenMatches, type ConsoleSession, type ConsoleSessions } from '../console/console-sessions';
-import type { OrchestratorApi } from '../orchestrator-api';
+import type { KeyAuthenticator } from '../auth/key-authenticator';
 
 export const SESSION_COOKIE = 'conveyor_console';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -40,10 +40,10 @@ export function requireSameOrigin(req: Request, _res: Response, next: NextFuncti
 
 /**
  * The console's counterpart of API-key authentication: the session cookie's API key is authenticated exactly as a
- * Bearer key would be, so the console sees what the key's holder sees through the API. State-changing requests
+ * Bearer key would be (the same key cache), so the console sees what the key's holder sees through the API. State-changing requests
  * also need the session's CSRF token in X-CSRF-Token (synchronizer token; SameSite=Strict is the second layer).
  */
-export function consoleSession(sessions: ConsoleSessions, api: OrchestratorApi) {
+export function consoleSession(sessions: ConsoleSessions, keys: Pick<KeyAuthenticator, 'authenticate'>) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const cookieValue = sessionCookieOf(req);
     const session = cookieValue ? await sessions.read(cookieValue) : undefined;
@@ -52,7 +52,7 @@ export function consoleSession(sessions: ConsoleSessions, api: OrchestratorApi) 
     if (!SAFE_METHODS.has(req.method) && !csrfTokenMatches(req.header(CSRF_HEADER), session.csrfToken)) {
       return next(new AppError('not_authorized', 'Missing or wrong CSRF token'));
     }
-    const { caller } = await api.call('auth', 'Authenticate', { api_key: session.apiKey }, req.id);
+    const caller = await keys.authenticate(session.apiKey, req.id);
     if (!caller) return next(new AppError('authentication_required', 'Sign in to the console first'));
     req.caller = caller;
     req.consoleSession = { cookieValue, session };

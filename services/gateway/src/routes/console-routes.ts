@@ -5,6 +5,7 @@ import { notFoundHandler } from '@conveyor/runtime';
 import type { Redis } from 'ioredis';
 import { ConsoleSessions } from '../console/console-sessions';
 import { consoleSession, requireSameOrigin } from '../middleware/console-session';
+import type { KeyAuthenticator } from '../auth/key-authenticator';
 import type { OrchestratorApi } from '../orchestrator-api';
 import { consoleSessionRoutes } from './console-session-routes';
 import { runEventStreamRoutes } from './run-event-stream-routes';
@@ -37,6 +38,7 @@ const securityHeaders = helmet({
  */
 export function consoleRoutes(deps: {
   api: OrchestratorApi;
+  keys: KeyAuthenticator;
   redis: Redis;
   sessionTtlSeconds: number;
   v1: RequestHandler;
@@ -47,8 +49,8 @@ export function consoleRoutes(deps: {
 
   const api = Router();
   api.use(requireSameOrigin);
-  api.use(consoleSessionRoutes({ api: deps.api, sessions, ttlSeconds: deps.sessionTtlSeconds }));
-  api.use(consoleSession(sessions, deps.api));
+  api.use(consoleSessionRoutes({ keys: deps.keys, sessions, ttlSeconds: deps.sessionTtlSeconds }));
+  api.use(consoleSession(sessions, deps.keys));
   api.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();

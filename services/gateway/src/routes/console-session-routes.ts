@@ -4,7 +4,7 @@ import { AppError } from '@conveyor/errors';
 import type { Caller__Output } from '@conveyor/proto';
 import type { ConsoleSessions } from '../console/console-sessions';
 import { consoleSession, SESSION_COOKIE } from '../middleware/console-session';
-import type { OrchestratorApi } from '../orchestrator-api';
+import type { KeyAuthenticator } from '../auth/key-authenticator';
 import { parseBody } from '../validation';
 
 const signInBody = z.object({ api_key: z.string().trim().min(1).max(512) }).strict();
@@ -24,7 +24,7 @@ const whoAmI = (caller: Caller__Output, csrfToken: string) => ({
  * GET tells the page who is signed in and its CSRF token; DELETE signs out.
  */
 export function consoleSessionRoutes(deps: {
-  api: OrchestratorApi;
+  keys: Pick<KeyAuthenticator, 'authenticate'>;
   sessions: ConsoleSessions;
   ttlSeconds: number;
 }): Router {
@@ -38,7 +38,7 @@ export function consoleSessionRoutes(deps: {
 
   router.post('/session', express.json({ limit: '4kb' }), async (req, res) => {
     const body = parseBody(signInBody, req.body);
-    const { caller } = await deps.api.call('auth', 'Authenticate', { api_key: body.api_key }, req.id);
+    const caller = await deps.keys.authenticate(body.api_key, req.id);
     if (!caller) throw new AppError('authentication_required', 'A valid API key is required');
     // Run-scoped keys belong to a harness, not to a person.
     if (caller.run_id) throw new AppError('not_authorized', 'Run-scoped keys cannot sign in to the console');
@@ -48,7 +48,7 @@ export function consoleSessionRoutes(deps: {
     res.status(201).json(whoAmI(caller, session.csrfToken));
   });
 
-  const signedIn = consoleSession(deps.sessions, deps.api);
+  const signedIn = consoleSession(deps.sessions, deps.keys);
 
   router.get('/session', signedIn, (req: Request, res: Response) => {
     res.set('Cache-Control', 'no-store');
