@@ -76,6 +76,16 @@ describe('migration auth_change_notify', () => {
     expect(await notifiedBy(sql)).toEqual(['t1']);
   });
 
+  it("is silent for run-scoped keys, which are never cached: a run's end does not empty its team's cache", async () => {
+    await writer.query(`INSERT INTO "Run" ("id", "teamId", "title", "prompt", "creatorId", "executorId", "conversationId", "sessionId")
+      VALUES ('00000000-0000-0000-0000-000000000001', 't1', 'r', 'p', 'u1', 'u1', gen_random_uuid(), gen_random_uuid())`);
+    await notifiedBy(
+      `INSERT INTO "ApiKey" ("id", "teamId", "userId", "runId", "name", "prefix", "secretHash") VALUES ('kr', 't1', 'u1', '00000000-0000-0000-0000-000000000001', 'run', 'pr', 'h')`,
+    );
+    expect(await notifiedBy(`UPDATE "ApiKey" SET "revokedAt" = now() WHERE "id" = 'kr'`)).toEqual([]);
+    expect(await notifiedBy(`DELETE FROM "ApiKey" WHERE "id" = 'kr'`)).toEqual([]);
+  });
+
   it('notifies both teams when a user moves', async () => {
     expect(await notifiedBy(`UPDATE "User" SET "teamId" = 't2' WHERE "id" = 'u1'`)).toEqual(['t1', 't2']);
   });
