@@ -35,6 +35,15 @@ describe('bwrapOptions', () => {
     expect(option(args, '--tmpfs', 1)).toEqual([['/tmp']]);
   });
 
+  it('mounts the private /tmp before the read-only paths, so one under the host /tmp stays visible', () => {
+    const under = bwrapOptions(
+      { ...layout, readOnlyPaths: ['/tmp/checkout/node_modules'] },
+      {},
+      '/workspace',
+    );
+    expect(under.indexOf('/tmp/checkout/node_modules')).toBeGreaterThan(under.indexOf('--tmpfs'));
+  });
+
   it('makes the root read-only after the mounts, and sets exactly the given environment', () => {
     expect(args.indexOf('--remount-ro')).toBeGreaterThan(args.lastIndexOf('--bind'));
     expect(args).toContain('--clearenv');

@@ -55,8 +55,10 @@ export function bwrapOptions(layout: BwrapLayout, env: Record<string, string>, c
   args.push('--ro-bind', '/usr', '/usr');
   for (const [name, target] of Object.entries(layout.usrSymlinks)) args.push('--symlink', target, `/${name}`);
   for (const name of ETC_ALLOW_LIST) args.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
-  for (const p of layout.readOnlyPaths) args.push('--ro-bind', p, p);
+  // The private /tmp first: a read-only path under the host's /tmp (an installation there) is bound on top of it,
+  // not hidden under it.
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  for (const p of layout.readOnlyPaths) args.push('--ro-bind', p, p);
   args.push('--bind', layout.workspaceDir, SANDBOX_WORKSPACE);
   args.push('--ro-bind', layout.socketsDir, SANDBOX_SOCKETS);
   // The root bwrap builds is a tmpfs: read-only once populated, so nothing outside /workspace and /tmp is writable.
