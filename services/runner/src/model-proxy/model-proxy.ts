@@ -60,6 +60,8 @@ export interface ProxyRunOptions {
   onBudgetExceeded(spentUsd: number): void;
   /** The upstream refused the key (401 or 403). */
   onKeyRejected(status: number): void;
+  /** A request that is not an inference call was refused: the upstream it would have reached, and why. */
+  onRefused(refusal: { host: string; port: number; reason: string }): void;
 }
 
 export interface ProxyRegistration {
@@ -157,6 +159,14 @@ export class ModelProxy {
     if (run.provider !== provider)
       return refuse(res, 403, 'permission_error', `This run's credential is for the ${run.provider} API`);
     if (entry.exceeded) return refuse(res, 403, 'budget_exceeded', 'The run has exceeded its budget');
+    // Only inference reaches the upstream: the key opens the provider's whole API (files, batches, admin).
+    const path = `/${rest.join('/')}`;
+    if (req.method !== 'POST' || !protocol.inference.test(path)) {
+      const reason = `${req.method} ${url.pathname} is not an inference call; the model proxy forwards only those`;
+      log.warn({ method: req.method, path: url.pathname }, 'model proxy refused a non-inference request');
+      run.onRefused({ ...hostAndPort(this.upstreams[provider]), reason });
+      return refuse(res, 403, 'not_authorized', reason);
+    }
 
     const body = await readBody(req);
     if (body === undefined)
@@ -166,11 +176,8 @@ export class ModelProxy {
         'request_too_large',
         `Request bodies are limited to ${MAX_REQUEST_BYTES} bytes`,
       );
-    const path = `/${rest.join('/')}`;
     const model = protocol.model(path, parseJson(body));
-    // Anything but a read (model listings) must name one of the run's models, so batches and the like cannot slip past.
-    const reads = req.method === 'GET' || req.method === 'HEAD';
-    if ((model === undefined && !reads) || (model !== undefined && !run.models.includes(model))) {
+    if (model === undefined || !run.models.includes(model)) {
       return refuse(
         res,
         403,
@@ -250,6 +257,12 @@ export class ModelProxy {
       run.onBudgetExceeded(entry.spent);
     }
   }
+}
+
+/** Host and port of an upstream base URL, as an `egress_refused` event names them. */
+function hostAndPort(base: string): { host: string; port: number } {
+  const url = new URL(base);
+  return { host: url.hostname, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
 }
 
 /** The whole request body, or undefined when it is larger than the proxy accepts. */
