@@ -1,12 +1,15 @@
 # shellcheck shell=bash
-# The local run sandbox's tools (docs/sandbox.md): bubblewrap, socat (forwards the egress proxy and the platform's
-# endpoints into each run's network namespace), setpriv/prlimit (util-linux). Sourced by scripts/infra.sh.
+# The local run sandbox's tools (docs/sandbox.md): bubblewrap (>= 0.8 for --disable-userns), socat (forwards the
+# egress proxy and the platform's endpoints into each run's network namespace), setpriv/prlimit (util-linux), and
+# libseccomp's Python binding for Debian's python3 (the runner builds the runs' seccomp filter with it at start).
+# Sourced by scripts/infra.sh.
 
 sandbox_up() {
   local missing=()
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   command -v socat >/dev/null || missing+=(socat)
   { command -v setpriv >/dev/null && command -v prlimit >/dev/null; } || missing+=(util-linux)
+  /usr/bin/python3 -c 'import seccomp' 2>/dev/null || missing+=(python3-seccomp)
   if ((${#missing[@]} > 0)); then
     log "sandbox: installing ${missing[*]} via apt-get (first run only)..."
     apt_install "${missing[@]}"
@@ -20,10 +23,10 @@ sandbox_up() {
 }
 
 sandbox_status() {
-  if command -v bwrap >/dev/null && command -v socat >/dev/null; then
-    echo "sandbox  state=up   tools=bubblewrap,socat"
+  if command -v bwrap >/dev/null && command -v socat >/dev/null && /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+    echo "sandbox  state=up   tools=bubblewrap,socat,python3-seccomp"
   else
-    echo "sandbox  state=down (bubblewrap or socat missing; scripts/infra.sh up installs them)"
+    echo "sandbox  state=down (bubblewrap, socat or python3-seccomp missing; scripts/infra.sh up installs them)"
     return 1
   fi
 }

@@ -142,4 +142,21 @@ describe('finding 9: a run reaches only inference, a kernel without namespaces o
       expect(refused[0]!.reason).toContain(`${others[0]![0]} /${provider}${others[0]![1]}`);
     },
   );
+
+  it('inside the sandbox no user namespace can be created, and the syscalls Docker denies are refused by a seccomp filter', async () => {
+    const { report } = await probe('claude', { sandbox: true });
+    const sandbox = report.sandbox as Report;
+    // `unshare -Urm` gave a namespace with every capability (kernel attack surface Docker's profile closes).
+    expect(sandbox.unshareStatus).not.toBe(0);
+    expect(sandbox.seccomp).toBe('2');
+    expect(sandbox.syscalls).toEqual({
+      keyctl: 'EPERM',
+      add_key: 'EPERM',
+      bpf: 'EPERM',
+      perf_event_open: 'EPERM',
+      userfaultfd: 'EPERM',
+      mount: 'EPERM',
+      unshare_user: 'EPERM',
+    });
+  });
 });

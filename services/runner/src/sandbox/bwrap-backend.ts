@@ -31,6 +31,7 @@ import {
   type SandboxProcess,
   type SandboxUsage,
 } from './run-sandbox';
+import { writeSeccompFilter } from './seccomp-filter';
 import { SocketBridge } from './socket-bridge';
 
 export interface BwrapBackendOptions {
@@ -103,6 +104,8 @@ export async function workspaceBytes(dir: string): Promise<number> {
 export class BwrapBackend implements SandboxBackend {
   readonly name = 'bubblewrap';
   private bwrapPath = 'bwrap';
+  /** Built by `check()`; a backend without it prepares no sandbox. */
+  private seccompFile: string | undefined;
   /** Whether runs' memory and processes are held by cgroups here (else by rlimits alone; docs/sandbox.md). */
   usesCgroups = false;
 
@@ -123,6 +126,7 @@ export class BwrapBackend implements SandboxBackend {
     // Runs' uids must traverse (not list) the state directory to reach their sockets.
     await mkdir(this.options.stateDir, { recursive: true, mode: 0o711 });
     await chmod(this.options.stateDir, 0o711);
+    this.seccompFile = await writeSeccompFilter(this.options.stateDir);
     for (const p of [this.options.stateDir, ...this.options.readOnlyPaths])
       assertTraversable(path.join(p, 'x'));
     const probeRoot = await mkdtemp(path.join(this.options.stateDir, 'probe-'));
@@ -139,7 +143,15 @@ export class BwrapBackend implements SandboxBackend {
           diskBytes: 1024 * 1024,
         },
       });
-      const probe = sandbox.exec({ argv: ['/bin/sh', '-c', 'test "$(id -u)" != 0 && touch probe'], env: {} });
+      // Not root, and the seccomp filter in force (mode 2).
+      const probe = sandbox.exec({
+        argv: [
+          '/bin/sh',
+          '-c',
+          'test "$(id -u)" != 0 && grep -q "^Seccomp:[[:space:]]*2" /proc/self/status && touch probe',
+        ],
+        env: {},
+      });
       let stderr = '';
       probe.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       probe.stdout.resume();
@@ -162,6 +174,7 @@ export class BwrapBackend implements SandboxBackend {
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     assertTraversable(policy.workspaceDir);
+    if (!this.seccompFile) throw new SandboxUnavailable('the seccomp filter was not built (check() first)');
     const uid = UID_BASE + randomInt(UID_SPAN);
     const socketsDir = await mkdtemp(path.join(this.options.stateDir, 's-'));
     const closers: Array<() => Promise<void>> = [() => rm(socketsDir, { recursive: true, force: true })];
@@ -198,6 +211,7 @@ export class BwrapBackend implements SandboxBackend {
         readOnlyPaths: this.options.readOnlyPaths,
         usrSymlinks: usrSymlinks(),
         forwarders,
+        seccompFile: this.seccompFile,
       };
       return new BwrapSandbox(
         policy,
@@ -268,6 +282,7 @@ class BwrapSandbox implements RunSandbox {
         ...(this.cgroup ? {} : { dataBytes: this.policy.limits.memoryBytes }),
         cgroupProcs: this.cgroup?.procsFiles ?? [],
       },
+      this.layout.seccompFile,
       this.bwrapPath,
       innerArgv(this.layout.forwarders, options.argv),
     );
