@@ -159,4 +159,12 @@ describe('finding 9: a run reaches only inference, a kernel without namespaces o
       unshare_user: 'EPERM',
     });
   });
+
+  it("the harness-support endpoint forwards only a run-scoped key's routes: the gateway's metrics, console and OpenAPI document are refused", async () => {
+    const { report } = await probe('claude', { support: true });
+    const support = report.support as Report;
+    // It was a raw pipe to the whole gateway.
+    expect(support).toMatchObject({ metrics: 403, console: 403, openapi: 403, healthz: 403, runs: 403 });
+    expect(support.reportArtifact).toBe(201);
+  });
 });

@@ -196,7 +196,7 @@ export class BwrapBackend implements SandboxBackend {
       const endpointPorts = new Map<string, number>();
       for (const [i, endpoint] of policy.endpoints.entries()) {
         const socketName = `endpoint-${i}.sock`;
-        const bridge = await SocketBridge.listen(path.join(socketsDir, socketName), endpoint.target);
+        const bridge = await SocketBridge.listen(path.join(socketsDir, socketName), endpoint);
         closers.push(() => bridge.close());
         forwarders.push({ port: SANDBOX_ENDPOINT_BASE_PORT + i, socketName });
         endpointPorts.set(endpoint.name, SANDBOX_ENDPOINT_BASE_PORT + i);
