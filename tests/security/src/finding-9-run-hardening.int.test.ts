@@ -167,4 +167,12 @@ describe('finding 9: a run reaches only inference, a kernel without namespaces o
     expect(support).toMatchObject({ metrics: 403, console: 403, openapi: 403, healthz: 403, runs: 403 });
     expect(support.reportArtifact).toBe(201);
   });
+
+  it('a run-scoped key may not publish an artifact unless the run’s creator shared the run publicly', async () => {
+    const { report } = await probe('claude', { support: true });
+    const published = (report.support as Report).publicArtifact as { status: number; text: string };
+    // It was 201, and anyone could read the artifact without a key.
+    expect(published.status).toBe(403);
+    expect(JSON.parse(published.text)).toMatchObject({ type: expect.stringMatching(/not_authorized$/) });
+  });
 });
