@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Logger } from '@conveyor/logger';
+import { HOP_BY_HOP } from '../sandbox/hop-by-hop';
 import {
   CREDENTIAL_HEADERS,
   CREDENTIAL_QUERY,
@@ -18,20 +19,6 @@ import { UsageMeter } from './usage-meter';
 const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 /** Model responses pause while the model thinks; only a very long silence ends them. */
 const UPSTREAM_IDLE_MS = 10 * 60_000;
-/** Connection-level headers (RFC 9110 §7.6.1) are never forwarded. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-]);
-
 export type UpstreamBaseUrls = Record<Provider, string>;
 
 export interface ModelUsage {

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { AppError, PROBLEM_CONTENT_TYPE, toProblem } from '@conveyor/errors';
+import { HOP_BY_HOP } from './hop-by-hop';
 
 /** A method and an exact path pattern an HTTP endpoint forwards; nothing else reaches its target. */
 export interface EndpointRoute {
@@ -7,20 +8,7 @@ export interface EndpointRoute {
   path: RegExp;
 }
 
-/** Connection-level headers (RFC 9110 §7.6.1) are the forwarder's own, never passed on. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
-
-const forwardable = (headers: http.IncomingHttpHeaders | http.IncomingMessage['headers']) =>
+const forwardable = (headers: http.IncomingHttpHeaders) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name)));
 
 function refuse(res: http.ServerResponse, error: AppError, instance: string): void {
@@ -31,8 +19,9 @@ function refuse(res: http.ServerResponse, error: AppError, instance: string): vo
 /**
  * An HTTP server that forwards to `target` only the requests matching `routes` — on the path as the URL parser
  * resolves it (`..` segments gone), which is also the path forwarded — and answers every other one 403
- * `not_authorized` in the contract's problem shape without contacting the target. Upgrades and CONNECT are refused
- * (Node closes them: no handler). Hand-written (about 50 lines): the proxies on npm pass paths through as sent.
+ * `not_authorized` in the contract's problem shape without contacting the target. No protocol upgrade passes (its
+ * headers are hop-by-hop) and CONNECT has no handler. Hand-written (about 50 lines): the proxies on npm pass the path
+ * through as sent.
  */
 export function createRouteForwarder(
   target: { host: string; port: number },
