@@ -6,3 +6,4 @@ export * from './service-runner';
 export * from './http-server';
 export * from './auth-epoch-keys';
 export * from './background-loop';
+export * from './connection-outages';

@@ -22,6 +22,7 @@ import {
   Readiness,
   requestContext,
   type Service,
+  logConnectionOutages,
 } from '@conveyor/runtime';
 import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
@@ -72,7 +73,7 @@ export class Ingress implements Service {
       enableAutoPipelining: true,
     });
     this.redis = redis;
-    redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+    logConnectionOutages(redis, logger, 'redis (dedupe, rate limits, webhook versions)');
     await redis.connect();
     this.readiness.add('redis', async () => {
       await redis.ping();
