@@ -1,12 +1,15 @@
 # shellcheck shell=bash
 # The local run sandbox's tools (docs/sandbox.md): bubblewrap, socat (forwards the egress proxy and the platform's
-# endpoints into each run's network namespace), setpriv/prlimit (util-linux). Sourced by scripts/infra.sh.
+# endpoints into each run's network namespace), setpriv/prlimit (util-linux), mkfs.ext4 (e2fsprogs) and mount/umount
+# for each run's own loop-mounted filesystem. Sourced by scripts/infra.sh.
 
 sandbox_up() {
   local missing=()
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   command -v socat >/dev/null || missing+=(socat)
   { command -v setpriv >/dev/null && command -v prlimit >/dev/null; } || missing+=(util-linux)
+  command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
+  { command -v mount >/dev/null && command -v umount >/dev/null; } || missing+=(mount)
   if ((${#missing[@]} > 0)); then
     log "sandbox: installing ${missing[*]} via apt-get (first run only)..."
     apt_install "${missing[@]}"
@@ -16,6 +19,8 @@ sandbox_up() {
     [[ $(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1) == 0 ]]; then
     log "sandbox: WARNING unprivileged user namespaces are disabled; runs will be refused (sysctl kernel.unprivileged_userns_clone=1)"
   fi
+  [[ -e /dev/loop-control ]] ||
+    log "sandbox: WARNING no /dev/loop-control; runs' filesystems cannot be mounted and runs will be refused (modprobe loop)"
   log "sandbox: $(bwrap --version), socat $(socat -V 2>/dev/null | sed -n 's/^socat version \([^ ]*\).*/\1/p')"
 }
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomInt } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import {
 import { EgressProxy, reportEgress } from './egress-proxy';
 import { countOwnedBy } from './host-processes';
 import { descendantsOf, signalAll } from './process-tree';
+import { RunDisks } from './privileged/run-disks';
 import { RunCgroup } from './run-cgroup';
 import {
   SandboxUnavailable,
@@ -40,15 +41,14 @@ export interface BwrapBackendOptions {
   internalHosts: string[];
   /** Host directory of the per-run socket directories. */
   stateDir: string;
+  /** Parent directory of the runs' workspaces (each the mount point of the run's own filesystem). */
+  workspaceRoot: string;
   /** How often the disk use of the workspace and the process count are checked. */
   monitorIntervalMs: number;
   logger: Logger;
 }
 
-/** Per-run uids come from this range: never a real account, never shared by two live runs in practice. */
-const UID_BASE = 1_000_000;
-const UID_SPAN = 1_000_000;
-const REQUIRED_COMMANDS = ['bwrap', 'socat', 'setpriv', 'prlimit', 'du'];
+const REQUIRED_COMMANDS = ['bwrap', 'socat', 'setpriv', 'prlimit', 'mkfs.ext4', 'mount', 'umount'];
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 function which(command: string): string | undefined {
@@ -87,14 +87,6 @@ function assertTraversable(target: string): void {
   }
 }
 
-export async function workspaceBytes(dir: string): Promise<number> {
-  const du = spawn('du', ['-sb', dir], { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: HOST_PATH } });
-  let out = '';
-  du.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  await new Promise((resolve) => du.once('close', resolve));
-  return Number(out.split('\t')[0]) || 0;
-}
-
 /**
  * The local backend (docs/sandbox.md): bubblewrap with every namespace unshared, each run under its own unprivileged
  * uid (so RLIMIT_NPROC counts the run's processes alone), memory in a cgroup where the host lets us create one,
@@ -106,7 +98,15 @@ export class BwrapBackend implements SandboxBackend {
   /** Whether runs' memory and processes are held by cgroups here (else by rlimits alone; docs/sandbox.md). */
   usesCgroups = false;
 
-  constructor(private readonly options: BwrapBackendOptions) {}
+  private readonly disks: RunDisks;
+
+  constructor(private readonly options: BwrapBackendOptions) {
+    this.disks = new RunDisks(options.workspaceRoot);
+  }
+
+  discardWorkspace(runId: string): Promise<void> {
+    return this.disks.discard(runId);
+  }
 
   async check(): Promise<void> {
     if (process.getuid?.() !== 0) {
@@ -123,35 +123,34 @@ export class BwrapBackend implements SandboxBackend {
     // Runs' uids must traverse (not list) the state directory to reach their sockets.
     await mkdir(this.options.stateDir, { recursive: true, mode: 0o711 });
     await chmod(this.options.stateDir, 0o711);
-    for (const p of [this.options.stateDir, ...this.options.readOnlyPaths])
-      assertTraversable(path.join(p, 'x'));
-    const probeRoot = await mkdtemp(path.join(this.options.stateDir, 'probe-'));
     try {
-      const sandbox = await this.prepare({
-        runId: path.basename(probeRoot),
-        workspaceDir: probeRoot,
-        allowedHosts: [],
-        endpoints: [],
-        limits: {
-          wallClockMs: 30_000,
-          maxProcesses: 64,
-          memoryBytes: 256 * 1024 * 1024,
-          diskBytes: 1024 * 1024,
-        },
-      });
-      const probe = sandbox.exec({ argv: ['/bin/sh', '-c', 'test "$(id -u)" != 0 && touch probe'], env: {} });
-      let stderr = '';
-      probe.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      probe.stdout.resume();
-      const exit = await probe.exited;
-      await sandbox.destroy();
-      if (exit.code !== 0)
-        throw new SandboxUnavailable(
-          `bubblewrap cannot start a sandbox here (exit ${exit.code}): ${stderr.trim()}`,
-        );
-    } finally {
-      await rm(probeRoot, { recursive: true, force: true });
+      await this.disks.init();
+    } catch (err) {
+      throw new SandboxUnavailable(`cannot set up the runs' filesystems: ${(err as Error).message}`);
     }
+    for (const p of [this.options.stateDir, this.options.workspaceRoot, ...this.options.readOnlyPaths])
+      assertTraversable(path.join(p, 'x'));
+    const sandbox = await this.prepare({
+      runId: randomUUID(),
+      allowedHosts: [],
+      endpoints: [],
+      limits: {
+        wallClockMs: 30_000,
+        maxProcesses: 64,
+        memoryBytes: 256 * 1024 * 1024,
+        diskBytes: 16 * 1024 * 1024,
+      },
+    });
+    const probe = sandbox.exec({ argv: ['/bin/sh', '-c', 'test "$(id -u)" != 0 && touch probe'], env: {} });
+    let stderr = '';
+    probe.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    probe.stdout.resume();
+    const exit = await probe.exited;
+    await sandbox.destroy();
+    if (exit.code !== 0)
+      throw new SandboxUnavailable(
+        `bubblewrap cannot start a sandbox here (exit ${exit.code}): ${stderr.trim()}`,
+      );
     this.options.logger.info(
       { cgroups: this.usesCgroups },
       this.usesCgroups
@@ -161,18 +160,18 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
-    assertTraversable(policy.workspaceDir);
-    const uid = UID_BASE + randomInt(UID_SPAN);
+    const { runId } = policy;
+    let uid: number;
+    try {
+      uid = await this.disks.open(runId, policy.limits.diskBytes);
+    } catch (err) {
+      await this.disks.release(runId, false).catch(() => undefined);
+      throw new SandboxUnavailable(`cannot mount the run's filesystem: ${(err as Error).message}`);
+    }
     const socketsDir = await mkdtemp(path.join(this.options.stateDir, 's-'));
     const closers: Array<() => Promise<void>> = [() => rm(socketsDir, { recursive: true, force: true })];
     try {
       await chmod(socketsDir, 0o755);
-      const chown = spawnSync('chown', ['-R', `${uid}:${uid}`, policy.workspaceDir], {
-        env: { PATH: HOST_PATH },
-        encoding: 'utf8',
-      });
-      if (chown.status !== 0)
-        throw new SandboxUnavailable(`cannot hand the workspace to the run's uid: ${chown.stderr}`);
       const proxy = await EgressProxy.listen(
         path.join(socketsDir, 'egress.sock'),
         { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
@@ -193,7 +192,7 @@ export class BwrapBackend implements SandboxBackend {
       if (cgroup) closers.push(() => cgroup.destroy());
       this.usesCgroups = cgroup !== undefined;
       const layout: BwrapLayout = {
-        workspaceDir: policy.workspaceDir,
+        workspaceDir: this.disks.workspaceDir(runId),
         socketsDir,
         readOnlyPaths: this.options.readOnlyPaths,
         usrSymlinks: usrSymlinks(),
@@ -205,12 +204,14 @@ export class BwrapBackend implements SandboxBackend {
         uid,
         this.bwrapPath,
         cgroup,
+        this.disks,
         endpointPorts,
         closers,
         this.options.monitorIntervalMs,
       );
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
+      await this.disks.release(runId, false).catch(() => undefined);
       if (err instanceof SandboxUnavailable) throw err;
       throw new SandboxUnavailable(`cannot prepare the sandbox: ${(err as Error).message}`);
     }
@@ -232,6 +233,7 @@ class BwrapSandbox implements RunSandbox {
     private readonly uid: number,
     private readonly bwrapPath: string,
     private readonly cgroup: RunCgroup | undefined,
+    private readonly disks: RunDisks,
     private readonly endpointPorts: Map<string, number>,
     private readonly closers: Array<() => Promise<void>>,
     monitorIntervalMs: number,
@@ -288,12 +290,14 @@ class BwrapSandbox implements RunSandbox {
   /** Callers may pass the host path of the workspace (or a directory under it): map it to the inside path. */
   private insideCwd(cwd: string | undefined): string {
     if (!cwd) return SANDBOX_WORKSPACE;
-    const rel = path.relative(this.policy.workspaceDir, cwd);
+    const rel = path.relative(this.layout.workspaceDir, cwd);
     if (!rel.startsWith('..') && !path.isAbsolute(rel)) return path.posix.join(SANDBOX_WORKSPACE, rel);
     return path.posix.resolve(SANDBOX_WORKSPACE, cwd);
   }
 
+  /** A process ended: did a limit end it? (A full filesystem, a memory kill, a refused fork.) */
   private async exitReason(): Promise<SandboxLimitHit | undefined> {
+    if (!this.limitHit && (await this.disks.usage(this.policy.runId))?.full) this.endRun('disk');
     if (!this.limitHit && this.cgroup) {
       if ((await this.cgroup.oomKills()) > 0) this.endRun('memory');
       else if ((await this.cgroup.forksRefused()) > 0) this.endRun('processes');
@@ -311,9 +315,7 @@ class BwrapSandbox implements RunSandbox {
     if (this.checking || this.live.size === 0) return;
     this.checking = true;
     try {
-      if ((await workspaceBytes(this.policy.workspaceDir)) > this.policy.limits.diskBytes)
-        this.endRun('disk');
-      else if (!this.cgroup && (await countOwnedBy(this.uid)) >= this.policy.limits.maxProcesses)
+      if (!this.cgroup && (await countOwnedBy(this.uid)) >= this.policy.limits.maxProcesses)
         this.endRun('processes');
       else await this.exitReason();
     } finally {
@@ -321,14 +323,16 @@ class BwrapSandbox implements RunSandbox {
     }
   }
 
-  destroy(): Promise<SandboxUsage> {
+  destroy(options: { keepWorkspace?: boolean } = {}): Promise<SandboxUsage> {
     this.destroyed ??= (async () => {
       clearTimeout(this.wallClock);
       clearInterval(this.monitor);
       await Promise.all([...this.live].map((p) => p.kill(0)));
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
+      const disk = await this.disks.usage(this.policy.runId);
+      await this.disks.release(this.policy.runId, options.keepWorkspace === true && !this.limitHit);
       return {
-        diskBytes: await workspaceBytes(this.policy.workspaceDir),
+        diskBytes: disk?.usedBytes ?? 0,
         ...(this.limitHit ? { limit: this.limitHit } : {}),
       };
     })();

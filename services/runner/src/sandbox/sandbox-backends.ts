@@ -9,7 +9,10 @@ import { UnsandboxedBackend } from './unsandboxed-backend';
 const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
 
 /** Builds the configured backend and verifies it can isolate runs here before the runner takes any job. */
-export async function createSandboxBackend(config: SandboxSettings, logger: Logger): Promise<SandboxBackend> {
+export async function createSandboxBackend(
+  config: SandboxSettings & { WORKSPACE_ROOT: string },
+  logger: Logger,
+): Promise<SandboxBackend> {
   const log = logger.child({ component: 'sandbox' });
   let backend: SandboxBackend;
   switch (config.RUN_SANDBOX) {
@@ -18,6 +21,7 @@ export async function createSandboxBackend(config: SandboxSettings, logger: Logg
         readOnlyPaths: [...new Set([AGENT_CLIS, ...toolchainPaths(), ...config.SANDBOX_READONLY_PATHS])],
         internalHosts: config.SANDBOX_INTERNAL_HOSTS,
         stateDir: config.SANDBOX_STATE_DIR,
+        workspaceRoot: config.WORKSPACE_ROOT,
         monitorIntervalMs: config.SANDBOX_MONITOR_INTERVAL_MS,
         logger: log,
       });
@@ -38,7 +42,7 @@ export async function createSandboxBackend(config: SandboxSettings, logger: Logg
       break;
     }
     case 'none':
-      backend = new UnsandboxedBackend(log);
+      backend = new UnsandboxedBackend(log, config.WORKSPACE_ROOT);
       break;
   }
   await backend.check();
