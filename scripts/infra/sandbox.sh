@@ -19,6 +19,11 @@ sandbox_up() {
     [[ $(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1) == 0 ]]; then
     log "sandbox: WARNING unprivileged user namespaces are disabled; runs will be refused (sysctl kernel.unprivileged_userns_clone=1)"
   fi
+  # The runner drops to this account once it has forked its privileged helper (docs/sandbox.md).
+  if ! id conveyor-runner >/dev/null 2>&1; then
+    log "sandbox: creating the unprivileged runner account conveyor-runner"
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin conveyor-runner
+  fi
   [[ -e /dev/loop-control ]] ||
     log "sandbox: WARNING no /dev/loop-control; runs' filesystems cannot be mounted and runs will be refused (modprobe loop)"
   log "sandbox: $(bwrap --version), socat $(socat -V 2>/dev/null | sed -n 's/^socat version \([^ ]*\).*/\1/p')"

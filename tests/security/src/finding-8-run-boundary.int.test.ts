@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { apiCall, startPlatform, type Json, type RunningPlatform } from '@conveyor/testing';
@@ -148,5 +148,39 @@ describe('finding 8: the run boundary — no writes through a run’s links, a d
     expect(largestImage).toBeLessThanOrEqual(limit);
     expect(mostGrown).toBeLessThan(2 * limit);
     expect(existsSync(image)).toBe(false);
+  });
+
+  it('the runner is not root: uid ≠ 0 and no capabilities; only its small privileged helper is', async () => {
+    // The platform's runner, found by its queue (unique to this platform) in its environment.
+    const queue = `RUN_QUEUE=${platform.env.RUN_QUEUE!}\0`;
+    const status = async (pid: string) => readFile(`/proc/${pid}/status`, 'utf8');
+    const field = (text: string, name: string) =>
+      new RegExp(`^${name}:[\\t ]*(.*)$`, 'm').exec(text)?.[1] ?? '';
+    const pids = (await readdir('/proc')).filter((e) => /^\d+$/.test(e));
+    const runner = await until('the runner process', async () => {
+      for (const pid of pids) {
+        const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        const environ = await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '');
+        if (cmdline.includes('services/runner/dist/main.js') && environ.includes(queue)) return pid;
+      }
+      return undefined;
+    });
+    const own = await status(runner);
+    expect(field(own, 'Uid').split('\t').map(Number)).not.toContain(0);
+    expect(field(own, 'Gid').split('\t').map(Number)).not.toContain(0);
+    expect(field(own, 'Groups')).toBe('');
+    expect(field(own, 'CapEff')).toMatch(/^0+$/);
+    expect(field(own, 'CapPrm')).toMatch(/^0+$/);
+    // Its one root child is the helper.
+    const children = [];
+    for (const pid of pids) {
+      const text = await status(pid).catch(() => '');
+      if (field(text, 'PPid') === runner) children.push({ pid, text });
+    }
+    const rootChildren = children.filter((c) => field(c.text, 'Uid').split('\t')[0] === '0');
+    expect(rootChildren).toHaveLength(1);
+    expect(await readFile(`/proc/${rootChildren[0]!.pid}/cmdline`, 'utf8')).toContain(
+      'sandbox/privileged/helper-main.js',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -6,9 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap-backend';
+import { PrivilegedHelper } from './privileged/helper-client';
 import type { RunSandbox, SandboxPolicy } from './run-sandbox';
 
-// The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do.
+// The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do. Its
+// privileged helper is forked from the build (`npm run build` first); this test process stays root.
+const HELPER_FROM_BUILD = path.resolve(__dirname, '../../dist/sandbox/privileged/helper-main.js');
 
 const limits = {
   wallClockMs: 60_000,
@@ -30,6 +34,7 @@ async function run(sandbox: RunSandbox, script: string, env: Record<string, stri
 describe('BwrapBackend (real bubblewrap)', () => {
   let root: string;
   let backend: BwrapBackend;
+  let helper: PrivilegedHelper;
   let allowed: http.Server;
   let allowedPort: number;
   const egress: Array<{ host: string; allowed: boolean }> = [];
@@ -51,7 +56,20 @@ describe('BwrapBackend (real bubblewrap)', () => {
     allowed = http.createServer((_req, res) => res.end('hello from the allowed host'));
     await new Promise<void>((resolve) => allowed.listen(0, '127.0.0.1', resolve));
     allowedPort = (allowed.address() as net.AddressInfo).port;
+    helper = await PrivilegedHelper.start(
+      {
+        workspaceRoot: path.join(root, 'workspaces'),
+        stateDir: path.join(root, 'state'),
+        readOnlyPaths: [],
+        bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
+        runnerUid: 0,
+        runnerGid: 0,
+      },
+      () => undefined,
+      HELPER_FROM_BUILD,
+    );
     backend = new BwrapBackend({
+      helper,
       readOnlyPaths: [],
       internalHosts: [`127.0.0.1:${allowedPort}`],
       stateDir: path.join(root, 'state'),
@@ -63,6 +81,7 @@ describe('BwrapBackend (real bubblewrap)', () => {
   });
 
   afterAll(async () => {
+    helper.stop();
     allowed.closeAllConnections();
     allowed.close();
     await rm(root, { recursive: true, force: true });
