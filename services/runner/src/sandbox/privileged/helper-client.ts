@@ -45,7 +45,7 @@ export class PrivilegedHelper {
     await ready;
     // The helper lives as long as this process and never keeps it alive on its own.
     child.unref();
-    child.channel?.unref();
+    if (helper.pending.size === 0) child.channel?.unref();
     return helper;
   }
 
@@ -57,6 +57,7 @@ export class PrivilegedHelper {
     }
     const waiter = this.pending.get(message.id);
     this.pending.delete(message.id);
+    if (this.pending.size === 0) this.child.channel?.unref();
     if (message.ok) waiter?.resolve(message.value);
     else waiter?.reject(new Error(message.error));
   }
@@ -64,6 +65,8 @@ export class PrivilegedHelper {
   request(request: HelperRequest, socket?: net.Socket): Promise<unknown> {
     if (this.lost) return Promise.reject(this.lost);
     const id = this.nextId++;
+    // A request waiting for its reply keeps this process alive; an idle helper does not.
+    this.child.channel?.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.child.send({ id, request }, socket, (err) => {
