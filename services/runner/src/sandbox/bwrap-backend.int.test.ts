@@ -262,6 +262,19 @@ describe('BwrapBackend (real bubblewrap)', () => {
     await sandbox.destroy();
   });
 
+  it('has its helper refuse any run it did not open, and an open run twice', async () => {
+    const stranger = randomUUID();
+    const exec = { runId: stranger, argv: ['true'] as [string], env: {}, cwd: '/workspace', forwarders: [] };
+    await expect(helper.exec(exec, [])).rejects.toThrow(/run not open/);
+    await expect(helper.status(stranger)).rejects.toThrow(/run not open/);
+    await expect(helper.release(stranger, false)).rejects.toThrow(/run not open/);
+    const p = await policy();
+    const sandbox = await backend.prepare(p);
+    await expect(helper.open(p.runId, p.limits)).rejects.toThrow(/already open/);
+    await expect(helper.discard(p.runId)).rejects.toThrow(/run is open/);
+    await sandbox.destroy();
+  });
+
   it('kills the whole process tree', async () => {
     const sandbox = await backend.prepare(await policy());
     const proc = sandbox.exec({
