@@ -1,7 +1,9 @@
 # shellcheck shell=bash
-# The local run sandbox's tools (docs/sandbox.md): bubblewrap, socat (forwards the egress proxy and the platform's
-# endpoints into each run's network namespace), setpriv/prlimit (util-linux), mkfs.ext4 (e2fsprogs) and mount/umount
-# for each run's own loop-mounted filesystem. Sourced by scripts/infra.sh.
+# The local run sandbox's tools (docs/sandbox.md): bubblewrap (>= 0.8 for --disable-userns), socat (forwards the
+# egress proxy and the platform's endpoints into each run's network namespace), setpriv/prlimit (util-linux),
+# libseccomp's Python binding for Debian's python3 (the runs' seccomp filter is built with it at start), mkfs.ext4
+# (e2fsprogs) and mount/umount for each run's own loop-mounted filesystem, and the runner's unprivileged account.
+# Sourced by scripts/infra.sh.
 
 sandbox_up() {
   local missing=()
@@ -10,6 +12,7 @@ sandbox_up() {
   { command -v setpriv >/dev/null && command -v prlimit >/dev/null; } || missing+=(util-linux)
   command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
   { command -v mount >/dev/null && command -v umount >/dev/null; } || missing+=(mount)
+  /usr/bin/python3 -c 'import seccomp' 2>/dev/null || missing+=(python3-seccomp)
   if ((${#missing[@]} > 0)); then
     log "sandbox: installing ${missing[*]} via apt-get (first run only)..."
     apt_install "${missing[@]}"
@@ -30,10 +33,10 @@ sandbox_up() {
 }
 
 sandbox_status() {
-  if command -v bwrap >/dev/null && command -v socat >/dev/null; then
-    echo "sandbox  state=up   tools=bubblewrap,socat"
+  if command -v bwrap >/dev/null && command -v socat >/dev/null && /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+    echo "sandbox  state=up   tools=bubblewrap,socat,python3-seccomp"
   else
-    echo "sandbox  state=down (bubblewrap or socat missing; scripts/infra.sh up installs them)"
+    echo "sandbox  state=down (bubblewrap, socat or python3-seccomp missing; scripts/infra.sh up installs them)"
     return 1
   fi
 }

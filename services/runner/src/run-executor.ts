@@ -228,6 +228,7 @@ export class RunExecutor {
             message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`,
             errorCode: 'external_authentication_required',
           }),
+        onRefused: (refusal) => reporter.emit({ kind: 'egress_refused', ...refusal }),
       });
       reporter.redactor.add(grant.credential.api_key);
       return grant;

@@ -75,7 +75,10 @@ describe('artifacts, external references and judge scores end to end', () => {
   }
 
   /** Starts a run of the API-calling agent and returns what its harness saw, once the run has ended. */
-  async function runAgent(calls: unknown[]): Promise<{
+  async function runAgent(
+    calls: unknown[],
+    config: Json = {},
+  ): Promise<{
     runId: string;
     key: string;
     baseUrl: string;
@@ -83,7 +86,7 @@ describe('artifacts, external references and judge scores end to end', () => {
   }> {
     const out = path.join(os.tmpdir(), `agent-${randomUUID()}.json`);
     const created = await api('POST', '/agent/runs', {
-      body: { prompt: JSON.stringify({ out, calls }), config: { harness: { type: 'claude' } } },
+      body: { prompt: JSON.stringify({ out, calls }), config: { harness: { type: 'claude' }, ...config } },
     });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
@@ -106,40 +109,45 @@ describe('artifacts, external references and judge scores end to end', () => {
   const uid = (i: number): string => reporter.results[i]!.body.artifact_uid as string;
 
   it('a harness reports artifacts with its run-scoped key; they appear on the run and in the artifact_type filter', async () => {
-    reporter = await runAgent([
-      report({
-        artifact_type: 'FILE',
-        data: { filepath: 'out/report.txt', mime_type: 'text/plain', description: 'the report' },
-        content_base64: Buffer.from('hello file').toString('base64'),
-      }),
-      report({
-        artifact_type: 'SCREENSHOT',
-        data: { mime_type: 'image/png', description: 'home page' },
-        content_base64: png.toString('base64'),
-        is_public: true,
-      }),
-      report({ artifact_type: 'PLAN', data: { title: 'Plan', content: '# Plan v1' } }),
-      report({
-        artifact_type: 'PLAN',
-        artifact_uid: '$ref:2.artifact_uid',
-        data: { title: 'Plan (revised)', content: '# Plan v2' },
-      }),
-      report({
-        artifact_type: 'EXTERNAL_REFERENCE',
-        data: {
-          reference_type: 'linear_issue',
-          url: 'HTTPS://Linear.App:443/acme/issue/ENG-7/#comment',
-          title: 'ENG-7',
-        },
-      }),
-      report({
-        artifact_type: 'PULL_REQUEST',
-        data: { url: 'https://github.com/acme/api/pull/7', branch: 'fix-7' },
-      }),
-      report({ artifact_type: 'FILE', data: { filepath: 'a.txt', mime_type: 'text/plain' } }),
-      report({ artifact_type: 'PULL_REQUEST', data: { url: 'not a url', branch: 'b' } }),
-      report({ artifact_type: 'VIDEO', data: {} }),
-    ]);
+    // Shared publicly by its creator, so the run may publish the screenshot (docs/artifacts.md).
+    const shared = { session_sharing: { public_access: 'VIEWER' } };
+    reporter = await runAgent(
+      [
+        report({
+          artifact_type: 'FILE',
+          data: { filepath: 'out/report.txt', mime_type: 'text/plain', description: 'the report' },
+          content_base64: Buffer.from('hello file').toString('base64'),
+        }),
+        report({
+          artifact_type: 'SCREENSHOT',
+          data: { mime_type: 'image/png', description: 'home page' },
+          content_base64: png.toString('base64'),
+          is_public: true,
+        }),
+        report({ artifact_type: 'PLAN', data: { title: 'Plan', content: '# Plan v1' } }),
+        report({
+          artifact_type: 'PLAN',
+          artifact_uid: '$ref:2.artifact_uid',
+          data: { title: 'Plan (revised)', content: '# Plan v2' },
+        }),
+        report({
+          artifact_type: 'EXTERNAL_REFERENCE',
+          data: {
+            reference_type: 'linear_issue',
+            url: 'HTTPS://Linear.App:443/acme/issue/ENG-7/#comment',
+            title: 'ENG-7',
+          },
+        }),
+        report({
+          artifact_type: 'PULL_REQUEST',
+          data: { url: 'https://github.com/acme/api/pull/7', branch: 'fix-7' },
+        }),
+        report({ artifact_type: 'FILE', data: { filepath: 'a.txt', mime_type: 'text/plain' } }),
+        report({ artifact_type: 'PULL_REQUEST', data: { url: 'not a url', branch: 'b' } }),
+        report({ artifact_type: 'VIDEO', data: {} }),
+      ],
+      shared,
+    );
     const statuses = reporter.results.map((r) => r.status);
     expect(statuses).toEqual([201, 201, 201, 201, 201, 201, 400, 400, 400]);
     expect(reporter.key).toMatch(/^cvy_/);

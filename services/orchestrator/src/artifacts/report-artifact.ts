@@ -12,6 +12,7 @@ import {
   REPORTED_TYPES,
   type ReportedType,
 } from './artifact-input';
+import { sharedPublicly } from '../runs/session-sharing';
 import { embeddedView } from './artifact-views';
 
 export const PLAN_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -38,9 +39,15 @@ export async function reportArtifact(
     throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
   const run = await deps.db.run.findFirst({
     where: { id: caller.run_id, teamId: caller.team_id },
-    select: { id: true, execution: true },
+    select: { id: true, execution: true, config: true },
   });
   if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
+  // The key is in the agent's hands: publishing is the run creator's decision, not the agent's (docs/artifacts.md).
+  if (req.is_public && !sharedPublicly(run.config))
+    throw new AppError(
+      'not_authorized',
+      'A run may publish an artifact (is_public) only when its creator shared the run publicly (config.session_sharing.public_access)',
+    );
   if (!(REPORTED_TYPES as string[]).includes(req.artifact_type)) {
     throw new AppError('invalid_request', `artifact_type must be one of ${REPORTED_TYPES.join(', ')}`);
   }

@@ -2,15 +2,14 @@ import type { PrismaClient, Run } from '@conveyor/db';
 import type { CheckRedirectRequest__Output, CheckRedirectResponse } from '@conveyor/proto';
 import { isUuid } from './run-access';
 import { isTerminal } from './run-state-machine';
+import { sharedPublicly } from './session-sharing';
 
 const NO_REDIRECT: CheckRedirectResponse = { conversation_id: '', session_id: '' };
 const CONVERSATION_KINDS = ['user_message', 'agent_message', 'tool_call', 'tool_result'];
 
 /** A run the (possibly anonymous) caller may learn about: its own team's, or one whose session is shared publicly. */
 function visible(run: Run, teamId: string | undefined): boolean {
-  if (teamId && run.teamId === teamId) return true;
-  const sharing = (run.config as { session_sharing?: { public_access?: string } } | null)?.session_sharing;
-  return sharing?.public_access === 'VIEWER' || sharing?.public_access === 'EDITOR';
+  return (Boolean(teamId) && run.teamId === teamId) || sharedPublicly(run.config);
 }
 
 /**

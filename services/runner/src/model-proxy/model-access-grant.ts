@@ -22,6 +22,8 @@ export interface GrantHooks {
   onBudgetExceeded(spentUsd: number, budgetUsd: number): void;
   /** The provider refused the key (401/403): the run cannot go on with it. */
   onKeyRejected(status: number, secretName: string): void;
+  /** The proxy refused a request that is not an inference call (it never reached the upstream). */
+  onRefused(refusal: { host: string; port: number; reason: string }): void;
 }
 
 /**
@@ -66,6 +68,7 @@ export class ModelAccessGrant {
       onUsage: hooks.onUsage,
       onBudgetExceeded: (spent) => hooks.onBudgetExceeded(spent, credential.budget_usd),
       onKeyRejected: (status) => hooks.onKeyRejected(status, credential.secret_name),
+      onRefused: hooks.onRefused,
     });
     return grant;
   }

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@conveyor/logger';
 import { ModelProxy, type ModelUsage, type ProxyRunOptions } from './model-proxy';
@@ -137,6 +137,7 @@ describe('model proxy (real sockets, local upstream)', () => {
     const usage: ModelUsage[] = [];
     const exceeded: number[] = [];
     const rejected: number[] = [];
+    const refused: Array<{ host: string; port: number; reason: string }> = [];
     const registration = proxy.register({
       runId: 'run-1',
       provider,
@@ -149,9 +150,10 @@ describe('model proxy (real sockets, local upstream)', () => {
       onUsage: (u) => usage.push(u),
       onBudgetExceeded: (spent) => exceeded.push(spent),
       onKeyRejected: (status) => rejected.push(status),
+      onRefused: (refusal) => refused.push(refusal),
       ...overrides,
     });
-    return { registration, usage, exceeded, rejected };
+    return { registration, usage, exceeded, rejected, refused };
   }
 
   const post = (path: string, headers: Record<string, string>, body: unknown) =>
@@ -260,13 +262,79 @@ describe('model proxy (real sockets, local upstream)', () => {
     );
     expect(wrongProtocol.status).toBe(403);
     expect(seen).toHaveLength(0);
-    // Reads name no model and cost nothing: listings pass.
-    const listing = await fetch(`${base}/anthropic/v1/models`, {
-      headers: { 'x-api-key': registration.token },
-    });
-    expect(listing.status).toBe(200);
-    expect(seen).toHaveLength(1);
     registration.close();
+  });
+
+  /** A request exactly as written (fetch would normalise `..` and `%2F` before sending). */
+  const raw = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+
+  // Finding 9 (#23): the run's token opened the provider's whole API with the team's key (files, batches, admin).
+  it('forwards only inference: every other method and path is refused with 403, reported, and never reaches the upstream', async () => {
+    const model = { claude: 'claude-sonnet-4', gpt: 'gpt-5', gemini: 'gemini-2.5-pro' };
+    const attempts: Record<Provider, Array<[string, string, unknown?]>> = {
+      anthropic: [
+        ['GET', '/anthropic/v1/files'],
+        ['GET', '/anthropic/v1/messages/batches'],
+        ['POST', '/anthropic/v1/messages/batches', { model: model.claude, requests: [] }],
+        ['GET', '/anthropic/v1/organizations/api_keys'],
+        ['POST', '/anthropic/v1/organizations/invites', { model: model.claude, email: 'x@example.com' }],
+        ['GET', '/anthropic/v1/models'],
+        ['GET', '/anthropic/v1/messages'],
+        ['POST', '/anthropic/v1/messages/../files', { model: model.claude }],
+        ['POST', '/anthropic/v1/messages%2F..%2Ffiles', { model: model.claude }],
+        ['POST', '/anthropic/v1/messages/', { model: model.claude }],
+      ],
+      openai: [
+        ['GET', '/openai/files'],
+        ['POST', '/openai/batches', { model: model.gpt, input_file_id: 'f' }],
+        ['GET', '/openai/organization/admin_api_keys'],
+        ['POST', '/openai/fine_tuning/jobs', { model: model.gpt, training_file: 'f' }],
+        ['GET', '/openai/models'],
+        ['GET', '/openai/responses/resp_1'],
+      ],
+      gemini: [
+        ['GET', '/gemini/v1beta/files'],
+        ['GET', '/gemini/v1beta/models'],
+        ['POST', `/gemini/v1beta/models/${model.gemini}:batchGenerateContent`, {}],
+        ['POST', '/gemini/v1beta/cachedContents', { model: `models/${model.gemini}` }],
+        ['POST', '/gemini/upload/v1beta/files', {}],
+        ['GET', `/gemini/v1beta/models/${model.gemini}:generateContent`],
+      ],
+    };
+    const credential: Record<Provider, (token: string) => Record<string, string>> = {
+      anthropic: (token) => ({ 'x-api-key': token }),
+      openai: (token) => ({ authorization: `Bearer ${token}` }),
+      gemini: (token) => ({ 'x-goog-api-key': token }),
+    };
+    for (const provider of ['anthropic', 'openai', 'gemini'] as const) {
+      const run = registerRun(provider);
+      for (const [method, path, body] of attempts[provider]) {
+        const res = await raw(method, path, credential[provider](run.registration.token), body);
+        expect([path, res.status]).toEqual([path, 403]);
+        expect((JSON.parse(res.body) as { error: { code: string } }).error.code).toBe('not_authorized');
+      }
+      expect(run.refused).toHaveLength(attempts[provider].length);
+      expect(run.refused[0]).toEqual({
+        host: '127.0.0.1',
+        port: Number(new URL(upstreamUrl).port),
+        reason: expect.stringContaining(attempts[provider][0]![1]) as string,
+      });
+      run.registration.close();
+    }
+    expect(seen).toEqual([]);
   });
 
   it("meters tokens and cost from each protocol's SSE events and JSON bodies", async () => {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Logger } from '@conveyor/logger';
+import { HOP_BY_HOP } from '../sandbox/hop-by-hop';
 import {
   CREDENTIAL_HEADERS,
   CREDENTIAL_QUERY,
@@ -18,20 +19,6 @@ import { UsageMeter } from './usage-meter';
 const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 /** Model responses pause while the model thinks; only a very long silence ends them. */
 const UPSTREAM_IDLE_MS = 10 * 60_000;
-/** Connection-level headers (RFC 9110 §7.6.1) are never forwarded. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-]);
-
 export type UpstreamBaseUrls = Record<Provider, string>;
 
 export interface ModelUsage {
@@ -60,6 +47,8 @@ export interface ProxyRunOptions {
   onBudgetExceeded(spentUsd: number): void;
   /** The upstream refused the key (401 or 403). */
   onKeyRejected(status: number): void;
+  /** A request that is not an inference call was refused: the upstream it would have reached, and why. */
+  onRefused(refusal: { host: string; port: number; reason: string }): void;
 }
 
 export interface ProxyRegistration {
@@ -157,6 +146,14 @@ export class ModelProxy {
     if (run.provider !== provider)
       return refuse(res, 403, 'permission_error', `This run's credential is for the ${run.provider} API`);
     if (entry.exceeded) return refuse(res, 403, 'budget_exceeded', 'The run has exceeded its budget');
+    // Only inference reaches the upstream: the key opens the provider's whole API (files, batches, admin).
+    const path = `/${rest.join('/')}`;
+    if (req.method !== 'POST' || !protocol.inference.test(path)) {
+      const reason = `${req.method} ${url.pathname} is not an inference call; the model proxy forwards only those`;
+      log.warn({ method: req.method, path: url.pathname }, 'model proxy refused a non-inference request');
+      run.onRefused({ ...hostAndPort(this.upstreams[provider]), reason });
+      return refuse(res, 403, 'not_authorized', reason);
+    }
 
     const body = await readBody(req);
     if (body === undefined)
@@ -166,11 +163,8 @@ export class ModelProxy {
         'request_too_large',
         `Request bodies are limited to ${MAX_REQUEST_BYTES} bytes`,
       );
-    const path = `/${rest.join('/')}`;
     const model = protocol.model(path, parseJson(body));
-    // Anything but a read (model listings) must name one of the run's models, so batches and the like cannot slip past.
-    const reads = req.method === 'GET' || req.method === 'HEAD';
-    if ((model === undefined && !reads) || (model !== undefined && !run.models.includes(model))) {
+    if (model === undefined || !run.models.includes(model)) {
       return refuse(
         res,
         403,
@@ -250,6 +244,12 @@ export class ModelProxy {
       run.onBudgetExceeded(entry.spent);
     }
   }
+}
+
+/** Host and port of an upstream base URL, as an `egress_refused` event names them. */
+function hostAndPort(base: string): { host: string; port: number } {
+  const url = new URL(base);
+  return { host: url.hostname, port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
 }
 
 /** The whole request body, or undefined when it is larger than the proxy accepts. */

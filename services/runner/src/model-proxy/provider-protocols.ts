@@ -22,6 +22,12 @@ export interface ProviderProtocol {
   model(path: string, body: unknown): string | undefined;
   /** Usage numbers in one response object (a JSON body or one SSE event); later values replace earlier ones. */
   usage(event: unknown): Partial<TokenCounts>;
+  /**
+   * The inference calls (all `POST`), as paths below the upstream base: the only requests the proxy forwards. What the
+   * pinned CLIs were recorded calling, plus their token counting and OpenAI's Chat Completions for command adapters
+   * (docs/harnesses.md, "What the proxy forwards").
+   */
+  inference: RegExp;
 }
 
 /** Headers and query parameters that may carry a credential: never forwarded as sent. */
@@ -95,12 +101,15 @@ export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
     credentialHeaders: (apiKey) => ({ 'x-api-key': apiKey }),
     model: (_path, body) => bodyModel(body),
     usage: anthropicUsage,
+    inference: /^\/v1\/messages(?:\/count_tokens)?$/,
   },
   openai: {
     presentedKey: (headers) => bearer(headers),
     credentialHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     model: (_path, body) => bodyModel(body),
     usage: openaiUsage,
+    // The upstream base carries `/v1`.
+    inference: /^\/(?:responses|chat\/completions)$/,
   },
   // The Gemini CLI sends x-goog-api-key; REST clients often use `?key=`.
   gemini: {
@@ -109,5 +118,6 @@ export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
     credentialHeaders: (apiKey) => ({ 'x-goog-api-key': apiKey }),
     model: (path) => /\/models\/([^/:]+)(?::|$)/.exec(path)?.[1],
     usage: geminiUsage,
+    inference: /^\/v1beta\/models\/[^/:]+:(?:generateContent|streamGenerateContent|countTokens)$/,
   },
 };

@@ -9,6 +9,7 @@ const layout: BwrapLayout = {
     { port: 3128, socketName: 'egress.sock' },
     { port: 41000, socketName: 'endpoint-0.sock' },
   ],
+  seccompFile: '/var/lib/conveyor/sandbox/seccomp.bpf',
 };
 
 /** The pairs/triples of one option in an argument list, e.g. all `--ro-bind SRC DEST`. */
@@ -21,6 +22,13 @@ describe('bwrapOptions', () => {
   it('unshares every namespace and dies with its parent', () => {
     expect(args.slice(0, 3)).toEqual(['--unshare-all', '--die-with-parent', '--new-session']);
     expect(args).not.toContain('--share-net');
+  });
+
+  it('forbids nested user namespaces and loads the seccomp filter from its descriptor', () => {
+    expect(args).toEqual(
+      expect.arrayContaining(['--unshare-user', '--disable-userns', '--assert-userns-disabled']),
+    );
+    expect(option(args, '--seccomp', 1)).toEqual([['4']]);
   });
 
   it('binds only the tool chain read-only, the workspace read-write and the sockets read-only', () => {
@@ -58,19 +66,23 @@ describe('bwrapOptions', () => {
 describe('hostArgv', () => {
   const argv = hostArgv(
     { uid: 1234567, maxProcesses: 65, cgroupProcs: ['/sys/fs/cgroup/pids/x/cgroup.procs'] },
+    layout.seccompFile,
     '/usr/bin/bwrap',
     ['/bin/true'],
   );
 
   it('joins the cgroups, limits processes and drops to the run uid with no capabilities before bwrap', () => {
     const at = (s: string) => argv.indexOf(s);
-    expect(argv.slice(0, 5)).toEqual([
+    expect(argv.slice(0, 6)).toEqual([
       '/bin/sh',
       '-c',
       expect.any(String),
       'sh',
+      layout.seccompFile,
       '/sys/fs/cgroup/pids/x/cgroup.procs',
     ]);
+    // The filter is opened as root on the descriptor bwrap reads it from.
+    expect(argv[2]).toContain('exec "$@" 4<"$bpf"');
     expect(at('prlimit')).toBeLessThan(at('setpriv'));
     expect(argv).toContain('--nproc=65');
     expect(argv).not.toContainEqual(expect.stringMatching(/^--data=/));
@@ -88,9 +100,9 @@ describe('hostArgv', () => {
   });
 
   it('caps the data segment per process when there is no memory cgroup', () => {
-    expect(hostArgv({ uid: 5, maxProcesses: 8, dataBytes: 1024, cgroupProcs: [] }, 'bwrap', ['x'])).toContain(
-      '--data=1024',
-    );
+    expect(
+      hostArgv({ uid: 5, maxProcesses: 8, dataBytes: 1024, cgroupProcs: [] }, 'f.bpf', 'bwrap', ['x']),
+    ).toContain('--data=1024');
   });
 });
 

@@ -25,6 +25,8 @@ export interface BwrapLayout {
   /** Host top-level names that are symlinks into `/usr` (usrmerge): recreated as symlinks instead of mounted. */
   usrSymlinks: Record<string, string>;
   forwarders: Forwarder[];
+  /** The seccomp filter's BPF (`seccomp-filter.ts`): `hostArgv` opens it as root and bwrap reads it on `SECCOMP_FD`. */
+  seccompFile: string;
 }
 
 /** The few files of `/etc` programs need (name resolution of localhost, CA certificates, users, the dynamic linker). */
@@ -45,13 +47,20 @@ export const ETC_ALLOW_LIST = [
   'mime.types',
 ];
 
+/** The descriptor on which bwrap reads the seccomp filter's BPF (`hostArgv` opens the file there). */
+export const SECCOMP_FD = 4;
+
 /**
  * bwrap's options for one command: every namespace unshared (user, pid, net, ipc, uts, cgroup), nothing of the host
  * but the tool chain read-only, the workspace read-write and a private /tmp; the caller's environment only.
+ * No further user namespace can be made inside (`--disable-userns`: a nested one would hold every capability over
+ * its own mounts), and the seccomp filter applies to the command and all it starts.
  * These go through `--args FD` so the environment (the run's key) never shows in a process list.
  */
 export function bwrapOptions(layout: BwrapLayout, env: Record<string, string>, cwd: string): string[] {
   const args = ['--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'sandbox'];
+  args.push('--unshare-user', '--disable-userns', '--assert-userns-disabled');
+  args.push('--seccomp', String(SECCOMP_FD));
   args.push('--ro-bind', '/usr', '/usr');
   for (const [name, target] of Object.entries(layout.usrSymlinks)) args.push('--symlink', target, `/${name}`);
   for (const name of ETC_ALLOW_LIST) args.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
@@ -114,14 +123,26 @@ export interface Confinement {
   cgroupProcs: string[];
 }
 
-/** Joins the run's cgroups as root, then execs the rest: `sh -c JOIN sh FILE... -- argv`. */
-const JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+/**
+ * Joins the run's cgroups as root, then execs the rest with the seccomp filter open on fd 4:
+ * `sh -c JOIN sh BPF FILE... -- argv`. A filter that cannot be opened ends the shell before bwrap starts.
+ */
+const JOIN_CGROUPS = [
+  'bpf=$1; shift',
+  'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift',
+  `exec "$@" ${SECCOMP_FD}<"$bpf"`,
+].join('\n');
 
 /**
  * The host-side argv: join the run's cgroups, set the run's rlimits, drop to the run's own uid with no capabilities
  * and no way to gain any (no_new_privs), then bwrap reading its options from fd 3.
  */
-export function hostArgv(confinement: Confinement, bwrapPath: string, inner: string[]): string[] {
+export function hostArgv(
+  confinement: Confinement,
+  seccompFile: string,
+  bwrapPath: string,
+  inner: string[],
+): string[] {
   const limits = [
     `--nproc=${confinement.maxProcesses}`,
     ...(confinement.dataBytes ? [`--data=${confinement.dataBytes}`] : []),
@@ -132,6 +153,7 @@ export function hostArgv(confinement: Confinement, bwrapPath: string, inner: str
     '-c',
     JOIN_CGROUPS,
     'sh',
+    seccompFile,
     ...confinement.cgroupProcs,
     '--',
     'prlimit',

@@ -91,7 +91,15 @@ export class BwrapBackend implements SandboxBackend {
         diskBytes: 16 * 1024 * 1024,
       },
     });
-    const probe = sandbox.exec({ argv: ['/bin/sh', '-c', 'test "$(id -u)" != 0 && touch probe'], env: {} });
+    // Not root, and the seccomp filter in force (mode 2).
+    const probe = sandbox.exec({
+      argv: [
+        '/bin/sh',
+        '-c',
+        'test "$(id -u)" != 0 && grep -q "^Seccomp:[[:space:]]*2" /proc/self/status && touch probe',
+      ],
+      env: {},
+    });
     let stderr = '';
     probe.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     probe.stdout.resume();
@@ -137,7 +145,7 @@ export class BwrapBackend implements SandboxBackend {
       const endpointPorts = new Map<string, number>();
       for (const [i, endpoint] of policy.endpoints.entries()) {
         const socketName = `endpoint-${i}.sock`;
-        const bridge = await SocketBridge.listen(path.join(socketsDir, socketName), endpoint.target);
+        const bridge = await SocketBridge.listen(path.join(socketsDir, socketName), endpoint);
         closers.push(() => bridge.close());
         forwarders.push({ port: SANDBOX_ENDPOINT_BASE_PORT + i, socketName });
         endpointPorts.set(endpoint.name, SANDBOX_ENDPOINT_BASE_PORT + i);

@@ -97,7 +97,7 @@ export class KubernetesBackend implements SandboxBackend {
       closers.push(() => proxy.close());
       const endpointPorts = new Map<string, number>();
       for (const endpoint of policy.endpoints) {
-        const bridge = await SocketBridge.listen(listen, endpoint.target);
+        const bridge = await SocketBridge.listen(listen, endpoint);
         closers.push(() => bridge.close());
         endpointPorts.set(endpoint.name, bridge.port);
       }

@@ -1,3 +1,4 @@
+import type { EndpointRoute } from './route-forwarder';
 import type { RunSandbox, SandboxEndpoint, SandboxLimitHit, SandboxLimits } from './run-sandbox';
 
 /** The sandbox endpoint under which a run reaches the platform's harness-support API with its run-scoped key. */
@@ -12,7 +13,28 @@ export function harnessSupportEndpoint(apiBaseUrl: string): SandboxEndpoint[] {
   if (!apiBaseUrl) return [];
   const url = new URL(apiBaseUrl);
   if (url.protocol !== 'http:') return [];
-  return [{ name: HARNESS_SUPPORT_ENDPOINT, target: { host: url.hostname, port: Number(url.port || 80) } }];
+  return [
+    {
+      name: HARNESS_SUPPORT_ENDPOINT,
+      target: { host: url.hostname, port: Number(url.port || 80) },
+      routes: runKeyRoutes(url.pathname),
+    },
+  ];
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * What a run-scoped key may call (the gateway's `confineRunScopedKeys`: harness support and judge scores), under the
+ * API base path: the only routes the harness-support endpoint forwards, so the gateway's `/metrics`, `/console` and
+ * OpenAPI document are out of a run's reach.
+ */
+export function runKeyRoutes(basePath: string): EndpointRoute[] {
+  const base = escapeRegExp(basePath.replace(/\/+$/, ''));
+  return [
+    { method: 'POST', path: new RegExp(`^${base}/harness-support/[a-z-]+$`) },
+    { method: 'POST', path: new RegExp(`^${base}/agent/runs/[A-Za-z0-9-]+/scores$`) },
+  ];
 }
 
 export function harnessSupportHosts(apiBaseUrl: string): string[] {

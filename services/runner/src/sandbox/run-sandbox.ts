@@ -1,3 +1,4 @@
+import type { EndpointRoute } from './route-forwarder';
 import type { Readable, Writable } from 'node:stream';
 import type { SandboxLimitName } from '@conveyor/run-events';
 
@@ -28,6 +29,8 @@ export interface SandboxEndpoint {
   name: string;
   /** Where it listens on the platform's side. */
   target: { host: string; port: number };
+  /** An HTTP endpoint of which the run may call these routes alone (others: 403); absent, a plain TCP pipe. */
+  routes?: readonly EndpointRoute[];
 }
 
 export interface SandboxPolicy {

@@ -1,13 +1,27 @@
 import net from 'node:net';
 import { unlink } from 'node:fs/promises';
 import type { ListenAddress } from './egress-proxy';
+import { createRouteForwarder } from './route-forwarder';
+import type { SandboxEndpoint } from './run-sandbox';
 
-/** A listener that pipes every connection to a TCP target: how a policy endpoint reaches into a sandbox. */
+/**
+ * A listener through which a policy endpoint reaches into a sandbox: an HTTP forwarder of the endpoint's routes
+ * alone when it declares some (harness support), else a pipe of every connection to the target (the model proxy,
+ * which checks each request itself).
+ */
 export class SocketBridge {
   private readonly sockets = new Set<net.Socket>();
   private readonly server: net.Server;
 
-  private constructor(target: { host: string; port: number }) {
+  private constructor({ target, routes }: SandboxEndpoint) {
+    if (routes) {
+      this.server = createRouteForwarder(target, routes);
+      this.server.on('connection', (s: net.Socket) => {
+        this.sockets.add(s);
+        s.once('close', () => this.sockets.delete(s));
+      });
+      return;
+    }
     this.server = net.createServer((client) => {
       const upstream = net.connect(target.port, target.host);
       for (const s of [client, upstream]) {
@@ -23,11 +37,8 @@ export class SocketBridge {
   }
 
   /** `listenOn`: a unix socket path (local backend) or a TCP address (container backends). */
-  static async listen(
-    listenOn: string | ListenAddress,
-    target: { host: string; port: number },
-  ): Promise<SocketBridge> {
-    const bridge = new SocketBridge(target);
+  static async listen(listenOn: string | ListenAddress, endpoint: SandboxEndpoint): Promise<SocketBridge> {
+    const bridge = new SocketBridge(endpoint);
     if (typeof listenOn === 'string') await unlink(listenOn).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
       bridge.server.once('error', reject);

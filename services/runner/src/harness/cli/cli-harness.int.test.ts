@@ -67,6 +67,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])(
     let server: ScriptedModelServer;
     let proxy: RunningModelProxy;
     let root: string;
+    /** Calls of the CLI the model proxy refused as not inference: none, or its allow-list misses a real call. */
+    const refused: string[] = [];
 
     beforeAll(async () => {
       server = await startScriptedModelServer();
@@ -103,7 +105,12 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])(
           budget_usd: 0,
           spent_usd: 0,
         },
-        { onUsage: () => undefined, onBudgetExceeded: () => undefined, onKeyRejected: () => undefined },
+        {
+          onUsage: () => undefined,
+          onBudgetExceeded: () => undefined,
+          onKeyRejected: () => undefined,
+          onRefused: (refusal) => void refused.push(refusal.reason),
+        },
       );
 
     /** A run's workspace and sandbox, reaching the model proxy as its `model-proxy` endpoint. */
@@ -236,6 +243,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])(
         expect(second.outcome.transcript!.toString()).not.toContain('Let me look at the file.');
       expect(second.outcome.session!.content.toString()).toContain('Let me look at the file.');
       expect(second.outcome.session!.content.toString()).toContain('The follow-up is handled.');
+      expect(refused).toEqual([]);
       await elsewhere.sandbox.destroy();
     });
 

@@ -9,6 +9,7 @@ import { bwrapOptions, hostArgv, innerArgv, nulSeparated, type BwrapLayout } fro
 import { pidsOwnedBy } from '../host-processes';
 import { descendantsOf, signalAll } from '../process-tree';
 import { RunCgroup } from '../run-cgroup';
+import { writeSeccompFilter } from '../seccomp-filter';
 import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol';
 import { RunDisks } from './run-disks';
 
@@ -49,6 +50,8 @@ export class PrivilegedRuns {
   private readonly runs = new Map<string, OpenRun>();
   private readonly disks: RunDisks;
   private readonly symlinks = usrSymlinks();
+  /** Built by `init()` into a root-only directory: what the runner could replace would not be loaded. */
+  private seccompFile = '';
 
   constructor(
     private readonly settings: HelperSettings,
@@ -60,6 +63,10 @@ export class PrivilegedRuns {
   /** The state directory belongs to the runner (it listens on the runs' sockets there); runs' uids only traverse it. */
   async init(): Promise<void> {
     await this.disks.init();
+    const own = path.join(this.settings.workspaceRoot, '.helper');
+    await mkdir(own, { recursive: true, mode: 0o700 });
+    await chmod(own, 0o700);
+    this.seccompFile = await writeSeccompFilter(own);
     await mkdir(this.settings.stateDir, { recursive: true, mode: 0o711 });
     await lchown(this.settings.stateDir, this.settings.runnerUid, this.settings.runnerGid);
     await chmod(this.settings.stateDir, 0o711);
@@ -92,6 +99,7 @@ export class PrivilegedRuns {
       readOnlyPaths: this.settings.readOnlyPaths,
       usrSymlinks: this.symlinks,
       forwarders: request.forwarders,
+      seccompFile: this.seccompFile,
     };
     const argv = hostArgv(
       {
@@ -101,6 +109,7 @@ export class PrivilegedRuns {
         ...(run.cgroup ? {} : { dataBytes: run.limits.memoryBytes }),
         cgroupProcs: run.cgroup?.procsFiles ?? [],
       },
+      this.seccompFile,
       this.settings.bwrapPath,
       innerArgv(request.forwarders, request.argv),
     );

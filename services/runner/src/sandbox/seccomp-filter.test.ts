@@ -1,0 +1,51 @@
+import { buildSeccompFilter, DENIED_SYSCALLS } from './seccomp-filter';
+import { SandboxUnavailable } from './run-sandbox';
+
+describe('the sandbox seccomp filter (libseccomp, python3-seccomp)', () => {
+  it('builds a BPF program for x86_64 and for aarch64', async () => {
+    const [x64, arm64] = await Promise.all([buildSeccompFilter('x64'), buildSeccompFilter('arm64')]);
+    // sock_filter instructions are 8 bytes; the two differ in their architecture check and syscall numbers.
+    for (const bpf of [x64, arm64]) expect(bpf.length % 8).toBe(0);
+    // At least one instruction per denied syscall.
+    expect(x64.length).toBeGreaterThan(50 * 8);
+    expect(x64.equals(arm64)).toBe(false);
+  });
+
+  it('denies what Docker’s default profile denies', () => {
+    const denied = DENIED_SYSCALLS.flatMap((rule) => rule.names);
+    expect(denied).toEqual(
+      expect.arrayContaining([
+        'keyctl',
+        'add_key',
+        'request_key',
+        'bpf',
+        'perf_event_open',
+        'userfaultfd',
+        'mount',
+        'umount2',
+        'pivot_root',
+        'unshare',
+        'setns',
+        'clone',
+        'clone3',
+        'kexec_load',
+        'init_module',
+        'finit_module',
+        'delete_module',
+        'open_by_handle_at',
+        'reboot',
+        'swapon',
+        'settimeofday',
+        'clock_settime',
+        'syslog',
+        'acct',
+        'iopl',
+        'ioperm',
+      ]),
+    );
+  });
+
+  it('refuses an architecture it has no filter for, so no run starts unfiltered', async () => {
+    await expect(buildSeccompFilter('riscv64')).rejects.toBeInstanceOf(SandboxUnavailable);
+  });
+});

@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { SandboxUnavailable } from './run-sandbox';
+
+/**
+ * Syscalls a run's processes may not make (docs/sandbox.md, "Seccomp filter"): what Docker's default profile denies
+ * an unprivileged container. Each fails with its errno; everything else is allowed. `flags`: denied only when the
+ * argument at `arg` has any of these bits set (`clone` making a namespace); without it, denied outright.
+ */
+export interface DeniedSyscall {
+  names: string[];
+  errno: 'EPERM' | 'ENOSYS';
+  flags?: { arg: number; bits: number[] };
+}
+
+/** CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET. */
+const CLONE_NAMESPACE_FLAGS = [
+  0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
+];
+
+export const DENIED_SYSCALLS: readonly DeniedSyscall[] = [
+  // The kernel's keyring, BPF, perf and userfaultfd: large attack surfaces no run needs.
+  { names: ['keyctl', 'add_key', 'request_key'], errno: 'EPERM' },
+  { names: ['bpf', 'perf_event_open', 'userfaultfd', 'lookup_dcookie'], errno: 'EPERM' },
+  // Filesystems and namespaces: bwrap has built the run's view before the filter applies; nothing may change it.
+  {
+    names: [
+      'mount',
+      'umount',
+      'umount2',
+      'pivot_root',
+      'fsopen',
+      'fsconfig',
+      'fsmount',
+      'fspick',
+      'move_mount',
+      'open_tree',
+      'mount_setattr',
+      'unshare',
+      'setns',
+      'open_by_handle_at',
+      'name_to_handle_at',
+      'quotactl',
+      'quotactl_fd',
+    ],
+    errno: 'EPERM',
+  },
+  { names: ['clone'], errno: 'EPERM', flags: { arg: 0, bits: CLONE_NAMESPACE_FLAGS } },
+  // clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C library fall back to clone.
+  { names: ['clone3'], errno: 'ENOSYS' },
+  // The machine itself: modules, kexec, reboot, swap, clocks, the kernel log, accounting, I/O ports, vm86.
+  {
+    names: [
+      'init_module',
+      'finit_module',
+      'delete_module',
+      'create_module',
+      'query_module',
+      'get_kernel_syms',
+      'kexec_load',
+      'kexec_file_load',
+      'reboot',
+      'swapon',
+      'swapoff',
+      'settimeofday',
+      'stime',
+      'clock_settime',
+      'clock_adjtime',
+      'syslog',
+      'acct',
+      'iopl',
+      'ioperm',
+      'vm86',
+      'vm86old',
+      'nfsservctl',
+      'uselib',
+      'ustat',
+      'sysfs',
+      '_sysctl',
+    ],
+    errno: 'EPERM',
+  },
+  // Docker's profile dropped io_uring (its own paths around seccomp); Node and the CLIs fall back to threads.
+  { names: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'], errno: 'EPERM' },
+];
+
+/** libseccomp's name of the architectures a runner runs on, by Node's `process.arch`. */
+const ARCHES: Record<string, string> = { x64: 'X86_64', arm64: 'AARCH64' };
+
+/**
+ * Reads the policy on stdin, writes the filter's BPF on stdout. The target architecture replaces the native one, so
+ * the filter can be built for either; a syscall the target lacks is left out (it cannot be called there), and a
+ * syscall of another ABI (i386 or x32 on x86_64, arm on aarch64) kills the thread: no filter covers those numbers.
+ */
+const BUILD_FILTER = `
+import errno, json, sys, seccomp
+spec = json.load(sys.stdin)
+arch = getattr(seccomp.Arch, spec["arch"])
+f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+if not f.exist_arch(arch):
+    f.add_arch(arch)
+    f.remove_arch(seccomp.Arch.NATIVE)
+for rule in spec["rules"]:
+    action = seccomp.ERRNO(getattr(errno, rule["errno"]))
+    for name in rule["names"]:
+        if seccomp.resolve_syscall(arch, name) < 0:
+            continue
+        flags = rule.get("flags")
+        if flags is None:
+            f.add_rule(action, name)
+        else:
+            for bit in flags["bits"]:
+                f.add_rule(action, name, seccomp.Arg(flags["arg"], seccomp.MASKED_EQ, bit, bit))
+f.export_bpf(sys.stdout.buffer)
+`;
+
+/**
+ * The run sandbox's seccomp filter as BPF, built with libseccomp (Debian's python3-seccomp, installed by
+ * scripts/infra/sandbox.sh) for `arch`. Throws SandboxUnavailable when it cannot be built: runs are never started
+ * without it.
+ */
+export function buildSeccompFilter(arch: string = process.arch): Promise<Buffer> {
+  const target = ARCHES[arch];
+  if (!target)
+    return Promise.reject(new SandboxUnavailable(`no seccomp filter for the ${arch} architecture`));
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      '/usr/bin/python3',
+      ['-c', BUILD_FILTER],
+      { encoding: 'buffer', env: {}, maxBuffer: 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err || stdout.length === 0 || stdout.length % 8 !== 0)
+          return reject(
+            new SandboxUnavailable(
+              `cannot build the seccomp filter with libseccomp (python3-seccomp; scripts/infra.sh up installs it): ${
+                stderr.toString().trim().split('\n').at(-1) || (err?.message ?? 'no output')
+              }`,
+            ),
+          );
+        resolve(stdout);
+      },
+    );
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(JSON.stringify({ arch: target, rules: DENIED_SYSCALLS }));
+  });
+}
+
+/**
+ * Builds the filter once, when the runner starts, into `dir` (the root-owned sandbox state directory): every run's
+ * bwrap reads it from there. Returns its path.
+ */
+export async function writeSeccompFilter(dir: string): Promise<string> {
+  const file = path.join(dir, 'seccomp.bpf');
+  const partial = `${file}.${process.pid}`;
+  await writeFile(partial, await buildSeccompFilter(), { mode: 0o644 });
+  await rename(partial, file);
+  return file;
+}
