@@ -95,8 +95,12 @@ export class PrivilegedHelper {
     stdio: Array<net.Socket | undefined>,
   ): Promise<{ execId: number; exited: Promise<Exited> }> {
     const execId = this.nextExec++;
-    for (const [slot, socket] of stdio.entries())
-      if (socket) await this.request({ op: 'stdio', execId, slot: slot as 0 | 1 | 2 }, socket);
+    for (const [slot, socket] of stdio.entries()) {
+      if (!socket) continue;
+      await this.request({ op: 'stdio', execId, slot: slot as 0 | 1 | 2 }, socket);
+      // The helper holds its own copy now; ours would keep the near end from ever seeing EOF.
+      socket.destroy();
+    }
     const exited = new Promise<Exited>((resolve) => this.exits.set(execId, resolve));
     try {
       await this.request({ op: 'exec', execId, ...request });
