@@ -1,13 +1,16 @@
-import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@conveyor/logger';
-import { BwrapBackend, type RunSandbox } from '@conveyor/runner';
+import { BwrapBackend, PrivilegedHelper, type RunSandbox } from '@conveyor/runner';
 
 // Start-up cost of the local run sandbox (docs/sandbox.md): an empty command (`/bin/true`) spawned directly vs.
 // through `RunSandbox.exec` (cgroup join, prlimit, setpriv, bwrap with every namespace, the socat forwarders of the
-// egress proxy and one endpoint), interleaved in one run; plus a whole sandbox's prepare + destroy. Needs root.
+// egress proxy and one endpoint), interleaved in one run; plus a whole sandbox's prepare + destroy (the run's own
+// filesystem of RUN_DISK_MB, default 10 GiB, mounted and released). Needs root: it forks the privileged helper and
+// stays root itself.
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
@@ -49,26 +52,36 @@ async function inside(sandbox: RunSandbox): Promise<void> {
 async function main(): Promise<void> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'bench-sandbox-'));
   await chmod(root, 0o711);
-  const backend = new BwrapBackend({
-    readOnlyPaths: [],
-    internalHosts: [],
+  const settings = {
+    workspaceRoot: path.join(root, 'workspaces'),
     stateDir: path.join(root, 'state'),
+    readOnlyPaths: [],
+  };
+  const helper = await PrivilegedHelper.start(
+    {
+      ...settings,
+      bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
+      runnerUid: 0,
+      runnerGid: 0,
+    },
+    () => undefined,
+    require.resolve('@conveyor/runner/dist/sandbox/privileged/helper-main.js'),
+  );
+  const backend = new BwrapBackend({
+    ...settings,
+    helper,
+    internalHosts: [],
     monitorIntervalMs: 1000,
     logger: createLogger({ service: 'bench', level: 'warn' }),
   });
   await backend.check();
-  let workspaces = 0;
-  const policy = async () => {
-    const workspaceDir = path.join(root, `ws-${workspaces++}`);
-    await mkdir(workspaceDir);
-    return {
-      runId: `bench-${workspaces}`,
-      workspaceDir,
-      allowedHosts: [],
-      endpoints: [{ name: 'model', target: { host: '127.0.0.1', port: 9 } }],
-      limits: { wallClockMs: 3_600_000, maxProcesses: 256, memoryBytes: 1024 ** 3, diskBytes: 1024 ** 3 },
-    };
-  };
+  const diskBytes = Number(process.env.RUN_DISK_MB ?? 10 * 1024) * 1024 ** 2;
+  const policy = async () => ({
+    runId: randomUUID(),
+    allowedHosts: [],
+    endpoints: [{ name: 'model', target: { host: '127.0.0.1', port: 9 } }],
+    limits: { wallClockMs: 3_600_000, maxProcesses: 256, memoryBytes: 1024 ** 3, diskBytes },
+  });
   const sandbox = await backend.prepare(await policy());
   const samples = { outside: [] as number[], inside: [] as number[], prepareDestroy: [] as number[] };
   for (let i = 0; i < WARMUP; i++) {
@@ -85,6 +98,7 @@ async function main(): Promise<void> {
     const p = await policy();
     samples.prepareDestroy.push(await timed(async () => (await backend.prepare(p)).destroy()));
   }
+  helper.stop();
   await rm(root, { recursive: true, force: true });
   const outsideStats = summary(samples.outside);
   const insideStats = summary(samples.inside);

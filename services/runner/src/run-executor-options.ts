@@ -6,7 +6,6 @@ import { sandboxLimits } from './sandbox/sandbox-config';
 /** What one RunExecutor is built with: the runner and the self-hosted worker program each make theirs here. */
 export interface ExecutorOptions {
   runnerId: string;
-  workspaceRoot: string;
   heartbeatIntervalMs: number;
   harnessCommands: Record<string, string>;
   sandbox: SandboxBackend;
@@ -22,7 +21,6 @@ export interface ExecutorOptions {
 /** The settings the runner and the self-hosted worker program share. */
 type ExecutorSettings = Pick<
   RunnerConfig,
-  | 'WORKSPACE_ROOT'
   | 'HEARTBEAT_INTERVAL_MS'
   | 'HARNESS_COMMANDS'
   | 'SANDBOX_ALLOWED_HOSTS'
@@ -41,7 +39,6 @@ export function executorOptions(
 ): ExecutorOptions {
   return {
     runnerId,
-    workspaceRoot: config.WORKSPACE_ROOT,
     heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
     harnessCommands: config.HARNESS_COMMANDS,
     sandbox,

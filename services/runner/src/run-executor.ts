@@ -34,7 +34,7 @@ import {
 } from './sandbox/run-policy';
 import { pushWorkToBranches } from './run-branch-push';
 import { collectWorkspacePatch, MAX_PATCH_BYTES } from './workspace-changes';
-import { prepareWorkspace, removeWorkspace, safeFileName } from './workspace';
+import { layOutWorkspace, safeFileName } from './workspace';
 
 type SetupStep = Extract<RunEvent, { kind: 'setup_step' }>;
 
@@ -259,18 +259,12 @@ export class RunExecutor {
     const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
 
     step('workspace', 'started');
-    const workspaceDir = await prepareWorkspace(
-      this.options.workspaceRoot,
-      assignment.run_id,
-      assignment.attachments.map((a) => ({ file_name: a.file_name, data: Buffer.from(a.data) })),
-    );
     let sandbox: RunSandbox;
     this.active.add(assignment.run_id);
     try {
       sandbox = await this.options.sandbox.prepare({
         runId: assignment.run_id,
         ...(environment.docker_image ? { image: environment.docker_image } : {}),
-        workspaceDir,
         allowedHosts: [
           ...this.options.allowedHosts,
           ...environment.allowed_hosts,
@@ -285,23 +279,37 @@ export class RunExecutor {
         },
       });
     } catch (err) {
+      this.active.delete(assignment.run_id);
       if (!(err instanceof SandboxUnavailable)) throw err;
       step('workspace', 'failed', `sandbox unavailable: ${err.message}`);
-      this.active.delete(assignment.run_id);
-      await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
       return {
         state: 'ERROR',
         message: `The run could not be isolated, so it was not started: ${err.message}`,
         errorCode: 'resource_unavailable',
       };
     }
-    step(
-      'workspace',
-      'succeeded',
-      `${assignment.attachments.length} attachment(s), sandbox ${this.options.sandbox.name}`,
-    );
     let completion: Completion | undefined;
     try {
+      const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir });
+      const attachments = assignment.attachments.map((a) => ({
+        file_name: a.file_name,
+        data: Buffer.from(a.data),
+      }));
+      try {
+        await layOutWorkspace(sandbox, env, attachments);
+      } catch (err) {
+        step('workspace', 'failed', (err as Error).message);
+        return (completion = {
+          state: 'FAILED',
+          message: `The workspace could not be laid out: ${(err as Error).message}`,
+          errorCode: 'environment_setup_failed',
+        });
+      }
+      step(
+        'workspace',
+        'succeeded',
+        `${attachments.length} attachment(s), sandbox ${this.options.sandbox.name}`,
+      );
       completion = await this.driveInSandbox(
         assignment,
         environment,
@@ -313,7 +321,12 @@ export class RunExecutor {
         signal,
       );
     } finally {
-      const usage = await sandbox.destroy();
+      // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
+      // One a limit ended is not kept (the backend deletes it): no debug session follows a limit.
+      const usage = await sandbox.destroy({
+        keepWorkspace: completion?.setupFailed === true && !assignment.debug_session,
+      });
+      const keep = completion?.setupFailed === true && !assignment.debug_session && !usage.limit;
       // The limit decides the outcome (not a setup failure: no debug window); the transcript and the kept CLI session
       // survive it, so a follow-up can still resume the session.
       if (usage.limit && completion && completion.state !== 'CANCELLED') {
@@ -324,11 +337,8 @@ export class RunExecutor {
           ...(session ? { session } : {}),
         };
       }
-      // A failed setup keeps its workspace for the debug session (docs/run-lifecycle.md); the debug execution deletes it.
-      const keep = completion?.setupFailed === true && !assignment.debug_session;
       this.active.delete(assignment.run_id);
       if (keep) this.removeAfterDebugWindow(assignment.run_id);
-      else await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
       reporter.emit({
         kind: 'workspace_released',
         disk_bytes: usage.diskBytes,
@@ -342,8 +352,7 @@ export class RunExecutor {
   /** A workspace kept for a debug session goes when the window closes, unless a debug execution is using it then. */
   private removeAfterDebugWindow(runId: string): void {
     setTimeout(() => {
-      if (!this.active.has(runId))
-        void removeWorkspace(this.options.workspaceRoot, runId).catch(() => undefined);
+      if (!this.active.has(runId)) void this.options.sandbox.discardWorkspace(runId).catch(() => undefined);
     }, this.options.debugRetentionMs).unref();
   }
 

@@ -46,6 +46,7 @@ export class Runner implements Service {
 
   async start(): Promise<void> {
     const { config, logger } = this;
+    // The TLS key is read now: the local sandbox's start below drops root.
     const link = new OrchestratorLink(config.ORCHESTRATOR_ADDR, mutualTlsCredentials(config));
     this.link = link;
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });

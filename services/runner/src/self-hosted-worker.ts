@@ -55,14 +55,15 @@ export class SelfHostedWorker implements Service {
   }
 
   async start(): Promise<void> {
-    // Fail closed: a worker that cannot isolate runs does not connect for any.
-    this.sandbox = await createSandboxBackend(this.config, this.logger);
-    this.modelProxy = await startModelProxy(this.config, this.logger);
-    // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call.
+    // The worker endpoint, never the core: server-authenticated TLS, the team's worker token on every call. Read
+    // first: the local sandbox's start drops root.
     const credentials = workerCredentials(
       this.config.WORKER_ENDPOINT_CA_FILE,
       this.config.CONVEYOR_WORKER_TOKEN,
     );
+    // Fail closed: a worker that cannot isolate runs does not connect for any.
+    this.sandbox = await createSandboxBackend(this.config, this.logger);
+    this.modelProxy = await startModelProxy(this.config, this.logger);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
     this.link = new OrchestratorLink(this.config.WORKER_ENDPOINT, credentials);
     this.connect();

@@ -23,9 +23,11 @@ describe('workspace changes as a patch, computed in the sandbox', () => {
   });
 
   const collect = async () => {
-    const sandbox = await new UnsandboxedBackend(createLogger({ service: 'test', level: 'silent' })).prepare({
-      runId: 'r',
-      workspaceDir: workspace,
+    const sandbox = await new UnsandboxedBackend(
+      createLogger({ service: 'test', level: 'silent' }),
+      path.dirname(workspace),
+    ).prepare({
+      runId: path.basename(workspace),
       allowedHosts: [],
       endpoints: [],
       limits: { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 1 << 30, diskBytes: 1 << 30 },
@@ -36,7 +38,7 @@ describe('workspace changes as a patch, computed in the sandbox', () => {
         'missing',
       ]);
     } finally {
-      await sandbox.destroy();
+      await sandbox.destroy({ keepWorkspace: true });
     }
   };
 

@@ -1,6 +1,8 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeSandboxFile } from './harness/cli/sandbox-files';
+import { collectBytes } from './sandbox/collect-output';
 import { HOME_DIR_NAME } from './sandbox/run-environment';
+import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** Attachments land in `attachments/` under the workspace; names are reduced to a safe basename. */
 export function safeFileName(name: string): string {
@@ -8,21 +10,25 @@ export function safeFileName(name: string): string {
   return base && base !== '.' && base !== '..' ? base : 'attachment';
 }
 
-/** One directory per run, kept across executions so continuations and debug sessions find the same files. */
-export async function prepareWorkspace(
-  root: string,
-  runId: string,
+/**
+ * Lays out the run's workspace (HOME, `attachments/`) from inside its sandbox, as the run's uid: a kept workspace is
+ * the agent's, and any path in it may be a link it planted; inside, a link reaches only what the run could anyway.
+ */
+export async function layOutWorkspace(
+  sandbox: RunSandbox,
+  env: Record<string, string>,
   attachments: Array<{ file_name: string; data: Buffer }>,
-): Promise<string> {
-  const dir = path.join(root, runId);
-  await mkdir(path.join(dir, 'attachments'), { recursive: true });
-  await mkdir(path.join(dir, HOME_DIR_NAME), { recursive: true });
+): Promise<void> {
+  const dir = sandbox.workspaceDir;
+  const made = await collectBytes(
+    sandbox.exec({
+      argv: ['mkdir', '-p', '--', path.posix.join(dir, HOME_DIR_NAME), path.posix.join(dir, 'attachments')],
+      env,
+    }),
+  );
+  if (made.code !== 0) throw new Error(`could not lay out the workspace: ${made.stderr.trim()}`);
   for (const attachment of attachments) {
-    await writeFile(path.join(dir, 'attachments', safeFileName(attachment.file_name)), attachment.data);
+    const file = path.posix.join(dir, 'attachments', safeFileName(attachment.file_name));
+    await writeSandboxFile(sandbox, env, file, attachment.data);
   }
-  return dir;
-}
-
-export async function removeWorkspace(root: string, runId: string): Promise<void> {
-  await rm(path.join(root, runId), { recursive: true, force: true });
 }

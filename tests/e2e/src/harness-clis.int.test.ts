@@ -46,12 +46,13 @@ async function processesMatching(needle: string): Promise<number[]> {
   return found;
 }
 
-/** `pid` and its ancestors up to (not including) the runner: the agent's command, its shell, the CLI, the sandbox. */
+/** `pid` and its ancestors up to (not including) the runner or its helper: the agent's command, its shell, the CLI, the sandbox. */
 async function chainBelowRunner(pid: number): Promise<number[]> {
   const chain: number[] = [];
   for (let current = pid; current > 1;) {
     const cmdline = await readFile(`/proc/${current}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('services/runner/dist/main.js')) return chain;
+    // Sandboxed processes are the children of the runner's privileged helper, itself the runner's child.
+    if (/services\/runner\/dist\/(main|sandbox\/privileged\/helper-main)\.js/.test(cmdline)) return chain;
     chain.push(current);
     const stat = await readFile(`/proc/${current}/stat`, 'utf8');
     current = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);

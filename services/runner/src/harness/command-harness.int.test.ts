@@ -65,9 +65,11 @@ describe('CommandHarness (real child process)', () => {
     const abort = new AbortController();
     const harness = new CommandHarness('claude', command);
     await harness.prepare();
-    const sandbox = await new UnsandboxedBackend(createLogger({ service: 'test', level: 'silent' })).prepare({
-      runId: 'r1',
-      workspaceDir: dir,
+    const sandbox = await new UnsandboxedBackend(
+      createLogger({ service: 'test', level: 'silent' }),
+      path.dirname(dir),
+    ).prepare({
+      runId: path.basename(dir),
       allowedHosts: [],
       endpoints: [],
       limits: { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 1 << 30, diskBytes: 1 << 30 },

@@ -1,13 +1,18 @@
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap-backend';
+import { PrivilegedHelper } from './privileged/helper-client';
 import type { RunSandbox, SandboxPolicy } from './run-sandbox';
 
-// The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do.
+// The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do. Its
+// privileged helper is forked from the build (`npm run build` first); this test process stays root.
+const HELPER_FROM_BUILD = path.resolve(__dirname, '../../dist/sandbox/privileged/helper-main.js');
 
 const limits = {
   wallClockMs: 60_000,
@@ -29,16 +34,14 @@ async function run(sandbox: RunSandbox, script: string, env: Record<string, stri
 describe('BwrapBackend (real bubblewrap)', () => {
   let root: string;
   let backend: BwrapBackend;
+  let helper: PrivilegedHelper;
   let allowed: http.Server;
   let allowedPort: number;
   const egress: Array<{ host: string; allowed: boolean }> = [];
 
-  const policy = async (runId: string, overrides: Partial<SandboxPolicy> = {}): Promise<SandboxPolicy> => {
-    const workspaceDir = path.join(root, 'workspaces', runId);
-    await mkdir(workspaceDir, { recursive: true });
+  const policy = async (overrides: Partial<SandboxPolicy> = {}): Promise<SandboxPolicy> => {
     return {
-      runId,
-      workspaceDir,
+      runId: randomUUID(),
       allowedHosts: [],
       endpoints: [],
       limits,
@@ -53,10 +56,24 @@ describe('BwrapBackend (real bubblewrap)', () => {
     allowed = http.createServer((_req, res) => res.end('hello from the allowed host'));
     await new Promise<void>((resolve) => allowed.listen(0, '127.0.0.1', resolve));
     allowedPort = (allowed.address() as net.AddressInfo).port;
+    helper = await PrivilegedHelper.start(
+      {
+        workspaceRoot: path.join(root, 'workspaces'),
+        stateDir: path.join(root, 'state'),
+        readOnlyPaths: [],
+        bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
+        runnerUid: 0,
+        runnerGid: 0,
+      },
+      () => undefined,
+      HELPER_FROM_BUILD,
+    );
     backend = new BwrapBackend({
+      helper,
       readOnlyPaths: [],
       internalHosts: [`127.0.0.1:${allowedPort}`],
       stateDir: path.join(root, 'state'),
+      workspaceRoot: path.join(root, 'workspaces'),
       monitorIntervalMs: 200,
       logger: createLogger({ service: 'test', level: 'silent' }),
     });
@@ -64,13 +81,14 @@ describe('BwrapBackend (real bubblewrap)', () => {
   });
 
   afterAll(async () => {
+    helper.stop();
     allowed.closeAllConnections();
     allowed.close();
     await rm(root, { recursive: true, force: true });
   });
 
   it('runs as an unprivileged uid with no capabilities, its own /proc and only the environment it is given', async () => {
-    const sandbox = await backend.prepare(await policy('ident'));
+    const sandbox = await backend.prepare(await policy());
     process.env.SANDBOX_TEST_SECRET = 'platform-secret';
     const result = await run(
       sandbox,
@@ -89,14 +107,17 @@ describe('BwrapBackend (real bubblewrap)', () => {
   });
 
   it('sees its workspace read-write and nothing else of the host writable or visible', async () => {
-    const other = await policy('other');
-    await writeFile(path.join(other.workspaceDir, 'secret.txt'), 'other run');
-    const sandbox = await backend.prepare(await policy('files'));
+    const other = await policy();
+    const otherSandbox = await backend.prepare(other);
+    const otherDir = path.join(root, 'workspaces', other.runId);
+    await writeFile(path.join(otherDir, 'secret.txt'), 'other run');
+    const mine = await policy();
+    const sandbox = await backend.prepare(mine);
     const result = await run(
       sandbox,
       [
         'echo data > /workspace/mine.txt && echo ws-ok',
-        `cat ${other.workspaceDir}/secret.txt 2>/dev/null || echo other-hidden`,
+        `cat ${otherDir}/secret.txt 2>/dev/null || echo other-hidden`,
         `ls ${root} 2>/dev/null || echo root-hidden`,
         'ls /root 2>/dev/null || echo home-hidden',
         'touch /usr/bin/x 2>/dev/null || echo usr-ro',
@@ -115,16 +136,17 @@ describe('BwrapBackend (real bubblewrap)', () => {
       'node-ok',
       'git-ok',
     ]);
-    expect(await readFile(path.join(root, 'workspaces', 'files', 'mine.txt'), 'utf8')).toBe('data\n');
+    expect(await readFile(path.join(root, 'workspaces', mine.runId, 'mine.txt'), 'utf8')).toBe('data\n');
     const usage = await sandbox.destroy();
     expect(usage.diskBytes).toBeGreaterThan(0);
+    await otherSandbox.destroy();
   });
 
   it('has no route to the host network; egress goes through the filter, endpoints are forwarded', async () => {
     const endpoint = http.createServer((_req, res) => res.end('endpoint says hi'));
     await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
     const sandbox = await backend.prepare(
-      await policy('net', {
+      await policy({
         allowedHosts: ['example.invalid'],
         endpoints: [
           {
@@ -176,31 +198,59 @@ describe('BwrapBackend (real bubblewrap)', () => {
   });
 
   it('ends a fork bomb with the processes limit', async () => {
-    const sandbox = await backend.prepare(await policy('fork', { limits: { ...limits, maxProcesses: 32 } }));
+    const sandbox = await backend.prepare(await policy({ limits: { ...limits, maxProcesses: 32 } }));
     const result = await run(sandbox, 'while true; do sleep 30 & done');
     expect(result.limit).toBe('processes');
     await sandbox.destroy();
   });
 
   it('ends the run at the wall-clock limit, and refuses to exec afterwards', async () => {
-    const sandbox = await backend.prepare(await policy('slow', { limits: { ...limits, wallClockMs: 1500 } }));
+    const sandbox = await backend.prepare(await policy({ limits: { ...limits, wallClockMs: 1500 } }));
     expect((await run(sandbox, 'sleep 60')).limit).toBe('timeout');
     expect((await run(sandbox, 'echo again')).limit).toBe('timeout');
     await sandbox.destroy();
   });
 
-  it('ends the run when the workspace outgrows its disk limit', async () => {
-    const sandbox = await backend.prepare(
-      await policy('disk', { limits: { ...limits, diskBytes: 5 * 1024 * 1024 } }),
-    );
-    const result = await run(sandbox, 'head -c 20000000 /dev/zero > /workspace/big; sleep 60');
-    expect(result.limit).toBe('disk');
-    await sandbox.destroy();
+  it.each([
+    ['a file', 'head -c 20000000 /dev/zero > /workspace/big; sleep 60'],
+    [
+      'an open unlinked file',
+      'exec 3>/workspace/h; rm /workspace/h; head -c 20000000 /dev/zero >&3; sleep 60',
+    ],
+    [
+      'hard links and a sparse file',
+      'head -c 9000000 /dev/zero > a; ln a b; truncate -s 1G s; head -c 9000000 /dev/zero > c; sleep 60',
+    ],
+  ])(
+    'ends the run when %s outgrows its filesystem, which holds no more than the limit',
+    async (_, script) => {
+      const p = await policy({ limits: { ...limits, diskBytes: 16 * 1024 * 1024 } });
+      const sandbox = await backend.prepare(p);
+      const image = path.join(root, 'workspaces', '.images', `${p.runId}.img`);
+      const result = await run(sandbox, script);
+      expect(result.limit).toBe('disk');
+      expect((await stat(image)).blocks * 512).toBeLessThanOrEqual(16 * 1024 * 1024);
+      const usage = await sandbox.destroy();
+      expect(usage.limit).toBe('disk');
+      await expect(stat(image)).rejects.toThrow(/ENOENT/);
+    },
+  );
+
+  it('keeps a workspace for a debug session: the same files and owner when it is prepared again', async () => {
+    const p = await policy();
+    const first = await backend.prepare(p);
+    const before = await run(first, 'echo kept > /workspace/f; id -u');
+    await first.destroy({ keepWorkspace: true });
+    const again = await backend.prepare(p);
+    const after = await run(again, 'cat /workspace/f; id -u; stat -c %u /workspace/f');
+    expect(after.stdout.split('\n')).toEqual(['kept', before.stdout, before.stdout]);
+    await again.destroy();
+    await expect(readdir(path.join(root, 'workspaces', '.images'))).resolves.toEqual([]);
   });
 
   it('stops a run that outgrows its memory (the whole run with a cgroup, the process with RLIMIT_DATA)', async () => {
     const sandbox = await backend.prepare(
-      await policy('memory', { limits: { ...limits, memoryBytes: 256 * 1024 * 1024 } }),
+      await policy({ limits: { ...limits, memoryBytes: 256 * 1024 * 1024 } }),
     );
     const result = await run(
       sandbox,
@@ -212,17 +262,21 @@ describe('BwrapBackend (real bubblewrap)', () => {
     await sandbox.destroy();
   });
 
-  it('refuses a workspace its uid could not reach, rather than run without it', async () => {
-    const hidden = path.join(root, 'private');
-    await mkdir(path.join(hidden, 'ws'), { recursive: true, mode: 0o700 });
-    await chmod(hidden, 0o700);
-    await expect(
-      backend.prepare({ ...(await policy('unused')), workspaceDir: path.join(hidden, 'ws') }),
-    ).rejects.toThrow(/not traversable/);
+  it('has its helper refuse any run it did not open, and an open run twice', async () => {
+    const stranger = randomUUID();
+    const exec = { runId: stranger, argv: ['true'] as [string], env: {}, cwd: '/workspace', forwarders: [] };
+    await expect(helper.exec(exec, [])).rejects.toThrow(/run not open/);
+    await expect(helper.status(stranger)).rejects.toThrow(/run not open/);
+    await expect(helper.release(stranger, false)).rejects.toThrow(/run not open/);
+    const p = await policy();
+    const sandbox = await backend.prepare(p);
+    await expect(helper.open(p.runId, p.limits)).rejects.toThrow(/already open/);
+    await expect(helper.discard(p.runId)).rejects.toThrow(/run is open/);
+    await sandbox.destroy();
   });
 
   it('kills the whole process tree', async () => {
-    const sandbox = await backend.prepare(await policy('kill'));
+    const sandbox = await backend.prepare(await policy());
     const proc = sandbox.exec({
       argv: ['/bin/sh', '-c', 'sleep 100 & sleep 100 & echo started; wait'],
       env: { PATH: '/usr/bin:/bin' },

@@ -1,25 +1,18 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomInt } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { lstatSync, readlinkSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { chmod, readdir, rm } from 'node:fs/promises';
+import type net from 'node:net';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { PassThrough, type Writable } from 'node:stream';
 import type { Logger } from '@conveyor/logger';
 import {
-  bwrapOptions,
-  hostArgv,
-  innerArgv,
-  nulSeparated,
   SANDBOX_ENDPOINT_BASE_PORT,
   SANDBOX_PROXY_PORT,
   SANDBOX_WORKSPACE,
-  type BwrapLayout,
   type Forwarder,
 } from './bwrap-args';
 import { EgressProxy, reportEgress } from './egress-proxy';
-import { countOwnedBy } from './host-processes';
-import { descendantsOf, signalAll } from './process-tree';
-import { RunCgroup } from './run-cgroup';
+import type { PrivilegedHelper } from './privileged/helper-client';
 import {
   SandboxUnavailable,
   type RunSandbox,
@@ -31,46 +24,23 @@ import {
   type SandboxProcess,
   type SandboxUsage,
 } from './run-sandbox';
-import { writeSeccompFilter } from './seccomp-filter';
 import { SocketBridge } from './socket-bridge';
+import { SocketPairs } from './socket-pairs';
 
 export interface BwrapBackendOptions {
-  /** Host paths visible read-only inside every sandbox besides /usr (e.g. the agent CLIs' node_modules). */
+  /** The privileged helper that mounts, confines, starts and releases runs (the runner itself is unprivileged). */
+  helper: PrivilegedHelper;
+  /** Host paths visible read-only inside every sandbox besides /usr (given to the helper too; checked here). */
   readOnlyPaths: string[];
   /** `host:port` pairs on private networks runs may reach through the egress proxy (SANDBOX_INTERNAL_HOSTS). */
   internalHosts: string[];
-  /** Host directory of the per-run socket directories. */
+  /** Host directory of the per-run socket directories (the runner's own; the helper creates each run's). */
   stateDir: string;
+  /** Parent directory of the runs' workspaces (each the mount point of the run's own filesystem). */
+  workspaceRoot: string;
   /** How often the disk use of the workspace and the process count are checked. */
   monitorIntervalMs: number;
   logger: Logger;
-}
-
-/** Per-run uids come from this range: never a real account, never shared by two live runs in practice. */
-const UID_BASE = 1_000_000;
-const UID_SPAN = 1_000_000;
-const REQUIRED_COMMANDS = ['bwrap', 'socat', 'setpriv', 'prlimit', 'du'];
-const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-function which(command: string): string | undefined {
-  const found = spawnSync('/bin/sh', ['-c', 'command -v "$1"', 'sh', command], {
-    encoding: 'utf8',
-    env: { PATH: HOST_PATH },
-  });
-  return found.status === 0 ? found.stdout.trim() : undefined;
-}
-
-/** `/bin`, `/lib`… as symlinks into /usr where the host has them so (usrmerge), so the same names resolve inside. */
-function usrSymlinks(): Record<string, string> {
-  const links: Record<string, string> = {};
-  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
-    try {
-      if (lstatSync(`/${name}`).isSymbolicLink()) links[name] = readlinkSync(`/${name}`);
-    } catch {
-      // absent on this host
-    }
-  }
-  return links;
 }
 
 /**
@@ -88,104 +58,83 @@ function assertTraversable(target: string): void {
   }
 }
 
-export async function workspaceBytes(dir: string): Promise<number> {
-  const du = spawn('du', ['-sb', dir], { stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: HOST_PATH } });
-  let out = '';
-  du.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  await new Promise((resolve) => du.once('close', resolve));
-  return Number(out.split('\t')[0]) || 0;
-}
-
 /**
  * The local backend (docs/sandbox.md): bubblewrap with every namespace unshared, each run under its own unprivileged
- * uid (so RLIMIT_NPROC counts the run's processes alone), memory in a cgroup where the host lets us create one,
- * network only through socat forwarders to the runner's egress proxy and the policy's endpoints.
+ * uid on its own filesystem, memory and processes in a cgroup where the host lets us create one, network only through
+ * socat forwarders to the runner's egress proxy and the policy's endpoints. What needs root (mounting, cgroups,
+ * starting as the run's uid, signalling, releasing) is the privileged helper's; this side holds the run's sockets.
  */
 export class BwrapBackend implements SandboxBackend {
   readonly name = 'bubblewrap';
-  private bwrapPath = 'bwrap';
-  /** Built by `check()`; a backend without it prepares no sandbox. */
-  private seccompFile: string | undefined;
   /** Whether runs' memory and processes are held by cgroups here (else by rlimits alone; docs/sandbox.md). */
   usesCgroups = false;
+  private stdio: SocketPairs | undefined;
 
   constructor(private readonly options: BwrapBackendOptions) {}
 
+  discardWorkspace(runId: string): Promise<void> {
+    return this.options.helper.discard(runId);
+  }
+
   async check(): Promise<void> {
-    if (process.getuid?.() !== 0) {
-      throw new SandboxUnavailable(
-        'the local sandbox gives every run its own uid and needs the runner to start as root (or set RUN_SANDBOX=none for development)',
-      );
-    }
-    const missing = REQUIRED_COMMANDS.filter((c) => !which(c));
-    if (missing.length > 0)
-      throw new SandboxUnavailable(
-        `missing ${missing.join(', ')}: run scripts/infra.sh up (it installs bubblewrap and socat)`,
-      );
-    this.bwrapPath = which('bwrap')!;
-    // Runs' uids must traverse (not list) the state directory to reach their sockets.
-    await mkdir(this.options.stateDir, { recursive: true, mode: 0o711 });
-    await chmod(this.options.stateDir, 0o711);
-    this.seccompFile = await writeSeccompFilter(this.options.stateDir);
-    for (const p of [this.options.stateDir, ...this.options.readOnlyPaths])
+    for (const p of [this.options.stateDir, this.options.workspaceRoot, ...this.options.readOnlyPaths])
       assertTraversable(path.join(p, 'x'));
-    const probeRoot = await mkdtemp(path.join(this.options.stateDir, 'probe-'));
-    try {
-      const sandbox = await this.prepare({
-        runId: path.basename(probeRoot),
-        workspaceDir: probeRoot,
-        allowedHosts: [],
-        endpoints: [],
-        limits: {
-          wallClockMs: 30_000,
-          maxProcesses: 64,
-          memoryBytes: 256 * 1024 * 1024,
-          diskBytes: 1024 * 1024,
-        },
-      });
-      // Not root, and the seccomp filter in force (mode 2).
-      const probe = sandbox.exec({
-        argv: [
-          '/bin/sh',
-          '-c',
-          'test "$(id -u)" != 0 && grep -q "^Seccomp:[[:space:]]*2" /proc/self/status && touch probe',
-        ],
-        env: {},
-      });
-      let stderr = '';
-      probe.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      probe.stdout.resume();
-      const exit = await probe.exited;
-      await sandbox.destroy();
-      if (exit.code !== 0)
-        throw new SandboxUnavailable(
-          `bubblewrap cannot start a sandbox here (exit ${exit.code}): ${stderr.trim()}`,
-        );
-    } finally {
-      await rm(probeRoot, { recursive: true, force: true });
-    }
+    this.stdio = await SocketPairs.listen(path.join(this.options.stateDir, `stdio-${process.pid}.sock`));
+    const sandbox = await this.prepare({
+      runId: randomUUID(),
+      allowedHosts: [],
+      endpoints: [],
+      limits: {
+        wallClockMs: 30_000,
+        maxProcesses: 64,
+        memoryBytes: 256 * 1024 * 1024,
+        diskBytes: 16 * 1024 * 1024,
+      },
+    });
+    // Not root, and the seccomp filter in force (mode 2).
+    const probe = sandbox.exec({
+      argv: [
+        '/bin/sh',
+        '-c',
+        'test "$(id -u)" != 0 && grep -q "^Seccomp:[[:space:]]*2" /proc/self/status && touch probe',
+      ],
+      env: {},
+    });
+    let stderr = '';
+    probe.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    probe.stdout.resume();
+    const exit = await probe.exited;
+    await sandbox.destroy();
+    if (exit.code !== 0)
+      throw new SandboxUnavailable(
+        `bubblewrap cannot start a sandbox here (exit ${exit.code}): ${stderr.trim()}`,
+      );
     this.options.logger.info(
       { cgroups: this.usesCgroups },
       this.usesCgroups
-        ? 'local sandbox ready: bubblewrap, per-run uid, memory and pids cgroups'
-        : 'local sandbox ready: bubblewrap, per-run uid; no writable cgroups here: memory capped per process (RLIMIT_DATA), processes by RLIMIT_NPROC',
+        ? 'local sandbox ready: bubblewrap, per-run uid and filesystem, memory and pids cgroups'
+        : 'local sandbox ready: bubblewrap, per-run uid and filesystem; no writable cgroups here: memory capped per process (RLIMIT_DATA), processes by RLIMIT_NPROC',
     );
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
-    assertTraversable(policy.workspaceDir);
-    if (!this.seccompFile) throw new SandboxUnavailable('the seccomp filter was not built (check() first)');
-    const uid = UID_BASE + randomInt(UID_SPAN);
-    const socketsDir = await mkdtemp(path.join(this.options.stateDir, 's-'));
-    const closers: Array<() => Promise<void>> = [() => rm(socketsDir, { recursive: true, force: true })];
+    const { helper } = this.options;
+    if (!this.stdio) throw new SandboxUnavailable('the sandbox backend was not checked');
+    let opened: Awaited<ReturnType<PrivilegedHelper['open']>>;
     try {
-      await chmod(socketsDir, 0o755);
-      const chown = spawnSync('chown', ['-R', `${uid}:${uid}`, policy.workspaceDir], {
-        env: { PATH: HOST_PATH },
-        encoding: 'utf8',
-      });
-      if (chown.status !== 0)
-        throw new SandboxUnavailable(`cannot hand the workspace to the run's uid: ${chown.stderr}`);
+      opened = await helper.open(policy.runId, policy.limits);
+    } catch (err) {
+      throw new SandboxUnavailable((err as Error).message);
+    }
+    const { socketsDir } = opened;
+    this.usesCgroups = opened.cgroups;
+    const closers: Array<() => Promise<void>> = [
+      // The sockets are this process's; the helper removes the (then empty) directory on release.
+      async () => {
+        for (const name of await readdir(socketsDir)) await rm(path.join(socketsDir, name), { force: true });
+      },
+    ];
+    try {
       const proxy = await EgressProxy.listen(
         path.join(socketsDir, 'egress.sock'),
         { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
@@ -202,30 +151,18 @@ export class BwrapBackend implements SandboxBackend {
         endpointPorts.set(endpoint.name, SANDBOX_ENDPOINT_BASE_PORT + i);
       }
       for (const f of forwarders) await chmod(path.join(socketsDir, f.socketName), 0o666);
-      const cgroup = await RunCgroup.create(`${policy.runId}-${uid}`, policy.limits);
-      if (cgroup) closers.push(() => cgroup.destroy());
-      this.usesCgroups = cgroup !== undefined;
-      const layout: BwrapLayout = {
-        workspaceDir: policy.workspaceDir,
-        socketsDir,
-        readOnlyPaths: this.options.readOnlyPaths,
-        usrSymlinks: usrSymlinks(),
-        forwarders,
-        seccompFile: this.seccompFile,
-      };
       return new BwrapSandbox(
         policy,
-        layout,
-        uid,
-        this.bwrapPath,
-        cgroup,
+        helper,
+        this.stdio,
+        forwarders,
         endpointPorts,
         closers,
         this.options.monitorIntervalMs,
       );
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
-      if (err instanceof SandboxUnavailable) throw err;
+      await helper.release(policy.runId, false).catch(() => undefined);
       throw new SandboxUnavailable(`cannot prepare the sandbox: ${(err as Error).message}`);
     }
   }
@@ -242,10 +179,9 @@ class BwrapSandbox implements RunSandbox {
 
   constructor(
     private readonly policy: SandboxPolicy,
-    private readonly layout: BwrapLayout,
-    private readonly uid: number,
-    private readonly bwrapPath: string,
-    private readonly cgroup: RunCgroup | undefined,
+    private readonly helper: PrivilegedHelper,
+    private readonly stdio: SocketPairs,
+    private readonly forwarders: Forwarder[],
     private readonly endpointPorts: Map<string, number>,
     private readonly closers: Array<() => Promise<void>>,
     monitorIntervalMs: number,
@@ -274,46 +210,41 @@ class BwrapSandbox implements RunSandbox {
       NO_PROXY: '127.0.0.1,localhost',
       no_proxy: '127.0.0.1,localhost',
     };
-    const cwd = this.insideCwd(options.cwd);
-    const argv = hostArgv(
-      {
-        uid: this.uid,
-        // One above the cgroup's task limit, so that where there is a cgroup it is what refuses (and counts) first.
-        maxProcesses: this.policy.limits.maxProcesses + (this.cgroup ? 1 : 0),
-        ...(this.cgroup ? {} : { dataBytes: this.policy.limits.memoryBytes }),
-        cgroupProcs: this.cgroup?.procsFiles ?? [],
-      },
-      this.layout.seccompFile,
-      this.bwrapPath,
-      innerArgv(this.layout.forwarders, options.argv),
+    const proc = new BwrapProcess(
+      this.helper,
+      this.policy.runId,
+      options.stdin === 'pipe',
+      (stdio) =>
+        this.helper.exec(
+          {
+            runId: this.policy.runId,
+            argv: options.argv,
+            env,
+            cwd: path.posix.resolve(SANDBOX_WORKSPACE, options.cwd ?? '.'),
+            forwarders: this.forwarders,
+          },
+          stdio,
+        ),
+      this.stdio,
+      () => this.exitReason(),
     );
-    const child = spawn(argv[0]!, argv.slice(1), {
-      env: { PATH: HOST_PATH },
-      stdio: [options.stdin === 'pipe' ? 'pipe' : 'ignore', 'pipe', 'pipe', 'pipe'],
-    });
-    const fd3 = child.stdio[3] as Writable;
-    fd3.on('error', () => undefined);
-    fd3.end(nulSeparated(bwrapOptions(this.layout, env, cwd)));
-    const proc = new BwrapProcess(child, () => this.exitReason());
     if (this.destroyed || this.limitHit) void proc.kill(0);
     this.live.add(proc);
     void proc.exited.then(() => this.live.delete(proc));
     return proc;
   }
 
-  /** Callers may pass the host path of the workspace (or a directory under it): map it to the inside path. */
-  private insideCwd(cwd: string | undefined): string {
-    if (!cwd) return SANDBOX_WORKSPACE;
-    const rel = path.relative(this.policy.workspaceDir, cwd);
-    if (!rel.startsWith('..') && !path.isAbsolute(rel)) return path.posix.join(SANDBOX_WORKSPACE, rel);
-    return path.posix.resolve(SANDBOX_WORKSPACE, cwd);
-  }
-
+  /** A process ended or the monitor looked: did a limit end the run? (A full filesystem, a memory kill, a refused fork.) */
   private async exitReason(): Promise<SandboxLimitHit | undefined> {
-    if (!this.limitHit && this.cgroup) {
-      if ((await this.cgroup.oomKills()) > 0) this.endRun('memory');
-      else if ((await this.cgroup.forksRefused()) > 0) this.endRun('processes');
-    }
+    if (this.limitHit || this.destroyed) return this.limitHit;
+    const status = await this.helper.status(this.policy.runId).catch(() => undefined);
+    if (status?.disk?.full) this.endRun('disk');
+    else if (status && status.oomKills > 0) this.endRun('memory');
+    else if (
+      status &&
+      (status.forksRefused > 0 || (status.processes ?? 0) >= this.policy.limits.maxProcesses)
+    )
+      this.endRun('processes');
     return this.limitHit;
   }
 
@@ -327,63 +258,109 @@ class BwrapSandbox implements RunSandbox {
     if (this.checking || this.live.size === 0) return;
     this.checking = true;
     try {
-      if ((await workspaceBytes(this.policy.workspaceDir)) > this.policy.limits.diskBytes)
-        this.endRun('disk');
-      else if (!this.cgroup && (await countOwnedBy(this.uid)) >= this.policy.limits.maxProcesses)
-        this.endRun('processes');
-      else await this.exitReason();
+      await this.exitReason();
     } finally {
       this.checking = false;
     }
   }
 
-  destroy(): Promise<SandboxUsage> {
+  destroy(options: { keepWorkspace?: boolean } = {}): Promise<SandboxUsage> {
     this.destroyed ??= (async () => {
       clearTimeout(this.wallClock);
       clearInterval(this.monitor);
       await Promise.all([...this.live].map((p) => p.kill(0)));
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
-      return {
-        diskBytes: await workspaceBytes(this.policy.workspaceDir),
-        ...(this.limitHit ? { limit: this.limitHit } : {}),
-      };
+      const { diskBytes } = await this.helper.release(
+        this.policy.runId,
+        options.keepWorkspace === true && !this.limitHit,
+      );
+      return { diskBytes, ...(this.limitHit ? { limit: this.limitHit } : {}) };
     })();
     return this.destroyed;
   }
 }
 
+type Start = (stdio: Array<net.Socket | undefined>) => ReturnType<PrivilegedHelper['exec']>;
+
+/**
+ * A command in the sandbox, started by the helper with its stdio on socket pairs whose near ends are read here. It
+ * has ended once the helper reports bwrap's exit and both output sockets are closed (everything inside is gone).
+ */
 class BwrapProcess implements SandboxProcess {
   readonly stdin: Writable | null;
-  readonly stdout: Readable;
-  readonly stderr: Readable;
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
   readonly exited: Promise<SandboxExit>;
+  private readonly started: Promise<number | undefined>;
+  private done = false;
 
   constructor(
-    private readonly child: ChildProcess,
+    private readonly helper: PrivilegedHelper,
+    private readonly runId: string,
+    withStdin: boolean,
+    start: Start,
+    pairs: SocketPairs,
     reason: () => Promise<SandboxLimitHit | undefined>,
   ) {
-    this.stdin = child.stdin;
-    this.stdout = child.stdout!;
-    this.stderr = child.stderr!;
-    this.stdin?.on('error', () => undefined);
-    this.exited = new Promise((resolve) => {
-      child.once('close', (code, sig) => {
-        void reason().then((limit) => resolve({ code, signal: sig, ...(limit ? { limit } : {}) }));
-      });
-    });
+    const stdin = withStdin ? new PassThrough() : undefined;
+    this.stdin = stdin ?? null;
+    const launched = (async () => {
+      const [input, output, errors] = await Promise.all([
+        stdin ? pairs.pair() : undefined,
+        pairs.pair(),
+        pairs.pair(),
+      ]);
+      const closed = [output, errors].map(
+        ({ near }, i) =>
+          new Promise<void>((resolve) => {
+            near.on('error', () => undefined);
+            near.once('close', () => resolve());
+            near.pipe(i === 0 ? this.stdout : this.stderr);
+          }),
+      );
+      try {
+        const { execId, exited } = await start([input?.far, output.far, errors.far]);
+        // Only now: the helper no longer holds the socket, so what is written goes to the process alone.
+        if (stdin && input) {
+          input.near.on('error', () => undefined);
+          stdin.pipe(input.near);
+        }
+        return { execId, exited: exited.then(async (exit) => (await Promise.all(closed), exit)) };
+      } catch (err) {
+        for (const pair of [input, output, errors]) pair?.near.destroy();
+        throw err;
+      }
+    })();
+    this.started = launched.then(
+      (l) => l.execId,
+      () => undefined,
+    );
+    this.exited = launched.then(
+      async ({ exited }) => {
+        const exit = await exited;
+        this.done = true;
+        const limit = await reason();
+        return { code: exit.code, signal: exit.signal, ...(limit ? { limit } : {}) };
+      },
+      (err: Error) => {
+        this.done = true;
+        this.stderr.end(`sandbox: ${err.message}\n`);
+        this.stdout.end();
+        return { code: 125, signal: null };
+      },
+    );
   }
 
-  /** SIGTERM to everything inside (bwrap does not forward signals), then SIGKILL to bwrap, which takes its pid namespace down. */
+  /** SIGTERM to everything inside, then after `graceMs` SIGKILL to bwrap too, which takes its pid namespace down. */
   async kill(graceMs = 2000): Promise<void> {
-    const pid = this.child.pid;
-    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null)
-      return this.exited.then(() => undefined);
+    const execId = await this.started;
+    if (execId === undefined || this.done) return this.exited.then(() => undefined);
     if (graceMs > 0) {
-      signalAll(descendantsOf(pid), 'SIGTERM');
+      await this.helper.signal(this.runId, execId, 'SIGTERM').catch(() => undefined);
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());
       await Promise.race([this.exited, timer]);
     }
-    signalAll([pid, ...descendantsOf(pid)], 'SIGKILL');
+    if (!this.done) await this.helper.signal(this.runId, execId, 'SIGKILL').catch(() => undefined);
     await this.exited;
   }
 }

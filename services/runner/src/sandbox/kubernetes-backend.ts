@@ -76,6 +76,9 @@ export class KubernetesBackend implements SandboxBackend {
     }
   }
 
+  /** The workspace lives in the run's Pod and goes with it: nothing is kept on the runner. */
+  async discardWorkspace(): Promise<void> {}
+
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     const { namespace } = this.options;
     const name = `run-${policy.runId

@@ -3,7 +3,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { SandboxLimitName } from '@conveyor/run-events';
 
 /**
- * Run isolation, the same contract on every backend (docs/sandbox.md). Everything a run executes — environment
+ * Run isolation, the same contract on every backend (docs/sandbox.md). The backend owns the run's workspace: it
+ * creates it with the sandbox and deletes it with it; what goes in it is written from inside. Everything a run executes — environment
  * setup, the harness, the agent's own tool calls, git operations on the workspace, the debug session — goes through
  * `RunSandbox.exec`. Nothing of the runner's own environment leaks in: the caller passes the whole allow-listed
  * environment. A backend that cannot start a sandbox throws `SandboxUnavailable`; the run is refused, never run bare.
@@ -16,7 +17,7 @@ export interface SandboxLimits {
   maxProcesses: number;
   /** Memory of the run's processes together. */
   memoryBytes: number;
-  /** Bytes the workspace may hold. */
+  /** Bytes the workspace may hold (every byte: the local backend gives each run a filesystem of this size). */
   diskBytes: number;
   /** The run-wide limit that ended the sandbox, when one did (the run then ends with it, whatever the harness said). */
   limit?: SandboxLimitHit;
@@ -36,8 +37,6 @@ export interface SandboxPolicy {
   runId: string;
   /** The environment's `docker_image`: honoured by container backends; the local backend runs the host's tool chain. */
   image?: string;
-  /** Host directory holding the run's workspace, mounted read-write; everything else is read-only or absent. */
-  workspaceDir: string;
   /** Hosts the run may reach through the egress filter: exact names or `*.example.com`. */
   allowedHosts: string[];
   endpoints: SandboxEndpoint[];
@@ -87,15 +86,22 @@ export interface RunSandbox {
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;
-  /** Kills what still runs and releases the sandbox; the caller deletes the workspace. Idempotent. */
-  destroy(): Promise<SandboxUsage>;
+  /**
+   * Kills what still runs and releases the sandbox and its workspace, which is deleted unless `keepWorkspace` (a failed
+   * setup keeps it for the debug session, which prepares the same run's sandbox again) — never when a limit ended
+   * the run: no debug session follows one. Idempotent.
+   */
+  destroy(options?: { keepWorkspace?: boolean }): Promise<SandboxUsage>;
 }
 
 export interface SandboxBackend {
   readonly name: string;
   /** Verifies at start-up that this backend can isolate runs here; throws `SandboxUnavailable` when it cannot. */
   check(): Promise<void>;
+  /** Creates (or, for a kept workspace, reopens) the run's workspace and its sandbox. */
   prepare(policy: SandboxPolicy): Promise<RunSandbox>;
+  /** Deletes a workspace kept for a debug session that never came. */
+  discardWorkspace(runId: string): Promise<void>;
 }
 
 /** The sandbox could not be set up: the run is refused (error code `resource_unavailable`), never run bare. */

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap-backend';
+import { startHelperAndDropRoot } from './privileged/start-helper';
 import type { SandboxBackend } from './run-sandbox';
 import type { SandboxSettings } from './sandbox-config';
 import { UnsandboxedBackend } from './unsandboxed-backend';
@@ -8,20 +9,41 @@ import { UnsandboxedBackend } from './unsandboxed-backend';
 /** The repository's node_modules, where the agent CLIs live: visible read-only inside local sandboxes. */
 const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
 
-/** Builds the configured backend and verifies it can isolate runs here before the runner takes any job. */
-export async function createSandboxBackend(config: SandboxSettings, logger: Logger): Promise<SandboxBackend> {
+/**
+ * Builds the configured backend and verifies it can isolate runs here before the runner takes any job. With
+ * bubblewrap this is where the process stops being root (docs/sandbox.md): the caller reads its TLS keys before.
+ */
+export async function createSandboxBackend(
+  config: SandboxSettings & { WORKSPACE_ROOT: string },
+  logger: Logger,
+): Promise<SandboxBackend> {
   const log = logger.child({ component: 'sandbox' });
   let backend: SandboxBackend;
   switch (config.RUN_SANDBOX) {
-    case 'bubblewrap':
+    case 'bubblewrap': {
+      const readOnlyPaths = [...new Set([AGENT_CLIS, ...toolchainPaths(), ...config.SANDBOX_READONLY_PATHS])];
+      // Where the runner stops being root: only the forked helper keeps privileges.
+      const helper = await startHelperAndDropRoot(
+        { workspaceRoot: config.WORKSPACE_ROOT, stateDir: config.SANDBOX_STATE_DIR, readOnlyPaths },
+        config.SANDBOX_RUNNER_USER,
+        (reason) => {
+          // Its runs died with it (bwrap --die-with-parent): this process can isolate nothing more.
+          log.fatal({ reason }, 'the privileged sandbox helper is gone; stopping');
+          process.exitCode = 1;
+          process.kill(process.pid, 'SIGTERM');
+        },
+      );
       backend = new BwrapBackend({
-        readOnlyPaths: [...new Set([AGENT_CLIS, ...toolchainPaths(), ...config.SANDBOX_READONLY_PATHS])],
+        helper,
+        readOnlyPaths,
         internalHosts: config.SANDBOX_INTERNAL_HOSTS,
         stateDir: config.SANDBOX_STATE_DIR,
+        workspaceRoot: config.WORKSPACE_ROOT,
         monitorIntervalMs: config.SANDBOX_MONITOR_INTERVAL_MS,
         logger: log,
       });
       break;
+    }
     case 'kubernetes': {
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
       const { KubernetesBackend } = await import('./kubernetes-backend');
@@ -38,7 +60,7 @@ export async function createSandboxBackend(config: SandboxSettings, logger: Logg
       break;
     }
     case 'none':
-      backend = new UnsandboxedBackend(log);
+      backend = new UnsandboxedBackend(log, config.WORKSPACE_ROOT);
       break;
   }
   await backend.check();

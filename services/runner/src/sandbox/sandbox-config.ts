@@ -22,6 +22,11 @@ export const sandboxEnv = {
   SANDBOX_READONLY_PATHS: csv(''),
   /** Where the local backend keeps each run's sockets (short: unix socket paths are limited to 108 bytes). */
   SANDBOX_STATE_DIR: z.string().default(path.join(os.tmpdir(), 'conveyor-sandbox')),
+  /**
+   * The unprivileged account the runner drops to after forking its privileged helper (local backend; created by
+   * scripts/infra.sh up).
+   */
+  SANDBOX_RUNNER_USER: z.string().min(1).default('conveyor-runner'),
   /** How often the local backend measures each run's workspace and processes against their limits. */
   SANDBOX_MONITOR_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
   /** Kubernetes backend: namespace of the runs' Pods (the runner's own, by the downward API). */

@@ -147,8 +147,8 @@ export function buildSeccompFilter(arch: string = process.arch): Promise<Buffer>
 }
 
 /**
- * Builds the filter once, when the runner starts, into `dir` (the root-owned sandbox state directory): every run's
- * bwrap reads it from there. Returns its path.
+ * Builds the filter once, when the privileged helper starts, into `dir` (root-only): every run's bwrap reads it from
+ * there. Returns its path.
  */
 export async function writeSeccompFilter(dir: string): Promise<string> {
   const file = path.join(dir, 'seccomp.bpf');

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { descendantsOf, signalAll } from './process-tree';
 import type {
@@ -31,7 +33,15 @@ function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
 export class UnsandboxedBackend implements SandboxBackend {
   readonly name = 'none';
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    /** Parent directory of the runs' workspaces, plain directories of the runner user here. */
+    private readonly workspaceRoot: string,
+  ) {}
+
+  discardWorkspace(runId: string): Promise<void> {
+    return rm(path.join(this.workspaceRoot, runId), { recursive: true, force: true });
+  }
 
   async check(): Promise<void> {
     this.logger.warn(
@@ -41,35 +51,42 @@ export class UnsandboxedBackend implements SandboxBackend {
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     this.logger.warn({ runId: policy.runId }, 'running a run without a sandbox (RUN_SANDBOX=none)');
+    const workspaceDir = path.join(this.workspaceRoot, policy.runId);
+    await mkdir(workspaceDir, { recursive: true });
     const processes = new Set<SandboxProcess>();
     const endpoints = new Map(
       policy.endpoints.map((e) => [e.name, `http://${e.target.host}:${e.target.port}`]),
     );
     return {
-      workspaceDir: policy.workspaceDir,
+      workspaceDir,
       endpointUrl(name) {
         const url = endpoints.get(name);
         if (!url) throw new Error(`no sandbox endpoint named ${name}`);
         return url;
       },
       exec(options: SandboxExecOptions) {
-        const proc = startProcess(policy, options);
+        const proc = startProcess(policy, workspaceDir, options);
         processes.add(proc);
         void proc.exited.finally(() => processes.delete(proc));
         return proc;
       },
-      async destroy() {
+      destroy: async (options = {}) => {
         await Promise.all([...processes].map((p) => p.kill(0)));
+        if (!options.keepWorkspace) await this.discardWorkspace(policy.runId);
         return { diskBytes: 0 };
       },
     };
   }
 }
 
-function startProcess(policy: SandboxPolicy, options: SandboxExecOptions): SandboxProcess {
+function startProcess(
+  policy: SandboxPolicy,
+  workspaceDir: string,
+  options: SandboxExecOptions,
+): SandboxProcess {
   const [command, ...args] = options.argv;
   const child = spawn(command, args, {
-    cwd: options.cwd ?? policy.workspaceDir,
+    cwd: options.cwd ?? workspaceDir,
     env: options.env,
     stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
     detached: true,

@@ -120,9 +120,8 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])(
     ): Promise<{ runId: string; dir: string; sandbox: RunSandbox }> {
       const dir = path.join(under, runId);
       await mkdir(path.join(dir, HOME_DIR_NAME), { recursive: true });
-      const sandbox = await new UnsandboxedBackend(logger).prepare({
+      const sandbox = await new UnsandboxedBackend(logger, under).prepare({
         runId,
-        workspaceDir: dir,
         allowedHosts: [],
         endpoints: [{ name: MODEL_PROXY_ENDPOINT, target: proxy.target }],
         limits: { wallClockMs: 120_000, maxProcesses: 512, memoryBytes: 4 * 1024 ** 3, diskBytes: 1024 ** 3 },

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+/**
+ * The privileged helper's request API over the fork IPC channel (docs/sandbox.md). Narrow on purpose: the runner names
+ * a run by its ID and an execution of a command by a number; every path and uid is derived by the helper from the run
+ * ID and its own start-up settings, never taken from a message.
+ */
+
+const runId = z.string().uuid();
+const execId = z.number().int().positive();
+
+export const helperRequestSchema = z.discriminatedUnion('op', [
+  /** Mounts (creating on first use) the run's filesystem and creates its cgroups; replies `{ uid, cgroups }`. */
+  z.object({
+    op: z.literal('open'),
+    runId,
+    limits: z.object({
+      diskBytes: z
+        .number()
+        .int()
+        .min(1024 * 1024),
+      memoryBytes: z.number().int().positive(),
+      maxProcesses: z.number().int().positive(),
+    }),
+  }),
+  /**
+   * A stdio socket of an execution still to start (the socket itself travels as the message's handle): slot 0 is
+   * stdin, 1 stdout, 2 stderr.
+   */
+  z.object({ op: z.literal('stdio'), execId, slot: z.union([z.literal(0), z.literal(1), z.literal(2)]) }),
+  /** Starts a command in the run's sandbox as the run's uid with the stdio sockets sent before; replies `{ pid }`. */
+  z.object({
+    op: z.literal('exec'),
+    runId,
+    execId,
+    argv: z.array(z.string()).min(1),
+    env: z.record(z.string()),
+    /** Working directory inside the sandbox. */
+    cwd: z.string().startsWith('/'),
+    /** TCP ports inside the sandbox forwarded to sockets of the run's socket directory. */
+    forwarders: z.array(
+      z.object({
+        port: z.number().int().min(1).max(65535),
+        socketName: z.string().regex(/^[a-z0-9-]+\.sock$/),
+      }),
+    ),
+  }),
+  /** SIGTERM goes to the execution's processes inside the sandbox; SIGKILL to them and bwrap (the sandbox goes). */
+  z.object({
+    op: z.literal('signal'),
+    runId,
+    execId,
+    signal: z.enum(['SIGTERM', 'SIGKILL']),
+  }),
+  /** The run's resource use: replies {@link RunStatus}. */
+  z.object({ op: z.literal('status'), runId }),
+  /** Kills what is left of the run, removes its cgroups and unmounts its filesystem, deleted unless `keep`. */
+  z.object({ op: z.literal('release'), runId, keep: z.boolean() }),
+  /** Deletes a kept, unmounted filesystem. */
+  z.object({ op: z.literal('discard'), runId }),
+]);
+
+export type HelperRequest = z.infer<typeof helperRequestSchema>;
+
+export interface RunStatus {
+  disk?: { usedBytes: number; full: boolean };
+  /** Processes of the run's uid (counted only where no cgroup counts them). */
+  processes?: number;
+  oomKills: number;
+  forksRefused: number;
+}
+
+/** What the helper sends: a reply to request `id`, or the end of an execution. */
+export type HelperMessage =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: string }
+  | { exited: number; code: number | null; signal: NodeJS.Signals | null };
+
+/** The helper's start-up settings, fixed by the runner while it is still root (JSON in argv[2]). */
+export const helperSettingsSchema = z.object({
+  workspaceRoot: z.string().startsWith('/'),
+  stateDir: z.string().startsWith('/'),
+  readOnlyPaths: z.array(z.string().startsWith('/')),
+  bwrapPath: z.string().startsWith('/'),
+  /** The runner's unprivileged account: owner of the state directory, where it listens on the runs' sockets. */
+  runnerUid: z.number().int().nonnegative(),
+  runnerGid: z.number().int().nonnegative(),
+});
+
+export type HelperSettings = z.infer<typeof helperSettingsSchema>;

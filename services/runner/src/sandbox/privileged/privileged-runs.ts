@@ -1,0 +1,184 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, lchown, mkdir, rmdir } from 'node:fs/promises';
+import { lstatSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
+import { bwrapOptions, hostArgv, innerArgv, nulSeparated, type BwrapLayout } from '../bwrap-args';
+import { pidsOwnedBy } from '../host-processes';
+import { descendantsOf, signalAll } from '../process-tree';
+import { RunCgroup } from '../run-cgroup';
+import { writeSeccompFilter } from '../seccomp-filter';
+import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol';
+import { RunDisks } from './run-disks';
+
+const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+type Open = Extract<HelperRequest, { op: 'open' }>;
+type Exec = Extract<HelperRequest, { op: 'exec' }>;
+
+interface OpenRun {
+  uid: number;
+  limits: Open['limits'];
+  cgroup: RunCgroup | undefined;
+  socketsDir: string;
+  children: Map<number, ChildProcess>;
+}
+
+/** `/bin`, `/lib`… as symlinks into /usr where the host has them so (usrmerge), so the same names resolve inside. */
+function usrSymlinks(): Record<string, string> {
+  const links: Record<string, string> = {};
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    try {
+      if (lstatSync(`/${name}`).isSymbolicLink()) links[name] = readlinkSync(`/${name}`);
+    } catch {
+      // absent on this host
+    }
+  }
+  return links;
+}
+
+export class HelperRefusal extends Error {}
+
+/**
+ * What the privileged helper does for the runner, one run at a time: mount the run's filesystem, create its cgroups,
+ * start its commands as the run's uid inside bubblewrap, signal them, report their resource use, release it all.
+ * Every path and uid comes from the run ID and the helper's own settings; a run must be opened before anything else.
+ */
+export class PrivilegedRuns {
+  private readonly runs = new Map<string, OpenRun>();
+  private readonly disks: RunDisks;
+  private readonly symlinks = usrSymlinks();
+  /** Built by `init()` into a root-only directory: what the runner could replace would not be loaded. */
+  private seccompFile = '';
+
+  constructor(
+    private readonly settings: HelperSettings,
+    private readonly onExit: (execId: number, code: number | null, signal: NodeJS.Signals | null) => void,
+  ) {
+    this.disks = new RunDisks(settings.workspaceRoot);
+  }
+
+  /** The state directory belongs to the runner (it listens on the runs' sockets there); runs' uids only traverse it. */
+  async init(): Promise<void> {
+    await this.disks.init();
+    const own = path.join(this.settings.workspaceRoot, '.helper');
+    await mkdir(own, { recursive: true, mode: 0o700 });
+    await chmod(own, 0o700);
+    this.seccompFile = await writeSeccompFilter(own);
+    await mkdir(this.settings.stateDir, { recursive: true, mode: 0o711 });
+    await lchown(this.settings.stateDir, this.settings.runnerUid, this.settings.runnerGid);
+    await chmod(this.settings.stateDir, 0o711);
+  }
+
+  async open({ runId, limits }: Open): Promise<{ uid: number; cgroups: boolean; socketsDir: string }> {
+    if (this.runs.has(runId)) throw new HelperRefusal('run already open');
+    const uid = await this.disks.open(runId, limits.diskBytes).catch(async (err: Error) => {
+      await this.disks.release(runId, false).catch(() => undefined);
+      throw new HelperRefusal(`cannot mount the run's filesystem: ${err.message}`);
+    });
+    const cgroup = await RunCgroup.create(`${runId}-${uid}`, limits);
+    // A short name: unix socket paths are limited to 108 bytes. The runner creates its sockets in it.
+    const socketsDir = path.join(this.settings.stateDir, `s-${randomBytes(6).toString('hex')}`);
+    await mkdir(socketsDir, { mode: 0o755 });
+    await lchown(socketsDir, this.settings.runnerUid, this.settings.runnerGid);
+    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map() });
+    return { uid, cgroups: cgroup !== undefined, socketsDir };
+  }
+
+  /** Starts a command with its stdio on the runner's sockets (never relayed here); fd 3 carries bwrap's options. */
+  exec(request: Exec, stdio: Map<number, Socket>): number {
+    const run = this.opened(request.runId);
+    if (run.children.has(request.execId)) throw new HelperRefusal('execution already started');
+    const [stdout, stderr] = [stdio.get(1), stdio.get(2)];
+    if (!stdout || !stderr) throw new HelperRefusal('stdout and stderr sockets are required');
+    const layout: BwrapLayout = {
+      workspaceDir: this.disks.workspaceDir(request.runId),
+      socketsDir: run.socketsDir,
+      readOnlyPaths: this.settings.readOnlyPaths,
+      usrSymlinks: this.symlinks,
+      forwarders: request.forwarders,
+      seccompFile: this.seccompFile,
+    };
+    const argv = hostArgv(
+      {
+        uid: run.uid,
+        // One above the cgroup's task limit, so that where there is a cgroup it is what refuses (and counts) first.
+        maxProcesses: run.limits.maxProcesses + (run.cgroup ? 1 : 0),
+        ...(run.cgroup ? {} : { dataBytes: run.limits.memoryBytes }),
+        cgroupProcs: run.cgroup?.procsFiles ?? [],
+      },
+      this.seccompFile,
+      this.settings.bwrapPath,
+      innerArgv(request.forwarders, request.argv),
+    );
+    const child = spawn(argv[0]!, argv.slice(1), {
+      env: { PATH: HOST_PATH },
+      stdio: [stdio.get(0) ?? 'ignore', stdout, stderr, 'pipe'],
+    });
+    // The child holds its own copies; ours would keep the runner's ends from seeing EOF.
+    for (const socket of stdio.values()) socket.destroy();
+    const fd3 = child.stdio[3] as Writable;
+    fd3.on('error', () => undefined);
+    fd3.end(nulSeparated(bwrapOptions(layout, request.env, request.cwd)));
+    run.children.set(request.execId, child);
+    let reported = false;
+    const report = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (reported) return;
+      reported = true;
+      run.children.delete(request.execId);
+      this.onExit(request.execId, code, signal);
+    };
+    child.once('error', () => report(127, null));
+    child.once('exit', report);
+    return child.pid ?? 0;
+  }
+
+  /** SIGTERM to what runs inside (bwrap does not forward signals); SIGKILL to bwrap too, which takes its namespace down. */
+  signal(runId: string, execId: number, signal: 'SIGTERM' | 'SIGKILL'): void {
+    const pid = this.opened(runId).children.get(execId)?.pid;
+    if (pid === undefined) return;
+    signalAll(signal === 'SIGKILL' ? [pid, ...descendantsOf(pid)] : descendantsOf(pid), signal);
+  }
+
+  async status(runId: string): Promise<RunStatus> {
+    const run = this.opened(runId);
+    const disk = await this.disks.usage(runId);
+    return {
+      ...(disk ? { disk } : {}),
+      ...(run.cgroup ? {} : { processes: (await pidsOwnedBy(run.uid)).length }),
+      oomKills: (await run.cgroup?.oomKills()) ?? 0,
+      forksRefused: (await run.cgroup?.forksRefused()) ?? 0,
+    };
+  }
+
+  /** Ends every process of the run's uid, removes its cgroups and its socket directory, unmounts its filesystem. */
+  async release(runId: string, keep: boolean): Promise<{ diskBytes: number }> {
+    const run = this.opened(runId);
+    this.runs.delete(runId);
+    signalAll(await pidsOwnedBy(run.uid), 'SIGKILL');
+    await run.cgroup?.destroy();
+    const diskBytes = (await this.disks.usage(runId))?.usedBytes ?? 0;
+    await this.disks.release(runId, keep);
+    // Emptied by the runner, which owns what is in it; removed here only if it is.
+    await rmdir(run.socketsDir).catch(() => undefined);
+    return { diskBytes };
+  }
+
+  async discard(runId: string): Promise<void> {
+    if (this.runs.has(runId)) throw new HelperRefusal('run is open');
+    await this.disks.discard(runId);
+  }
+
+  /** The runner is gone: nothing of its runs may outlive it. */
+  async releaseAll(): Promise<void> {
+    for (const runId of [...this.runs.keys()]) await this.release(runId, false).catch(() => undefined);
+  }
+
+  private opened(runId: string): OpenRun {
+    const run = this.runs.get(runId);
+    if (!run) throw new HelperRefusal('run not open');
+    return run;
+  }
+}

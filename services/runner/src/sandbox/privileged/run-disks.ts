@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  readFile,
+  readdir,
+  rm,
+  rmdir,
+  statfs,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const EXT4_MAGIC = 0xef53;
+
+/** Per-run uids come from this range: never a real account, never shared by two live runs in practice. */
+export const UID_BASE = 1_000_000;
+export const UID_SPAN = 1_000_000;
+/** A run whose filesystem has less than this left has used its disk (a write of the next block would fail). */
+const FULL_MARGIN_BYTES = 1024 * 1024;
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class RunDiskError extends Error {}
+
+const run = async (file: string, args: string[]): Promise<void> => {
+  try {
+    await exec(file, args, { env: { PATH: HOST_PATH } });
+  } catch (err) {
+    const { stderr, message } = err as { stderr?: string; message: string };
+    throw new RunDiskError(`${file} ${args[0] ?? ''}…: ${(stderr || message).trim()}`);
+  }
+};
+
+/** Mount points under `root` (from /proc/self/mountinfo: field 5, spaces and the like octal-escaped). */
+async function mountsUnder(root: string): Promise<string[]> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  return info
+    .split('\n')
+    .map((line) =>
+      line.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))),
+    )
+    .filter((p): p is string => p !== undefined && path.dirname(p) === root);
+}
+
+export interface DiskUsage {
+  usedBytes: number;
+  /** Too little left for the run to write more: its disk limit is reached (blocks or inodes). */
+  full: boolean;
+}
+
+/**
+ * Each run's workspace is its own ext4 filesystem: a sparse image file of the run's disk size, loop-mounted
+ * nosuid,nodev at `<root>/<runId>`. Its size bounds everything the run can store — an open unlinked file, sparse
+ * files, hard links — and the host never walks the tree: usage is one statfs, release is an unmount and the deletion
+ * of one file. The image and the run's uid live in `<root>/.images` (root only), so a kept workspace is re-mounted
+ * with the same owner and needs no chown. Paths are derived here from the run ID alone.
+ */
+export class RunDisks {
+  private readonly imagesDir: string;
+
+  constructor(private readonly root: string) {
+    this.imagesDir = path.join(root, '.images');
+  }
+
+  /** Creates the root (traversable, not listable) and removes what a crashed predecessor left: mounts and images. */
+  async init(): Promise<void> {
+    await mkdir(this.root, { recursive: true, mode: 0o711 });
+    await chmod(this.root, 0o711);
+    await mkdir(this.imagesDir, { recursive: true, mode: 0o700 });
+    await chmod(this.imagesDir, 0o700);
+    for (const mount of await mountsUnder(this.root)) {
+      if (!RUN_ID.test(path.basename(mount))) continue;
+      await run('umount', ['-l', mount]);
+      await rmdir(mount).catch(() => undefined);
+    }
+    for (const file of await readdir(this.imagesDir))
+      await rm(path.join(this.imagesDir, file), { force: true });
+  }
+
+  workspaceDir(runId: string): string {
+    return path.join(this.root, checked(runId));
+  }
+
+  /**
+   * Mounts the run's filesystem, creating it on first use with a new uid as the owner of its root (mode 0700: other
+   * runs' uids cannot enter). Returns the run's uid, the same for every execution of the run.
+   */
+  async open(runId: string, diskBytes: number): Promise<number> {
+    const dir = this.workspaceDir(runId);
+    const image = this.file(runId, 'img');
+    let uid = await this.recordedUid(runId);
+    const fresh = uid === undefined;
+    if (uid === undefined) {
+      uid = UID_BASE + randomInt(UID_SPAN);
+      await writeFile(image, '', { mode: 0o600 });
+      await truncate(image, diskBytes);
+      // No journal (a workspace does not outlive a crash), no blocks reserved for root; the kernel is told not to
+      // zero the inode tables in the background (noinit_itable below): the sparse file reads as zeros already.
+      await run('mkfs.ext4', [
+        '-q',
+        '-F',
+        '-m',
+        '0',
+        '-O',
+        '^has_journal',
+        '-E',
+        `root_owner=${uid}:${uid},lazy_itable_init=1`,
+        image,
+      ]);
+      await writeFile(this.file(runId, 'uid'), String(uid), { mode: 0o600 });
+    }
+    await mkdir(dir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    const mountPoint = await lstat(dir);
+    if (!mountPoint.isDirectory() || mountPoint.uid !== 0)
+      throw new RunDiskError(`${dir} is not root's directory`);
+    await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', image, dir]);
+    if (fresh) {
+      // A filesystem no run has seen yet: its own lost+found is not the run's business.
+      await rmdir(path.join(dir, 'lost+found'));
+      await chmod(dir, 0o700);
+    }
+    return uid;
+  }
+
+  /** The run's filesystem usage by one statfs of its mount point; undefined when it is not mounted. */
+  async usage(runId: string): Promise<DiskUsage | undefined> {
+    const fs = await statfs(this.workspaceDir(runId)).catch(() => undefined);
+    if (!fs || fs.type !== EXT4_MAGIC) return undefined;
+    return {
+      usedBytes: (fs.blocks - fs.bfree) * fs.bsize,
+      full: fs.bavail * fs.bsize < FULL_MARGIN_BYTES || fs.ffree === 0,
+    };
+  }
+
+  /** Unmounts (lazily when something still holds it) and, unless kept for a debug session, deletes the image. */
+  async release(runId: string, keep: boolean): Promise<void> {
+    const dir = this.workspaceDir(runId);
+    if ((await mountsUnder(this.root)).includes(dir)) {
+      await run('umount', [dir]).catch(() => run('umount', ['-l', dir]));
+    }
+    await rmdir(dir).catch(() => undefined);
+    if (!keep) await this.discard(runId);
+  }
+
+  /** Deletes a run's (unmounted) image and uid record. */
+  async discard(runId: string): Promise<void> {
+    await rm(this.file(runId, 'img'), { force: true });
+    await rm(this.file(runId, 'uid'), { force: true });
+  }
+
+  private file(runId: string, ext: 'img' | 'uid'): string {
+    return path.join(this.imagesDir, `${checked(runId)}.${ext}`);
+  }
+
+  private async recordedUid(runId: string): Promise<number | undefined> {
+    const text = await readFile(this.file(runId, 'uid'), 'utf8').catch(() => undefined);
+    const uid = Number(text);
+    return text !== undefined && Number.isInteger(uid) && uid >= UID_BASE && uid < UID_BASE + UID_SPAN
+      ? uid
+      : undefined;
+  }
+}
+
+function checked(runId: string): string {
+  if (!RUN_ID.test(runId)) throw new RunDiskError(`not a run ID: ${JSON.stringify(runId)}`);
+  return runId.toLowerCase();
+}
