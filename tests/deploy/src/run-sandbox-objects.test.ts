@@ -24,6 +24,7 @@ const settings: PodSettings = {
   runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
   runnerPorts: [40123, 40124],
   cpu: '1',
+  owner: { name: 'conveyor-runner-7d9f8-x2x4q', uid: '3f1c2b9e-8d7a-4c6b-9e5f-1a2b3c4d5e6f' },
 };
 
 describe('run sandbox objects (Kubernetes backend)', () => {
@@ -52,6 +53,12 @@ describe('run sandbox objects (Kubernetes backend)', () => {
       'ephemeral-storage': String(10 * 1024 ** 3),
     });
     expect(pod.spec.activeDeadlineSeconds).toBe(3600);
+  });
+
+  it('belong to the runner pod, so the garbage collector deletes them with it (a runner killed mid-run)', () => {
+    const owner = [{ apiVersion: 'v1', kind: 'Pod', name: settings.owner!.name, uid: settings.owner!.uid }];
+    expect(pod.metadata.ownerReferences).toEqual(owner);
+    expect(netpol.metadata.ownerReferences).toEqual(owner);
   });
 
   it("allow no ingress and egress only to the runner pods on the run's own ports", () => {

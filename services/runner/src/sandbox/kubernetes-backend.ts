@@ -27,6 +27,8 @@ export interface KubernetesBackendOptions {
   namespace: string;
   /** This runner pod's IP (downward API): runs reach their egress proxy and endpoints there. */
   podIp: string;
+  /** This runner pod, owner of every run's Pod and NetworkPolicy (deleted with it). */
+  runnerPod?: { name: string; uid: string };
   /** Labels of the runner pods, which the runs' NetworkPolicies allow as their only destination. */
   runnerPodLabels: Record<string, string>;
   /** Image of environments that name none. */
@@ -103,6 +105,7 @@ export class KubernetesBackend implements SandboxBackend {
         name,
         image: policy.image ?? this.options.defaultImage,
         runnerPodLabels: this.options.runnerPodLabels,
+        ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         runnerPorts: [proxy.port, ...endpointPorts.values()],
         cpu: this.options.cpu,
       };
