@@ -54,6 +54,7 @@ start_control_plane() {
     --client-ca-file "$p/ca.crt" --tls-cert-file "$p/apiserver.crt" --tls-private-key-file "$p/apiserver.key" \
     --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$p/apiserver-kubelet-client.key" --kubelet-certificate-authority "$p/ca.crt" \
+    --kubelet-preferred-address-types InternalIP \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction --profiling=false
@@ -80,6 +81,10 @@ state = "$K8S_RUN/containerd"
   address = "$K8S_CONTAINERD_SOCK"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$K8S_PAUSE_IMAGE"
+  # Pod sandboxes get oom_score_adj -998 and Guaranteed containers -997; lowering it needs CAP_SYS_RESOURCE, which
+  # root lacks on some VMs (this one): runc then fails with "can't get final child's PID from pipe: EOF". Clamp to
+  # containerd's own score instead.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$K8S_STATE/cni"

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { runNetworkPolicy, runPod, type PodSettings } from '@conveyor/runner';
 import type { KubeObject } from './deploy-tools';
 import { manifestErrors } from './validate-k8s';
@@ -74,5 +76,38 @@ describe('run sandbox objects (Kubernetes backend)', () => {
         ],
       },
     ]);
+  });
+});
+
+// The backend's module as the runner loads it (RUN_SANDBOX=kubernetes), on this Node 20: @kubernetes/client-node 2
+// pulls undici 8, which needs Node 22's zlib and threw at load time, so no runner could start with this backend.
+const LOAD_AND_CALL = `
+const path = require('node:path');
+const backendFile = process.argv[1];
+const k8s = require(require.resolve('@kubernetes/client-node', { paths: [path.dirname(backendFile)] }));
+const { KubernetesBackend } = require(backendFile);
+const config = new k8s.KubeConfig();
+config.loadFromOptions({
+  clusters: [{ name: 'c', server: 'https://127.0.0.1:9', skipTLSVerify: true }],
+  users: [{ name: 'u', token: 't' }],
+  contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+  currentContext: 'x',
+});
+const options = { namespace: 'n', podIp: '', runnerPodLabels: {}, defaultImage: 'i', cpu: '1', internalHosts: [],
+  startTimeoutMs: 1000, logger: {} };
+new KubernetesBackend(options, config).check().then(
+  () => process.exit(2),
+  (err) => console.log(err.constructor.name + ': ' + err.message),
+);
+`;
+
+describe('the Kubernetes backend module', () => {
+  it('loads on the Node the images run and calls the API (a closed port: SandboxUnavailable)', () => {
+    const backendFile = path.join(
+      path.dirname(require.resolve('@conveyor/runner')),
+      'sandbox/kubernetes-backend.js',
+    );
+    const out = execFileSync(process.execPath, ['-e', LOAD_AND_CALL, backendFile], { encoding: 'utf8' });
+    expect(out).toMatch(/^SandboxUnavailable: cannot use the Kubernetes API in namespace n/);
   });
 });
