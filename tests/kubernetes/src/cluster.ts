@@ -74,14 +74,15 @@ export async function runPods(runId: string): Promise<PodInfo[]> {
 /** Polls `probe` until it returns a value; fails naming `what` after `timeoutMs`. */
 export async function eventually<T>(
   probe: () => Promise<T | undefined>,
-  what: string,
+  what: string | (() => string),
   timeoutMs = 180_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }

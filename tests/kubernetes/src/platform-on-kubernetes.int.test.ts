@@ -23,7 +23,7 @@ async function waitForState(runId: string, states: string[], timeoutMs = 240_000
       last = (await api('GET', `/agent/runs/${runId}`)).body;
       return states.includes(last.state as string) ? last : undefined;
     },
-    `run ${runId} to reach ${states.join('|')} (last: ${JSON.stringify(last)})`,
+    () => `run ${runId} to reach ${states.join('|')} (last: ${JSON.stringify(last)})`,
     timeoutMs,
   );
 }
@@ -120,30 +120,30 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
   });
 
+  /** Resolves once the agent has taken the next scripted turn (its long command then runs in the Pod). */
+  const turnTaken = () => {
+    const before = server.requests.filter((r) => r.scripted).length;
+    return eventually(
+      async () => (server.requests.filter((r) => r.scripted).length > before ? true : undefined),
+      'the agent to take its turn',
+    );
+  };
+
   it('cancel deletes the Pod', async () => {
-    server.enqueue(...longCommandScript('claude', 600));
+    // Only the long command: the cancelled CLI never asks for another turn.
+    server.enqueue(...longCommandScript('claude', 600).slice(0, 1));
+    const taken = turnTaken();
     const runId = await createRun('Wait for a long time');
     await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
-    await waitForState(runId, ['INPROGRESS']);
-    expect((await api('POST', `/agent/runs/${runId}/cancel`)).status).toBe(200);
+    await taken;
+    // Cancel answers the run ID as plain text (contract §2.10).
+    const cancelled = await fetch(`${cluster.apiUrl}/agent/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${cluster.apiKey}` },
+    });
+    expect({ status: cancelled.status, body: await cancelled.text() }).toEqual({ status: 200, body: runId });
     await waitForState(runId, ['CANCELLED']);
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
-  });
-
-  it('a runner Pod deleted mid-run leaves no orphan Pod, and the run ends with a clear code', async () => {
-    server.enqueue(...longCommandScript('claude', 600));
-    const runId = await createRun('Wait while your runner goes away');
-    await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
-    const runner = (await pods('app.kubernetes.io/name=conveyor-runner'))[0]!;
-    await kubectl('delete', 'pod', runner.name, '--grace-period=0', '--force', '--wait=false');
-    const ended = await waitForState(runId, ['ERROR', 'FAILED', 'QUEUED']);
-    if (ended.state !== 'QUEUED')
-      expect(ended.status_message).toMatchObject({ error_code: 'resource_unavailable' });
-    await eventually(
-      async () => ((await runPods(runId)).length === 0 ? true : undefined),
-      'the orphan Pod to go',
-    );
-    await kubectl('rollout', 'status', 'deployment/conveyor-runner', '--timeout=300s');
   });
 
   it('a webhook delivery through the ingress Service starts a run that executes as a Pod', async () => {
@@ -181,5 +181,32 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     await eventually(async () => (await runPods(runId))[0], 'the webhook run Pod');
     const done = await waitForState(runId, ['SUCCEEDED', 'FAILED', 'ERROR']);
     expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'Triaged.' } });
+  });
+
+  // Last: whether the lost execution is requeued or ends, the turn it did not take stays in the script.
+  it('a runner Pod deleted mid-run leaves no orphan Pod; the run is requeued onto a new runner or ends with a clear code', async () => {
+    // The long command for the first execution; the requeued one is answered with the second turn.
+    server.enqueue(...longCommandScript('claude', 600));
+    const taken = turnTaken();
+    const runId = await createRun('Wait while your runner goes away');
+    await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
+    await taken;
+    const runner = (await pods('app.kubernetes.io/name=conveyor-runner'))[0]!;
+    await kubectl('delete', 'pod', runner.name, '--grace-period=0', '--force', '--wait=false');
+    const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED']);
+    if (ended.state === 'SUCCEEDED') {
+      // Requeued: a second execution, on the new runner in a Pod of its own, finished it.
+      const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
+        messages: Array<{ execution: number }>;
+      };
+      expect(Math.max(...conversation.messages.map((m) => m.execution))).toBeGreaterThan(1);
+    } else {
+      expect(ended.status_message).toMatchObject({ error_code: 'resource_unavailable' });
+    }
+    await eventually(
+      async () => ((await runPods(runId)).length === 0 ? true : undefined),
+      'the orphan Pod to go',
+    );
+    await kubectl('rollout', 'status', 'deployment/conveyor-runner', '--timeout=300s');
   });
 });

@@ -178,6 +178,19 @@ class KubernetesSandbox implements RunSandbox {
   }
 
   exec(options: SandboxExecOptions): SandboxProcess {
+    const proc = this.start(options);
+    if (this.limitHit || this.destroyed) void proc.kill();
+    this.live.add(proc);
+    void proc.exited.then(() => this.live.delete(proc));
+    return proc;
+  }
+
+  /**
+   * A process in the pod, not tracked: exec() tracks the run's own; the sandbox's housekeeping (kill -1, du) runs
+   * through here so that killing a run's process, or a destroyed sandbox, does not start yet another tracked (and
+   * at once killed) process — that recursed until the stack overflowed and took the runner down on every cancel.
+   */
+  private start(options: SandboxExecOptions): PodProcess {
     const proxy = this.proxyUrl;
     const env = {
       ...options.env,
@@ -188,7 +201,7 @@ class KubernetesSandbox implements RunSandbox {
       NO_PROXY: this.podIp,
       no_proxy: this.podIp,
     };
-    const proc = new PodProcess(
+    return new PodProcess(
       (command, stdout, stderr, stdin, onStatus) =>
         this.execApi.exec(this.namespace, this.pod, 'run', command, stdout, stderr, stdin, false, onStatus),
       podExecCommand(options.argv, env, options.cwd ?? POD_WORKSPACE),
@@ -196,15 +209,11 @@ class KubernetesSandbox implements RunSandbox {
       () => this.limitHit,
       () => this.run(['kill', '-KILL', '-1']).then(() => undefined),
     );
-    if (this.limitHit || this.destroyed) void proc.kill();
-    this.live.add(proc);
-    void proc.exited.then(() => this.live.delete(proc));
-    return proc;
   }
 
   /** Output of a short command in the pod (disk use, signals), or '' when it fails. */
   private async run(argv: string[]): Promise<string> {
-    const proc = this.exec({
+    const proc = this.start({
       argv: argv as [string, ...string[]],
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
     });
