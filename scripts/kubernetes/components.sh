@@ -159,7 +159,8 @@ stop_cluster() {
   for name in coredns kube-router kube-proxy kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop_daemon "$name"
   done
-  local ctr=(ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io) task
+  # Each call bounded: a task whose process is already gone can make `tasks delete` wait forever.
+  local ctr=(timeout 15 ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io) task
   if [ -S "$K8S_CONTAINERD_SOCK" ]; then
     for task in $("${ctr[@]}" tasks ls -q 2>/dev/null); do
       "${ctr[@]}" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true

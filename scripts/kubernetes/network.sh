@@ -46,7 +46,8 @@ CNI
 iptables_cleanup() {
   local table rule chain
   for table in filter nat mangle raw; do
-    iptables -t "$table" -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j (KUBE-|CNI-)' | grep -vE '^-A (KUBE-|CNI-)' |
+    # awk, not grep: no match is not a failure under `set -o pipefail`.
+    iptables -t "$table" -S 2>/dev/null | awk '/^-A [A-Z]+ .*-j (KUBE-|CNI-)/ && !/^-A (KUBE-|CNI-)/' |
       while read -r rule; do eval "iptables -t $table ${rule/-A/-D}" 2>/dev/null || true; done
     for chain in $(iptables -t "$table" -S 2>/dev/null | sed -n 's/^-N \(\(KUBE\|CNI\)-[^ ]*\)/\1/p'); do
       iptables -t "$table" -F "$chain" 2>/dev/null || true
@@ -55,7 +56,7 @@ iptables_cleanup() {
       iptables -t "$table" -X "$chain" 2>/dev/null || true
     done
   done
-  for chain in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router-|inet6:KUBE-)'); do
+  for chain in $(ipset list -n 2>/dev/null | awk '/^(KUBE-|kube-router-|inet6:KUBE-)/'); do
     ipset destroy "$chain" 2>/dev/null || true
   done
 }
