@@ -43,8 +43,7 @@ export interface KubernetesBackendOptions {
 /**
  * The container backend (docs/sandbox.md, deploy/README.md): one Pod per run from the environment's image, with a
  * NetworkPolicy that lets it reach only this runner pod's ports bridging its egress proxy and endpoints; commands run
- * through the exec API. Not exercised against a cluster in this repository's tests: the objects it creates are
- * validated against the Kubernetes schemas (tests/deploy).
+ * through the exec API. Run on a real cluster by tests/kubernetes (`npm run test:kubernetes`).
  */
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
