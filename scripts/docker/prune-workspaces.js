@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Used only inside image builds (services/*/Dockerfile), on a throwaway copy of the repository:
-//   node scripts/docker/prune-workspaces.js @conveyor/gateway
-// Rewrites the root package.json so its workspaces are exactly the service and the @conveyor/* packages it needs
+// Used only inside image builds (services/*/Dockerfile, scripts/kubernetes/images.sh), on a throwaway copy of the
+// repository:
+//   node scripts/docker/prune-workspaces.js @conveyor/gateway [@conveyor/runner …]
+// Rewrites the root package.json so its workspaces are exactly the services named and the @conveyor/* packages they need
 // at runtime (its `dependencies`, transitively; never `devDependencies`), and drops every devDependencies block,
 // so a following `npm install --omit=dev` installs that service's production dependencies and nothing else
 // (npm's own `--workspace` filter still links dev-only workspaces such as @conveyor/testing, and with them Prisma's CLI).
@@ -10,9 +11,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = process.cwd();
-const target = process.argv[2];
-if (!target) {
-  console.error('usage: prune-workspaces.js <workspace package name>');
+const targets = process.argv.slice(2);
+if (targets.length === 0) {
+  console.error('usage: prune-workspaces.js <workspace package name>...');
   process.exit(2);
 }
 
@@ -38,7 +39,7 @@ for (const pattern of rootManifest.workspaces ?? []) {
     if (entry.isDirectory()) addWorkspace(`${parent}/${entry.name}`);
   }
 }
-if (!workspaces.has(target)) throw new Error(`${target} is not a workspace`);
+for (const target of targets) if (!workspaces.has(target)) throw new Error(`${target} is not a workspace`);
 
 const keep = new Set();
 const visit = (name) => {
@@ -47,7 +48,7 @@ const visit = (name) => {
   const manifest = readJson(path.join(root, workspaces.get(name), 'package.json'));
   for (const dep of Object.keys(manifest.dependencies ?? {})) if (workspaces.has(dep)) visit(dep);
 };
-visit(target);
+targets.forEach(visit);
 
 const dirs = [...keep].map((name) => workspaces.get(name)).sort();
 for (const dir of dirs) {

@@ -11,6 +11,8 @@ for (const group of ['packages', 'services', 'tests']) {
   for (const name of fs.readdirSync(path.join(root, group))) {
     const dir = path.join(root, group, name);
     if (!fs.existsSync(path.join(dir, 'jest.config.js'))) continue;
+    // Suites run on demand (tests/kubernetes: `npm run test:kubernetes`) have no `test` script.
+    if (!JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts?.test) continue;
     const file = path.join(dir, '.jest-results.json');
     if (!fs.existsSync(file)) {
       missing.push(`${group}/${name}`);

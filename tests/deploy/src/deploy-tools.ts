@@ -16,6 +16,7 @@ export interface KubeObject {
     namespace?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string }>;
   };
   [field: string]: unknown;
 }

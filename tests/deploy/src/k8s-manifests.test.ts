@@ -3,7 +3,7 @@ import { kustomizeBuild, type KubeObject } from './deploy-tools';
 import { kubernetesSchemaErrors, manifestErrors, policyErrors } from './validate-k8s';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const OVERLAYS = { dev: 'conveyor-dev', prod: 'conveyor' } as const;
+const OVERLAYS = { dev: 'conveyor-dev', prod: 'conveyor', test: 'conveyor-test' } as const;
 const SERVICES = ['gateway', 'ingress', 'orchestrator', 'runner'];
 
 type Spec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- manifests are free-form JSON

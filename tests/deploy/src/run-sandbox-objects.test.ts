@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { runNetworkPolicy, runPod, type PodSettings } from '@conveyor/runner';
 import type { KubeObject } from './deploy-tools';
 import { manifestErrors } from './validate-k8s';
@@ -24,6 +26,7 @@ const settings: PodSettings = {
   runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
   runnerPorts: [40123, 40124],
   cpu: '1',
+  owner: { name: 'conveyor-runner-7d9f8-x2x4q', uid: '3f1c2b9e-8d7a-4c6b-9e5f-1a2b3c4d5e6f' },
 };
 
 describe('run sandbox objects (Kubernetes backend)', () => {
@@ -54,6 +57,12 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(pod.spec.activeDeadlineSeconds).toBe(3600);
   });
 
+  it('belong to the runner pod, so the garbage collector deletes them with it (a runner killed mid-run)', () => {
+    const owner = [{ apiVersion: 'v1', kind: 'Pod', name: settings.owner!.name, uid: settings.owner!.uid }];
+    expect(pod.metadata.ownerReferences).toEqual(owner);
+    expect(netpol.metadata.ownerReferences).toEqual(owner);
+  });
+
   it("allow no ingress and egress only to the runner pods on the run's own ports", () => {
     expect(netpol.spec.podSelector).toEqual({ matchLabels: { 'conveyor.dev/run-sandbox': settings.name } });
     expect(netpol.spec.policyTypes).toEqual(['Ingress', 'Egress']);
@@ -67,5 +76,38 @@ describe('run sandbox objects (Kubernetes backend)', () => {
         ],
       },
     ]);
+  });
+});
+
+// The backend's module as the runner loads it (RUN_SANDBOX=kubernetes), on this Node 20: @kubernetes/client-node 2
+// pulls undici 8, which needs Node 22's zlib and threw at load time, so no runner could start with this backend.
+const LOAD_AND_CALL = `
+const path = require('node:path');
+const backendFile = process.argv[1];
+const k8s = require(require.resolve('@kubernetes/client-node', { paths: [path.dirname(backendFile)] }));
+const { KubernetesBackend } = require(backendFile);
+const config = new k8s.KubeConfig();
+config.loadFromOptions({
+  clusters: [{ name: 'c', server: 'https://127.0.0.1:9', skipTLSVerify: true }],
+  users: [{ name: 'u', token: 't' }],
+  contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+  currentContext: 'x',
+});
+const options = { namespace: 'n', podIp: '', runnerPodLabels: {}, defaultImage: 'i', cpu: '1', internalHosts: [],
+  startTimeoutMs: 1000, logger: {} };
+new KubernetesBackend(options, config).check().then(
+  () => process.exit(2),
+  (err) => console.log(err.constructor.name + ': ' + err.message),
+);
+`;
+
+describe('the Kubernetes backend module', () => {
+  it('loads on the Node the images run and calls the API (a closed port: SandboxUnavailable)', () => {
+    const backendFile = path.join(
+      path.dirname(require.resolve('@conveyor/runner')),
+      'sandbox/kubernetes-backend.js',
+    );
+    const out = execFileSync(process.execPath, ['-e', LOAD_AND_CALL, backendFile], { encoding: 'utf8' });
+    expect(out).toMatch(/^SandboxUnavailable: cannot use the Kubernetes API in namespace n/);
   });
 });

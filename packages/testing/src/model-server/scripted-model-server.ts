@@ -64,8 +64,13 @@ function offersTools(body: Record<string, unknown>): boolean {
  */
 export async function startScriptedModelServer(
   turns: ScriptedTurn[] = [],
-  /** When set, a request carrying any other key gets 401, as a provider answers a bad key. */
-  options: { acceptedKeys?: string[] } = {},
+  options: {
+    /** When set, a request carrying any other key gets 401, as a provider answers a bad key. */
+    acceptedKeys?: string[];
+    /** Where to listen (default 127.0.0.1, any free port): a cluster's Pods reach the host on its bridge address. */
+    host?: string;
+    port?: number;
+  } = {},
 ): Promise<ScriptedModelServer> {
   const script = [...turns];
   const requests: RecordedRequest[] = [];
@@ -141,10 +146,11 @@ export async function startScriptedModelServer(
       else res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     port,
     requests,
     enqueue: (...more) => void script.push(...more),

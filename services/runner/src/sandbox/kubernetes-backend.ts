@@ -27,6 +27,8 @@ export interface KubernetesBackendOptions {
   namespace: string;
   /** This runner pod's IP (downward API): runs reach their egress proxy and endpoints there. */
   podIp: string;
+  /** This runner pod, owner of every run's Pod and NetworkPolicy (deleted with it). */
+  runnerPod?: { name: string; uid: string };
   /** Labels of the runner pods, which the runs' NetworkPolicies allow as their only destination. */
   runnerPodLabels: Record<string, string>;
   /** Image of environments that name none. */
@@ -41,8 +43,7 @@ export interface KubernetesBackendOptions {
 /**
  * The container backend (docs/sandbox.md, deploy/README.md): one Pod per run from the environment's image, with a
  * NetworkPolicy that lets it reach only this runner pod's ports bridging its egress proxy and endpoints; commands run
- * through the exec API. Not exercised against a cluster in this repository's tests: the objects it creates are
- * validated against the Kubernetes schemas (tests/deploy).
+ * through the exec API. Run on a real cluster by tests/kubernetes (`npm run test:kubernetes`).
  */
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
@@ -106,6 +107,7 @@ export class KubernetesBackend implements SandboxBackend {
         name,
         image: policy.image ?? this.options.defaultImage,
         runnerPodLabels: this.options.runnerPodLabels,
+        ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         runnerPorts: [proxy.port, ...endpointPorts.values()],
         cpu: this.options.cpu,
       };
@@ -179,6 +181,19 @@ class KubernetesSandbox implements RunSandbox {
   }
 
   exec(options: SandboxExecOptions): SandboxProcess {
+    const proc = this.start(options);
+    if (this.limitHit || this.destroyed) void proc.kill();
+    this.live.add(proc);
+    void proc.exited.then(() => this.live.delete(proc));
+    return proc;
+  }
+
+  /**
+   * A process in the pod, not tracked: exec() tracks the run's own; the sandbox's housekeeping (kill -1, du) runs
+   * through here so that killing a run's process, or a destroyed sandbox, does not start yet another tracked (and
+   * at once killed) process — that recursed until the stack overflowed and took the runner down on every cancel.
+   */
+  private start(options: SandboxExecOptions): PodProcess {
     const proxy = this.proxyUrl;
     const env = {
       ...options.env,
@@ -189,7 +204,7 @@ class KubernetesSandbox implements RunSandbox {
       NO_PROXY: this.podIp,
       no_proxy: this.podIp,
     };
-    const proc = new PodProcess(
+    return new PodProcess(
       (command, stdout, stderr, stdin, onStatus) =>
         this.execApi.exec(this.namespace, this.pod, 'run', command, stdout, stderr, stdin, false, onStatus),
       podExecCommand(options.argv, env, options.cwd ?? POD_WORKSPACE),
@@ -197,15 +212,11 @@ class KubernetesSandbox implements RunSandbox {
       () => this.limitHit,
       () => this.run(['kill', '-KILL', '-1']).then(() => undefined),
     );
-    if (this.limitHit || this.destroyed) void proc.kill();
-    this.live.add(proc);
-    void proc.exited.then(() => this.live.delete(proc));
-    return proc;
   }
 
   /** Output of a short command in the pod (disk use, signals), or '' when it fails. */
   private async run(argv: string[]): Promise<string> {
-    const proc = this.exec({
+    const proc = this.start({
       argv: argv as [string, ...string[]],
       env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
     });

@@ -11,11 +11,24 @@ export interface PodSettings {
   /** Pod name; also the value of the `conveyor.dev/run-sandbox` label the NetworkPolicy selects. */
   name: string;
   image: string;
+  /** The runner pod that made the run's objects: their owner, so that they go when it goes. */
+  owner?: { name: string; uid: string };
   /** Labels of the runner's own pods: the only destination a run's pod may reach. */
   runnerPodLabels: Record<string, string>;
   /** The runner pod's ports bridging this run's egress proxy and endpoints (one NetworkPolicy rule each). */
   runnerPorts: number[];
   cpu: string;
+}
+
+/** metadata.ownerReferences naming the runner pod, when it is known. */
+function ownedBy(settings: PodSettings) {
+  return settings.owner
+    ? {
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Pod', name: settings.owner.name, uid: settings.owner.uid },
+        ],
+      }
+    : {};
 }
 
 /**
@@ -34,6 +47,7 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
       name: settings.name,
       namespace: settings.namespace,
       labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/managed-by': 'conveyor-runner' },
+      ...ownedBy(settings),
     },
     spec: {
       restartPolicy: 'Never',
@@ -101,6 +115,7 @@ export function runNetworkPolicy(settings: PodSettings) {
       name: settings.name,
       namespace: settings.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'conveyor-runner' },
+      ...ownedBy(settings),
     },
     spec: {
       podSelector: { matchLabels: { [RUN_LABEL]: settings.name } },

@@ -50,6 +50,9 @@ export async function createSandboxBackend(
       backend = new KubernetesBackend({
         namespace: config.SANDBOX_K8S_NAMESPACE,
         podIp: config.SANDBOX_K8S_POD_IP,
+        ...(config.SANDBOX_K8S_POD_NAME && config.SANDBOX_K8S_POD_UID
+          ? { runnerPod: { name: config.SANDBOX_K8S_POD_NAME, uid: config.SANDBOX_K8S_POD_UID } }
+          : {}),
         runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
         defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
         cpu: config.SANDBOX_K8S_CPU,

@@ -33,6 +33,13 @@ export const sandboxEnv = {
   SANDBOX_K8S_NAMESPACE: z.string().default('conveyor'),
   /** Kubernetes backend: this runner pod's IP (downward API `status.podIP`). */
   SANDBOX_K8S_POD_IP: z.string().default(''),
+  /**
+   * Kubernetes backend: this runner pod's name and uid (downward API `metadata.name`, `metadata.uid`). Each run's Pod
+   * and NetworkPolicy name it as their owner, so the garbage collector deletes them when this pod goes, however it
+   * ends (a runner killed mid-run cannot delete them itself).
+   */
+  SANDBOX_K8S_POD_NAME: z.string().default(''),
+  SANDBOX_K8S_POD_UID: z.string().default(''),
   /** Kubernetes backend: labels of the runner pods, `key=value` comma-separated. */
   SANDBOX_K8S_RUNNER_LABELS: csv('app.kubernetes.io/name=conveyor-runner').transform((pairs) =>
     Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])),

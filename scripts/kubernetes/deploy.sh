@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# Deploys k8s/overlays/test onto the test cluster: PostgreSQL, Redis and Kafka stay on the host (scripts/infra.sh,
+# Kafka with a listener on the node's address; socat forwards the other two there), the Secrets a platform team
+# creates by hand are made here, then `kubectl apply -k`, the migrate Job and a seeded team and key (the
+# orchestrator's `conveyor` CLI inside its Pod). Sourced; needs cluster-env.sh, components.sh, `log` and ROOT.
+
+K8S_NAMESPACE=conveyor-test
+K8S_KAFKA_POD_PORT="${K8S_KAFKA_POD_PORT:-19092}"
+
+# Host services reachable from Pods at the node's address: loopback-only servers get a forwarder.
+start_host_infra() {
+  KAFKA_EXTRA_LISTENER="$K8S_NODE_IP:$K8S_KAFKA_POD_PORT" bash "$ROOT/scripts/infra.sh" up
+  eval "$(bash "$ROOT/scripts/infra.sh" env)"
+  start_daemon forward-postgres socat "TCP-LISTEN:$PGPORT,bind=$K8S_NODE_IP,fork,reuseaddr" "TCP:127.0.0.1:$PGPORT"
+  start_daemon forward-redis socat "TCP-LISTEN:$REDIS_PORT,bind=$K8S_NODE_IP,fork,reuseaddr" "TCP:127.0.0.1:$REDIS_PORT"
+}
+
+stop_host_forwarders() {
+  stop_daemon forward-postgres
+  stop_daemon forward-redis
+}
+
+# The URL of a loopback server as Pods reach it.
+for_pods() { echo "${1//127.0.0.1/$K8S_NODE_IP}"; }
+
+create_secrets() {
+  local k=(kubectl_admin -n "$K8S_NAMESPACE") pki="$K8S_STATE/conveyor-pki" s
+  kubectl_admin create namespace "$K8S_NAMESPACE" --dry-run=client -o yaml | kubectl_admin apply -f - >/dev/null
+  "${k[@]}" create secret generic conveyor-secrets \
+    --from-literal=DATABASE_URL="$(for_pods "$DATABASE_URL")" \
+    --from-literal=REDIS_URL="$(for_pods "$REDIS_URL")" \
+    --from-literal=KAFKA_BROKERS="$K8S_NODE_IP:$K8S_KAFKA_POD_PORT" \
+    --from-literal=CONVEYOR_SECRETS_KEY="$(openssl rand -base64 32)" \
+    --from-literal=BLOB_SIGNING_SECRET="$(openssl rand -hex 32)" \
+    --dry-run=client -o yaml | kubectl_admin apply -f - >/dev/null
+  node "$ROOT/services/orchestrator/dist/cli/main.js" pki init --dir "$pki" \
+    --host conveyor-orchestrator --host "conveyor-orchestrator.$K8S_NAMESPACE.svc" >/dev/null
+  for s in orchestrator gateway ingress runner; do
+    "${k[@]}" create secret generic "conveyor-$s-tls" --from-file=ca.crt="$pki/ca.pem" \
+      --from-file=tls.crt="$pki/$s.pem" --from-file=tls.key="$pki/$s-key.pem" \
+      --dry-run=client -o yaml | kubectl_admin apply -f - >/dev/null
+  done
+}
+
+deploy_platform() {
+  local k=(kubectl_admin -n "$K8S_NAMESPACE")
+  create_secrets
+  kubectl_admin apply -k "$ROOT/k8s/overlays/test" >/dev/null
+  log "waiting for the migrate Job and the four Deployments…"
+  "${k[@]}" wait --for=condition=complete job/conveyor-migrate --timeout=300s >/dev/null
+  local d
+  for d in orchestrator gateway ingress runner; do
+    "${k[@]}" rollout status "deployment/conveyor-$d" --timeout=300s >/dev/null
+  done
+}
+
+# Prints the seeded team's API key.
+seed_platform() {
+  kubectl_admin -n "$K8S_NAMESPACE" exec deploy/conveyor-orchestrator -- \
+    node services/orchestrator/dist/cli/main.js seed-dev | node -e \
+    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).apiKey))'
+}
+
+service_url() {
+  local ip port
+  ip="$(kubectl_admin -n "$K8S_NAMESPACE" get service "$1" -o jsonpath='{.spec.clusterIP}')"
+  port="$(kubectl_admin -n "$K8S_NAMESPACE" get service "$1" -o jsonpath='{.spec.ports[0].port}')"
+  echo "http://$ip:$port"
+}

@@ -1,0 +1,133 @@
+# shellcheck shell=bash
+# The platform's images without a Docker engine or a registry: a Debian bookworm root file system from debootstrap
+# (minbase, plus git, ssh, CA certificates and tini), the host's Node 20 binary, and one application layer holding the
+# four services' dist/ and their production node_modules. One image, four names that differ only in their command
+# (the Dockerfile template does the same with a build argument), plus the default run image (the same layers with
+# no command: the runner's harness CLIs are at the same paths as in the runner), a second run image for the
+# docker_image test, and the pod sandbox ("pause") image, Debian's static catatonit. crane assembles them in its
+# in-memory registry on loopback; ctr imports them into the cluster's containerd. Sourced; needs versions.sh,
+# cluster-env.sh, `log` and ROOT.
+
+K8S_IMAGE_TAG=k8s-test
+K8S_PAUSE_IMAGE=conveyor.local/pause:1
+K8S_IMAGES="$K8S_CACHE/images"
+K8S_REGISTRY_PORT=15055
+SERVICES=(gateway orchestrator ingress runner)
+
+debian_mirror() {
+  sed -n 's#^URIs: \(http[^ ]*/debian\)$#\1#p; s#^deb \(http[^ ]*/debian\) bookworm main.*#\1#p' \
+    /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -1
+}
+
+# base.tar: the root file system, built once per cache (delete $K8S_IMAGES/base.tar to rebuild).
+build_base_layer() {
+  [ -f "$K8S_IMAGES/base.tar" ] && return 0
+  local major rootfs="$K8S_IMAGES/rootfs"
+  major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" = 20 ] || {
+    log "ERROR: the images carry this machine's Node, which is $major, not 20"
+    return 1
+  }
+  log "debootstrap: Debian bookworm minbase (first run only)…"
+  rm -rf "$rootfs"
+  nice -n 19 debootstrap --variant=minbase --include=ca-certificates,git,openssh-client,tini \
+    bookworm "$rootfs" "$(debian_mirror)" >"$K8S_IMAGES/debootstrap.log" 2>&1
+  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
+  install -m 0755 "$(readlink -f "$(command -v node)")" "$rootfs/usr/local/bin/node"
+  chroot "$rootfs" groupadd -g 1000 node
+  chroot "$rootfs" useradd -u 1000 -g 1000 -m -s /bin/sh node
+  tar --numeric-owner -C "$rootfs" -cf "$K8S_IMAGES/base.tar.tmp" .
+  mv "$K8S_IMAGES/base.tar.tmp" "$K8S_IMAGES/base.tar"
+  rm -rf "$rootfs"
+}
+
+# app.tar: /app with the built services and packages, their production dependencies and the protos.
+build_app_layer() {
+  local stage="$K8S_IMAGES/app-root" app dir
+  app="$stage/app"
+  rm -rf "$stage"
+  mkdir -p "$app/scripts/docker"
+  cp "$ROOT/package.json" "$ROOT/package-lock.json" "$app/"
+  cp -a "$ROOT/protos" "$app/"
+  cp "$ROOT/scripts/docker/prune-workspaces.js" "$app/scripts/docker/"
+  for dir in "$ROOT"/packages/* "$ROOT"/services/*; do
+    [ -f "$dir/package.json" ] || continue
+    dir="${dir#"$ROOT"/}"
+    mkdir -p "$app/$dir"
+    cp "$ROOT/$dir/package.json" "$app/$dir/"
+    [ -d "$ROOT/$dir/dist" ] && cp -a "$ROOT/$dir/dist" "$app/$dir/"
+    [ -d "$ROOT/$dir/prisma" ] && cp -a "$ROOT/$dir/prisma" "$app/$dir/"
+  done
+  (
+    cd "$app"
+    node scripts/docker/prune-workspaces.js "${SERVICES[@]/#/@conveyor/}" >workspaces
+    # Drop the workspaces no service needs, then install exactly the production dependencies (npm's cache is warm
+    # from the host's install). Claude Code's postinstall puts its native binary in place; the rest need no scripts.
+    for dir in packages/* services/*; do grep -qx "$dir" workspaces || rm -rf "$dir"; done
+    nice -n 19 npm install --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error
+    (cd node_modules/@anthropic-ai/claude-code && node install.cjs)
+    rm -rf workspaces scripts
+  )
+  tar --numeric-owner --owner=0 --group=0 -C "$stage" -cf "$K8S_IMAGES/app.tar" app
+  rm -rf "$stage"
+}
+
+build_pause_layer() {
+  local stage="$K8S_IMAGES/pause-root"
+  mkdir -p "$stage"
+  install -m 0755 /usr/bin/catatonit "$stage/catatonit"
+  tar --numeric-owner --owner=0 --group=0 -C "$stage" -cf "$K8S_IMAGES/pause.tar" catatonit
+  rm -rf "$stage"
+}
+
+# build_images: every image into $K8S_IMAGES/images.tar (docker archive, one file for ctr import).
+build_images() {
+  mkdir -p "$K8S_IMAGES"
+  build_base_layer
+  build_app_layer
+  build_pause_layer
+  assemble_images
+}
+
+assemble_images() {
+  local reg="127.0.0.1:$K8S_REGISTRY_PORT" crane="$K8S_BIN/crane" pid svc refs=()
+  "$K8S_BIN/crane" registry serve --address "$reg" >"$K8S_IMAGES/registry.log" 2>&1 &
+  pid=$!
+  # shellcheck disable=SC2064
+  trap "kill $pid 2>/dev/null" RETURN
+  wait_for "crane registry" 30 "$crane" catalog --insecure "$reg"
+  local base="$reg/conveyor/platform:$K8S_IMAGE_TAG"
+  "$crane" append --insecure --oci-empty-base -f "$K8S_IMAGES/base.tar" -f "$K8S_IMAGES/app.tar" -t "$base" >/dev/null 2>&1
+  # An empty base has no platform, and containerd's import drops images of no platform.
+  "$crane" mutate --insecure --set-platform linux/amd64 -t "$base" "$base" >/dev/null 2>&1
+  local common=(--insecure --workdir /app --user 1000:1000 --env NODE_ENV=production
+    --env PATH=/usr/local/bin:/usr/bin:/bin)
+  for svc in "${SERVICES[@]}"; do
+    "$crane" mutate "${common[@]}" --entrypoint /usr/bin/tini,-- --cmd "node,services/$svc/dist/main.js" \
+      -t "$reg/conveyor/$svc:$K8S_IMAGE_TAG" "$base" >/dev/null 2>&1
+    refs+=("$reg/conveyor/$svc:$K8S_IMAGE_TAG")
+  done
+  "$crane" mutate "${common[@]}" --cmd /bin/sh -t "$reg/conveyor/run:$K8S_IMAGE_TAG" "$base" >/dev/null 2>&1
+  # The same image with a marker file: an environment naming it proves its docker_image reaches the Pod.
+  mkdir -p "$K8S_IMAGES/marker/etc"
+  echo conveyor-run-alt >"$K8S_IMAGES/marker/etc/conveyor-image"
+  tar --owner=0 --group=0 -C "$K8S_IMAGES/marker" -cf "$K8S_IMAGES/marker.tar" etc
+  "$crane" append --insecure -b "$reg/conveyor/run:$K8S_IMAGE_TAG" -f "$K8S_IMAGES/marker.tar" \
+    -t "$reg/conveyor/run-alt:$K8S_IMAGE_TAG" >/dev/null 2>&1
+  "$crane" append --insecure --oci-empty-base -f "$K8S_IMAGES/pause.tar" -t "$reg/conveyor/pause:1" >/dev/null 2>&1
+  "$crane" mutate --insecure --set-platform linux/amd64 --entrypoint /catatonit,-P -t "$reg/conveyor/pause:1" "$reg/conveyor/pause:1" >/dev/null 2>&1
+  refs+=("$reg/conveyor/run:$K8S_IMAGE_TAG" "$reg/conveyor/run-alt:$K8S_IMAGE_TAG" "$reg/conveyor/pause:1")
+  "$crane" pull --insecure "${refs[@]}" "$K8S_IMAGES/images.tar" 2>/dev/null
+}
+
+# import_images: into the cluster's containerd, under the names the manifests use.
+import_images() {
+  local ctr=(ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io) reg="127.0.0.1:$K8S_REGISTRY_PORT" name
+  "${ctr[@]}" images import "$K8S_IMAGES/images.tar" >/dev/null
+  for name in "${SERVICES[@]}" run run-alt; do
+    "${ctr[@]}" images tag --force "$reg/conveyor/$name:$K8S_IMAGE_TAG" "docker.io/conveyor/$name:$K8S_IMAGE_TAG" >/dev/null
+    "${ctr[@]}" images rm "$reg/conveyor/$name:$K8S_IMAGE_TAG" >/dev/null
+  done
+  "${ctr[@]}" images tag --force "$reg/conveyor/pause:1" "$K8S_PAUSE_IMAGE" >/dev/null
+  "${ctr[@]}" images rm "$reg/conveyor/pause:1" >/dev/null
+}

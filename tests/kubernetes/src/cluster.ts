@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Json } from '@conveyor/testing';
+
+const run = promisify(execFile);
+
+/** A setting scripts/kubernetes/test.sh passes in; the suite only runs against the cluster it deployed. */
+function setting(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this suite with npm run test:kubernetes`);
+  return value;
+}
+
+/** The deployed platform as the suite reaches it: the gateway's and the ingress's Services, the seeded key. */
+export const cluster = {
+  apiUrl: `${setting('CONVEYOR_K8S_GATEWAY_URL')}/v1`,
+  ingressUrl: setting('CONVEYOR_K8S_INGRESS_URL'),
+  apiKey: setting('CONVEYOR_K8S_API_KEY'),
+  namespace: setting('CONVEYOR_K8S_NAMESPACE'),
+  /** The node's address, where the host's servers (and the scripted model server) listen for Pods. */
+  nodeIp: setting('CONVEYOR_K8S_NODE_IP'),
+  modelServerPort: Number(setting('CONVEYOR_K8S_MODEL_SERVER_PORT')),
+  /** host:port of PostgreSQL, Redis and Kafka as Pods reach them. */
+  infra: {
+    postgres: setting('CONVEYOR_K8S_POSTGRES'),
+    redis: setting('CONVEYOR_K8S_REDIS'),
+    kafka: setting('CONVEYOR_K8S_KAFKA'),
+  },
+  logs: () => '',
+};
+
+export async function kubectl(...args: string[]): Promise<string> {
+  const { stdout } = await run(
+    process.env.KUBECTL ?? 'kubectl',
+    ['--kubeconfig', setting('KUBECONFIG'), '-n', cluster.namespace, ...args],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  return stdout;
+}
+
+export interface PodInfo {
+  name: string;
+  phase: string;
+  ip: string;
+  image: string;
+  deleting: boolean;
+}
+
+export async function pods(selector: string): Promise<PodInfo[]> {
+  const list = JSON.parse(await kubectl('get', 'pods', '-l', selector, '-o', 'json')) as { items: Json[] };
+  return list.items.map((pod) => {
+    const metadata = pod.metadata as Json;
+    const status = pod.status as Json;
+    const containers = (pod.spec as Json).containers as Json[];
+    return {
+      name: metadata.name as string,
+      phase: status.phase as string,
+      ip: (status.podIP as string) ?? '',
+      image: containers[0]!.image as string,
+      deleting: metadata.deletionTimestamp !== undefined,
+    };
+  });
+}
+
+/** The sandbox Pods of one run: the runner names them after the run (services/runner/src/sandbox). */
+export async function runPods(runId: string): Promise<PodInfo[]> {
+  const prefix = `run-${runId
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '')
+    .slice(0, 40)}-`;
+  return (await pods('conveyor.dev/run-sandbox')).filter((p) => p.name.startsWith(prefix));
+}
+
+/** Polls `probe` until it returns a value; fails naming `what` after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string | (() => string),
+  timeoutMs = 180_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import {
+  apiCall,
+  longCommandScript,
+  startScriptedModelServer,
+  type Json,
+  type ScriptedModelServer,
+} from '@conveyor/testing';
+import { cluster, eventually, kubectl, pods, runPods } from './cluster';
+
+// The platform as deployed from k8s/overlays/test on the single-node cluster of scripts/kubernetes/: every run is a
+// Pod made by the runner's kubernetes backend, and the real Claude Code CLI runs inside it against the scripted model
+// server on the host (the runner's model proxy forwards to it). scripts/kubernetes/test.sh sets the cluster up.
+
+const MODEL = 'claude-sonnet-4-5';
+const RUN_IMAGE = 'conveyor/run-alt:k8s-test';
+const api = (method: string, path: string, body?: unknown) => apiCall(cluster as never, method, path, body);
+
+async function waitForState(runId: string, states: string[], timeoutMs = 240_000): Promise<Json> {
+  let last: Json = {};
+  return eventually(
+    async () => {
+      last = (await api('GET', `/agent/runs/${runId}`)).body;
+      return states.includes(last.state as string) ? last : undefined;
+    },
+    () => `run ${runId} to reach ${states.join('|')} (last: ${JSON.stringify(last)})`,
+    timeoutMs,
+  );
+}
+
+/** Connects from inside the run's Pod: `name=open` or `name=refused` for each target, one per line. */
+function probeScript(targets: Record<string, string>): string {
+  const connect = Object.entries(targets).map(([name, hostPort]) => {
+    const [host, port] = hostPort.split(':');
+    return `(timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null && echo ${name}=open || echo ${name}=refused) &`;
+  });
+  return [
+    'echo image=$(cat /etc/conveyor-image 2>/dev/null || echo default)',
+    'echo uid=$(id -u)',
+    // The run's own CONVEYOR_RUN_ID, CONVEYOR_API_KEY (run-scoped) and friends are expected; the platform's are not.
+    'echo platform_env=$(env | grep -cE "^(DATABASE_URL|REDIS_URL|KAFKA_|GRPC_TLS_|KUBERNETES_|CONVEYOR_SECRETS_KEY|BLOB_SIGNING_SECRET|ORCHESTRATOR_ADDR|SANDBOX_)")',
+    'test -e /var/run/secrets/kubernetes.io/serviceaccount/token && echo token=present || echo token=absent',
+    '(touch /probe-root 2>/dev/null && echo rootfs=writable) || echo rootfs=readonly',
+    ...connect,
+    'wait',
+  ].join('\n');
+}
+
+const toolOutputs = async (runId: string): Promise<string> => {
+  const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
+    messages: Array<{ role: string; steps: Json[] }>;
+  };
+  const steps = conversation.messages.filter((m) => m.role === 'agent').flatMap((m) => m.steps);
+  return JSON.stringify(steps.filter((s) => s.type === 'tool_call'));
+};
+
+describe('the platform on Kubernetes: runs execute as Pods', () => {
+  let server: ScriptedModelServer;
+  let environmentId: string;
+
+  beforeAll(async () => {
+    server = await startScriptedModelServer([], { host: cluster.nodeIp, port: cluster.modelServerPort });
+    const key = `sk-k8s-provider-${randomUUID()}`;
+    expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: key })).status).toBe(200);
+    const environment = await api('POST', '/agent/environments', {
+      name: 'kubernetes probes',
+      docker_image: RUN_IMAGE,
+    });
+    expect(environment.status).toBe(201);
+    environmentId = environment.body.uid as string;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const createRun = async (prompt: string): Promise<string> => {
+    const created = await api('POST', '/agent/runs', {
+      prompt,
+      config: { environment_id: environmentId, harness: { model_id: MODEL } },
+    });
+    expect(created.status).toBe(200);
+    return created.body.run_id as string;
+  };
+
+  it("a claude run succeeds in its own Pod from the environment's docker_image, which cannot reach the platform", async () => {
+    const orchestrator = (await pods('app.kubernetes.io/name=conveyor-orchestrator'))[0]!;
+    const probe = probeScript({
+      orchestrator: `${orchestrator.ip}:50051`,
+      postgres: cluster.infra.postgres,
+      redis: cluster.infra.redis,
+      kafka: cluster.infra.kafka,
+      kubernetes_api: `${cluster.nodeIp}:16443`,
+    });
+    server.enqueue(
+      { text: 'Probing.', toolCalls: [{ name: 'Bash', input: { command: probe, description: 'Probe' } }] },
+      { text: 'Probed.' },
+    );
+    const runId = await createRun('Probe your sandbox');
+    const pod = await eventually(async () => (await runPods(runId))[0], 'the run Pod');
+    expect(pod.image).toBe(RUN_IMAGE);
+
+    const done = await waitForState(runId, ['SUCCEEDED', 'FAILED', 'ERROR']);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'Probed.' } });
+    const outputs = await toolOutputs(runId);
+    expect(outputs).toContain('"name":"Bash"');
+    for (const line of [
+      'image=conveyor-run-alt',
+      'uid=65534',
+      'platform_env=0',
+      'token=absent',
+      'rootfs=readonly',
+      'orchestrator=refused',
+      'postgres=refused',
+      'redis=refused',
+      'kafka=refused',
+      'kubernetes_api=refused',
+    ])
+      expect(outputs).toContain(line);
+    // The Pod and its NetworkPolicy go with the run.
+    await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
+  });
+
+  /** Resolves once the agent has taken the next scripted turn (its long command then runs in the Pod). */
+  const turnTaken = () => {
+    const before = server.requests.filter((r) => r.scripted).length;
+    return eventually(
+      async () => (server.requests.filter((r) => r.scripted).length > before ? true : undefined),
+      'the agent to take its turn',
+    );
+  };
+
+  it('cancel deletes the Pod', async () => {
+    // Only the long command: the cancelled CLI never asks for another turn.
+    server.enqueue(...longCommandScript('claude', 600).slice(0, 1));
+    const taken = turnTaken();
+    const runId = await createRun('Wait for a long time');
+    await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
+    await taken;
+    // Cancel answers the run ID as plain text (contract §2.10).
+    const cancelled = await fetch(`${cluster.apiUrl}/agent/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${cluster.apiKey}` },
+    });
+    expect({ status: cancelled.status, body: await cancelled.text() }).toEqual({ status: 200, body: runId });
+    await waitForState(runId, ['CANCELLED']);
+    await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
+  });
+
+  it('a webhook delivery through the ingress Service starts a run that executes as a Pod', async () => {
+    const factory = await api('POST', '/factories', { name: `k8s-${Date.now()}` });
+    expect(factory.status).toBe(201);
+    const factoryId = factory.body.factory_id as string;
+    const hook = await api('POST', `/factories/${factoryId}/webhooks`, { name: 'k8s hook' });
+    expect(hook.status).toBe(201);
+    const automation = await api('POST', `/factories/${factoryId}/automations`, {
+      name: 'k8s triage',
+      prompt: 'Triage the payload.',
+      agent_config: { environment_id: environmentId, model_id: MODEL },
+      trigger: { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.body.webhook_uid] } },
+    });
+    expect(automation.status).toBe(201);
+    server.enqueue({ text: 'Triaged.' });
+    // The ingress URL names the in-cluster host; the suite reaches the same path through the Service's address.
+    const path = new URL(hook.body.ingress_url as string).pathname;
+    const delivered = await fetch(`${cluster.ingressUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${hook.body.secret as string}` },
+      body: JSON.stringify({ action: 'opened' }),
+    });
+    expect(delivered.status).toBe(202);
+    const runId = await eventually(async () => {
+      const log = await api(
+        'GET',
+        `/factories/${factoryId}/webhooks/${hook.body.webhook_uid as string}/deliveries`,
+      );
+      const runIds = ((log.body.deliveries as Json[] | undefined) ?? []).flatMap(
+        (d) => d.run_ids as string[],
+      );
+      return runIds[0];
+    }, 'the delivery to start a run');
+    await eventually(async () => (await runPods(runId))[0], 'the webhook run Pod');
+    const done = await waitForState(runId, ['SUCCEEDED', 'FAILED', 'ERROR']);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'Triaged.' } });
+  });
+
+  // Last: whether the lost execution is requeued or ends, the turn it did not take stays in the script.
+  it('a runner Pod deleted mid-run leaves no orphan Pod; the run is requeued onto a new runner or ends with a clear code', async () => {
+    // The long command for the first execution; the requeued one is answered with the second turn.
+    server.enqueue(...longCommandScript('claude', 600));
+    const taken = turnTaken();
+    const runId = await createRun('Wait while your runner goes away');
+    await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
+    await taken;
+    const runner = (await pods('app.kubernetes.io/name=conveyor-runner'))[0]!;
+    await kubectl('delete', 'pod', runner.name, '--grace-period=0', '--force', '--wait=false');
+    const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED']);
+    if (ended.state === 'SUCCEEDED') {
+      // Requeued: a second execution, on the new runner in a Pod of its own, finished it.
+      const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
+        messages: Array<{ execution: number }>;
+      };
+      expect(Math.max(...conversation.messages.map((m) => m.execution))).toBeGreaterThan(1);
+    } else {
+      expect(ended.status_message).toMatchObject({ error_code: 'resource_unavailable' });
+    }
+    await eventually(
+      async () => ((await runPods(runId)).length === 0 ? true : undefined),
+      'the orphan Pod to go',
+    );
+    await kubectl('rollout', 'status', 'deployment/conveyor-runner', '--timeout=300s');
+  });
+});
