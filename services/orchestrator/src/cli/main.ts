@@ -8,10 +8,20 @@ import { setAgentIdentityLimit } from '../identities/team-identity-limit';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
+import { DEFAULT_KEYS_FILE, fillFromKeysFile } from './installation-keys-env';
 
-// Read when a command needs it, so `--help` works whatever the environment holds.
+// Read when a command needs it, so `--help` works whatever the environment holds. Keys left unset come from the
+// installation's keys file (run from the repository root, as `npm run conveyor` does), said on stderr.
 let config: CliConfig | undefined;
-const cliConfig = (): CliConfig => (config ??= loadCliConfig());
+const cliConfig = (): CliConfig => {
+  if (!config) {
+    const filled = fillFromKeysFile(process.env, DEFAULT_KEYS_FILE);
+    if (filled.length > 0)
+      console.error(`conveyor: ${filled.join(', ')} not set; using ${DEFAULT_KEYS_FILE}`);
+    config = loadCliConfig();
+  }
+  return config;
+};
 const databaseUrl = (): string => cliConfig().DATABASE_URL;
 const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
 
