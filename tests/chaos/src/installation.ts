@@ -184,7 +184,9 @@ export class Installation {
     if (this.start.exitCode === null) {
       const exited = new Promise((resolve) => this.start.once('exit', resolve));
       process.kill(this.start.pid!, 'SIGTERM');
-      await Promise.race([exited, sleep(120_000)]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 120_000)))]);
+      clearTimeout(timer);
     }
     await rm(this.dataDir, { recursive: true, force: true });
   }
