@@ -133,4 +133,4 @@ async function supervise(services, { logDir, runDir }) {
   }
 }
 
-module.exports = { supervise, restartDelay };
+module.exports = { supervise };

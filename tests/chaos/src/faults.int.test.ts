@@ -59,6 +59,7 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
         `API run answers: ${JSON.stringify(load?.runAnswers)}; delivery answers: ${JSON.stringify(load?.deliveryAnswers)}`,
     );
     await installation?.stop();
+    await installation?.remove();
   }, 300_000);
 
   const db = () => installation.databaseUrl;
@@ -223,5 +224,15 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
     expect(load.runs.length).toBeGreaterThan(0);
     const ready = await installation.readyz();
     expect(SERVICES.filter((s) => !ready[s])).toEqual([]);
+  });
+
+  it('npm start stops on SIGTERM (as on Ctrl-C): the services first, then the servers it started', async () => {
+    expect(await installation.stop()).toBe(0);
+    const logs = installation.logs();
+    expect(logs.indexOf('[supervisor]\x1b[0m services stopped')).toBeGreaterThan(0);
+    expect(logs.indexOf('stopping infrastructure started by this session')).toBeGreaterThan(
+      logs.indexOf('[supervisor]\x1b[0m services stopped'),
+    );
+    expect(await installation.anythingRunning()).toEqual([]);
   });
 });

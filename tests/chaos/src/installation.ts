@@ -179,8 +179,8 @@ export class Installation {
     if (result.status !== 0) throw new Error(`infra.sh ${args.join(' ')} failed:\n${result.stderr}`);
   }
 
-  /** Like Ctrl-C: start.sh stops the services, then the servers it started; then the data goes. */
-  async stop(): Promise<void> {
+  /** Like Ctrl-C: start.sh stops the services, then the servers it started. Resolves with its exit code. */
+  async stop(): Promise<number | null> {
     if (this.start.exitCode === null) {
       const exited = new Promise((resolve) => this.start.once('exit', resolve));
       process.kill(this.start.pid!, 'SIGTERM');
@@ -188,6 +188,34 @@ export class Installation {
       await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 120_000)))]);
       clearTimeout(timer);
     }
+    return this.start.exitCode;
+  }
+
+  /** Whether any of its servers (PostgreSQL, Redis, Kafka) or services still has a process. */
+  async anythingRunning(): Promise<string[]> {
+    const pidFiles = [
+      'postgres/data/postmaster.pid',
+      'redis/redis.pid',
+      'kafka/kafka.pid',
+      ...SERVICES.map((s) => `run/${s}.pid`),
+    ];
+    const running: string[] = [];
+    for (const file of pidFiles) {
+      const pid = Number(
+        (await readFile(path.join(this.dataDir, file), 'utf8').catch(() => '')).split('\n')[0],
+      );
+      if (!pid) continue;
+      try {
+        process.kill(pid, 0);
+        running.push(file);
+      } catch {
+        // gone
+      }
+    }
+    return running;
+  }
+
+  async remove(): Promise<void> {
     await rm(this.dataDir, { recursive: true, force: true });
   }
 }
