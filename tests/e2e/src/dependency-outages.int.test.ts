@@ -82,6 +82,10 @@ describe('dependency outages', () => {
       expect(JSON.stringify(problem)).not.toMatch(/Prisma|at .*\.js|127\.0\.0\.1/);
     }
 
+    // The lost-runner sweep (every 5 s) fails meanwhile: that rejected promise used to end the orchestrator.
+    await until(platform, 'the sweep meeting the outage', async () =>
+      platform.logs().includes('"loop":"lost-runner sweep","dependency":"postgres"'),
+    );
     await postgres.start();
     // The same processes answer again: nothing restarts the services here, so none of them exited.
     await until(platform, 'orchestrator ready', async () => (await status(orchestratorReady)) === 200);
