@@ -13,17 +13,21 @@ import { writeTeamSecret } from '../secrets/team-secrets';
 const CLI = path.resolve(__dirname, '../../dist/cli/main.js');
 
 /** `conveyor apply` from `cwd` (an installation root), with the installation keys absent from the environment. */
-function apply(cwd: string, databaseUrl: string) {
+function apply(cwd: string, databaseUrl: string, dataDir?: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL };
   delete env.CONVEYOR_SECRETS_KEY;
   delete env.BLOB_SIGNING_SECRET;
-  return promisify(execFile)(process.execPath, [CLI, 'apply', 'defs', '--factory', 'fac_cli'], { cwd, env });
+  delete env.CONVEYOR_DATA_DIR;
+  if (dataDir) env.CONVEYOR_DATA_DIR = dataDir;
+  const defs = path.join(root, 'defs');
+  return promisify(execFile)(process.execPath, [CLI, 'apply', defs, '--factory', 'fac_cli'], { cwd, env });
 }
+
+let root: string;
 
 describe('conveyor apply on an npm start installation', () => {
   let db: TestDatabase;
   let prisma: PrismaClient;
-  let root: string;
   const keys = generateInstallationKeys();
 
   beforeAll(async () => {
@@ -71,5 +75,11 @@ describe('conveyor apply on an npm start installation', () => {
     expect(stderr).toContain('BLOB_SIGNING_SECRET, CONVEYOR_SECRETS_KEY not set; using .conveyor/keys.env');
     expect(JSON.parse(stdout)).toMatchObject({ webhooks: [expect.objectContaining({ name: 'hook' })] });
     expect(await prisma.webhook.count({ where: { factoryId: 'fac_cli' } })).toBe(1);
+  });
+
+  it("reads them from an installation's CONVEYOR_DATA_DIR, wherever it runs", async () => {
+    const dataDir = path.join(root, '.conveyor');
+    const { stderr } = await apply(os.tmpdir(), db.url, dataDir);
+    expect(stderr).toContain(`not set; using ${path.join(dataDir, 'keys.env')}`);
   });
 });

@@ -1,8 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseEnv } from 'node:util';
 
-/** Where `npm start` keeps the installation keys (scripts/lib/bootstrap.sh), relative to the repository root. */
-export const DEFAULT_KEYS_FILE = '.conveyor/keys.env';
+/**
+ * Where `npm start` keeps the installation keys (scripts/lib/bootstrap.sh): under its CONVEYOR_DATA_DIR, by default
+ * `.conveyor` in the repository root (the current directory under `npm run conveyor`).
+ */
+export const installationKeysFile = (env: NodeJS.ProcessEnv): string =>
+  path.join(env.CONVEYOR_DATA_DIR || '.conveyor', 'keys.env');
 
 /**
  * Fills the variables of an installation keys file (`conveyor keys init`) that `env` leaves unset, so the admin CLI

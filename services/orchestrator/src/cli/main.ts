@@ -8,16 +8,17 @@ import { setAgentIdentityLimit } from '../identities/team-identity-limit';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
-import { DEFAULT_KEYS_FILE, fillFromKeysFile } from './installation-keys-env';
+import { fillFromKeysFile, installationKeysFile } from './installation-keys-env';
 
 // Read when a command needs it, so `--help` works whatever the environment holds. Keys left unset come from the
-// installation's keys file (run from the repository root, as `npm run conveyor` does), said on stderr.
+// installation's keys file ($CONVEYOR_DATA_DIR/keys.env, else .conveyor/keys.env from the repository root, where
+// `npm run conveyor` runs), said on stderr.
 let config: CliConfig | undefined;
 const cliConfig = (): CliConfig => {
   if (!config) {
-    const filled = fillFromKeysFile(process.env, DEFAULT_KEYS_FILE);
-    if (filled.length > 0)
-      console.error(`conveyor: ${filled.join(', ')} not set; using ${DEFAULT_KEYS_FILE}`);
+    const file = installationKeysFile(process.env);
+    const filled = fillFromKeysFile(process.env, file);
+    if (filled.length > 0) console.error(`conveyor: ${filled.join(', ')} not set; using ${file}`);
     config = loadCliConfig();
   }
   return config;
