@@ -6,6 +6,7 @@ import {
 } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState } from './run-waits';
+import { webhookApi } from './webhook-helpers';
 
 /** Polls `check` until it holds; fails with the services' logs after `timeoutMs`. */
 async function until(
@@ -52,6 +53,29 @@ describe('dependency outages', () => {
   };
 
   it('rides out a PostgreSQL stop: readiness 503 and retryable 503 answers meanwhile, ready again after, runs succeed', async () => {
+    // A webhook whose deliveries start runs; one delivery before the outage, so the ingress knows the webhook.
+    const w = webhookApi(platform);
+    const factoryId = await w.factory('outage');
+    const hook = await w.webhook(factoryId, { name: 'during the outage' });
+    const automation = await w.api('POST', `/factories/${factoryId}/automations`, {
+      name: 'on every delivery',
+      prompt: 'Handle the delivery.',
+      trigger: { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.webhook_uid] } },
+    });
+    expect(automation.status).toBe(201);
+    const deliver = (id: string) =>
+      fetch(hook.ingress_url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${hook.secret!}`,
+          'content-type': 'application/json',
+          'x-service-delivery-id': id,
+        },
+        body: JSON.stringify({ id }),
+      });
+    expect((await deliver('before')).status).toBe(202);
+    await w.waitForDeliveries(factoryId, hook.webhook_uid, (e) => e.length === 1, 'the first delivery');
+
     const orchestratorReady = `${platform.orchestratorHttpUrl}/readyz`;
     const gatewayReady = `${platform.apiUrl.replace(/\/v1$/, '')}/readyz`;
     expect(await status(orchestratorReady)).toBe(200);
@@ -82,6 +106,10 @@ describe('dependency outages', () => {
       expect(JSON.stringify(problem)).not.toMatch(/Prisma|at .*\.js|127\.0\.0\.1/);
     }
 
+    // Accepted while PostgreSQL is down (the ingress needs Redis and Kafka only): the orchestrator's consumer fails
+    // to record it, and must neither die nor lose it.
+    expect((await deliver('during')).status).toBe(202);
+
     // The lost-runner sweep (every 5 s) fails meanwhile: that rejected promise used to end the orchestrator.
     await until(platform, 'the sweep meeting the outage', async () =>
       platform.logs().includes('"loop":"lost-runner sweep","dependency":"postgres"'),
@@ -95,6 +123,19 @@ describe('dependency outages', () => {
 
     const runId = await createRun('after the outage');
     await waitForRunState(platform, runId, ['SUCCEEDED']);
+    const entries = await w.waitForDeliveries(
+      factoryId,
+      hook.webhook_uid,
+      (e) => e.some((entry) => entry.delivery_id === 'during' && entry.processed_at),
+      'the delivery accepted during the outage to be processed',
+      60_000,
+    );
+    const during = entries.filter((entry) => entry.delivery_id === 'during');
+    expect(during).toHaveLength(1);
+    expect(during[0]).toMatchObject({ label: 'Accepted' });
+    // Its run started once, and succeeds like any other.
+    expect(during[0]!.run_ids).toHaveLength(1);
+    await waitForRunState(platform, (during[0]!.run_ids as string[])[0]!, ['SUCCEEDED']);
   });
 
   it('gets every QUEUED run to SUCCEEDED after Redis restarted without its data', async () => {
