@@ -6,6 +6,7 @@
 #   scripts/infra.sh up       install what is missing, start what is not running (idempotent)
 #   scripts/infra.sh status   one line per server; exit status 1 if any is down
 #   scripts/infra.sh down     stop the servers this script started (servers it merely reused are left alone)
+#   scripts/infra.sh stop S   stop one of them (S: postgres, redis or kafka); `up` starts it again
 #   scripts/infra.sh browser  install Debian's chromium for the console's browser tests (idempotent)
 #   scripts/infra.sh env      print the export lines for DATABASE_URL, REDIS_URL and KAFKA_BROKERS
 #
@@ -37,7 +38,7 @@ source "$INFRA_SCRIPT_DIR/infra/chromium.sh"
 source "$INFRA_SCRIPT_DIR/infra/sandbox.sh"
 
 usage() {
-  sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+  sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 }
 
 cmd_up() {
@@ -79,6 +80,16 @@ case "${1:-}" in
   status) cmd_status ;;
   down) cmd_down ;;
   env) cmd_env ;;
+  stop)
+    take_lock
+    case "${2:-}" in
+      postgres | redis | kafka) "${2}_down" ;;
+      *)
+        usage
+        exit 2
+        ;;
+    esac
+    ;;
   browser)
     take_lock
     chromium_up

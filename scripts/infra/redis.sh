@@ -46,11 +46,12 @@ redis_up() {
 
   log "redis: starting on 127.0.0.1:$REDIS_PORT (log: $REDIS_LOG)..."
   mkdir -p "$REDIS_DIR"
-  # No persistence: a development/test cache that `down` discards anyway. --daemonize forks into its own
-  # session, detached from the caller.
+  # Persistent like a production Redis must be (deploy/README.md): the append-only file, fsynced every second, so a
+  # restart keeps queued runs; no RDB snapshots besides. noeviction: BullMQ breaks if Redis evicts its keys.
+  # --daemonize forks into its own session, detached from the caller.
   redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --daemonize yes \
     --dir "$REDIS_DIR" --pidfile "$REDIS_PIDFILE" --logfile "$REDIS_LOG" \
-    --save '' --appendonly no 9>&-
+    --save '' --appendonly yes --appendfsync everysec --maxmemory-policy noeviction 9>&-
   local waited=0
   until redis_ping; do
     if ((waited >= 40)); then
@@ -74,5 +75,5 @@ redis_status() {
   status_line redis up "127.0.0.1:$REDIS_PORT" "$managed" "${version:-unknown}"
 }
 
-# SIGTERM is Redis' graceful shutdown; with --save '' it writes nothing, like SHUTDOWN NOSAVE.
+# SIGTERM is Redis' graceful shutdown: it fsyncs the append-only file, which the next `up` loads.
 redis_down() { stop_pid redis "$REDIS_PIDFILE" redis-server 10; }

@@ -39,18 +39,12 @@ run_migrations() {
 }
 
 # The installation's trust material (docs/service-trust.md), created on first run and kept: a CA and one
-# certificate per service under .conveyor/pki/ (reissued near expiry), and the signing/encryption keys in
-# .conveyor/keys.env (never regenerated: the secrets key decrypts stored data).
+# certificate per service under $CONVEYOR_DATA_DIR/pki/ (reissued near expiry), and the signing/encryption keys in
+# $CONVEYOR_DATA_DIR/keys.env (never regenerated: the secrets key decrypts stored data).
 ensure_trust() {
-  local cli="$ROOT/services/orchestrator/dist/cli/main.js"
-  log "checking the installation CA and service certificates (.conveyor/pki/)…"
-  node "$cli" pki init --dir "$ROOT/.conveyor/pki" >/dev/null
-  if [ ! -f "$ROOT/.conveyor/keys.env" ]; then log "generating installation keys (.conveyor/keys.env)…"; fi
-  node "$cli" keys init --file "$ROOT/.conveyor/keys.env" >/dev/null
-}
-
-# The GRPC_TLS_* variables of one service (orchestrator, gateway, ingress, runner), as `env` arguments.
-tls_env() {
-  local pki="$ROOT/.conveyor/pki"
-  printf '%s\n' "GRPC_TLS_CA_FILE=$pki/ca.pem" "GRPC_TLS_CERT_FILE=$pki/$1.pem" "GRPC_TLS_KEY_FILE=$pki/$1-key.pem"
+  local cli="$ROOT/services/orchestrator/dist/cli/main.js" data="${CONVEYOR_DATA_DIR:-$ROOT/.conveyor}"
+  log "checking the installation CA and service certificates (${data#"$ROOT/"}/pki/)…"
+  node "$cli" pki init --dir "$data/pki" >/dev/null
+  if [ ! -f "$data/keys.env" ]; then log "generating installation keys (${data#"$ROOT/"}/keys.env)…"; fi
+  node "$cli" keys init --file "$data/keys.env" >/dev/null
 }

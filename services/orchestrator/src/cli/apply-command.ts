@@ -33,7 +33,8 @@ export function readDefinitionDir(dir: string): Array<{ path: string; content: s
 /**
  * `conveyor apply <dir> --factory <id>`: the same all-or-nothing apply as `POST /v1/factories/{id}/apply`, run
  * against the database directly (like the other admin commands). It needs the orchestrator's DATABASE_URL,
- * REDIS_URL (to invalidate the ingress's cache), CONVEYOR_SECRETS_KEY and WEBHOOK_BASE_URL.
+ * REDIS_URL (to invalidate the ingress's cache), CONVEYOR_SECRETS_KEY (from `.conveyor/keys.env` when unset) and
+ * WEBHOOK_BASE_URL.
  */
 export function registerApplyCommand(program: Command, cliConfig: () => CliConfig): void {
   program

@@ -8,10 +8,21 @@ import { setAgentIdentityLimit } from '../identities/team-identity-limit';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
+import { fillFromKeysFile, installationKeysFile } from './installation-keys-env';
 
-// Read when a command needs it, so `--help` works whatever the environment holds.
+// Read when a command needs it, so `--help` works whatever the environment holds. Keys left unset come from the
+// installation's keys file ($CONVEYOR_DATA_DIR/keys.env, else .conveyor/keys.env from the repository root, where
+// `npm run conveyor` runs), said on stderr.
 let config: CliConfig | undefined;
-const cliConfig = (): CliConfig => (config ??= loadCliConfig());
+const cliConfig = (): CliConfig => {
+  if (!config) {
+    const file = installationKeysFile(process.env);
+    const filled = fillFromKeysFile(process.env, file);
+    if (filled.length > 0) console.error(`conveyor: ${filled.join(', ')} not set; using ${file}`);
+    config = loadCliConfig();
+  }
+  return config;
+};
 const databaseUrl = (): string => cliConfig().DATABASE_URL;
 const print = (value: unknown): void => console.log(JSON.stringify(value, null, 2));
 

@@ -1,0 +1,70 @@
+import { Client } from 'pg';
+
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'];
+
+/** One short-lived connection per question: the server under it is restarted by the suite. */
+async function query<T>(databaseUrl: string, sql: string, params: unknown[]): Promise<T[]> {
+  const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs created in [from, to) that are not in a terminal state. */
+export const unfinishedRuns = (databaseUrl: string, from: Date, to: Date) =>
+  query<{ id: string; state: string; execution: number }>(
+    databaseUrl,
+    `SELECT id, state, execution FROM "Run" WHERE "createdAt" >= $1 AND "createdAt" < $2 AND NOT (state::text = ANY($3))`,
+    [from, to, TERMINAL],
+  );
+
+export const runState = async (databaseUrl: string, id: string): Promise<string | undefined> =>
+  (await query<{ state: string }>(databaseUrl, `SELECT state FROM "Run" WHERE id = $1`, [id]))[0]?.state;
+
+export const countRuns = async (databaseUrl: string, state: string): Promise<number> =>
+  Number(
+    (
+      await query<{ n: string }>(databaseUrl, `SELECT count(*) AS n FROM "Run" WHERE state::text = $1`, [
+        state,
+      ])
+    )[0]!.n,
+  );
+
+/**
+ * Evidence of a run executed twice, from its timeline (RunEvent state changes) for runs created in [from, to):
+ * more than one claim of the same execution, more than one start of a harness (a lost runner's run is queued again
+ * only before its harness started), or more than one terminal state.
+ */
+export const doubleExecutions = (databaseUrl: string, from: Date, to: Date) =>
+  query<{ run: string; what: string; n: string }>(
+    databaseUrl,
+    `WITH changes AS (
+       SELECT e."runId" AS run, e.execution, e.data->>'to' AS "to"
+       FROM "RunEvent" e JOIN "Run" r ON r.id = e."runId"
+       WHERE r."createdAt" >= $1 AND r."createdAt" < $2 AND e.kind = 'state_changed')
+     SELECT run, 'claimed execution ' || execution AS what, count(*) AS n FROM changes
+       WHERE "to" = 'CLAIMED' GROUP BY run, execution HAVING count(*) > 1
+     UNION ALL
+     SELECT run, 'harness started', count(*) FROM changes WHERE "to" = 'INPROGRESS' GROUP BY run HAVING count(*) > 1
+     UNION ALL
+     SELECT run, 'ended', count(*) FROM changes WHERE "to" = ANY($3) GROUP BY run HAVING count(*) > 1`,
+    [from, to, TERMINAL],
+  );
+
+/** Accepted delivery IDs that the delivery log does not hold exactly once as Accepted, with their count. */
+export async function deliveriesNotRecordedOnce(
+  databaseUrl: string,
+  ids: string[],
+): Promise<Array<{ id: string; accepted: number }>> {
+  const rows = await query<{ id: string; n: string }>(
+    databaseUrl,
+    `SELECT "deliveryId" AS id, count(*) AS n FROM "WebhookDelivery"
+     WHERE label = 'Accepted' AND "deliveryId" = ANY($1) GROUP BY 1`,
+    [ids],
+  );
+  const counts = new Map(rows.map((r) => [r.id, Number(r.n)]));
+  return ids.map((id) => ({ id, accepted: counts.get(id) ?? 0 })).filter((d) => d.accepted !== 1);
+}
