@@ -141,9 +141,13 @@ export class RunExecutor {
     }
     await reporter.close();
     if (stopSignal.aborted) {
+      // The stop's own cause when it has one (the sandbox was lost), else an ordinary shutdown.
       completion = {
         state: 'ERROR',
-        message: 'The runner shut down while the run was in progress',
+        message:
+          stopSignal.reason instanceof SandboxUnavailable
+            ? stopSignal.reason.message
+            : 'The runner shut down while the run was in progress',
         errorCode: 'resource_unavailable',
       };
     } else if (halted) {
