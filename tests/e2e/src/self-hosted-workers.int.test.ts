@@ -1,43 +1,16 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { runCli, startPlatform, type RunningPlatform } from './platform';
+import { helperOf, identity } from './process-identity';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const ROOT = path.resolve(__dirname, '../../..');
 const execId = (user: string) => spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim();
 const STALE_AFTER_MS = 4000;
-
-/** Effective uid and capabilities of a process, from /proc/<pid>/status. */
-function identity(pid: number): { uid: number; capEff: bigint } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return {
-    uid: Number(/^Uid:\s+\d+\s+(\d+)/m.exec(status)![1]),
-    capEff: BigInt(`0x${/^CapEff:\s+([0-9a-f]+)/m.exec(status)![1]}`),
-  };
-}
-
-/** A process's direct children (the 4th field of /proc/<pid>/stat is the parent's pid). */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false; // ended meanwhile
-      }
-    })
-    .map(Number);
-}
-
-/** The privileged helper a bubblewrap worker forked: its child that is still root. */
-const helperOf = (pid: number) => childrenOf(pid).find((child) => identity(child).uid === 0);
 
 describe('self-hosted workers end to end', () => {
   let platform: RunningPlatform;
