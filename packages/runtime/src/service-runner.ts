@@ -33,7 +33,8 @@ export async function runService(service: Service, logger: Logger, shutdownTimeo
       .stop()
       .then(() => {
         log(() => logger.info('stopped'));
-        process.exit(0);
+        // Non-zero when the stop was a failure's (a service that lost what it needs sets exitCode), so a supervisor restarts it.
+        process.exit();
       })
       .catch((err: unknown) => {
         log(() => logger.error({ err }, 'error during shutdown'));

@@ -30,6 +30,8 @@ export interface RunningPlatform {
   logs: () => string;
   /** Sends a signal to one of the service processes (e.g. SIGKILL the runner to test recovery). */
   kill(service: 'orchestrator' | 'gateway' | 'ingress' | 'runner', signal?: NodeJS.Signals): void;
+  /** One of the service processes (its pid, its exit). */
+  process(service: 'orchestrator' | 'gateway' | 'ingress' | 'runner'): ChildProcess | undefined;
   stop(): Promise<void>;
 }
 
@@ -200,6 +202,7 @@ export async function startPlatform(
       apiKey: seeded.apiKey,
       logs,
       kill: (service, signal = 'SIGTERM') => byName.get(service)?.kill(signal),
+      process: (service) => byName.get(service),
       stop,
     };
   } catch (err) {

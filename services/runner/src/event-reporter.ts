@@ -1,7 +1,7 @@
-import { AppError, outageOf } from '@conveyor/errors';
 import type { RunEvent } from '@conveyor/run-events';
 import type { RunnerControl__Output } from '@conveyor/proto';
 import type { OrchestratorLink } from './orchestrator-link';
+import { orchestratorUnreachable } from './run-control';
 import { SecretRedactor } from './secret-redactor';
 
 /**
@@ -57,8 +57,7 @@ export class EventReporter {
         // Keep the events for the next attempt, unless the run was taken from us (onError decides). An unreachable
         // orchestrator is reported once per outage, not at every batch (5 a second).
         this.buffer = [...batch, ...this.buffer];
-        const outage =
-          (err instanceof AppError && err.code === 'resource_unavailable') || outageOf(err) !== undefined;
+        const outage = orchestratorUnreachable(err);
         if (!outage || !this.unreachable) this.onError(err);
         this.unreachable = outage;
       }

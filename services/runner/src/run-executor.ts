@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
-import type { RunAssignment__Output, RunnerControl__Output } from '@conveyor/proto';
+import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunEvent, RunJob } from '@conveyor/run-events';
 import {
   environmentSchema,
@@ -10,6 +10,8 @@ import {
   type EnvironmentSpec,
 } from './environment-setup';
 import { EventReporter } from './event-reporter';
+import { harnessCrashMessage } from './harness-crash';
+import { RunControl } from './run-control';
 import { CommandHarness } from './harness/command-harness';
 import { FollowupInbox } from './harness/followup-inbox';
 import {
@@ -106,21 +108,10 @@ export class RunExecutor {
     const inbox = new FollowupInbox();
     const target = { runId: job.runId, execution: job.execution, runnerId: this.options.runnerId };
     const rpcTarget = { run_id: job.runId, execution: job.execution, runner_id: this.options.runnerId };
-    const onControl = (control: RunnerControl__Output) => {
-      if (control.cancel_requested && !abort.signal.aborted) {
-        log.info('cancellation requested; stopping harness');
-        abort.abort();
-      }
-      for (const f of control.followups) inbox.push(f.message);
-    };
-    const onLinkError = (err: unknown) => {
-      // The orchestrator says we no longer hold the run (cancelled and re-executed, or swept as lost): stop.
-      if (err instanceof AppError && err.code === 'conflict') abort.abort();
-      else log.warn({ err }, 'orchestrator call failed; will retry');
-    };
-    const reporter = new EventReporter(this.link, target, onControl, onLinkError);
+    const control = new RunControl(log, abort, inbox);
+    const reporter = new EventReporter(this.link, target, control.answered, control.failed);
     const heartbeat = setInterval(() => {
-      this.link.call('Heartbeat', rpcTarget, 5000).then(onControl, onLinkError);
+      this.link.call('Heartbeat', rpcTarget, 5000).then(control.answered, control.failed);
     }, this.options.heartbeatIntervalMs);
 
     let halted: Completion | undefined;
@@ -134,16 +125,20 @@ export class RunExecutor {
       completion = await this.drive(assignment, reporter, inbox, abort.signal, halt);
     } catch (err) {
       log.error({ err }, 'harness crashed');
-      completion = { state: 'ERROR', message: 'The agent harness crashed', errorCode: 'internal_error' };
+      completion = { state: 'ERROR', message: harnessCrashMessage(err), errorCode: 'internal_error' };
     } finally {
       clearInterval(heartbeat);
       stopSignal.removeEventListener('abort', onStop);
     }
     await reporter.close();
     if (stopSignal.aborted) {
+      // The stop's own cause when it has one (the sandbox was lost), else an ordinary shutdown.
       completion = {
         state: 'ERROR',
-        message: 'The runner shut down while the run was in progress',
+        message:
+          stopSignal.reason instanceof SandboxUnavailable
+            ? stopSignal.reason.message
+            : 'The runner shut down while the run was in progress',
         errorCode: 'resource_unavailable',
       };
     } else if (halted) {

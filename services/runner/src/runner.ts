@@ -62,7 +62,7 @@ export class Runner implements Service {
 
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
-    const sandbox = await createSandboxBackend(config, logger);
+    const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
     this.modelProxy = await startModelProxy(config, logger);
     const executor = new RunExecutor(
       link,

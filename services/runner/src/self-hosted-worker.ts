@@ -62,7 +62,7 @@ export class SelfHostedWorker implements Service {
       this.config.CONVEYOR_WORKER_TOKEN,
     );
     // Fail closed: a worker that cannot isolate runs does not connect for any.
-    this.sandbox = await createSandboxBackend(this.config, this.logger);
+    this.sandbox = await createSandboxBackend(this.config, this.logger, (cause) => this.stopAll.abort(cause));
     this.modelProxy = await startModelProxy(this.config, this.logger);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
     this.link = new OrchestratorLink(this.config.WORKER_ENDPOINT, credentials);

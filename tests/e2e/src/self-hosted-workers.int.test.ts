@@ -1,13 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { runCli, startPlatform, type RunningPlatform } from './platform';
+import { helperOf, identity } from './process-identity';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const ROOT = path.resolve(__dirname, '../../..');
+const execId = (user: string) => spawnSync('id', ['-u', user], { encoding: 'utf8' }).stdout.trim();
 const STALE_AFTER_MS = 4000;
 
 describe('self-hosted workers end to end', () => {
@@ -84,6 +86,26 @@ describe('self-hosted workers end to end', () => {
       `timed out waiting for ${what}\n${platform.logs().slice(-3000)}\n${workerLogs.slice(-3000)}`,
     );
   }
+
+  /** A worker on the local sandbox, started as root as its installation does. */
+  const startSandboxedWorker = (workerId: string, env: NodeJS.ProcessEnv = {}) =>
+    startWorker({
+      CONVEYOR_WORKER_TOKEN: token,
+      WORKER_ID: workerId,
+      RUN_SANDBOX: 'bubblewrap',
+      SANDBOX_STATE_DIR: path.join(os.tmpdir(), `worker-state-${randomUUID()}`),
+      ...env,
+    });
+
+  const ended = (runId: string, timeoutMs?: number) =>
+    until(
+      `run ${runId} to end`,
+      async () => {
+        const run = (await api('GET', `/agent/runs/${runId}`)).body;
+        return ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state as string) ? run : undefined;
+      },
+      timeoutMs,
+    );
 
   const listed = async (): Promise<Json[]> => {
     const res = await api('GET', '/agent/connected-self-hosted-workers');
@@ -228,4 +250,51 @@ describe('self-hosted workers end to end', () => {
     expect(code).toBe(1);
     expect(await listed()).toEqual([]);
   });
+
+  it('a worker started as root on bubblewrap runs a run to SUCCEEDED as the runner account; only its helper is root', async () => {
+    expect(process.getuid?.()).toBe(0);
+    const worker = startSandboxedWorker('box-bwrap');
+    await until('the sandboxed worker to be listed', async () =>
+      (await listed()).some((w) => w.worker_id === 'box-bwrap') ? true : undefined,
+    );
+    const created = await api('POST', '/agent/runs', {
+      prompt: '@demo message hello from the sandboxed worker',
+      config: { worker_host: 'box-bwrap' },
+    });
+    expect(created.status).toBe(200);
+    const done = await ended(created.body.run_id as string);
+    expect(done.state).toBe('SUCCEEDED');
+
+    expect(identity(worker.pid!)).toEqual({ uid: Number(execId('conveyor-runner')), capEff: 0n });
+    const helper = helperOf(worker.pid!);
+    expect(helper).toBeDefined();
+    expect(identity(helper!).capEff).not.toBe(0n);
+    worker.kill('SIGTERM');
+    expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(0);
+  }, 120_000);
+
+  it('a worker whose privileged helper dies ends the run it held with a clear code and exits non-zero', async () => {
+    const worker = startSandboxedWorker('box-helper');
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    await until('the sandboxed worker to be listed', async () =>
+      (await listed()).some((w) => w.worker_id === 'box-helper') ? true : undefined,
+    );
+    const created = await api('POST', '/agent/runs', {
+      prompt: '@demo sleep 60000\n@demo message never',
+      config: { worker_host: 'box-helper' },
+    });
+    const runId = created.body.run_id as string;
+    await until('the run to start', async () =>
+      (await api('GET', `/agent/runs/${runId}`)).body.state === 'INPROGRESS' ? true : undefined,
+    );
+    process.kill(helperOf(worker.pid!)!, 'SIGKILL');
+
+    expect(await exited).not.toBe(0);
+    const done = await ended(runId);
+    expect(done).toMatchObject({
+      state: 'ERROR',
+      status_message: { message: expect.stringMatching(/sandbox helper/) },
+    });
+    expect(workerLogs).toContain('the privileged sandbox helper is gone');
+  }, 120_000);
 });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap-backend';
 import { startHelperAndDropRoot } from './privileged/start-helper';
-import type { SandboxBackend } from './run-sandbox';
+import { SandboxUnavailable, type SandboxBackend } from './run-sandbox';
 import type { SandboxSettings } from './sandbox-config';
 import { UnsandboxedBackend } from './unsandboxed-backend';
 
@@ -12,10 +12,12 @@ const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
 /**
  * Builds the configured backend and verifies it can isolate runs here before the runner takes any job. With
  * bubblewrap this is where the process stops being root (docs/sandbox.md): the caller reads its TLS keys before.
+ * `onLost`: the backend can isolate nothing more (its runs died with it); the process stops next, exiting non-zero.
  */
 export async function createSandboxBackend(
   config: SandboxSettings & { WORKSPACE_ROOT: string },
   logger: Logger,
+  onLost: (cause: SandboxUnavailable) => void,
 ): Promise<SandboxBackend> {
   const log = logger.child({ component: 'sandbox' });
   let backend: SandboxBackend;
@@ -29,6 +31,11 @@ export async function createSandboxBackend(
         (reason) => {
           // Its runs died with it (bwrap --die-with-parent): this process can isolate nothing more.
           log.fatal({ reason }, 'the privileged sandbox helper is gone; stopping');
+          onLost(
+            new SandboxUnavailable(
+              `The runner's privileged sandbox helper was lost (${reason}); the run's processes died with it`,
+            ),
+          );
           process.exitCode = 1;
           process.kill(process.pid, 'SIGTERM');
         },

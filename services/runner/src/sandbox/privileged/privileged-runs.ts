@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, lchown, mkdir, rmdir } from 'node:fs/promises';
 import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -52,17 +52,25 @@ export class PrivilegedRuns {
   private readonly symlinks = usrSymlinks();
   /** Built by `init()` into a root-only directory: what the runner could replace would not be loaded. */
   private seccompFile = '';
+  /** Names this runner's cgroups: one runner per workspace root (its filesystems live there). */
+  private readonly cgroupOwner: string;
 
   constructor(
     private readonly settings: HelperSettings,
     private readonly onExit: (execId: number, code: number | null, signal: NodeJS.Signals | null) => void,
   ) {
     this.disks = new RunDisks(settings.workspaceRoot);
+    this.cgroupOwner = createHash('sha256')
+      .update(path.resolve(settings.workspaceRoot))
+      .digest('hex')
+      .slice(0, 12);
   }
 
   /** The state directory belongs to the runner (it listens on the runs' sockets there); runs' uids only traverse it. */
   async init(): Promise<void> {
     await this.disks.init();
+    // After a crash: the runs' processes died with the helper (bwrap --die-with-parent), their groups stayed.
+    await RunCgroup.removeStale(this.cgroupOwner);
     const own = path.join(this.settings.workspaceRoot, '.helper');
     await mkdir(own, { recursive: true, mode: 0o700 });
     await chmod(own, 0o700);
@@ -78,7 +86,7 @@ export class PrivilegedRuns {
       await this.disks.release(runId, false).catch(() => undefined);
       throw new HelperRefusal(`cannot mount the run's filesystem: ${err.message}`);
     });
-    const cgroup = await RunCgroup.create(`${runId}-${uid}`, limits);
+    const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${uid}`, limits);
     // A short name: unix socket paths are limited to 108 bytes. The runner creates its sockets in it.
     const socketsDir = path.join(this.settings.stateDir, `s-${randomBytes(6).toString('hex')}`);
     await mkdir(socketsDir, { mode: 0o755 });

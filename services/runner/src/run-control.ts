@@ -1,0 +1,46 @@
+import { AppError, outageOf } from '@conveyor/errors';
+import type { Logger } from '@conveyor/logger';
+import type { RunnerControl__Output } from '@conveyor/proto';
+import { OutageLog } from '@conveyor/runtime';
+import type { FollowupInbox } from './harness/followup-inbox';
+
+/** The orchestrator did not answer, or answered with its own 503: a wait, not a failure of the call. */
+export const orchestratorUnreachable = (err: unknown): boolean =>
+  (err instanceof AppError && err.code === 'resource_unavailable') || outageOf(err) !== undefined;
+
+/**
+ * What the orchestrator's answers to one execution's heartbeats and event batches mean: cancellation and follow-ups
+ * come in, "no longer yours" stops the run, and an unreachable orchestrator is logged when the outage begins and
+ * when it ends — not at every heartbeat (one a second) while it lasts.
+ */
+export class RunControl {
+  private readonly outage: OutageLog;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly abort: AbortController,
+    private readonly inbox: FollowupInbox,
+  ) {
+    this.outage = new OutageLog(
+      log,
+      { loop: 'run heartbeat', dependency: 'orchestrator' },
+      { connection: true },
+    );
+  }
+
+  readonly answered = (control: RunnerControl__Output): void => {
+    this.outage.succeeded();
+    if (control.cancel_requested && !this.abort.signal.aborted) {
+      this.log.info('cancellation requested; stopping harness');
+      this.abort.abort();
+    }
+    for (const f of control.followups) this.inbox.push(f.message);
+  };
+
+  readonly failed = (err: unknown): void => {
+    // The orchestrator says we no longer hold the run (cancelled and re-executed, or swept as lost): stop.
+    if (err instanceof AppError && err.code === 'conflict') this.abort.abort();
+    else if (orchestratorUnreachable(err)) this.outage.failed(err);
+    else this.log.warn({ err }, 'orchestrator call failed; will retry');
+  };
+}

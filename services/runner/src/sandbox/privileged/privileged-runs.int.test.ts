@@ -1,0 +1,93 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PrivilegedRuns } from './privileged-runs';
+
+const LIMITS = { diskBytes: 16 * 1024 * 1024, memoryBytes: 256 * 1024 * 1024, maxProcesses: 64 };
+
+/** The pids-hierarchy parent the helper creates its runs' groups under (v1 here; v2 keeps them in `conveyor-sandbox`). */
+async function pidsParent(): Promise<string> {
+  const own = await readFile('/proc/self/cgroup', 'utf8');
+  const v1 = /^\d+:(?:[^:]*,)?pids(?:,[^:]*)?:(.*)$/m.exec(own)?.[1];
+  if (v1 !== undefined) return path.join('/sys/fs/cgroup/pids', v1);
+  const v2 = /^0::(.*)$/m.exec(own)![1]!;
+  return path.join(
+    v2 === '/' ? '/sys/fs/cgroup' : path.dirname(path.join('/sys/fs/cgroup', v2)),
+    'conveyor-sandbox',
+  );
+}
+
+const groupOf = async (runId: string) => {
+  const parent = await pidsParent();
+  const name = (await readdir(parent)).find((n) => n.startsWith('conveyor-') && n.includes(runId));
+  return name && path.join(parent, name);
+};
+
+describe('the privileged helper at start', () => {
+  let root: string;
+  const helpers: PrivilegedRuns[] = [];
+
+  const startHelper = async (name: string) => {
+    const runs = new PrivilegedRuns(
+      {
+        workspaceRoot: path.join(root, name, 'workspaces'),
+        stateDir: path.join(root, name, 'state'),
+        readOnlyPaths: [],
+        bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
+        runnerUid: 0,
+        runnerGid: 0,
+      },
+      () => undefined,
+    );
+    await runs.init();
+    helpers.push(runs);
+    return runs;
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'privileged-runs-'));
+    await chmod(root, 0o711);
+  });
+
+  afterAll(async () => {
+    for (const runs of helpers) await runs.releaseAll();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("removes the empty run cgroups its crashed predecessor left, never another runner's or a group still in use", async () => {
+    const crashed = await startHelper('a');
+    const stale = randomUUID();
+    const busy = randomUUID();
+    expect((await crashed.open({ op: 'open', runId: stale, limits: LIMITS })).cgroups).toBe(true);
+    await crashed.open({ op: 'open', runId: busy, limits: LIMITS });
+    // A process still in one of them (what a crash could leave behind): the kernel would refuse its removal anyway.
+    const sleeper = spawn('sleep', ['60']);
+    await writeFile(path.join((await groupOf(busy))!, 'cgroup.procs'), String(sleeper.pid));
+    // Another runner on this host (its own workspace root) with a run open whose group has no process yet.
+    const other = await startHelper('b');
+    const othersRun = randomUUID();
+    await other.open({ op: 'open', runId: othersRun, limits: LIMITS });
+    const [staleGroup, busyGroup, othersGroup] = [
+      await groupOf(stale),
+      await groupOf(busy),
+      await groupOf(othersRun),
+    ];
+    expect(staleGroup && busyGroup && othersGroup).toBeTruthy();
+
+    // The same runner starts again over the same workspace root, its predecessor never having released anything.
+    helpers.splice(helpers.indexOf(crashed), 1);
+    await startHelper('a');
+
+    expect(existsSync(staleGroup!)).toBe(false);
+    expect(existsSync(busyGroup!)).toBe(true);
+    expect(existsSync(othersGroup!)).toBe(true);
+    sleeper.kill('SIGKILL');
+    await new Promise((r) => sleeper.once('exit', r));
+    // Once empty, the next start removes it too.
+    await startHelper('a');
+    expect(existsSync(busyGroup!)).toBe(false);
+  });
+});
