@@ -109,6 +109,23 @@ const layerZones = [
   },
 ];
 
+/**
+ * A timer whose callback floats a promise ends the process when the promise rejects (a database restart did: issue 24).
+ * `no-floating-promises` lets `void promise` through by design, so timers get their own rule: no async callback, no
+ * `void` on a call unless it is a `.catch(…)`. Periodic work runs on BackgroundLoop (@conveyor/runtime), which owns
+ * the timer, catches, backs off and logs an outage once.
+ */
+const FLOATING_TIMER_MESSAGE =
+  'A timer callback must not float a promise (a rejection ends the process): run periodic work on BackgroundLoop from @conveyor/runtime, or handle the promise with .catch().';
+const TIMER = 'CallExpression[callee.name=/^(setInterval|setTimeout)$/]';
+const noFloatingTimers = [
+  { selector: `${TIMER} > :function[async=true]`, message: FLOATING_TIMER_MESSAGE },
+  {
+    selector: `${TIMER} > :function UnaryExpression[operator='void'] > CallExpression:not([callee.property.name='catch'])`,
+    message: FLOATING_TIMER_MESSAGE,
+  },
+];
+
 /** Services talk through gRPC and Kafka only: never another service's package, by name or by path. */
 const serviceBoundaries = SERVICES.map((service) => ({
   files: [`services/${service}/**/*.{ts,tsx}`],
@@ -190,10 +207,16 @@ export default tseslint.config(
       'import-x/no-restricted-paths': ['error', { zones: boundaryZones, basePath: import.meta.dirname }],
       // Type-aware: an unawaited promise loses its error (the process's unhandled-rejection handler is not a plan).
       '@typescript-eslint/no-floating-promises': 'error',
+      'no-restricted-syntax': ['error', ...noFloatingTimers],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
   ...serviceBoundaries,
+  {
+    // The one timer allowed to start a promise: BackgroundLoop's own, whose pass catches everything.
+    files: ['packages/runtime/src/background-loop.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
   {
     files: ['services/gateway/src/**/*.ts', 'services/runner/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'services/gateway/src/test-support/**'],

@@ -1,3 +1,4 @@
+import { createLogger } from '@conveyor/logger';
 import { ChannelListener } from './channel-listener';
 import { createScratchDatabase, withClient, type ScratchDatabase } from './test-support/scratch-database';
 
@@ -33,7 +34,7 @@ describe('ChannelListener', () => {
         onListening();
         return Promise.resolve();
       },
-      warn: () => undefined,
+      logger: createLogger({ service: 'test', level: 'silent' }),
     });
     await listener.start();
     expect(listening).toBe(1);

@@ -1,6 +1,12 @@
 import { Client } from 'pg';
+import type { Logger } from '@conveyor/logger';
+import { Backoff, OutageLog } from '@conveyor/runtime';
 
-const RECONNECT_DELAY_MS = 1_000;
+/**
+ * Reconnection delays: from 500 ms, doubled up to 5 s. The cap is low because the services' readiness waits for this
+ * connection (its notifications are lost while it is down), and a reconnection attempt costs PostgreSQL one login.
+ */
+const RECONNECT_BACKOFF = { initialMs: 500, maxMs: 5_000 };
 
 export interface ChannelListenerOptions {
   databaseUrl: string;
@@ -11,16 +17,27 @@ export interface ChannelListenerOptions {
    * down are lost, so this is where a listener catches up.
    */
   onListening(): Promise<void>;
-  warn(detail: { err: string }, message: string): void;
+  logger: Logger;
 }
 
-/** LISTEN on a connection of its own (PostgreSQL notifications need one), reconnecting a second after it drops. */
+/**
+ * LISTEN on a connection of its own (PostgreSQL notifications need one), reconnecting with capped exponential backoff
+ * after it drops: the outage is logged once when the connection is lost and once when it listens again.
+ */
 export class ChannelListener {
   private client: Client | undefined;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly backoff = new Backoff(RECONNECT_BACKOFF.initialMs, RECONNECT_BACKOFF.maxMs);
+  private readonly outage: OutageLog;
 
-  constructor(private readonly options: ChannelListenerOptions) {}
+  constructor(private readonly options: ChannelListenerOptions) {
+    this.outage = new OutageLog(
+      options.logger,
+      { loop: `${options.channel} listener`, dependency: 'postgres' },
+      { connection: true },
+    );
+  }
 
   start(): Promise<void> {
     return this.connect();
@@ -44,40 +61,42 @@ export class ChannelListener {
     client.on('notification', (msg) => {
       if (msg.channel === channel) this.options.onNotification(msg.payload ?? '');
     });
-    client.on('error', (err) => {
-      this.options.warn({ err: err.message }, `${channel} listener connection failed; reconnecting`);
-      this.dropped(client);
-    });
-    client.on('end', () => this.dropped(client));
-    await client.connect();
-    await client.query(`LISTEN ${channel}`);
+    client.on('error', (err) => this.dropped(client, err));
+    client.on('end', () => this.dropped(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+    } catch (err) {
+      // Not ours to keep: a failed connection may still hold a socket.
+      client.end().catch(() => undefined);
+      throw err;
+    }
     this.client = client;
     try {
       await this.options.onListening();
     } catch (err) {
       // Not caught up: listen afresh (and catch up again) rather than carry on as if nothing was missed.
-      this.options.warn(
-        { err: (err as Error).message },
-        `${channel} listener could not catch up; reconnecting`,
-      );
-      this.dropped(client);
+      this.dropped(client, err);
+      return;
     }
+    this.backoff.reset();
+    this.outage.succeeded();
   }
 
-  private dropped(client: Client): void {
+  private dropped(client: Client, err: unknown): void {
     if (this.client !== client) return;
     this.client = undefined;
-    void client.end().catch(() => undefined);
-    this.scheduleReconnect();
+    client.end().catch(() => undefined);
+    this.scheduleReconnect(err);
   }
 
-  private scheduleReconnect(): void {
+  private scheduleReconnect(err: unknown): void {
     if (this.stopped) return;
+    const delay = this.backoff.next();
+    this.outage.failed(err, delay);
     this.reconnectTimer = setTimeout(() => {
-      this.connect().catch((err: Error) => {
-        this.options.warn({ err: err.message }, `${this.options.channel} listener reconnect failed`);
-        this.scheduleReconnect();
-      });
-    }, RECONNECT_DELAY_MS);
+      this.connect().catch((failure: unknown) => this.scheduleReconnect(failure));
+    }, delay);
+    this.reconnectTimer.unref();
   }
 }

@@ -1,5 +1,6 @@
 import { Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { AppError } from './app-error';
+import { outageMessage } from './dependency-outage';
 import { ERROR_TABLE, isErrorCode, type ErrorCode } from './error-codes';
 
 const CODE_KEY = 'x-error-code';
@@ -51,6 +52,12 @@ export function fromGrpcError(err: ServiceError): AppError {
     });
   }
   const fallback = FALLBACK_BY_STATUS[err.code as GrpcStatus] ?? 'internal_error';
+  // No answer from the orchestrator at all (down, restarting, or past the deadline): the retryable 503.
+  if (fallback === 'resource_unavailable')
+    return new AppError(fallback, outageMessage('orchestrator'), {
+      cause: err,
+      details: { retry_after_seconds: 1 },
+    });
   const message = fallback === 'internal_error' ? 'An unexpected error occurred' : err.details || fallback;
   return new AppError(fallback, message, { cause: err });
 }

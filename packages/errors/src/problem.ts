@@ -1,4 +1,5 @@
 import { AppError } from './app-error';
+import { outageMessage, outageOf } from './dependency-outage';
 import { ERROR_TABLE } from './error-codes';
 
 const TYPE_BASE = 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/';
@@ -32,8 +33,17 @@ export function toProblem(err: AppError, instance?: string): ProblemBody {
   return body;
 }
 
-/** Anything thrown that is not an AppError becomes a generic 500 with no internals leaked. */
+/**
+ * Anything thrown that is not an AppError: a dependency's outage (PostgreSQL, Redis, Kafka or the orchestrator not
+ * answering) is the retryable 503 `resource_unavailable`; everything else a generic 500 with no internals leaked.
+ */
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  const dependency = outageOf(err);
+  if (dependency)
+    return new AppError('resource_unavailable', outageMessage(dependency), {
+      cause: err,
+      details: { retry_after_seconds: 1 },
+    });
   return new AppError('internal_error', 'An unexpected error occurred', { cause: err });
 }

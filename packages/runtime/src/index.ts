@@ -5,3 +5,5 @@ export * from './problem-handlers';
 export * from './service-runner';
 export * from './http-server';
 export * from './auth-epoch-keys';
+export * from './background-loop';
+export * from './connection-outages';

@@ -2,7 +2,14 @@ import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
 import { mutualTlsCredentials } from '@conveyor/proto';
-import { closeAll, closeServer, listen, Readiness, type Service } from '@conveyor/runtime';
+import {
+  closeAll,
+  closeServer,
+  listen,
+  Readiness,
+  type Service,
+  logConnectionOutages,
+} from '@conveyor/runtime';
 import { buildApp } from './app';
 import { publicUrl, type GatewayConfig } from './config';
 import { OrchestratorApi } from './orchestrator-api';
@@ -33,9 +40,7 @@ export class Gateway implements Service {
     });
     // No offline queue: while Redis is unreachable, rate limiting falls back to memory at once instead of waiting.
     const redis = new Redis(this.config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    redis.on('error', (err: Error) =>
-      this.logger.warn({ err: err.message }, 'redis (rate limits) unavailable'),
-    );
+    logConnectionOutages(redis, this.logger, 'redis (rate limits, key cache, console sessions)');
     this.redis = redis;
     const app = buildApp({
       config: this.config,

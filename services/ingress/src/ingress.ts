@@ -22,6 +22,8 @@ import {
   Readiness,
   requestContext,
   type Service,
+  logConnectionOutages,
+  BackgroundLoop,
 } from '@conveyor/runtime';
 import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
@@ -36,8 +38,8 @@ export interface IngressDeps {
   kafkaSocketFactory?: ISocketFactory;
 }
 
-/** How long to wait between attempts to reach Kafka when it was down at start. */
-const KAFKA_SETUP_RETRY_MS = 2000;
+/** How often the ingress checks it is set up with Kafka (a no-op once it is); backoff while Kafka is down. */
+const KAFKA_SETUP_INTERVAL_MS = 2000;
 
 export class Ingress implements Service {
   readonly readiness = new Readiness();
@@ -51,7 +53,7 @@ export class Ingress implements Service {
   private admin: Admin | undefined;
   private adminConnected = false;
   private orchestrator: OrchestratorClients | undefined;
-  private kafkaRetry: NodeJS.Timeout | undefined;
+  private kafkaSetup: BackgroundLoop | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -72,7 +74,7 @@ export class Ingress implements Service {
       enableAutoPipelining: true,
     });
     this.redis = redis;
-    redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+    logConnectionOutages(redis, logger, 'redis (dedupe, rate limits, webhook versions)');
     await redis.connect();
     this.readiness.add('redis', async () => {
       await redis.ping();
@@ -101,7 +103,18 @@ export class Ingress implements Service {
       if (!this.adminConnected) throw new Error('not connected to Kafka');
       await this.admin!.describeCluster();
     });
-    await this.setUpKafka(kafka);
+    // When Kafka is down at start the ingress still starts (deliveries get 503 with Retry-After, readiness reports
+    // Kafka) and keeps trying in the background.
+    this.kafkaSetup = new BackgroundLoop({
+      name: 'kafka setup',
+      dependency: 'kafka',
+      intervalMs: KAFKA_SETUP_INTERVAL_MS,
+      run: () => this.setUpKafka(kafka),
+      logger,
+      backoff: { maxMs: 5000 },
+    });
+    this.kafkaSetup.start();
+    await this.kafkaSetup.settled();
 
     this.orchestrator = createOrchestratorClients(config.ORCHESTRATOR_ADDR, orchestratorCredentials);
     const resolver = new WebhookResolver(
@@ -138,34 +151,22 @@ export class Ingress implements Service {
     logger.info({ port: this.port }, 'ingress started');
   }
 
-  /**
-   * Creates the topic and connects. When Kafka is down at start the ingress still starts (deliveries get 503 with
-   * Retry-After, readiness reports Kafka) and keeps trying in the background.
-   */
+  /** Creates the topic and connects, once; a failure is the loop's to retry. */
   private async setUpKafka(kafka: Kafka): Promise<void> {
-    try {
-      await ensureTopics(kafka, [
-        { topic: this.config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 },
-      ]);
-      await this.admin!.connect();
-      this.adminConnected = true;
-      await this.publisher!.connect();
-    } catch (err) {
-      this.logger.warn(
-        { err: err instanceof Error ? err.message : err },
-        'Kafka unavailable; deliveries get 503 until it is back',
-      );
-      if (this.stopped) return;
-      this.kafkaRetry = setTimeout(() => void this.setUpKafka(kafka), KAFKA_SETUP_RETRY_MS);
-      this.kafkaRetry.unref();
-    }
+    if (this.adminConnected && this.publisher!.isConnected) return;
+    await ensureTopics(kafka, [
+      { topic: this.config.DELIVERIES_TOPIC, numPartitions: 3, replicationFactor: 1 },
+    ]);
+    await this.admin!.connect();
+    this.adminConnected = true;
+    await this.publisher!.connect();
   }
 
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
-      if (this.kafkaRetry) clearTimeout(this.kafkaRetry);
       await closeAll(this.logger, [
+        ['kafka setup', () => this.kafkaSetup?.stop()],
         ['http server', () => this.server && closeServer(this.server)],
         ['kafka producer', () => this.publisher?.disconnect()],
         ['kafka admin', () => this.admin?.disconnect()],

@@ -36,6 +36,11 @@ const schema = z
     /** How often job schedulers are re-synced with the schedule rows (heals a crash between a commit and Redis). */
     SCHEDULE_RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
     /**
+     * How often QUEUED runs are checked for a job in the run queue, and put back when Redis lost it (docs/faults.md);
+     * also right after the Redis connection comes back.
+     */
+    RUN_QUEUE_RECONCILE_INTERVAL_MS: z.coerce.number().int().positive().default(30_000),
+    /**
      * Harness of runs whose `harness.type` is absent or `oz` (docs/harnesses.md): `claude`, `codex`, `gemini`,
      * `command:<type>`, or `demo` (scripted, no model: tests and a dev installation without model credentials).
      * Required in production, so that no production installation silently runs the demo; elsewhere `demo` when unset

@@ -20,6 +20,7 @@ import {
   listen,
   Readiness,
   type Service,
+  logConnectionOutages,
 } from '@conveyor/runtime';
 import type * as grpc from '@grpc/grpc-js';
 import { authEpochBumper } from './auth/auth-epoch-bumper';
@@ -42,6 +43,7 @@ import { OutboxRelay } from './runs/outbox-relay';
 import { PrismaRunReferences } from './runs/prisma-run-references';
 import { RunEventFeed } from './runs/run-event-feed';
 import { RunQueue } from './runs/run-queue';
+import { RunQueueReconciler } from './runs/run-queue-reconciler';
 import { executionTranscriptKey, TRANSCRIPT_CONTENT_TYPE } from './runs/transcript';
 import { ScheduleModule } from './schedules/schedule-module';
 import { SecretCipher } from './secrets/secret-cipher';
@@ -77,6 +79,7 @@ export class Orchestrator implements Service {
   private runQueue: RunQueue | undefined;
   private outbox: OutboxRelay | undefined;
   private sweeper: LostRunnerSweeper | undefined;
+  private queueReconciler: RunQueueReconciler | undefined;
   private kafkaAdmin: Admin | undefined;
   private grpcServer: grpc.Server | undefined;
   private workerGrpcServer: grpc.Server | undefined;
@@ -122,7 +125,7 @@ export class Orchestrator implements Service {
     // BullMQ needs maxRetriesPerRequest: null so blocking commands survive reconnects.
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
     this.redis = redis;
-    redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+    logConnectionOutages(redis, logger, 'redis (run queue, schedules, auth epochs)');
     this.readiness.add('redis', async () => {
       await redis.ping();
     });
@@ -139,6 +142,14 @@ export class Orchestrator implements Service {
       config.RUNNER_LOST_AFTER_MS,
     );
     this.sweeper.start();
+    const queueReconciler = new RunQueueReconciler(
+      { db, queue: runQueue, logger: logger.child({ component: 'run-queue-reconciler' }) },
+      config.RUN_QUEUE_RECONCILE_INTERVAL_MS,
+    );
+    this.queueReconciler = queueReconciler;
+    queueReconciler.start();
+    // A Redis that comes back may have come back empty: look for runs without a job at once.
+    redis.on('ready', () => void queueReconciler.loop.trigger());
 
     // Parses the model catalog: a bad MODELS_CONFIG fails the start, not the first run.
     const catalog = new CatalogModule({ config, db, logger });
@@ -348,6 +359,7 @@ export class Orchestrator implements Service {
       ['kafka admin', () => this.kafkaAdmin?.disconnect()],
       ['http server', () => this.httpServer && closeServer(this.httpServer)],
       ['lost-runner sweeper', () => this.sweeper?.stop()],
+      ['run queue reconciler', () => this.queueReconciler?.stop()],
       ['outbox relay', () => this.outbox?.stop()],
       ['run queue', () => this.runQueue?.close()],
       ['redis', () => this.redis?.quit()],

@@ -22,7 +22,8 @@ export class EventReporter {
     private readonly onError: (err: unknown) => void,
     intervalMs = 200,
   ) {
-    this.timer = setInterval(() => void this.flush(), intervalMs);
+    // flush() hands its failures to onError; the catch is for onError's own.
+    this.timer = setInterval(() => void this.flush().catch(this.onError), intervalMs);
     this.timer.unref();
   }
 

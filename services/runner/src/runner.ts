@@ -6,7 +6,15 @@ import type { Logger } from '@conveyor/logger';
 import { mutualTlsCredentials } from '@conveyor/proto';
 import { createMetricsRegistry, createRunJobDurationHistogram, metricsRouter } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
-import { closeAll, closeServer, healthRoutes, listen, Readiness, type Service } from '@conveyor/runtime';
+import {
+  closeAll,
+  closeServer,
+  healthRoutes,
+  listen,
+  Readiness,
+  type Service,
+  logConnectionOutages,
+} from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
@@ -42,7 +50,7 @@ export class Runner implements Service {
     this.link = link;
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
     this.redis = redis;
-    redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+    logConnectionOutages(redis, logger, 'redis (run queue)');
     this.readiness
       .add('redis', async () => {
         await redis.ping();
@@ -71,6 +79,8 @@ export class Runner implements Service {
       { connection: redis, concurrency: config.RUNNER_CONCURRENCY, autorun: true },
     );
     this.worker.on('failed', (job, err) => logger.error({ err, jobId: job?.id }, 'run job failed'));
+    // The worker re-emits its connection's failures, which logConnectionOutages above logs once.
+    this.worker.on('error', () => undefined);
 
     const app = express();
     app.use(healthRoutes(this.readiness));

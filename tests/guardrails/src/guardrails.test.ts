@@ -12,6 +12,7 @@ const PRETTIER = path.join(ROOT, 'node_modules/prettier/bin/prettier.cjs');
 interface LintMessage {
   ruleId: string | null;
   message: string;
+  line: number;
 }
 
 /** Lints `code` as if it were the file at `file` (relative to the repository root), with the repository's config. */
@@ -125,6 +126,15 @@ describe('lint guardrails', () => {
   it('refuse an unawaited promise (type-aware)', async () => {
     const messages = await lint(['tests/guardrails/fixtures/promises/floating.ts']);
     expect(rules(messages)).toEqual(['@typescript-eslint/no-floating-promises']);
+  });
+
+  it('refuse a timer that floats a promise (void or async callback), not one that handles it', async () => {
+    const messages = await lint(['tests/guardrails/fixtures/promises/floating-timer.ts']);
+    expect(messages.map((m) => [m.ruleId, m.line])).toEqual([
+      ['no-restricted-syntax', 6],
+      ['no-restricted-syntax', 9],
+    ]);
+    expect(messages[0]!.message).toContain('BackgroundLoop');
   });
 
   it('refuse code Prettier would change', async () => {

@@ -33,6 +33,6 @@ export function authEpochBumper(deps: {
       );
     },
     onListening: () => bump(keys.global),
-    warn: (detail, message) => logger.warn(detail, message),
+    logger,
   });
 }

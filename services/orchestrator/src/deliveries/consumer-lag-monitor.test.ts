@@ -41,7 +41,7 @@ describe('computeConsumerLag', () => {
 });
 
 describe('ConsumerLagMonitor', () => {
-  const logger = { warn: jest.fn() } as unknown as Logger;
+  const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn() } as unknown as Logger;
 
   it('sets the gauge for every partition of the topic', async () => {
     const registry = createMetricsRegistry('orchestrator', { defaultMetrics: false });
@@ -72,11 +72,13 @@ describe('ConsumerLagMonitor', () => {
     await monitor.stop();
   });
 
-  it('logs a failed sample instead of throwing', async () => {
+  it('logs a failed sample (Kafka unreachable) instead of throwing', async () => {
     const registry = createMetricsRegistry('orchestrator', { defaultMetrics: false });
     const admin = {
       fetchTopicOffsets: jest.fn(async () => {
-        throw new Error('broker down');
+        throw Object.assign(new Error('Connection error: connect ECONNREFUSED'), {
+          name: 'KafkaJSConnectionError',
+        });
       }),
       fetchOffsets: jest.fn(async () => []),
     };

@@ -1,6 +1,7 @@
 import type { Admin } from 'kafkajs';
 import type { Gauge } from '@conveyor/metrics';
 import type { Logger } from '@conveyor/logger';
+import { BackgroundLoop } from '@conveyor/runtime';
 
 export interface PartitionLag {
   partition: number;
@@ -40,48 +41,43 @@ export interface ConsumerLagMonitorOptions {
 
 /** Periodically sets `conveyor_kafka_consumer_lag{topic,partition}` for one consumer group on one topic. */
 export class ConsumerLagMonitor {
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly admin: Pick<Admin, 'fetchTopicOffsets' | 'fetchOffsets'>,
     private readonly options: ConsumerLagMonitorOptions,
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'consumer lag sample',
+      dependency: 'kafka',
+      intervalMs: options.intervalMs ?? 15_000,
+      run: () => this.measure(),
+      logger: options.logger,
+    });
+  }
 
   start(): void {
-    if (this.timer) return;
-    void this.sample();
-    this.timer = setInterval(() => void this.sample(), this.options.intervalMs ?? 15_000);
-    this.timer.unref();
+    this.loop.start();
   }
 
   /** One sample; overlapping calls share the one in flight. Failures are logged, never thrown. */
   sample(): Promise<void> {
-    this.inFlight ??= this.measure().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
+    return this.loop.trigger();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.inFlight;
+    await this.loop.stop();
   }
 
   private async measure(): Promise<void> {
-    const { topic, groupId, gauge, logger } = this.options;
-    try {
-      const [topicOffsets, groupOffsets] = await Promise.all([
-        this.admin.fetchTopicOffsets(topic),
-        this.admin.fetchOffsets({ groupId, topics: [topic] }),
-      ]);
-      const committed = groupOffsets.find((t) => t.topic === topic)?.partitions ?? [];
-      for (const { partition, lag } of computeConsumerLag(topicOffsets, committed)) {
-        gauge.set({ topic, partition: String(partition) }, lag);
-      }
-    } catch (err) {
-      logger.warn({ err, topic, groupId }, 'consumer lag sample failed');
+    const { topic, groupId, gauge } = this.options;
+    const [topicOffsets, groupOffsets] = await Promise.all([
+      this.admin.fetchTopicOffsets(topic),
+      this.admin.fetchOffsets({ groupId, topics: [topic] }),
+    ]);
+    const committed = groupOffsets.find((t) => t.topic === topic)?.partitions ?? [];
+    for (const { partition, lag } of computeConsumerLag(topicOffsets, committed)) {
+      gauge.set({ topic, partition: String(partition) }, lag);
     }
   }
 }

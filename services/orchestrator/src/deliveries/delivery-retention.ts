@@ -1,5 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
+import { BackgroundLoop } from '@conveyor/runtime';
 
 export const RETENTION_KEEP_PER_WEBHOOK = 50;
 export const RETENTION_MIN_AGE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -45,39 +46,33 @@ export async function pruneDeliveryLog(
 
 /** Runs the pruning periodically (every replica may run it; the statement is idempotent). */
 export class DeliveryRetention {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly db: PrismaClient,
     private readonly logger: Logger,
-    private readonly intervalMs: number,
+    intervalMs: number,
     private readonly options: RetentionOptions = {},
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'delivery log retention',
+      dependency: 'postgres',
+      intervalMs,
+      run: () => this.runOnce(),
+      logger,
+    });
+  }
 
   start(): void {
-    const tick = () => {
-      this.running = this.runOnce().finally(() => {
-        this.running = undefined;
-      });
-    };
-    this.timer = setInterval(tick, this.intervalMs);
-    this.timer.unref();
-    tick();
+    this.loop.start();
   }
 
   async runOnce(now = new Date()): Promise<void> {
-    try {
-      const deleted = await pruneDeliveryLog(this.db, now, this.options);
-      if (deleted > 0) this.logger.info({ deleted }, 'delivery log pruned');
-    } catch (err) {
-      this.logger.warn({ err }, 'delivery log pruning failed');
-    }
+    const deleted = await pruneDeliveryLog(this.db, now, this.options);
+    if (deleted > 0) this.logger.info({ deleted }, 'delivery log pruned');
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.loop.stop();
   }
 }

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
+import { BackgroundLoop } from '@conveyor/runtime';
 import { ENQUEUE_RUN } from '../runs/outbox-relay';
 import { transitionRun } from '../runs/run-state-machine';
 
@@ -11,18 +12,26 @@ export const MAX_CLAIM_ATTEMPTS = 3;
  * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`.
  */
 export class LostRunnerSweeper {
-  private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<number> | undefined;
+  /** PostgreSQL only: the runs and their outbox entries; the relay takes the entries to Redis. */
+  readonly loop: BackgroundLoop;
 
   constructor(
     private readonly deps: { db: PrismaClient; kickOutbox: () => void; logger: Logger },
     private readonly lostAfterMs: number,
-    private readonly intervalMs = 5000,
-  ) {}
+    intervalMs = 5000,
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'lost-runner sweep',
+      dependency: 'postgres',
+      intervalMs,
+      run: () => this.sweep(),
+      logger: deps.logger,
+    });
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.sweep(), this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   sweep(now = new Date()): Promise<number> {
@@ -86,7 +95,7 @@ export class LostRunnerSweeper {
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    await this.loop.stop();
     await this.sweeping;
   }
 }

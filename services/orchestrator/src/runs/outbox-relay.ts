@@ -1,5 +1,6 @@
 import { Prisma, type PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
+import { BackgroundLoop } from '@conveyor/runtime';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import type { RunQueue } from './run-queue';
 
@@ -28,51 +29,46 @@ export const pendingEntries = (limit: number): Prisma.Sql => Prisma.sql`
 /**
  * Relays outbox entries to BullMQ. A run row and its outbox entry commit together; this relay turns the entry into
  * a job (kicked right after the commit, and swept periodically so a crash between commit and enqueue is
- * recovered). Rows are locked with SKIP LOCKED, so several orchestrator replicas share the work.
+ * recovered). Rows are locked with SKIP LOCKED, so several orchestrator replicas share the work. While PostgreSQL or
+ * Redis is down its loop backs off and the entries wait; none is charged an attempt for an outage.
  */
 export class OutboxRelay {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  readonly loop: BackgroundLoop;
 
   constructor(
     private readonly db: PrismaClient,
     private readonly queue: RunQueue,
     private readonly logger: Logger,
-    private readonly intervalMs = 1000,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => this.kick(), this.intervalMs);
-    this.timer.unref();
+    intervalMs = 1000,
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'outbox relay',
+      dependency: 'postgres',
+      intervalMs,
+      run: () => this.relayAll(),
+      logger,
+    });
   }
 
-  /** Relays now; concurrent kicks coalesce into one more pass. */
+  start(): void {
+    this.loop.start();
+  }
+
+  /** Relays now; concurrent kicks coalesce into one more pass. Never rejects. */
   kick(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          // A short batch was everything there was: no empty pass to find that out.
-          while ((await this.relayBatch()) === RELAY_BATCH);
-        } while (this.again);
-      } catch (err) {
-        this.logger.warn({ err }, 'outbox relay failed; will retry');
-      } finally {
-        this.running = undefined;
-      }
-    })();
-    return this.running;
+    return this.loop.trigger();
+  }
+
+  private async relayAll(): Promise<void> {
+    // A short batch was everything there was: no empty pass to find that out.
+    while ((await this.relayBatch()) === RELAY_BATCH);
   }
 
   /**
    * Returns how many entries were relayed. A pass is one transaction of three statements whatever its size: the
    * locked batch (with whether each run is self-hosted), one BullMQ addBulk, and deleting what was enqueued. An entry
-   * that cannot be parsed, or a batch Redis refused, stays with its error and is retried later.
+   * that cannot be parsed stays with its error and is retried later; a batch Redis refused (it is down) rolls back
+   * whole, for the loop to retry after its backoff: job IDs are per execution, so a batch enqueued twice is one.
    */
   private async relayBatch(): Promise<number> {
     return this.db.$transaction(async (tx) => {
@@ -97,15 +93,7 @@ export class OutboxRelay {
         }
       }
       if (jobs.length === 0) return entries.length;
-      try {
-        await this.queue.enqueueMany(jobs.filter((j) => !j.selfHosted).map((j) => j.job));
-      } catch (err) {
-        await failed(
-          jobs.map((j) => j.id),
-          err,
-        );
-        return 0;
-      }
+      await this.queue.enqueueMany(jobs.filter((j) => !j.selfHosted).map((j) => j.job));
       // A relayed entry has done its work; deleting it keeps the table as small as the backlog.
       await tx.$executeRaw`DELETE FROM "OutboxEntry" WHERE id = ANY(${jobs.map((j) => j.id)}::bigint[])`;
       return entries.length;
@@ -113,7 +101,6 @@ export class OutboxRelay {
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.loop.stop();
   }
 }

@@ -28,7 +28,7 @@ export class RunEventFeed {
       onListening: async () => {
         for (const set of this.watchers.values()) this.wake(set);
       },
-      warn: (detail, message) => logger.warn(detail, message),
+      logger,
     });
   }
 

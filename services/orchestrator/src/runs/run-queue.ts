@@ -9,7 +9,10 @@ export class RunQueue {
   readonly queue: Queue<RunJob>;
   private runners: { count: Promise<number>; at: number } | undefined;
 
-  constructor(connection: Redis, name: string) {
+  constructor(
+    private readonly connection: Redis,
+    name: string,
+  ) {
     this.queue = new Queue<RunJob>(name, {
       connection,
       defaultJobOptions: {
@@ -18,6 +21,8 @@ export class RunQueue {
         attempts: 1,
       },
     });
+    // The queue re-emits its connection's failures, which the connection's owner logs once (logConnectionOutages).
+    this.queue.on('error', () => undefined);
   }
 
   async enqueue(job: RunJob): Promise<void> {
@@ -44,6 +49,33 @@ export class RunQueue {
       count.catch(() => (this.runners = undefined));
     }
     return this.runners.count;
+  }
+
+  /**
+   * Whether each execution's job exists, and if so whether it failed (a runner gave it up before claiming the run),
+   * in one Redis round trip.
+   */
+  async jobStates(jobs: RunJob[]): Promise<Array<'missing' | 'failed' | 'present'>> {
+    if (jobs.length === 0) return [];
+    const pipeline = this.connection.pipeline();
+    for (const job of jobs) {
+      pipeline.exists(this.queue.toKey(runJobId(job)));
+      pipeline.zscore(this.queue.keys.failed!, runJobId(job));
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return jobs.map((_, i) => {
+      const [existsErr, exists] = replies[2 * i] ?? [];
+      const [failedErr, failedAt] = replies[2 * i + 1] ?? [];
+      if (existsErr || failedErr) throw existsErr ?? failedErr;
+      if (exists === 0) return 'missing';
+      return failedAt === null ? 'present' : 'failed';
+    });
+  }
+
+  /** Puts a failed job back in the waiting list (a no-op if it left the failed set meanwhile). */
+  async retryFailed(job: RunJob): Promise<void> {
+    const found = await this.queue.getJob(runJobId(job));
+    if (found && (await found.isFailed())) await found.retry('failed');
   }
 
   /** Best effort: a cancelled run's job may already be taken, in which case the claim fails instead. */

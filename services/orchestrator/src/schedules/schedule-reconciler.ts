@@ -1,5 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
+import { BackgroundLoop } from '@conveyor/runtime';
 import type { ScheduleTickQueue } from './schedule-tick-queue';
 import { syncTicks } from './sync-schedule-ticks';
 
@@ -17,13 +18,20 @@ interface Row {
  * touches a scheduler that already matches, so a tick pending from before an outage is kept (docs/schedules.md).
  */
 export class ScheduleReconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  readonly loop: BackgroundLoop;
 
   constructor(
     private readonly deps: { db: PrismaClient; ticks: ScheduleTickQueue; logger: Logger },
-    private readonly intervalMs: number,
-  ) {}
+    intervalMs: number,
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'schedule reconciliation',
+      dependency: 'redis',
+      intervalMs,
+      run: () => this.reconcile(),
+      logger: deps.logger,
+    });
+  }
 
   async reconcile(): Promise<{ upserted: number; removed: number }> {
     const { db, ticks } = this.deps;
@@ -68,27 +76,13 @@ export class ScheduleReconciler {
     return { upserted, removed };
   }
 
-  /** One pass now (failures are logged and retried on the next pass), then one per interval. */
+  /** One pass now (a failure is logged and retried with backoff), then one per interval. */
   async start(): Promise<void> {
-    await this.pass();
-    this.timer = setInterval(() => void this.pass(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  private pass(): Promise<unknown> {
-    this.running ??= this.reconcile()
-      .catch((err: unknown) =>
-        this.deps.logger.warn({ err: (err as Error).message }, 'schedule reconciliation failed'),
-      )
-      .finally(() => {
-        this.running = undefined;
-      });
-    return this.running;
+    this.loop.start();
+    await this.loop.settled();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.loop.stop();
   }
 }

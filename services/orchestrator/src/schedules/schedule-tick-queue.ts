@@ -26,6 +26,8 @@ export class ScheduleTickQueue {
 
   constructor(connection: Redis, name: string) {
     this.queue = new Queue<ScheduleTickJob>(name, { connection });
+    // The queue re-emits its connection's failures, which the connection's owner logs once (logConnectionOutages).
+    this.queue.on('error', () => undefined);
   }
 
   /** Creates the scheduler or replaces its expression; the pending tick of an old expression is replaced at once. */

@@ -1,6 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
+import { logConnectionOutages } from '@conveyor/runtime';
 import type { TickOutcome } from './fire-schedule-tick';
 import type { ScheduleTickJob } from './schedule-tick-queue';
 
@@ -32,7 +33,7 @@ export class ScheduleTickWorker {
     const { redisUrl, queueName, fire, logger } = this.options;
     // Workers block on Redis: they get a connection of their own (maxRetriesPerRequest: null, as BullMQ requires).
     this.connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', (err) => logger.warn({ err: err.message }, 'schedule worker redis error'));
+    logConnectionOutages(this.connection, logger, 'redis (schedule tick worker)');
     this.worker = new Worker<ScheduleTickJob, TickOutcome>(
       queueName,
       async (job) => {
@@ -52,7 +53,8 @@ export class ScheduleTickWorker {
         'schedule tick failed',
       ),
     );
-    this.worker.on('error', (err) => logger.warn({ err: err.message }, 'schedule worker error'));
+    // The worker reports its connection's failures too; the connection above already logs them once.
+    this.worker.on('error', () => undefined);
   }
 
   /** Waits for ticks in flight, then closes the connection; safe to call twice. */

@@ -109,7 +109,8 @@ export class CommandHarness implements Harness {
     // The agent gets a moment to wind down after `cancel`, then its whole process tree goes.
     const onAbort = () => {
       send({ type: 'cancel' });
-      setTimeout(() => void child.kill(KILL_GRACE_MS), KILL_GRACE_MS).unref();
+      // The agent may be gone by then: a failed kill must not end the runner.
+      setTimeout(() => void child.kill(KILL_GRACE_MS).catch(() => undefined), KILL_GRACE_MS).unref();
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
 

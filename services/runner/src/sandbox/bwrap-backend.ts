@@ -251,7 +251,8 @@ class BwrapSandbox implements RunSandbox {
     monitorIntervalMs: number,
   ) {
     this.wallClock = setTimeout(() => this.endRun('timeout'), policy.limits.wallClockMs);
-    this.monitor = setInterval(() => void this.check(), monitorIntervalMs);
+    // A failed check (the workspace went away under it) is tried again at the next tick; it must not end the runner.
+    this.monitor = setInterval(() => void this.check().catch(() => undefined), monitorIntervalMs);
     this.wallClock.unref();
     this.monitor.unref();
   }

@@ -163,7 +163,8 @@ class KubernetesSandbox implements RunSandbox {
   ) {
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
-      for (const proc of this.live) void proc.kill();
+      // A process already gone cannot be killed; that must not end the runner.
+      for (const proc of this.live) void proc.kill().catch(() => undefined);
     }, policy.limits.wallClockMs);
     this.wallClock.unref();
   }

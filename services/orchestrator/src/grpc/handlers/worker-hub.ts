@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { newId, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
+import { BackgroundLoop } from '@conveyor/runtime';
 import type { WorkerDownstream, WorkerServiceHandlers, WorkerUpstream__Output } from '@conveyor/proto';
 import { requireCaller } from '../require-caller';
 import { peerOf } from '../rpc-guard';
@@ -51,19 +52,25 @@ interface Connection {
  */
 export class WorkerHub {
   private readonly connections = new Map<string, Connection>();
-  private timer: NodeJS.Timeout | undefined;
-  private dispatching: Promise<void> | undefined;
-  private stopped = false;
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly db: PrismaClient,
     private readonly logger: Logger,
     private readonly options: WorkerHubOptions,
-  ) {}
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'self-hosted dispatch',
+      dependency: 'postgres',
+      intervalMs: options.dispatchIntervalMs,
+      run: () => this.dispatchOnce(),
+      logger,
+      runAtStart: false,
+    });
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.dispatch(), this.options.dispatchIntervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   grpcHandlers(): { workers: WorkerServiceHandlers } {
@@ -190,15 +197,9 @@ export class WorkerHub {
     stream.on('close', close);
   }
 
-  /** One pass over this replica's connections; passes never overlap. */
+  /** One pass over this replica's connections; passes never overlap. Never rejects. */
   dispatch(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    this.dispatching ??= this.dispatchOnce()
-      .catch((err: unknown) => this.logger.warn({ err }, 'self-hosted dispatch failed; will retry'))
-      .finally(() => {
-        this.dispatching = undefined;
-      });
-    return this.dispatching;
+    return this.loop.trigger();
   }
 
   private async dispatchOnce(): Promise<void> {
@@ -234,9 +235,7 @@ export class WorkerHub {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.dispatching;
+    await this.loop.stop();
     for (const c of [...this.connections.values()]) c.stream.end();
   }
 }
