@@ -71,6 +71,11 @@ export class EventDispatcher {
   /** Stops claiming, then waits for the attempts in flight (each ends within the timeout). */
   async stop(): Promise<void> {
     await this.loop.stop();
+    await this.settled();
+  }
+
+  /** Resolves once the attempts started so far have ended and been recorded. */
+  async settled(): Promise<void> {
     await Promise.allSettled([...this.attempts]);
   }
 

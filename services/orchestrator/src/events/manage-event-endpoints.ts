@@ -3,8 +3,7 @@ import { newId, type EventEndpoint as EndpointRow, type PrismaClient } from '@co
 import type {
   Caller__Output,
   CreateEventEndpointRequest__Output,
-  EventEndpoint,
-  EventEndpointWithSecret,
+  EventEndpoint__Output as EventEndpoint,
   UpdateEventEndpointRequest__Output,
 } from '@conveyor/proto';
 import { requireFactoryManager } from '../factories/permissions';
@@ -25,6 +24,12 @@ export interface EventEndpointDeps {
 const MAX_DESCRIPTION = 500;
 /** Endpoints per team: each one multiplies every event's deliveries. */
 const MAX_ENDPOINTS_PER_TEAM = 50;
+
+/** An endpoint with its signing secret: the answer of create and rotate, the only time the secret is shown. */
+export interface EndpointWithSecret {
+  endpoint: EventEndpoint;
+  secret: string;
+}
 
 const iso = (d: Date | null): string => (d ? d.toISOString() : '');
 
@@ -70,7 +75,7 @@ export async function createEventEndpoint(
   deps: EventEndpointDeps,
   caller: Caller__Output,
   req: CreateEventEndpointRequest__Output,
-): Promise<EventEndpointWithSecret> {
+): Promise<EndpointWithSecret> {
   requireFactoryManager(caller, 'Creating an event endpoint');
   const eventTypes = validateEventTypes(req.event_types);
   const description = validateDescription(req.description);
@@ -149,7 +154,7 @@ export async function rotateEventEndpointSecret(
   deps: EventEndpointDeps,
   caller: Caller__Output,
   endpointId: string,
-): Promise<EventEndpointWithSecret> {
+): Promise<EndpointWithSecret> {
   const existing = await findEndpoint(deps.db, caller, endpointId);
   requireFactoryManager(caller, 'Rotating an event endpoint secret');
   const now = deps.now?.() ?? new Date();
