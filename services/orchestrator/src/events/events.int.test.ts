@@ -1,11 +1,15 @@
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
 import type { Caller__Output } from '@conveyor/proto';
-import { createTestDatabase, createTestTrust, type TestDatabase, type TestTrust } from '@conveyor/testing';
+import {
+  createTestDatabase,
+  createTestTrust,
+  startEventReceiver as receiver,
+  type ReceivedEvent as Received,
+  type TestDatabase,
+  type TestTrust,
+} from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
@@ -25,43 +29,6 @@ import {
 } from './manage-event-endpoints';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
-
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  respond(status: number, headers?: Record<string, string>): void;
-}
-
-/** A receiver on loopback: every request waits in `next()` until the test answers it. */
-async function receiver() {
-  const queue: Received[] = [];
-  const waiting: Array<(r: Received) => void> = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const r: Received = {
-        headers: req.headers,
-        body,
-        respond: (status, headers = {}) => res.writeHead(status, headers).end(),
-      };
-      const w = waiting.shift();
-      if (w) w(r);
-      else queue.push(r);
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    next: () =>
-      new Promise<Received>((resolve) => (queue.length ? resolve(queue.shift()!) : waiting.push(resolve))),
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
-  };
-}
 
 const caller = (teamId: string, userId: string, role: string): Caller__Output => ({
   team_id: teamId,
