@@ -9,9 +9,11 @@ export function healthRoutes(readiness: Readiness): Router {
   });
   router.get('/readyz', async (_req, res) => {
     const report = await readiness.report();
-    res
-      .status(report.ready ? 200 : 503)
-      .json({ status: report.ready ? 'ready' : 'not_ready', checks: report.checks });
+    res.status(report.ready ? 200 : 503).json({
+      status: report.ready ? 'ready' : 'not_ready',
+      checks: report.checks,
+      ...(report.loops ? { loops: report.loops } : {}),
+    });
   });
   return router;
 }

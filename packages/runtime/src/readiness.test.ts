@@ -19,4 +19,15 @@ describe('Readiness', () => {
     readiness.markStopping();
     expect((await readiness.report(20)).checks.shutdown).toEqual({ ok: false, error: 'shutting down' });
   });
+
+  it("reports background loops' health without letting a failing loop gate readiness", async () => {
+    const readiness = new Readiness()
+      .add('db', async () => undefined)
+      .observe('sweep', { health: () => ({ ok: false, failures: 3, error: 'boom' }) });
+    expect(await readiness.report()).toEqual({
+      ready: true,
+      checks: { db: { ok: true } },
+      loops: { sweep: { ok: false, failures: 3, error: 'boom' } },
+    });
+  });
 });

@@ -1,17 +1,28 @@
+import type { LoopHealth } from './background-loop';
+
 export type ReadinessCheck = () => Promise<void>;
 
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, { ok: boolean; error?: string }>;
+  /** Background loops' health: reported, not gating (a loop failing on a bug must not take the service out). */
+  loops?: Record<string, LoopHealth>;
 }
 
 /** Readiness = not shutting down and every real dependency answers within a short deadline. */
 export class Readiness {
   private stopping = false;
   private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly loops = new Map<string, () => LoopHealth>();
 
   add(name: string, check: ReadinessCheck): this {
     this.checks.set(name, check);
+    return this;
+  }
+
+  /** Reports a background loop's health beside the checks. */
+  observe(name: string, loop: { health(): LoopHealth }): this {
+    this.loops.set(name, () => loop.health());
     return this;
   }
 
@@ -32,7 +43,13 @@ export class Readiness {
       }),
     );
     if (this.stopping) checks.shutdown = { ok: false, error: 'shutting down' };
-    return { ready: Object.values(checks).every((c) => c.ok), checks };
+    const ready = Object.values(checks).every((c) => c.ok);
+    if (this.loops.size === 0) return { ready, checks };
+    return {
+      ready,
+      checks,
+      loops: Object.fromEntries([...this.loops].map(([name, health]) => [name, health()])),
+    };
   }
 }
 

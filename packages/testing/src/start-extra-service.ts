@@ -13,11 +13,12 @@ export interface ExtraService {
   kill: () => void;
 }
 
+type ExtraServiceName = 'gateway' | 'ingress' | 'orchestrator' | 'runner';
+
 /** The listening ports of one more process of a service. */
-async function ports(
-  service: 'gateway' | 'ingress' | 'orchestrator',
-): Promise<{ http: number; env: NodeJS.ProcessEnv }> {
+async function ports(service: ExtraServiceName): Promise<{ http: number; env: NodeJS.ProcessEnv }> {
   const http = await freePort();
+  if (service === 'runner') return { http, env: { HTTP_PORT: String(http) } };
   if (service !== 'orchestrator') return { http, env: { PORT: String(http) } };
   return {
     http,
@@ -30,13 +31,13 @@ async function ports(
 }
 
 /**
- * One more gateway, ingress or orchestrator process of a running platform, with different settings (an unreachable
- * Kafka, a chattier LOG_LEVEL to inspect its access log) or as a second replica (an orchestrator sharing the database
- * and the deliveries consumer group). A gateway or ingress talks to the platform's orchestrator.
+ * One more gateway, ingress, orchestrator or runner process of a running platform, with different settings (an
+ * unreachable Kafka, a chattier LOG_LEVEL to inspect its access log) or as a second replica (an orchestrator sharing
+ * the database and the deliveries consumer group). A gateway, ingress or runner talks to the platform's orchestrator.
  */
 export async function startExtraService(
   platform: RunningPlatform,
-  service: 'gateway' | 'ingress' | 'orchestrator',
+  service: ExtraServiceName,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ExtraService> {
   const { http, env: portEnv } = await ports(service);

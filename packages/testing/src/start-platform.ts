@@ -83,9 +83,15 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
  * per-test Kafka topic and consumer group, then seeds a team with an admin key.
  */
 export async function startPlatform(
-  options: { env?: NodeJS.ProcessEnv; withRunner?: boolean } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    withRunner?: boolean;
+    /** Servers of the test's own (private-servers.ts), for tests that stop them; the shared ones otherwise. */
+    databaseAdminUrl?: string;
+    redisUrl?: string;
+  } = {},
 ): Promise<RunningPlatform> {
-  const db = await createTestDatabase();
+  const db = await createTestDatabase({ adminUrl: options.databaseAdminUrl });
   const trust = await createTestTrust();
   const [grpcPort, workerGrpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([
     freePort(),
@@ -99,7 +105,7 @@ export async function startPlatform(
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: db.url,
-    REDIS_URL: REDIS_URL,
+    REDIS_URL: options.redisUrl ?? REDIS_URL,
     KAFKA_BROKERS: KAFKA_BROKERS.join(','),
     DELIVERIES_TOPIC: `deliveries-${suffix}`,
     DELIVERIES_CONSUMER_GROUP: `orchestrator-${suffix}`,

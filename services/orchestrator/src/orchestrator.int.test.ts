@@ -208,6 +208,11 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
         'run event feed': { ok: true },
         kafka: { ok: true },
       },
+      loops: {
+        'outbox relay': { ok: true },
+        'lost-runner sweep': { ok: true },
+        'run queue reconciliation': { ok: true },
+      },
     });
   });
 });

@@ -152,6 +152,10 @@ export class Orchestrator implements Service {
     );
     this.queueReconciler = queueReconciler;
     queueReconciler.start();
+    this.readiness
+      .observe('outbox relay', outbox.loop)
+      .observe('lost-runner sweep', this.sweeper.loop)
+      .observe('run queue reconciliation', queueReconciler.loop);
     // A Redis that comes back may have come back empty: look for runs without a job at once.
     redis.on('ready', () => void queueReconciler.loop.trigger());
 

@@ -40,9 +40,16 @@ export function repositoryHosts(spec: EnvironmentSpec): string[] {
   });
 }
 
+/** The output of a setup step as the run's log shows it: what the sandbox kept of it (its last 4000 bytes). */
+const outputOf = (command: string, code: number | null, output: string): string => {
+  const text = output.trim();
+  return `${command} exited with ${code ?? 'a signal'}${text ? `:\n${text}` : ' (no output)'}`;
+};
+
 /**
  * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any
- * failure is a setup failure of the run.
+ * failure is a setup failure of the run. Each setup command's output (stdout and stderr) goes to the run's log
+ * whether it succeeds or fails, through `report`, whose events the run's redactor has seen first.
  */
 export async function setUpEnvironment(
   spec: EnvironmentSpec,
@@ -71,6 +78,7 @@ export async function setUpEnvironment(
   for (const command of spec.setup_commands) {
     report(`running ${command}`);
     const result = await runToCompletion(sandbox, { argv: ['/bin/sh', '-c', command], env }, signal);
+    report(outputOf(command, result.code, result.output));
     if (result.code !== 0)
       throw new SetupFailure(`Setup command failed (${command}): ${result.output.trim()}`);
   }

@@ -1,3 +1,4 @@
+import { AppError, outageOf } from '@conveyor/errors';
 import type { RunEvent } from '@conveyor/run-events';
 import type { RunnerControl__Output } from '@conveyor/proto';
 import type { OrchestratorLink } from './orchestrator-link';
@@ -13,6 +14,8 @@ export class EventReporter {
   private readonly transcript: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** The last batch failed because the orchestrator was unreachable: the next such failure is not reported again. */
+  private unreachable = false;
   readonly redactor = new SecretRedactor();
 
   constructor(
@@ -48,11 +51,16 @@ export class EventReporter {
           runner_id: this.target.runnerId,
           events_json: batch.map((e) => JSON.stringify(e)),
         });
+        this.unreachable = false;
         this.onControl(control);
       } catch (err) {
-        // Keep the events for the next attempt, unless the run was taken from us (onError decides).
+        // Keep the events for the next attempt, unless the run was taken from us (onError decides). An unreachable
+        // orchestrator is reported once per outage, not at every batch (5 a second).
         this.buffer = [...batch, ...this.buffer];
-        this.onError(err);
+        const outage =
+          (err instanceof AppError && err.code === 'resource_unavailable') || outageOf(err) !== undefined;
+        if (!outage || !this.unreachable) this.onError(err);
+        this.unreachable = outage;
       }
     });
     return this.flushing;

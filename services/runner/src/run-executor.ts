@@ -291,7 +291,7 @@ export class RunExecutor {
       await removeWorkspace(this.options.workspaceRoot, assignment.run_id);
       return {
         state: 'ERROR',
-        message: 'The run could not be isolated, so it was not started',
+        message: `The run could not be isolated, so it was not started: ${err.message}`,
         errorCode: 'resource_unavailable',
       };
     }

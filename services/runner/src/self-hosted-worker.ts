@@ -8,7 +8,7 @@ import {
   type WorkerDownstream__Output,
   type WorkerUpstream,
 } from '@conveyor/proto';
-import type { Service } from '@conveyor/runtime';
+import { Backoff, OutageLog, type Service } from '@conveyor/runtime';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
 import { RunExecutor } from './run-executor';
@@ -36,14 +36,23 @@ export class SelfHostedWorker implements Service {
   private readonly stopAll = new AbortController();
   private stopping = false;
   private stopped: Promise<void> | undefined;
-  private attempts = 0;
+  /** Reconnection delays (250 ms doubled up to RECONNECT_MAX_DELAY_MS, with jitter), the outage logged once. */
+  private readonly backoff: Backoff;
+  private readonly outage: OutageLog;
 
   constructor(
     private readonly config: WorkerConfig,
     private readonly logger: Logger,
     /** Called when the platform refuses this worker for good (bad token or worker ID). */
     private readonly onFatal: (reason: string) => void = () => undefined,
-  ) {}
+  ) {
+    this.backoff = new Backoff(250, config.RECONNECT_MAX_DELAY_MS);
+    this.outage = new OutageLog(
+      logger,
+      { loop: 'connection to the platform', dependency: 'orchestrator' },
+      { connection: true },
+    );
+  }
 
   async start(): Promise<void> {
     // Fail closed: a worker that cannot isolate runs does not connect for any.
@@ -67,7 +76,8 @@ export class SelfHostedWorker implements Service {
     let executor: RunExecutor | undefined;
     call.on('data', (message: WorkerDownstream__Output) => {
       if (message.welcome) {
-        this.attempts = 0;
+        this.backoff.reset();
+        this.outage.succeeded();
         const welcome = message.welcome;
         executor = new RunExecutor(
           this.link!,
@@ -111,8 +121,8 @@ export class SelfHostedWorker implements Service {
         this.onFatal(err.details);
         return;
       }
-      const delay = Math.min(config.RECONNECT_MAX_DELAY_MS, 250 * 2 ** Math.min(this.attempts++, 8));
-      logger.warn({ err: err?.details, delayMs: delay }, 'connection to the platform lost; reconnecting');
+      const delay = this.backoff.next();
+      this.outage.failed(err ?? new Error('the platform ended the connection'), delay);
       this.reconnectTimer = setTimeout(() => this.connect(), delay);
     };
     call.on('error', (err: grpc.ServiceError) => retry(err));

@@ -38,6 +38,32 @@ describe('runs: setup failures, debug sessions, command harness, lost runners', 
 
   const api = (method: string, p: string, body?: unknown) => apiCall(platform, method, p, body);
 
+  it("shows a setup command's output (stdout and stderr) in the run's log when it succeeds", async () => {
+    const environment = await api('POST', '/agent/environments', {
+      name: 'with a chatty setup',
+      setup_commands: ['echo "installed $((6 * 7)) packages"; echo "deprecated: left-pad" >&2'],
+    });
+    expect(environment.status).toBe(201);
+    const created = await api('POST', '/agent/runs', {
+      prompt: 'hello',
+      config: { environment_id: environment.body.uid },
+    });
+    const runId = created.body.run_id as string;
+    await waitForRunState(platform, runId, ['SUCCEEDED']);
+    // The run's log: its `log` events, which the conversation shows as event steps (docs/runs.md).
+    const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body;
+    const logs = (
+      conversation.messages as Array<{ steps: Array<{ kind?: string; data?: { text?: string } }> }>
+    )
+      .flatMap((m) => m.steps)
+      .filter((step) => step.kind === 'log')
+      .map((step) => step.data?.text ?? '');
+    // stdout and stderr are two pipes: their lines may arrive in either order.
+    const output = logs.find((text) => text.includes('installed 42 packages'));
+    expect(output).toMatch(/exited with 0:\n/);
+    expect(output).toContain('deprecated: left-pad');
+  });
+
   it('keeps a run that failed during setup FAILED while a debug agent answers in its retained session', async () => {
     const created = await api('POST', '/agent/runs', {
       prompt: '@demo setup-fail could not install dependencies',

@@ -79,7 +79,15 @@ function routeConfig(op: Operation): RouteConfig {
     responses: {
       [String(success.status)]: successResponse,
       ...Object.fromEntries(
-        errorStatuses(op).map((s) => [String(s), problem(ERROR_DESCRIPTIONS[s] ?? 'Error.')]),
+        errorStatuses(op).map((s) => [
+          String(s),
+          s === 503 && op.unavailable
+            ? {
+                description: 'Not ready: a dependency is down or the service drains.',
+                content: { 'application/json': { schema: op.unavailable } },
+              }
+            : problem(ERROR_DESCRIPTIONS[s] ?? 'Error.'),
+        ]),
       ),
       default: problem('Any other error, in the same problem+json shape.'),
     },

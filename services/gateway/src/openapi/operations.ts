@@ -63,7 +63,12 @@ export interface Operation {
   success: Success;
   /** Statuses this operation answers besides the common ones (problem+json). */
   errors?: number[];
+  /** Its 503 body when that is not a problem (readiness reports its checks either way). */
+  unavailable?: ZodTypeAny;
 }
+
+/** `/readyz` answers its checks with 200 and 503 alike. */
+const readinessBody = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.unknown()) });
 
 const json = (schema: ZodTypeAny, description: string, status: 200 | 201 | 202 = 200): Success => ({
   status,
@@ -114,8 +119,8 @@ export const OPERATIONS: Operation[] = [
     '/readyz',
     'Operations',
     'Readiness (503 while a dependency is down or the gateway drains)',
-    json(z.object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.unknown()) }), 'Ready.'),
-    { auth: 'none', errors: [503] },
+    json(readinessBody, 'Ready.'),
+    { auth: 'none', unavailable: readinessBody },
   ),
   api(
     'get',

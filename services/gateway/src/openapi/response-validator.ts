@@ -6,11 +6,12 @@ import { findOperation } from './find-operation';
 
 /** The schema to check against, a problem description, or undefined for the console's own routes (not the API). */
 function expectedSchema(req: Request, status: number): ZodTypeAny | string | undefined {
-  if (status >= 400) return problemSchema;
   const requested = req.originalUrl.split('?')[0]!;
   // The web console reaches the API's own routes under /console/api (docs/console.md): checked as their /v1 twins.
   const path = requested.replace(/^\/console\/api\//, '/v1/');
   const op = findOperation(req.method, path);
+  if (status === 503 && op?.unavailable) return op.unavailable;
+  if (status >= 400) return problemSchema;
   if (!op)
     return requested.startsWith('/console/')
       ? undefined

@@ -18,7 +18,7 @@ export interface QueueRepair {
  * PostgreSQL is the truth about which runs wait; BullMQ only carries them to runners. A Redis that lost its data
  * (a restart without persistence, a failover, FLUSHALL) or a job a runner dropped before claiming would leave a run
  * QUEUED forever: each pass finds the pool's QUEUED runs whose current execution has no job, or only a failed one,
- * and puts it back. Idempotent: job IDs are per execution (`<runId>:<execution>`), so enqueueing a run the outbox
+ * and puts it back. Idempotent: job IDs are per execution (`<runId>-e<execution>`), so enqueueing a run the outbox
  * relay is enqueueing at the same moment adds one job, and claiming an execution is a compare-and-set, so a job
  * for an execution already taken is skipped by the runner.
  */
