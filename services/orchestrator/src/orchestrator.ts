@@ -230,6 +230,7 @@ export class Orchestrator implements Service {
     });
     this.events = events;
     events.start();
+    this.readiness.observe('event dispatcher', events.loop);
     // The trigger that records an event notifies; a lost notification waits for the next poll at worst.
     const outboundEvents = new ChannelListener({
       databaseUrl: config.DATABASE_URL,
