@@ -109,7 +109,7 @@ const schema = z
       ),
     /** Earlier secrets keys (comma-separated base64), still accepted for decryption during a key rotation. */
     CONVEYOR_SECRETS_PREVIOUS_KEYS: csv(''),
-    /** How often the delivery log is pruned (entries older than 7 days beyond each webhook's 50 most recent). */
+    /** How often the delivery log (entries older than 7 days beyond each webhook's 50 most recent) and old outbound events are pruned. */
     DELIVERY_RETENTION_INTERVAL_MS: z.coerce
       .number()
       .int()
@@ -164,6 +164,12 @@ const schema = z
       .default(5 * 24 * 60 * 60 * 1000),
     /** Attempts in flight per endpoint and orchestrator: a slow endpoint holds only its own slots. */
     EVENT_ENDPOINT_CONCURRENCY: z.coerce.number().int().positive().default(4),
+    /** Delivered (or given-up) events, their deliveries and attempts are deleted after this long. */
+    EVENT_RETENTION_MS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(30 * 24 * 60 * 60 * 1000),
     /** How often the dispatcher looks for due deliveries when no notification woke it. */
     EVENT_DISPATCH_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
     /** How long discovered skills are served from the cache before the repository's head commit is checked again. */

@@ -14,6 +14,7 @@ import {
 } from '@conveyor/metrics';
 import {
   authEpochKeys,
+  type BackgroundLoop,
   closeAll,
   closeServer,
   healthRoutes,
@@ -35,6 +36,7 @@ import { PrismaDeliveryStore } from './deliveries/prisma-delivery-store';
 import { EgressPolicy } from './egress/egress-policy';
 import { planGitFetch } from './egress/git-egress';
 import { EventDispatcher } from './events/event-dispatcher';
+import { eventRetentionLoop } from './events/event-retention';
 import { AgentIdentities } from './identities/agent-identities';
 import { IdentityKeys } from './identities/identity-keys';
 import { HarnessSessions } from './runner/harness-sessions';
@@ -92,6 +94,7 @@ export class Orchestrator implements Service {
   private deliveryRetention: DeliveryRetention | undefined;
   private schedules: ScheduleModule | undefined;
   private events: EventDispatcher | undefined;
+  private eventRetention: BackgroundLoop | undefined;
   private outboundEvents: ChannelListener | undefined;
   private workerHub: WorkerHub | undefined;
   private runEventFeed: RunEventFeed | undefined;
@@ -231,6 +234,11 @@ export class Orchestrator implements Service {
     this.events = events;
     events.start();
     this.readiness.observe('event dispatcher', events.loop);
+    this.eventRetention = eventRetentionLoop(db, logger.child({ component: 'event-retention' }), {
+      retentionMs: config.EVENT_RETENTION_MS,
+      intervalMs: config.DELIVERY_RETENTION_INTERVAL_MS,
+    });
+    this.eventRetention.start();
     // The trigger that records an event notifies; a lost notification waits for the next poll at worst.
     const outboundEvents = new ChannelListener({
       databaseUrl: config.DATABASE_URL,
@@ -405,6 +413,7 @@ export class Orchestrator implements Service {
       ['outbox relay', () => this.outbox?.stop()],
       ['outbound events', () => this.outboundEvents?.stop()],
       ['event dispatcher', () => this.events?.stop()],
+      ['event retention', () => this.eventRetention?.stop()],
       ['run queue', () => this.runQueue?.close()],
       ['redis', () => this.redis?.quit()],
       ['database', () => this.db?.$disconnect()],

@@ -20,6 +20,7 @@ import { transitionRun } from '../runs/run-state-machine';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { listEventAttempts, replayEvent } from './event-attempts';
 import { EventDispatcher } from './event-dispatcher';
+import { pruneOutboundEvents } from './event-retention';
 import {
   createEventEndpoint,
   getEventEndpoint,
@@ -280,5 +281,32 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
       slow.close();
       fast.close();
     }
+  });
+
+  it('prunes old events once delivered or given up, never one still pending', async () => {
+    const { endpoint } = await createEventEndpoint(deps, admin, {
+      caller: admin,
+      url: 'http://127.0.0.1:9/never',
+      event_types: ['*'],
+      description: '',
+    });
+    // Disabled: the dispatcher leaves its deliveries alone.
+    await db.eventEndpoint.update({ where: { id: endpoint.id }, data: { enabled: false } });
+    const { runId } = await createRun(runDeps, admin, { prompt: 'old news' });
+    const old = new Date('2020-01-01T00:00:00Z');
+    for (const [id, status] of [
+      ['msg_old_done', 'succeeded'],
+      ['msg_old_failed', 'failed'],
+      ['msg_old_pending', 'pending'],
+    ] as const) {
+      await db.outboundEvent.create({
+        data: { id, teamId: admin.team_id, runId, type: 'run.queued', occurredAt: old },
+      });
+      await db.eventDelivery.create({ data: { eventId: id, endpointId: endpoint.id, runId, status } });
+    }
+    await pruneOutboundEvents(db, new Date('2021-01-01T00:00:00Z'));
+    const left = await db.outboundEvent.findMany({ where: { id: { startsWith: 'msg_old_' } } });
+    expect(left.map((e) => e.id)).toEqual(['msg_old_pending']);
+    await db.eventEndpoint.delete({ where: { id: endpoint.id } });
   });
 });
