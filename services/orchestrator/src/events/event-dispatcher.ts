@@ -133,8 +133,10 @@ export class EventDispatcher {
 
   private async attempt(delivery: Claimed): Promise<void> {
     const { db, cipher, urls } = this.options;
-    const endpoint = await db.eventEndpoint.findUnique({ where: { id: delivery.endpointId } });
-    const event = await db.outboundEvent.findUnique({ where: { id: delivery.eventId } });
+    const [endpoint, event] = await Promise.all([
+      db.eventEndpoint.findUnique({ where: { id: delivery.endpointId } }),
+      db.outboundEvent.findUnique({ where: { id: delivery.eventId } }),
+    ]);
     if (!endpoint || !event || !endpoint.enabled) return;
     let body = event.body;
     if (body === null) {
@@ -198,13 +200,15 @@ export class EventDispatcher {
           ...(nextAttemptAt ? { nextAttemptAt } : {}),
         },
       }),
-      db.eventEndpoint.updateMany({
-        where: { id: endpoint.id },
-        data: {
-          failingSince,
-          ...(disabledReason ? { enabled: false, disabledReason } : {}),
-        },
-      }),
+      // A healthy endpoint that stays healthy (the common case) needs no write.
+      ...(failingSince?.getTime() === endpoint.failingSince?.getTime() && !disabledReason
+        ? []
+        : [
+            db.eventEndpoint.updateMany({
+              where: { id: endpoint.id },
+              data: { failingSince, ...(disabledReason ? { enabled: false, disabledReason } : {}) },
+            }),
+          ]),
     ]);
     if (disabledReason)
       logger.warn({ endpointId: endpoint.id, reason: disabledReason }, 'event endpoint disabled');

@@ -261,6 +261,31 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     }
   });
 
+  it('disables an endpoint whose attempts have failed for longer than the limit, and says so', async () => {
+    const rx = await receiver();
+    try {
+      const { endpoint } = await createEventEndpoint(deps, admin, {
+        caller: admin,
+        url: rx.url,
+        event_types: ['run.queued'],
+        description: '',
+      });
+      // It has been failing for two days (the limit here is one).
+      const since = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+      await db.eventEndpoint.update({ where: { id: endpoint.id }, data: { failingSince: since } });
+      await createRun(runDeps, admin, { prompt: 'nobody listens' });
+      (await rx.next()).respond(500);
+      await dispatcher.settled();
+      expect(await getEventEndpoint(db, member, endpoint.id)).toMatchObject({
+        enabled: false,
+        disabled_reason: `Every attempt failed since ${since.toISOString()}`,
+      });
+      await db.eventEndpoint.delete({ where: { id: endpoint.id } });
+    } finally {
+      rx.close();
+    }
+  });
+
   it('lets a hanging endpoint hold only its own deliveries', async () => {
     const slow = await receiver();
     const fast = await receiver();
