@@ -83,4 +83,11 @@ export type * from './gen/conveyor/orchestrator/v1/ConnectedWorker';
 export type * from './gen/conveyor/orchestrator/v1/ListConnectedWorkersResponse';
 export type * from './gen/conveyor/orchestrator/v1/ReportArtifactRequest';
 export type * from './gen/conveyor/orchestrator/v1/AgentIdentityKeyWithSecret';
+// Outgoing run events (events.proto).
+export type * from './gen/conveyor/orchestrator/v1/EventEndpointService';
+export type * from './gen/conveyor/orchestrator/v1/EventEndpoint';
+export type * from './gen/conveyor/orchestrator/v1/EventEndpointWithSecret';
+export type * from './gen/conveyor/orchestrator/v1/EventAttempt';
+export type * from './gen/conveyor/orchestrator/v1/CreateEventEndpointRequest';
+export type * from './gen/conveyor/orchestrator/v1/UpdateEventEndpointRequest';
 export * from './request-defaults';

@@ -11,6 +11,7 @@ import type { CatalogServiceClient } from './gen/conveyor/orchestrator/v1/Catalo
 import type { AgentIdentityServiceClient } from './gen/conveyor/orchestrator/v1/AgentIdentityService';
 import type { ArtifactServiceClient } from './gen/conveyor/orchestrator/v1/ArtifactService';
 import type { WorkerServiceClient } from './gen/conveyor/orchestrator/v1/WorkerService';
+import type { EventEndpointServiceClient } from './gen/conveyor/orchestrator/v1/EventEndpointService';
 import { loadOrchestratorProto, type OrchestratorProto } from './load-protos';
 
 /**
@@ -47,6 +48,7 @@ export const ORCHESTRATOR_SERVICES = {
   identities: 'AgentIdentityService',
   artifacts: 'ArtifactService',
   workers: 'WorkerService',
+  events: 'EventEndpointService',
 } as const satisfies Record<string, keyof OrchestratorProto>;
 
 export interface OrchestratorClients {
@@ -62,6 +64,7 @@ export interface OrchestratorClients {
   identities: AgentIdentityServiceClient;
   artifacts: ArtifactServiceClient;
   workers: WorkerServiceClient;
+  events: EventEndpointServiceClient;
   close(): void;
 }
 

@@ -109,7 +109,7 @@ const schema = z
       ),
     /** Earlier secrets keys (comma-separated base64), still accepted for decryption during a key rotation. */
     CONVEYOR_SECRETS_PREVIOUS_KEYS: csv(''),
-    /** How often the delivery log is pruned (entries older than 7 days beyond each webhook's 50 most recent). */
+    /** How often the delivery log (entries older than 7 days beyond each webhook's 50 most recent) and old outbound events are pruned. */
     DELIVERY_RETENTION_INTERVAL_MS: z.coerce
       .number()
       .int()
@@ -139,6 +139,39 @@ const schema = z
       (cidrs) => cidrs.every((c) => ipaddr.isValidCIDR(c)),
       'must be comma-separated CIDRs, e.g. 10.0.0.0/8,::1/128',
     ),
+    /** Hosts an event endpoint may name with http:// (e.g. `127.0.0.1` for tests); every other endpoint is https. */
+    EVENT_HTTP_ALLOWED_HOSTS: csv(''),
+    /**
+     * Delay before each attempt of an event delivery, comma-separated ms: Svix's schedule by default (at once, 5 s,
+     * 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); each retry is jittered by up to ±10 %. After the last, the delivery fails.
+     */
+    EVENT_RETRY_SCHEDULE_MS: csv('0,5000,300000,1800000,7200000,18000000,36000000,36000000').pipe(
+      z.array(z.coerce.number().int().min(0)).min(1),
+    ),
+    /** An attempt without a 2xx answer within this long failed. */
+    EVENT_DELIVERY_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+    /** How long a rotated-out endpoint secret keeps signing alongside the new one. */
+    EVENT_SECRET_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(24 * 60 * 60 * 1000),
+    /** An endpoint whose every attempt failed for this long is disabled (and says so). */
+    EVENT_ENDPOINT_DISABLE_AFTER_MS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(5 * 24 * 60 * 60 * 1000),
+    /** Attempts in flight per endpoint and orchestrator: a slow endpoint holds only its own slots. */
+    EVENT_ENDPOINT_CONCURRENCY: z.coerce.number().int().positive().default(4),
+    /** Delivered (or given-up) events, their deliveries and attempts are deleted after this long. */
+    EVENT_RETENTION_MS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(30 * 24 * 60 * 60 * 1000),
+    /** How often the dispatcher looks for due deliveries when no notification woke it. */
+    EVENT_DISPATCH_INTERVAL_MS: z.coerce.number().int().positive().default(1000),
     /** How long discovered skills are served from the cache before the repository's head commit is checked again. */
     SKILL_CACHE_TTL_MS: z.coerce
       .number()

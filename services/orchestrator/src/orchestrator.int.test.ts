@@ -212,6 +212,7 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
         'outbox relay': { ok: true },
         'lost-runner sweep': { ok: true },
         'run queue reconciliation': { ok: true },
+        'event dispatcher': { ok: true },
       },
     });
   });

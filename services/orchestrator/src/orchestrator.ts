@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
-import { createPrismaClient, type ChannelListener, type PrismaClient } from '@conveyor/db';
+import { ChannelListener, createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createKafka, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import {
@@ -14,6 +14,7 @@ import {
 } from '@conveyor/metrics';
 import {
   authEpochKeys,
+  type BackgroundLoop,
   closeAll,
   closeServer,
   healthRoutes,
@@ -34,6 +35,8 @@ import { DeliveryRetention } from './deliveries/delivery-retention';
 import { PrismaDeliveryStore } from './deliveries/prisma-delivery-store';
 import { EgressPolicy } from './egress/egress-policy';
 import { planGitFetch } from './egress/git-egress';
+import { EventDispatcher } from './events/event-dispatcher';
+import { eventRetentionLoop } from './events/event-retention';
 import { AgentIdentities } from './identities/agent-identities';
 import { IdentityKeys } from './identities/identity-keys';
 import { HarnessSessions } from './runner/harness-sessions';
@@ -53,6 +56,7 @@ import { artifactHandlers } from './grpc/handlers/artifact-handlers';
 import { authHandlers } from './grpc/handlers/auth-handlers';
 import { blobHandlers } from './grpc/handlers/blob-handlers';
 import { catalogHandlers } from './grpc/handlers/catalog-handlers';
+import { eventEndpointHandlers } from './grpc/handlers/event-endpoint-handlers';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
 import { identityHandlers } from './grpc/handlers/identity-handlers';
@@ -89,6 +93,9 @@ export class Orchestrator implements Service {
   private deliveries: DeliveryProcessor | undefined;
   private deliveryRetention: DeliveryRetention | undefined;
   private schedules: ScheduleModule | undefined;
+  private events: EventDispatcher | undefined;
+  private eventRetention: BackgroundLoop | undefined;
+  private outboundEvents: ChannelListener | undefined;
   private workerHub: WorkerHub | undefined;
   private runEventFeed: RunEventFeed | undefined;
   private authEpochs: ChannelListener | undefined;
@@ -211,6 +218,37 @@ export class Orchestrator implements Service {
       allowedSchemes: config.GIT_ALLOWED_SCHEMES,
       allowLocal: config.GIT_ALLOW_LOCAL_URLS,
     };
+    const eventUrls = { policy: egress.policy, httpHosts: config.EVENT_HTTP_ALLOWED_HOSTS };
+    const events = new EventDispatcher({
+      db,
+      cipher,
+      urls: eventUrls,
+      logger: logger.child({ component: 'event-dispatcher' }),
+      publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
+      schedule: config.EVENT_RETRY_SCHEDULE_MS,
+      timeoutMs: config.EVENT_DELIVERY_TIMEOUT_MS,
+      disableAfterMs: config.EVENT_ENDPOINT_DISABLE_AFTER_MS,
+      concurrency: config.EVENT_ENDPOINT_CONCURRENCY,
+      intervalMs: config.EVENT_DISPATCH_INTERVAL_MS,
+    });
+    this.events = events;
+    events.start();
+    this.readiness.observe('event dispatcher', events.loop);
+    this.eventRetention = eventRetentionLoop(db, logger.child({ component: 'event-retention' }), {
+      retentionMs: config.EVENT_RETENTION_MS,
+      intervalMs: config.DELIVERY_RETENTION_INTERVAL_MS,
+    });
+    this.eventRetention.start();
+    // The trigger that records an event notifies; a lost notification waits for the next poll at worst.
+    const outboundEvents = new ChannelListener({
+      databaseUrl: config.DATABASE_URL,
+      channel: 'outbound_events',
+      onNotification: () => void events.kick(),
+      onListening: () => events.kick(),
+      logger: logger.child({ component: 'outbound-events' }),
+    });
+    this.outboundEvents = outboundEvents;
+    await outboundEvents.start();
     const links = {
       secret: config.BLOB_SIGNING_SECRET,
       baseUrl: config.PUBLIC_API_BASE_URL,
@@ -282,6 +320,14 @@ export class Orchestrator implements Service {
         logger,
       }),
       identities: identityHandlers({ identities, keys: identityKeys, logger }),
+      events: eventEndpointHandlers({
+        db,
+        cipher,
+        urls: eventUrls,
+        secretGraceMs: config.EVENT_SECRET_GRACE_MS,
+        logger,
+        eventsChanged: () => void events.kick(),
+      }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });
     ({ server: this.grpcServer, port: this.grpcPort } = await startGrpcServer(handlers, {
@@ -365,6 +411,9 @@ export class Orchestrator implements Service {
       ['lost-runner sweeper', () => this.sweeper?.stop()],
       ['run queue reconciler', () => this.queueReconciler?.stop()],
       ['outbox relay', () => this.outbox?.stop()],
+      ['outbound events', () => this.outboundEvents?.stop()],
+      ['event dispatcher', () => this.events?.stop()],
+      ['event retention', () => this.eventRetention?.stop()],
       ['run queue', () => this.runQueue?.close()],
       ['redis', () => this.redis?.quit()],
       ['database', () => this.db?.$disconnect()],

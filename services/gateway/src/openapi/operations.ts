@@ -36,6 +36,7 @@ import { runListQueryObject } from '../schemas/run-list-query';
 import * as r from '../schemas/resource-schemas';
 import * as runs from '../schemas/run-schemas';
 import * as w from '../schemas/webhook-schemas';
+import * as ev from '../schemas/event-endpoint-schemas';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -84,6 +85,7 @@ const environment = `${V1}/agent/environments/:uid`;
 const factory = `${V1}/factories/:factoryId`;
 const webhook = `${factory}/webhooks/:webhookUid`;
 const automation = `${factory}/automations/:automationId`;
+const eventEndpoint = `${V1}/event-endpoints/:endpointId`;
 
 const api = (
   method: HttpMethod,
@@ -636,4 +638,58 @@ export const OPERATIONS: Operation[] = [
     body: setSecretBody,
   }),
   api('delete', `${V1}/secrets/:name`, 'Secrets', 'Delete a managed secret', noContent),
+  // Outgoing run events (docs/events.md).
+  api(
+    'post',
+    `${V1}/event-endpoints`,
+    'Events',
+    'Create an event endpoint',
+    json(ev.eventEndpointWithSecretSchema, 'Created; the signing secret is shown this once.', 201),
+    { body: ev.createEventEndpointBody },
+  ),
+  api(
+    'get',
+    `${V1}/event-endpoints`,
+    'Events',
+    "List the team's event endpoints",
+    json(ev.eventEndpointListResponseSchema, 'Endpoints, without secrets, oldest first.'),
+  ),
+  api(
+    'get',
+    eventEndpoint,
+    'Events',
+    'Retrieve an event endpoint',
+    json(ev.eventEndpointSchema, 'The endpoint.'),
+  ),
+  api(
+    'patch',
+    eventEndpoint,
+    'Events',
+    'Update an event endpoint (url, event types, description, enabled)',
+    json(ev.eventEndpointSchema, 'Updated.'),
+    { body: ev.updateEventEndpointBody },
+  ),
+  api('delete', eventEndpoint, 'Events', 'Delete an event endpoint', noContent),
+  api(
+    'post',
+    `${eventEndpoint}/rotate-secret`,
+    'Events',
+    "Rotate an endpoint's signing secret (the old one signs alongside for a grace period)",
+    json(ev.eventEndpointWithSecretSchema, 'Rotated; the new secret is shown this once.'),
+  ),
+  api(
+    'get',
+    `${eventEndpoint}/attempts`,
+    'Events',
+    "An endpoint's delivery attempts, newest first",
+    json(ev.eventAttemptListResponseSchema, 'Attempts.'),
+    { query: ev.eventAttemptsQuery },
+  ),
+  api(
+    'post',
+    `${eventEndpoint}/events/:eventId/replay`,
+    'Events',
+    'Send one event to the endpoint again (same webhook-id)',
+    json(z.object({ event_id: z.string(), status: z.literal('pending') }), 'Queued for delivery.', 202),
+  ),
 ];

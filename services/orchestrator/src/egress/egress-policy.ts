@@ -55,13 +55,13 @@ export class EgressPolicy {
     try {
       addresses = ipaddr.isValid(bare) ? [bare] : await this.resolve(bare);
     } catch {
-      throw new AppError('invalid_request', `repository host ${host} does not resolve`);
+      throw new AppError('invalid_request', `host ${host} does not resolve`);
     }
     const refused = addresses.filter((a) => !this.permits(a));
     if (addresses.length === 0 || refused.length > 0) {
       throw new AppError(
         'invalid_request',
-        `repository host ${host} resolves to an address outbound fetches may not reach (${refused.join(', ') || 'none'}); an operator can allow it with EGRESS_ALLOWED_ADDRESSES`,
+        `host ${host} resolves to an address outbound fetches may not reach (${refused.join(', ') || 'none'}); an operator can allow it with EGRESS_ALLOWED_ADDRESSES`,
       );
     }
     return addresses;

@@ -4,6 +4,7 @@ import type {
   AuthServiceHandlers,
   BlobServiceHandlers,
   CatalogServiceHandlers,
+  EventEndpointServiceHandlers,
   FactoryServiceHandlers,
   HealthServiceHandlers,
   RunnerServiceHandlers,
@@ -27,4 +28,5 @@ export interface OrchestratorHandlers {
   identities: AgentIdentityServiceHandlers;
   artifacts: ArtifactServiceHandlers;
   workers: WorkerServiceHandlers;
+  events: EventEndpointServiceHandlers;
 }

@@ -129,6 +129,16 @@ export const RPC_PERMISSIONS: PermissionTable = {
     Connect: ['worker'],
     ListConnectedWorkers: GATEWAY,
   },
+  events: {
+    CreateEventEndpoint: GATEWAY,
+    ListEventEndpoints: GATEWAY,
+    GetEventEndpoint: GATEWAY,
+    UpdateEventEndpoint: GATEWAY,
+    DeleteEventEndpoint: GATEWAY,
+    RotateEventEndpointSecret: GATEWAY,
+    ListEventAttempts: GATEWAY,
+    ReplayEvent: GATEWAY,
+  },
 };
 
 /** The peers allowed to call `service.method`; none for anything not in the table. */
