@@ -2,3 +2,4 @@ export * from './run-event';
 export * from './run-job';
 export * from './run-enums';
 export * from './run-list-params';
+export * from './event-types';

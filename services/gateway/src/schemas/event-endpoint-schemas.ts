@@ -1,24 +1,13 @@
 import { z } from 'zod';
+import { EVENT_TYPE_FILTERS } from '@conveyor/run-events';
 
 /** Event endpoints (docs/events.md): requests and responses. */
 
-export const EVENT_TYPES = [
-  'run.queued',
-  'run.inprogress',
-  'run.succeeded',
-  'run.failed',
-  'run.error',
-  'run.cancelled',
-  'run.blocked',
-  'run.artifact_reported',
-  '*',
-] as const;
-
 const url = z.string().min(1).max(2048).describe('https (http only for hosts the operator allow-lists)');
 const eventTypes = z
-  .array(z.enum(EVENT_TYPES))
+  .array(z.enum(EVENT_TYPE_FILTERS))
   .min(1)
-  .max(EVENT_TYPES.length)
+  .max(EVENT_TYPE_FILTERS.length)
   .describe('`run.<state>`, `run.artifact_reported`, or `*` for every type');
 const description = z.string().max(500);
 

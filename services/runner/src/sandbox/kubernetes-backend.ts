@@ -292,7 +292,11 @@ class PodProcess implements SandboxProcess {
    */
   async kill(): Promise<void> {
     await this.killAll().catch(() => undefined);
-    (await this.socket)?.close();
+    try {
+      (await this.socket)?.close();
+    } catch {
+      // already closed
+    }
     this.settle({ code: null, signal: 'SIGKILL' });
     this.stdout.end();
     this.stderr.end();

@@ -69,7 +69,10 @@ export interface SandboxProcess {
   readonly stderr: Readable;
   /** Settles when the process and every descendant are gone. */
   readonly exited: Promise<SandboxExit>;
-  /** Ends the whole process tree: SIGTERM, then SIGKILL after `graceMs`. Resolves once it is gone. */
+  /**
+   * Ends the whole process tree: SIGTERM, then SIGKILL after `graceMs`. Resolves once it is gone and never rejects
+   * (callers fire it from abort handlers and timers), so every backend catches its own failures.
+   */
   kill(graceMs?: number): Promise<void>;
 }
 
