@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     workspaceRoot: path.join(root, 'workspaces'),
     stateDir: path.join(root, 'state'),
     readOnlyPaths: [],
+    snapshots: { maxAgeMs: 3_600_000, maxBytes: 1 << 30 },
   };
   const helper = await PrivilegedHelper.start(
     {

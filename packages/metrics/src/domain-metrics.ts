@@ -87,3 +87,32 @@ export function createWebhookDeliveriesCounter(
     return counter;
   });
 }
+
+export const ENVIRONMENT_SNAPSHOTS = 'conveyor_environment_snapshots';
+export const SNAPSHOT_STATS = ['count', 'bytes', 'hits', 'misses', 'evictions'] as const;
+export type SnapshotStat = (typeof SNAPSHOT_STATS)[number];
+
+/**
+ * `conveyor_environment_snapshots{stat}`: the runner's environment snapshot store, read at scrape time — `count` and
+ * `bytes` (host disk) held now; `hits`, `misses` and `evictions` since the runner started.
+ */
+export function createEnvironmentSnapshotsGauge(
+  registry: Registry,
+  collect: () => Promise<Record<SnapshotStat, number>>,
+): Gauge<'stat'> {
+  return getOrCreate(
+    registry,
+    ENVIRONMENT_SNAPSHOTS,
+    () =>
+      new Gauge<'stat'>({
+        name: ENVIRONMENT_SNAPSHOTS,
+        help: 'Environment snapshots: count and bytes held, hits, misses and evictions since start',
+        labelNames: ['stat'],
+        registers: [registry],
+        async collect(this: Gauge<'stat'>) {
+          const stats = await collect();
+          for (const stat of SNAPSHOT_STATS) this.set({ stat }, stats[stat]);
+        },
+      }),
+  );
+}

@@ -20,6 +20,8 @@ export const environmentSchema = z.object({
   setup_commands: z.array(z.string()).default([]),
   allowed_hosts: z.array(z.string()).default([]),
   docker_image: z.string().optional(),
+  /** `false`: runs of this environment neither make nor use an environment snapshot (docs/snapshots.md). */
+  snapshot: z.boolean().optional(),
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 

@@ -6,9 +6,9 @@ import {
   environmentSchema,
   repositoryDirectory,
   repositoryHosts,
-  setUpEnvironment,
   type EnvironmentSpec,
 } from './environment-setup';
+import { prepareEnvironment, snapshotRef } from './environment-snapshots';
 import { EventReporter } from './event-reporter';
 import { harnessCrashMessage } from './harness-crash';
 import { RunControl } from './run-control';
@@ -268,6 +268,7 @@ export class RunExecutor {
         ],
         endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
         limits: this.options.limits,
+        snapshot: snapshotRef(assignment.team_id, environment, assignment.debug_session),
         onEgress: ({ host, port, allowed, reason }) => {
           if (!allowed)
             reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
@@ -392,15 +393,18 @@ export class RunExecutor {
           : {}),
       };
       input.modelAccess = grant?.access(sandbox, input.config);
-      if (!debug) {
-        if (environment.repositories.length + environment.setup_commands.length > 0) {
-          step('setup_commands', 'started');
-          await setUpEnvironment(environment, sandbox, env, signal, (detail) =>
-            reporter.emit({ kind: 'log', level: 'info', text: detail }),
-          );
-          step('setup_commands', 'succeeded');
-        }
-      }
+      if (!debug)
+        await prepareEnvironment({
+          environment,
+          sandbox,
+          backend: this.options.sandbox,
+          ref: snapshotRef(assignment.team_id, environment, debug),
+          capturable: assignment.attachments.length === 0,
+          env,
+          signal,
+          step: (status, detail) => step('setup_commands', status, detail),
+          log: (level, text) => reporter.emit({ kind: 'log', level, text }),
+        });
       current = 'harness_start';
       step('harness_start', 'started', assignment.harness);
       await harness.prepare(input);

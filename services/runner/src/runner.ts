@@ -4,7 +4,12 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
 import { mutualTlsCredentials } from '@conveyor/proto';
-import { createMetricsRegistry, createRunJobDurationHistogram, metricsRouter } from '@conveyor/metrics';
+import {
+  createEnvironmentSnapshotsGauge,
+  createMetricsRegistry,
+  createRunJobDurationHistogram,
+  metricsRouter,
+} from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import {
   closeAll,
@@ -63,6 +68,8 @@ export class Runner implements Service {
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
+    const snapshots = sandbox.snapshots;
+    if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
     this.modelProxy = await startModelProxy(config, logger);
     const executor = new RunExecutor(
       link,

@@ -64,6 +64,7 @@ describe('BwrapBackend (real bubblewrap)', () => {
         bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
         runnerUid: 0,
         runnerGid: 0,
+        snapshots: { maxAgeMs: 3_600_000, maxBytes: 1 << 30 },
       },
       () => undefined,
       HELPER_FROM_BUILD,

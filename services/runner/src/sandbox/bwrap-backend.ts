@@ -23,6 +23,7 @@ import {
   type SandboxPolicy,
   type SandboxProcess,
   type SandboxUsage,
+  type SnapshotRef,
 } from './run-sandbox';
 import { SocketBridge } from './socket-bridge';
 import { SocketPairs } from './socket-pairs';
@@ -69,8 +70,14 @@ export class BwrapBackend implements SandboxBackend {
   /** Whether runs' memory and processes are held by cgroups here (else by rlimits alone; docs/sandbox.md). */
   usesCgroups = false;
   private stdio: SocketPairs | undefined;
+  readonly snapshots: NonNullable<SandboxBackend['snapshots']>;
 
-  constructor(private readonly options: BwrapBackendOptions) {}
+  constructor(private readonly options: BwrapBackendOptions) {
+    this.snapshots = {
+      drop: (ref) => options.helper.dropSnapshot(ref),
+      stats: () => options.helper.snapshotStats(),
+    };
+  }
 
   discardWorkspace(runId: string): Promise<void> {
     return this.options.helper.discard(runId);
@@ -122,7 +129,7 @@ export class BwrapBackend implements SandboxBackend {
     if (!this.stdio) throw new SandboxUnavailable('the sandbox backend was not checked');
     let opened: Awaited<ReturnType<PrivilegedHelper['open']>>;
     try {
-      opened = await helper.open(policy.runId, policy.limits);
+      opened = await helper.open(policy.runId, policy.limits, policy.snapshot);
     } catch (err) {
       throw new SandboxUnavailable((err as Error).message);
     }
@@ -151,7 +158,7 @@ export class BwrapBackend implements SandboxBackend {
         endpointPorts.set(endpoint.name, SANDBOX_ENDPOINT_BASE_PORT + i);
       }
       for (const f of forwarders) await chmod(path.join(socketsDir, f.socketName), 0o666);
-      return new BwrapSandbox(
+      const sandbox = new BwrapSandbox(
         policy,
         helper,
         this.stdio,
@@ -160,6 +167,9 @@ export class BwrapBackend implements SandboxBackend {
         closers,
         this.options.monitorIntervalMs,
       );
+      sandbox.startedFrom = opened.snapshot;
+      sandbox.snapshotFailure = opened.snapshotFailure;
+      return sandbox;
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       await helper.release(policy.runId, false).catch(() => undefined);
@@ -170,6 +180,8 @@ export class BwrapBackend implements SandboxBackend {
 
 class BwrapSandbox implements RunSandbox {
   readonly workspaceDir = SANDBOX_WORKSPACE;
+  startedFrom: string | undefined;
+  snapshotFailure: string | undefined;
   private readonly live = new Set<BwrapProcess>();
   private limitHit: SandboxLimitHit | undefined;
   private destroyed: Promise<SandboxUsage> | undefined;
@@ -232,6 +244,10 @@ class BwrapSandbox implements RunSandbox {
     this.live.add(proc);
     void proc.exited.then(() => this.live.delete(proc));
     return proc;
+  }
+
+  async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
+    return (await this.helper.capture(this.policy.runId, ref)).snapshot;
   }
 
   /** A process ended or the monitor looked: did a limit end the run? (A full filesystem, a memory kill, a refused fork.) */

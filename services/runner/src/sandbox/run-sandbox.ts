@@ -41,6 +41,8 @@ export interface SandboxPolicy {
   allowedHosts: string[];
   endpoints: SandboxEndpoint[];
   limits: SandboxLimits;
+  /** Start from this environment snapshot when the backend has it (docs/snapshots.md). */
+  snapshot?: SnapshotRef;
   /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
   onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
 }
@@ -83,9 +85,24 @@ export interface SandboxUsage {
   limit?: SandboxLimitHit;
 }
 
+/** An environment snapshot: its team and the hash of the environment's configuration (environment-snapshots.ts). */
+export interface SnapshotRef {
+  teamId: string;
+  key: string;
+}
+
 export interface RunSandbox {
   /** The workspace's path as seen by processes inside the sandbox. */
   readonly workspaceDir: string;
+  /** The ID of the environment snapshot the workspace started from, if it did. */
+  readonly startedFrom?: string;
+  /** Why the policy's snapshot could not be used (the workspace then started empty). */
+  readonly snapshotFailure?: string;
+  /**
+   * Keeps the workspace as it is now (no command running) as the snapshot `ref`; returns its ID, or undefined when
+   * another run made it first. Only backends that keep snapshots have it.
+   */
+  captureSnapshot?(ref: SnapshotRef): Promise<string | undefined>;
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;
@@ -105,6 +122,11 @@ export interface SandboxBackend {
   prepare(policy: SandboxPolicy): Promise<RunSandbox>;
   /** Deletes a workspace kept for a debug session that never came. */
   discardWorkspace(runId: string): Promise<void>;
+  /** Environment snapshots, where the backend keeps them: remove one, and what the store holds for `/metrics`. */
+  readonly snapshots?: {
+    drop(ref: SnapshotRef): Promise<void>;
+    stats(): Promise<{ count: number; bytes: number; hits: number; misses: number; evictions: number }>;
+  };
 }
 
 /** The sandbox could not be set up: the run is refused (error code `resource_unavailable`), never run bare. */

@@ -26,7 +26,15 @@ export async function createSandboxBackend(
       const readOnlyPaths = [...new Set([AGENT_CLIS, ...toolchainPaths(), ...config.SANDBOX_READONLY_PATHS])];
       // Where the runner stops being root: only the forked helper keeps privileges.
       const helper = await startHelperAndDropRoot(
-        { workspaceRoot: config.WORKSPACE_ROOT, stateDir: config.SANDBOX_STATE_DIR, readOnlyPaths },
+        {
+          workspaceRoot: config.WORKSPACE_ROOT,
+          stateDir: config.SANDBOX_STATE_DIR,
+          readOnlyPaths,
+          snapshots: {
+            maxAgeMs: Math.round(config.SNAPSHOT_MAX_AGE_HOURS * 3600_000),
+            maxBytes: config.SNAPSHOT_MAX_MB * 1024 * 1024,
+          },
+        },
         config.SANDBOX_RUNNER_USER,
         (reason) => {
           // Its runs died with it (bwrap --die-with-parent): this process can isolate nothing more.

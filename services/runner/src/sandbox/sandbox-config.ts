@@ -53,6 +53,17 @@ export const sandboxEnv = {
    * value of the same name (docs/run-lifecycle.md). Other workspaces are deleted when their execution ends.
    */
   FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).default(10),
+  /** Environment snapshots (docs/snapshots.md, local backend): dropped this many hours after their last use… */
+  SNAPSHOT_MAX_AGE_HOURS: z.coerce
+    .number()
+    .positive()
+    .default(7 * 24),
+  /** …and, least recently used first, while together they hold more than this many MiB of the host's disk. */
+  SNAPSHOT_MAX_MB: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(20 * 1024),
   /** Wall-clock budget of one execution. */
   RUN_TIMEOUT_MS: z.coerce
     .number()

@@ -2,6 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import type { HelperMessage, HelperRequest, HelperSettings, RunStatus } from './helper-protocol';
+import type { SnapshotStats } from './snapshot-store';
+
+type SnapshotRef = Extract<HelperRequest, { op: 'capture' }>['snapshot'];
 
 /** The helper's entry: its own file beside this one in the build. */
 export const HELPER_ENTRY = path.join(__dirname, 'helper-main.js');
@@ -78,12 +81,26 @@ export class PrivilegedHelper {
     });
   }
 
-  open(runId: string, limits: Extract<HelperRequest, { op: 'open' }>['limits']) {
-    return this.request({ op: 'open', runId, limits }) as Promise<{
+  open(runId: string, limits: Extract<HelperRequest, { op: 'open' }>['limits'], snapshot?: SnapshotRef) {
+    return this.request({ op: 'open', runId, limits, ...(snapshot ? { snapshot } : {}) }) as Promise<{
       uid: number;
       cgroups: boolean;
       socketsDir: string;
+      snapshot?: string;
+      snapshotFailure?: string;
     }>;
+  }
+
+  capture(runId: string, snapshot: SnapshotRef): Promise<{ snapshot?: string }> {
+    return this.request({ op: 'capture', runId, snapshot }) as Promise<{ snapshot?: string }>;
+  }
+
+  async dropSnapshot(snapshot: SnapshotRef): Promise<void> {
+    await this.request({ op: 'dropSnapshot', snapshot });
+  }
+
+  snapshotStats(): Promise<SnapshotStats> {
+    return this.request({ op: 'snapshotStats' }) as Promise<SnapshotStats>;
   }
 
   /**

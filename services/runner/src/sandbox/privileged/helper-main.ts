@@ -47,6 +47,13 @@ async function handle(request: HelperRequest, socket: unknown): Promise<unknown>
     case 'discard':
       await runs.discard(request.runId);
       return null;
+    case 'capture':
+      return runs.capture(request.runId, request.snapshot);
+    case 'dropSnapshot':
+      await runs.snapshots.drop(request.snapshot);
+      return null;
+    case 'snapshotStats':
+      return runs.snapshots.stats();
   }
 }
 

@@ -8,12 +8,21 @@ import { z } from 'zod';
 
 const runId = z.string().uuid();
 const execId = z.number().int().positive();
+/** An environment snapshot: the team it belongs to and the hash of what made it (docs/snapshots.md). */
+const snapshot = z.object({
+  teamId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  key: z.string().regex(/^[0-9a-f]{64}$/),
+});
 
 export const helperRequestSchema = z.discriminatedUnion('op', [
-  /** Mounts (creating on first use) the run's filesystem and creates its cgroups; replies `{ uid, cgroups }`. */
+  /**
+   * Mounts (creating on first use) the run's filesystem and creates its cgroups; replies `{ uid, cgroups, snapshot? }`.
+   * With `snapshot`, a fresh run starts from that snapshot when the store has it (`snapshot` in the reply: its ID).
+   */
   z.object({
     op: z.literal('open'),
     runId,
+    snapshot: snapshot.optional(),
     limits: z.object({
       diskBytes: z
         .number()
@@ -58,6 +67,12 @@ export const helperRequestSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('release'), runId, keep: z.boolean() }),
   /** Deletes a kept, unmounted filesystem. */
   z.object({ op: z.literal('discard'), runId }),
+  /** Keeps the run's workspace (no command running) as the snapshot `snapshot`; replies `{ snapshot?: id }`. */
+  z.object({ op: z.literal('capture'), runId, snapshot }),
+  /** Removes a snapshot (its environment's commit moved). */
+  z.object({ op: z.literal('dropSnapshot'), snapshot }),
+  /** Replies the store's {@link SnapshotStats}. */
+  z.object({ op: z.literal('snapshotStats') }),
 ]);
 
 export type HelperRequest = z.infer<typeof helperRequestSchema>;
@@ -85,6 +100,8 @@ export const helperSettingsSchema = z.object({
   /** The runner's unprivileged account: owner of the state directory, where it listens on the runs' sockets. */
   runnerUid: z.number().int().nonnegative(),
   runnerGid: z.number().int().nonnegative(),
+  /** Environment snapshots are evicted past this age (since last use) and this total size. */
+  snapshots: z.object({ maxAgeMs: z.number().int().positive(), maxBytes: z.number().int().nonnegative() }),
 });
 
 export type HelperSettings = z.infer<typeof helperSettingsSchema>;

@@ -39,6 +39,7 @@ describe('the privileged helper at start', () => {
         bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
         runnerUid: 0,
         runnerGid: 0,
+        snapshots: { maxAgeMs: 3_600_000, maxBytes: 1 << 30 },
       },
       () => undefined,
     );

@@ -12,11 +12,13 @@ import { RunCgroup } from '../run-cgroup';
 import { writeSeccompFilter } from '../seccomp-filter';
 import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol';
 import { RunDisks } from './run-disks';
+import { copyFrozen, SnapshotStore } from './snapshot-store';
 
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 type Open = Extract<HelperRequest, { op: 'open' }>;
 type Exec = Extract<HelperRequest, { op: 'exec' }>;
+type SnapshotRef = Extract<HelperRequest, { op: 'capture' }>['snapshot'];
 
 interface OpenRun {
   uid: number;
@@ -49,6 +51,7 @@ export class HelperRefusal extends Error {}
 export class PrivilegedRuns {
   private readonly runs = new Map<string, OpenRun>();
   private readonly disks: RunDisks;
+  readonly snapshots: SnapshotStore;
   private readonly symlinks = usrSymlinks();
   /** Built by `init()` into a root-only directory: what the runner could replace would not be loaded. */
   private seccompFile = '';
@@ -60,6 +63,7 @@ export class PrivilegedRuns {
     private readonly onExit: (execId: number, code: number | null, signal: NodeJS.Signals | null) => void,
   ) {
     this.disks = new RunDisks(settings.workspaceRoot);
+    this.snapshots = new SnapshotStore(settings.workspaceRoot, settings.snapshots);
     this.cgroupOwner = createHash('sha256')
       .update(path.resolve(settings.workspaceRoot))
       .digest('hex')
@@ -69,6 +73,7 @@ export class PrivilegedRuns {
   /** The state directory belongs to the runner (it listens on the runs' sockets there); runs' uids only traverse it. */
   async init(): Promise<void> {
     await this.disks.init();
+    await this.snapshots.init();
     // After a crash: the runs' processes died with the helper (bwrap --die-with-parent), their groups stayed.
     await RunCgroup.removeStale(this.cgroupOwner);
     const own = path.join(this.settings.workspaceRoot, '.helper');
@@ -80,19 +85,67 @@ export class PrivilegedRuns {
     await chmod(this.settings.stateDir, 0o711);
   }
 
-  async open({ runId, limits }: Open): Promise<{ uid: number; cgroups: boolean; socketsDir: string }> {
+  async open({ runId, limits, snapshot }: Open): Promise<{
+    uid: number;
+    cgroups: boolean;
+    socketsDir: string;
+    snapshot?: string;
+    snapshotFailure?: string;
+  }> {
     if (this.runs.has(runId)) throw new HelperRefusal('run already open');
-    const uid = await this.disks.open(runId, limits.diskBytes).catch(async (err: Error) => {
-      await this.disks.release(runId, false).catch(() => undefined);
-      throw new HelperRefusal(`cannot mount the run's filesystem: ${err.message}`);
-    });
+    const layered = await this.openFromSnapshot(runId, limits.diskBytes, snapshot);
+    const uid =
+      layered.uid ??
+      (await this.disks.open(runId, limits.diskBytes).catch(async (err: Error) => {
+        await this.disks.release(runId, false).catch(() => undefined);
+        throw new HelperRefusal(`cannot mount the run's filesystem: ${err.message}`);
+      }));
     const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${uid}`, limits);
     // A short name: unix socket paths are limited to 108 bytes. The runner creates its sockets in it.
     const socketsDir = path.join(this.settings.stateDir, `s-${randomBytes(6).toString('hex')}`);
     await mkdir(socketsDir, { mode: 0o755 });
     await lchown(socketsDir, this.settings.runnerUid, this.settings.runnerGid);
     this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map() });
-    return { uid, cgroups: cgroup !== undefined, socketsDir };
+    const { id, failure } = layered;
+    return {
+      uid,
+      cgroups: cgroup !== undefined,
+      socketsDir,
+      ...(id ? { snapshot: id } : {}),
+      ...(failure ? { snapshotFailure: failure } : {}),
+    };
+  }
+
+  /**
+   * A fresh run of an environment with a snapshot starts on it. Fails closed to a cold start: a snapshot that cannot
+   * be mounted leaves nothing behind, and the run gets an ordinary empty filesystem (and runs its setup).
+   */
+  private async openFromSnapshot(
+    runId: string,
+    diskBytes: number,
+    ref: SnapshotRef | undefined,
+  ): Promise<{ uid?: number; id?: string; failure?: string }> {
+    if (!ref || (await this.disks.hasRecord(runId))) return {};
+    const found = await this.snapshots.find(ref);
+    if (!found) return {};
+    try {
+      return { uid: await this.disks.open(runId, diskBytes, found), id: found.id };
+    } catch (err) {
+      await this.disks.release(runId, false).catch(() => undefined);
+      return { failure: (err as Error).message };
+    }
+  }
+
+  /** Keeps the run's workspace as an environment snapshot: only between commands, and not one itself layered. */
+  async capture(runId: string, ref: SnapshotRef): Promise<{ snapshot?: string }> {
+    const run = this.opened(runId);
+    if (run.children.size > 0) throw new HelperRefusal('a command of the run is running');
+    if (await this.disks.layered(runId)) throw new HelperRefusal('the run started from a snapshot');
+    const mounted = await this.disks.diskMount(runId);
+    const id = await this.snapshots.capture(ref, run.uid, (target) =>
+      copyFrozen(mounted, this.disks.imageOf(runId), target),
+    );
+    return id ? { snapshot: id } : {};
   }
 
   /** Starts a command with its stdio on the runner's sockets (never relayed here); fd 3 carries bwrap's options. */

@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import {
   chmod,
+  chown,
+  link,
   lstat,
   mkdir,
   readFile,
@@ -14,6 +16,7 @@ import {
 } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { idmappedMount } from './idmapped-mount';
 
 const exec = promisify(execFile);
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -27,6 +30,12 @@ const FULL_MARGIN_BYTES = 1024 * 1024;
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class RunDiskError extends Error {}
+
+/** An environment snapshot a run starts from: a read-only ext4 image and the uid that owns its files. */
+export interface LowerLayer {
+  image: string;
+  uid: number;
+}
 
 const run = async (file: string, args: string[]): Promise<void> => {
   try {
@@ -63,22 +72,28 @@ export interface DiskUsage {
  */
 export class RunDisks {
   private readonly imagesDir: string;
+  /** Root-only: a layered run's own disk, its snapshot's raw and idmapped mounts (`<runId>/{disk,raw,lower}`). */
+  private readonly layersDir: string;
 
   constructor(private readonly root: string) {
     this.imagesDir = path.join(root, '.images');
+    this.layersDir = path.join(root, '.layers');
   }
 
   /** Creates the root (traversable, not listable) and removes what a crashed predecessor left: mounts and images. */
   async init(): Promise<void> {
     await mkdir(this.root, { recursive: true, mode: 0o711 });
     await chmod(this.root, 0o711);
-    await mkdir(this.imagesDir, { recursive: true, mode: 0o700 });
-    await chmod(this.imagesDir, 0o700);
+    for (const dir of [this.imagesDir, this.layersDir]) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await chmod(dir, 0o700);
+    }
     for (const mount of await mountsUnder(this.root)) {
       if (!RUN_ID.test(path.basename(mount))) continue;
       await run('umount', ['-l', mount]);
       await rmdir(mount).catch(() => undefined);
     }
+    for (const runId of await readdir(this.layersDir)) await this.unmountLayers(runId);
     for (const file of await readdir(this.imagesDir))
       await rm(path.join(this.imagesDir, file), { force: true });
   }
@@ -90,13 +105,22 @@ export class RunDisks {
   /**
    * Mounts the run's filesystem, creating it on first use with a new uid as the owner of its root (mode 0700: other
    * runs' uids cannot enter). Returns the run's uid, the same for every execution of the run.
+   *
+   * With `lower` (a fresh run started from an environment snapshot; docs/snapshots.md) the workspace is an overlayfs:
+   * the snapshot read-only and idmapped to the run's uid below, the run's own filesystem above (so its disk limit
+   * counts only its own writes). The run keeps a hard link to the snapshot's image: an eviction does not pull it away,
+   * and a kept workspace is mounted again the same way.
    */
-  async open(runId: string, diskBytes: number): Promise<number> {
+  async open(runId: string, diskBytes: number, lower?: LowerLayer): Promise<number> {
     const dir = this.workspaceDir(runId);
     const image = this.file(runId, 'img');
     let uid = await this.recordedUid(runId);
     const fresh = uid === undefined;
     if (uid === undefined) {
+      if (lower) {
+        await link(lower.image, this.file(runId, 'lower.img'));
+        await writeFile(this.file(runId, 'lower.uid'), String(lower.uid), { mode: 0o600 });
+      }
       uid = UID_BASE + randomInt(UID_SPAN);
       await writeFile(image, '', { mode: 0o600 });
       await truncate(image, diskBytes);
@@ -115,24 +139,67 @@ export class RunDisks {
       ]);
       await writeFile(this.file(runId, 'uid'), String(uid), { mode: 0o600 });
     }
-    await mkdir(dir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
-    const mountPoint = await lstat(dir);
-    if (!mountPoint.isDirectory() || mountPoint.uid !== 0)
-      throw new RunDiskError(`${dir} is not root's directory`);
-    await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', image, dir]);
-    if (fresh) {
-      // A filesystem no run has seen yet: its own lost+found is not the run's business.
-      await rmdir(path.join(dir, 'lost+found'));
-      await chmod(dir, 0o700);
+    await mountPointAt(dir);
+    const lowerUid = await this.recordedUid(runId, 'lower.uid');
+    if (lowerUid === undefined) {
+      await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', image, dir]);
+      if (fresh) await prepareFresh(dir);
+      return uid;
     }
+    const layers = this.layers(runId);
+    await mkdir(layers.base, { mode: 0o700 }).catch(() => undefined);
+    for (const p of [layers.disk, layers.raw, layers.lower]) await mountPointAt(p);
+    await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noinit_itable', image, layers.disk]);
+    if (fresh) {
+      // Made here, in a filesystem no run has seen (and a run never sees its top: only the overlay's upper dir).
+      await prepareFresh(layers.disk);
+      await mkdir(layers.upper, { mode: 0o700 });
+      await chown(layers.upper, uid, uid);
+      await mkdir(layers.work, { mode: 0o700 });
+    }
+    await run('mount', [
+      '-t',
+      'ext4',
+      '-o',
+      'loop,ro,nosuid,nodev',
+      this.file(runId, 'lower.img'),
+      layers.raw,
+    ]);
+    await idmappedMount(layers.raw, layers.lower, lowerUid, uid);
+    await run('umount', [layers.raw]);
+    await run('mount', [
+      '-t',
+      'overlay',
+      '-o',
+      `nosuid,nodev,lowerdir=${layers.lower},upperdir=${layers.upper},workdir=${layers.work}`,
+      'overlay',
+      dir,
+    ]);
     return uid;
+  }
+
+  /** Whether the run has a filesystem already (a kept workspace): it is mounted again as it was. */
+  async hasRecord(runId: string): Promise<boolean> {
+    return (await this.recordedUid(runId)) !== undefined;
+  }
+
+  /** Whether the run's workspace is layered on a snapshot. */
+  async layered(runId: string): Promise<boolean> {
+    return (await this.recordedUid(runId, 'lower.uid')) !== undefined;
+  }
+
+  /** Where the run's own filesystem is mounted: the workspace itself, or under the overlay of a layered run. */
+  async diskMount(runId: string): Promise<string> {
+    return (await this.layered(runId)) ? this.layers(runId).disk : this.workspaceDir(runId);
+  }
+
+  imageOf(runId: string): string {
+    return this.file(runId, 'img');
   }
 
   /** The run's filesystem usage by one statfs of its mount point; undefined when it is not mounted. */
   async usage(runId: string): Promise<DiskUsage | undefined> {
-    const fs = await statfs(this.workspaceDir(runId)).catch(() => undefined);
+    const fs = await statfs(await this.diskMount(runId)).catch(() => undefined);
     if (!fs || fs.type !== EXT4_MAGIC) return undefined;
     return {
       usedBytes: (fs.blocks - fs.bfree) * fs.bsize,
@@ -147,26 +214,67 @@ export class RunDisks {
       await run('umount', [dir]).catch(() => run('umount', ['-l', dir]));
     }
     await rmdir(dir).catch(() => undefined);
+    await this.unmountLayers(checked(runId));
     if (!keep) await this.discard(runId);
   }
 
-  /** Deletes a run's (unmounted) image and uid record. */
+  /** Deletes a run's (unmounted) image and uid record, and its link to the snapshot it started from. */
   async discard(runId: string): Promise<void> {
-    await rm(this.file(runId, 'img'), { force: true });
-    await rm(this.file(runId, 'uid'), { force: true });
+    for (const ext of ['img', 'uid', 'lower.img', 'lower.uid'] as const)
+      await rm(this.file(runId, ext), { force: true });
   }
 
-  private file(runId: string, ext: 'img' | 'uid'): string {
+  private async unmountLayers(runId: string): Promise<void> {
+    if (!RUN_ID.test(runId)) return;
+    const layers = this.layers(runId);
+    const mounted = await mountsUnder(layers.base).catch((): string[] => []);
+    for (const p of [layers.lower, layers.raw, layers.disk]) {
+      if (mounted.includes(p)) await run('umount', [p]).catch(() => run('umount', ['-l', p]));
+      await rmdir(p).catch(() => undefined);
+    }
+    await rmdir(layers.base).catch(() => undefined);
+  }
+
+  private layers(runId: string) {
+    const base = path.join(this.layersDir, checked(runId));
+    const disk = path.join(base, 'disk');
+    return {
+      base,
+      disk,
+      raw: path.join(base, 'raw'),
+      lower: path.join(base, 'lower'),
+      upper: path.join(disk, 'upper'),
+      work: path.join(disk, 'work'),
+    };
+  }
+
+  private file(runId: string, ext: 'img' | 'uid' | 'lower.img' | 'lower.uid'): string {
     return path.join(this.imagesDir, `${checked(runId)}.${ext}`);
   }
 
-  private async recordedUid(runId: string): Promise<number | undefined> {
-    const text = await readFile(this.file(runId, 'uid'), 'utf8').catch(() => undefined);
+  private async recordedUid(runId: string, ext: 'uid' | 'lower.uid' = 'uid'): Promise<number | undefined> {
+    const text = await readFile(this.file(runId, ext), 'utf8').catch(() => undefined);
     const uid = Number(text);
     return text !== undefined && Number.isInteger(uid) && uid >= UID_BASE && uid < UID_BASE + UID_SPAN
       ? uid
       : undefined;
   }
+}
+
+/** A root-owned empty directory to mount on (created when missing). */
+async function mountPointAt(dir: string): Promise<void> {
+  await mkdir(dir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  const mountPoint = await lstat(dir);
+  if (!mountPoint.isDirectory() || mountPoint.uid !== 0)
+    throw new RunDiskError(`${dir} is not root's directory`);
+}
+
+/** A filesystem no run has seen yet: its own lost+found is not the run's business. */
+async function prepareFresh(mounted: string): Promise<void> {
+  await rmdir(path.join(mounted, 'lost+found'));
+  await chmod(mounted, 0o700);
 }
 
 function checked(runId: string): string {

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { SetupFailure } from './harness/harness';
+import { repositoryDirectory, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
+import { runToCompletion } from './sandbox/collect-output';
+import type { RunSandbox, SandboxBackend, SnapshotRef } from './sandbox/run-sandbox';
+
+/** Bumped when what a snapshot holds or how it is keyed changes: older snapshots then simply miss and age out. */
+const SNAPSHOT_FORMAT = 1;
+
+/**
+ * The snapshot a run of this environment starts from (docs/snapshots.md): the team's, keyed by a hash of everything
+ * that decides what setup produces — repositories (URL, directory, ref), setup commands, image, allowed hosts. None
+ * for an environment with nothing to set up, one that opts out (`snapshot: false`), or a debug session.
+ * The repositories' commits are not in the key: a run from the snapshot fetches its refs and, when a commit moved,
+ * updates on top and runs setup again, and the snapshot is dropped so the next run makes a new one.
+ */
+export function snapshotRef(
+  teamId: string,
+  environment: EnvironmentSpec,
+  debug: boolean,
+): SnapshotRef | undefined {
+  if (debug || environment.snapshot === false || !teamId) return undefined;
+  if (environment.repositories.length + environment.setup_commands.length === 0) return undefined;
+  const configuration = {
+    format: SNAPSHOT_FORMAT,
+    teamId,
+    repositories: environment.repositories.map((r) => ({ url: r.url, directory: r.directory, ref: r.ref })),
+    setup_commands: environment.setup_commands,
+    docker_image: environment.docker_image ?? null,
+    allowed_hosts: [...environment.allowed_hosts].sort(),
+  };
+  return { teamId, key: createHash('sha256').update(JSON.stringify(configuration)).digest('hex') };
+}
+
+/**
+ * Brings a repository of a snapshot up to its ref (only new commits are fetched). Exit 0: it was current; 10: it
+ * moved and the work tree now holds the new commit; anything else: it could not be fetched.
+ */
+const REFRESH = [
+  'cd -- "$1" || exit 2',
+  'git fetch --quiet origin "${2:-HEAD}" || exit 2',
+  '[ "$(git rev-parse "HEAD^{commit}")" = "$(git rev-parse "FETCH_HEAD^{commit}")" ] && exit 0',
+  'git reset --quiet --hard "FETCH_HEAD^{commit}" && exit 10',
+  'exit 2',
+].join('\n');
+
+export interface EnvironmentPreparation {
+  environment: EnvironmentSpec;
+  sandbox: RunSandbox;
+  backend: SandboxBackend;
+  ref: SnapshotRef | undefined;
+  /** The workspace holds nothing of this run yet but its layout (no attachments), so it may become the snapshot. */
+  capturable: boolean;
+  env: Record<string, string>;
+  signal: AbortSignal;
+  /** The timeline's setup step. */
+  step: (status: 'started' | 'succeeded', detail?: string) => void;
+  log: (level: 'info' | 'warn', text: string) => void;
+}
+
+/**
+ * Sets the run's environment up: from its snapshot when the sandbox started on one (fetch, and setup again only when
+ * a commit moved), otherwise cold, keeping the result as the snapshot when it may. A snapshot that cannot be made
+ * costs the run nothing but the log line.
+ */
+export async function prepareEnvironment(p: EnvironmentPreparation): Promise<void> {
+  const { environment, sandbox, env, signal } = p;
+  if (environment.repositories.length + environment.setup_commands.length === 0) return;
+  const report = (text: string) => p.log('info', text);
+  if (sandbox.startedFrom) {
+    p.step('started', `from snapshot ${sandbox.startedFrom}`);
+    const moved = await refreshRepositories(environment, sandbox, env, signal);
+    if (moved.length === 0)
+      return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
+    report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
+    if (p.ref) await p.backend.snapshots?.drop(p.ref);
+    await setUpEnvironment({ ...environment, repositories: [] }, sandbox, env, signal, report);
+    return p.step(
+      'succeeded',
+      `started from snapshot ${sandbox.startedFrom}; setup ran again on new commits`,
+    );
+  }
+  if (sandbox.snapshotFailure)
+    p.log(
+      'warn',
+      `The environment's snapshot could not be used (${sandbox.snapshotFailure}); setting up from scratch`,
+    );
+  p.step('started');
+  await setUpEnvironment(environment, sandbox, env, signal, report);
+  const made = p.ref && p.capturable ? await capture(sandbox, p.ref, p.log) : undefined;
+  p.step('succeeded', made ? `made snapshot ${made}` : undefined);
+}
+
+async function capture(
+  sandbox: RunSandbox,
+  ref: SnapshotRef,
+  log: EnvironmentPreparation['log'],
+): Promise<string | undefined> {
+  try {
+    return await sandbox.captureSnapshot?.(ref);
+  } catch (err) {
+    log('warn', `The environment's snapshot could not be made: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Fetches each repository's ref in the snapshot's clone; returns the directories whose commit moved. */
+async function refreshRepositories(
+  environment: EnvironmentSpec,
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const moved: string[] = [];
+  for (const repo of environment.repositories) {
+    const dir = repositoryDirectory(repo);
+    const argv: [string, ...string[]] = ['/bin/sh', '-c', REFRESH, 'sh', dir, repo.ref ?? ''];
+    const result = await runToCompletion(sandbox, { argv, env }, signal);
+    if (result.code === 10) moved.push(dir);
+    else if (result.code !== 0)
+      throw new SetupFailure(`Fetching ${dir} on top of the snapshot failed: ${result.output.trim()}`);
+  }
+  return moved;
+}

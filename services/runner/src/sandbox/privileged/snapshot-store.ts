@@ -1,0 +1,179 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const TEAM = /^[A-Za-z0-9_-]{1,64}$/;
+const KEY = /^[0-9a-f]{64}$/;
+
+export interface SnapshotLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+}
+
+export interface SnapshotRef {
+  teamId: string;
+  key: string;
+}
+
+/** A snapshot ready to be a run's lower layer: its image and the uid that owns its files. */
+export interface StoredSnapshot {
+  id: string;
+  image: string;
+  uid: number;
+}
+
+export interface SnapshotStats {
+  count: number;
+  bytes: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+}
+
+/** A snapshot's ID as the run's timeline shows it: the first 16 hex digits of its key. */
+export const snapshotId = (key: string): string => key.slice(0, 16);
+
+/**
+ * Environment snapshots (docs/snapshots.md): read-only ext4 images of a workspace right after its environment's
+ * setup, in a root-only directory per team (`<root>/.snapshots/<team>/<key>.img`, the uid owning its files beside it
+ * in `<key>.uid`). An image appears under its final name only complete (copied to a temporary name, renamed), so a
+ * half-written one is never used. Evicted by age and total size, least recently used first.
+ */
+export class SnapshotStore {
+  private readonly dir: string;
+  private readonly creating = new Set<string>();
+  private readonly counters = { hits: 0, misses: 0, evictions: 0 };
+
+  constructor(
+    root: string,
+    private readonly limits: SnapshotLimits,
+  ) {
+    this.dir = path.join(root, '.snapshots');
+  }
+
+  /** Creates the store and removes the temporary files of captures a crash interrupted. */
+  async init(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(this.dir, 0o700);
+    for (const team of await readdir(this.dir))
+      for (const file of await readdir(path.join(this.dir, team)).catch(() => []))
+        if (file.startsWith('.tmp-')) await rm(path.join(this.dir, team, file), { force: true });
+    await this.evict();
+  }
+
+  /** The team's snapshot for `key`, counted as a hit or a miss; its use keeps it from eviction by age the longest. */
+  async find(ref: SnapshotRef): Promise<StoredSnapshot | undefined> {
+    const { image, uidFile } = this.paths(ref);
+    const uid = Number(await readFile(uidFile, 'utf8').catch(() => ''));
+    const found = uid > 0 && (await stat(image).catch(() => undefined))?.isFile();
+    if (!found) {
+      this.counters.misses++;
+      return undefined;
+    }
+    this.counters.hits++;
+    const now = new Date();
+    await utimes(uidFile, now, now).catch(() => undefined);
+    return { id: snapshotId(ref.key), image, uid };
+  }
+
+  /**
+   * Copies a run's (frozen, unmounted or idle) image into the store as the snapshot for `key`. Returns its ID, or
+   * undefined when one exists or another run is making it (that run's copy wins; nobody waits for it).
+   */
+  async capture(
+    ref: SnapshotRef,
+    uid: number,
+    copyFrom: (target: string) => Promise<void>,
+  ): Promise<string | undefined> {
+    const { teamDir, image, uidFile } = this.paths(ref);
+    const name = `${ref.teamId}/${ref.key}`;
+    if (this.creating.has(name) || (await stat(image).catch(() => undefined))) return undefined;
+    this.creating.add(name);
+    const tmp = path.join(teamDir, `.tmp-${ref.key}-${randomBytes(4).toString('hex')}`);
+    try {
+      await mkdir(teamDir, { recursive: true, mode: 0o700 });
+      await copyFrom(tmp);
+      await chmod(tmp, 0o400);
+      await writeFile(uidFile, String(uid), { mode: 0o600 });
+      await rename(tmp, image);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    } finally {
+      this.creating.delete(name);
+    }
+    await this.evict();
+    return snapshotId(ref.key);
+  }
+
+  /** Removes the team's snapshot for `key` (its environment's commit moved: the next run makes a new one). */
+  async drop(ref: SnapshotRef): Promise<void> {
+    const { image, uidFile } = this.paths(ref);
+    await rm(image, { force: true });
+    await rm(uidFile, { force: true });
+  }
+
+  /**
+   * Drops snapshots older than the age limit (since last use), then the least recently used until the store fits the
+   * size limit. A run using a dropped snapshot keeps its own link to the image until it ends.
+   */
+  async evict(): Promise<void> {
+    const entries = await this.entries();
+    const now = Date.now();
+    let total = entries.reduce((sum, e) => sum + e.bytes, 0);
+    for (const entry of entries.sort((a, b) => a.usedAt - b.usedAt)) {
+      if (now - entry.usedAt <= this.limits.maxAgeMs && total <= this.limits.maxBytes) continue;
+      await this.drop(entry.ref);
+      total -= entry.bytes;
+      this.counters.evictions++;
+    }
+  }
+
+  async stats(): Promise<SnapshotStats> {
+    const entries = await this.entries();
+    return { count: entries.length, bytes: entries.reduce((s, e) => s + e.bytes, 0), ...this.counters };
+  }
+
+  private async entries(): Promise<Array<{ ref: SnapshotRef; bytes: number; usedAt: number }>> {
+    const found: Array<{ ref: SnapshotRef; bytes: number; usedAt: number }> = [];
+    for (const teamId of await readdir(this.dir)) {
+      if (!TEAM.test(teamId)) continue;
+      for (const file of await readdir(path.join(this.dir, teamId)).catch(() => [])) {
+        const key = file.replace(/\.img$/, '');
+        if (!KEY.test(key) || !file.endsWith('.img')) continue;
+        const { image, uidFile } = this.paths({ teamId, key });
+        const [img, used] = await Promise.all([stat(image), stat(uidFile)]).catch(() => []);
+        // Sparse images: what they hold on the host's disk, not their nominal size.
+        if (img && used) found.push({ ref: { teamId, key }, bytes: img.blocks * 512, usedAt: used.mtimeMs });
+      }
+    }
+    return found;
+  }
+
+  private paths(ref: SnapshotRef): { teamDir: string; image: string; uidFile: string } {
+    if (!TEAM.test(ref.teamId) || !KEY.test(ref.key)) throw new Error('malformed snapshot reference');
+    const teamDir = path.join(this.dir, ref.teamId);
+    return {
+      teamDir,
+      image: path.join(teamDir, `${ref.key}.img`),
+      uidFile: path.join(teamDir, `${ref.key}.uid`),
+    };
+  }
+}
+
+/**
+ * Copies a mounted run filesystem's image consistently: freezes it (every write flushed, none accepted), copies the
+ * image keeping its holes, thaws it. No process of the run runs at that point (setup has ended).
+ */
+export async function copyFrozen(mountPoint: string, image: string, target: string): Promise<void> {
+  await exec('fsfreeze', ['--freeze', mountPoint], { env: { PATH: HOST_PATH } });
+  try {
+    await exec('cp', ['--sparse=always', '--', image, target], { env: { PATH: HOST_PATH } });
+  } finally {
+    await exec('fsfreeze', ['--unfreeze', mountPoint], { env: { PATH: HOST_PATH } });
+  }
+}
