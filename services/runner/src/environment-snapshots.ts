@@ -74,22 +74,27 @@ export async function prepareEnvironment(p: EnvironmentPreparation): Promise<voi
       return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
     report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
     if (p.ref) await p.backend.snapshots?.drop(p.ref);
-    await setUpEnvironment({ ...environment, repositories: [] }, sandbox, env, signal, report);
+    await setUpEnvironment({ ...environment, repositories: [] }, sandbox, withoutRunKey(env), signal, report);
     return p.step(
       'succeeded',
       `started from snapshot ${sandbox.startedFrom}; setup ran again on new commits`,
     );
   }
+  // The run's key must not end up in a snapshot other runs read while this one still lives (a setup writing its
+  // environment to a file): setup of an environment that keeps snapshots runs without it.
+  const setupEnv = p.ref ? withoutRunKey(env) : env;
   if (sandbox.snapshotFailure)
     p.log(
       'warn',
       `The environment's snapshot could not be used (${sandbox.snapshotFailure}); setting up from scratch`,
     );
   p.step('started');
-  await setUpEnvironment(environment, sandbox, env, signal, report);
+  await setUpEnvironment(environment, sandbox, setupEnv, signal, report);
   const made = p.ref && p.capturable ? await capture(sandbox, p.ref, p.log) : undefined;
   p.step('succeeded', made ? `made snapshot ${made}` : undefined);
 }
+
+const withoutRunKey = (env: Record<string, string>) => ({ ...env, CONVEYOR_API_KEY: '' });
 
 async function capture(
   sandbox: RunSandbox,

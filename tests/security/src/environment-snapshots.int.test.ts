@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { apiCall, runCli, startPlatform, type Json, type RunningPlatform } from '@conveyor/testing';
+import { apiCall, runCli, startPlatform, type RunningPlatform } from '@conveyor/testing';
 
 // Issue 26: environment snapshots on the local (bubblewrap) backend. The real platform and runner; a command harness
 // (fixtures/shell-agent.js) runs its prompt as a shell script inside the run's sandbox and reports what it saw.
@@ -48,11 +48,11 @@ describe('environment snapshots: set up once, start from it, per team, read-only
   const api = (method: string, urlPath: string, body?: unknown, key?: string) =>
     apiCall(platform, method, urlPath, body, key);
 
-  async function environment(setupCommands: string[], key?: string): Promise<string> {
+  async function environment(setupCommands: string[], key?: string, extra: object = {}): Promise<string> {
     const created = await api(
       'POST',
       '/agent/environments',
-      { name: `snapshots ${randomUUID()}`, setup_commands: setupCommands },
+      { name: `snapshots ${randomUUID()}`, setup_commands: setupCommands, ...extra },
       key,
     );
     expect(created.status).toBe(201);
@@ -72,7 +72,9 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 200))) {
       const state = (await api('GET', `/agent/runs/${runId}`, undefined, key)).body.state as string;
       if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(state)) {
-        expect(state).toBe('SUCCEEDED');
+        const { status_message } = (await api('GET', `/agent/runs/${runId}`, undefined, key)).body;
+        if (state !== 'SUCCEEDED')
+          throw new Error(`run ${runId} ${state}: ${JSON.stringify(status_message)}`);
         break;
       }
       if (Date.now() > deadline) throw new Error(`run ${runId} did not end\n${platform.logs().slice(-4000)}`);
@@ -212,6 +214,17 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     // And on the host, what the store holds is root's alone.
     const store = path.join(workspaceRoot, '.snapshots');
     expect((await stat(store)).mode & 0o777).toBe(0o700);
+  });
+
+  it("a snapshot holds no run's key: setup of an environment that keeps snapshots runs without it", async () => {
+    const dumping = await environment(['env > setup-env.txt']);
+    const probe = 'grep -c "^CONVEYOR_API_KEY=." setup-env.txt || true';
+    const maker = await run(dumping, probe);
+    expect(maker.made).toBeDefined();
+    expect(maker.report.stdout.trim()).toBe('0');
+    const later = await run(dumping, probe);
+    expect(later.from).toBe(maker.made);
+    expect(later.report.stdout.trim()).toBe('0');
   });
 
   it(`evicts the least recently used snapshots past SNAPSHOT_MAX_MB (${MAX_SNAPSHOT_MB})`, async () => {
