@@ -227,6 +227,14 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     expect(later.report.stdout.trim()).toBe('0');
   });
 
+  it('an environment with `snapshot: false` neither makes nor uses one', async () => {
+    const optedOut = await environment([SETUP], undefined, { snapshot: false });
+    for (let i = 0; i < 2; i++) {
+      const r = await run(optedOut, 'cat built.txt');
+      expect([r.made, r.from, r.ranSetup]).toEqual([undefined, undefined, true]);
+    }
+  });
+
   it(`evicts the least recently used snapshots past SNAPSHOT_MAX_MB (${MAX_SNAPSHOT_MB})`, async () => {
     const before = await snapshotMetrics();
     const big = await environment(['head -c 39M /dev/urandom > blob']);

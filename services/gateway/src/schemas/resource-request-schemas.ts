@@ -120,6 +120,8 @@ const environmentFields = {
   setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),
   // Egress hosts for this environment's runs on top of the installation's (docs/sandbox.md); names, not addresses.
   allowed_hosts: z.array(allowedHost).max(50).nullable(),
+  // false: runs neither keep nor start from a snapshot of this environment's setup (docs/snapshots.md).
+  snapshot: z.boolean().nullable(),
   failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
   // Accepted for compatibility; cloud provider federation is not implemented (docs/catalog.md).
   providers: z.record(z.unknown()).nullable(),

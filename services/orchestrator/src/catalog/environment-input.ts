@@ -43,6 +43,7 @@ export const environmentBodySchema = z
       .nullable(),
     setup_commands: z.array(z.string().min(1).max(10_000)).max(100).nullable(),
     allowed_hosts: z.array(z.string().max(253)).max(50).nullable(),
+    snapshot: z.boolean().nullable(),
     failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
     team: z.boolean(),
   })

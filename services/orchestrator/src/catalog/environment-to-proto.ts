@@ -15,6 +15,7 @@ export function environmentConfig(env: EnvironmentWithGrants): Record<string, un
     repositories: repos.map(repositorySpec),
     setup_commands: env.setupCommands,
     allowed_hosts: env.allowedHosts,
+    snapshot: env.snapshots,
     failure_session_retention_minutes: env.failureSessionRetentionMinutes,
   };
 }

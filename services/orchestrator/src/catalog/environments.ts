@@ -49,6 +49,7 @@ export class Environments {
         repositories: json(repositories),
         setupCommands: body.setup_commands ?? [],
         allowedHosts: body.allowed_hosts ?? [],
+        snapshots: body.snapshot ?? true,
         failureSessionRetentionMinutes: body.failure_session_retention_minutes ?? null,
         createdById: caller.principal_id,
         lastEditorId: caller.principal_id,
@@ -95,6 +96,7 @@ export class Environments {
         ...(repositories ? { repositories: json(repositories) } : {}),
         ...(body.setup_commands !== undefined ? { setupCommands: body.setup_commands ?? [] } : {}),
         ...(body.allowed_hosts !== undefined ? { allowedHosts: body.allowed_hosts ?? [] } : {}),
+        ...(body.snapshot !== undefined ? { snapshots: body.snapshot ?? true } : {}),
         ...(body.failure_session_retention_minutes !== undefined
           ? { failureSessionRetentionMinutes: body.failure_session_retention_minutes }
           : {}),

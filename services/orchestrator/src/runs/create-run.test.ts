@@ -52,6 +52,7 @@ const environment = (id: string, teamId = TEAM): Environment => ({
   repositories: [{ url: 'https://git.example/acme/app.git', owner: 'acme', repo: 'app' }],
   setupCommands: ['npm ci'],
   allowedHosts: ['registry.npmjs.org'],
+  snapshots: true,
   failureSessionRetentionMinutes: null,
   shareToken: null,
   createdById: USER_ID,
@@ -429,6 +430,12 @@ describe('prepareRun', () => {
         setup_commands: ['npm ci'],
         allowed_hosts: ['registry.npmjs.org'],
       });
+    });
+
+    it('tells the runner when the environment opted out of snapshots', async () => {
+      references.environments.push({ ...environment(ENV_ID), snapshots: false });
+      const run = await prepare({ config: { environment_id: ENV_ID, harness: { type: 'claude' } } });
+      expect(run.environmentSpec).toMatchObject({ snapshot: false });
     });
 
     it('refuses an environment the caller cannot reach', async () => {

@@ -26,6 +26,8 @@ export interface ResolvedRunCatalog {
     setup_commands: string[];
     allowed_hosts: string[];
     docker_image?: string;
+    /** Present (false) only for an environment that opted out of snapshots. */
+    snapshot?: false;
   };
 }
 
@@ -81,6 +83,7 @@ export async function resolveRunCatalog(
       allowed_hosts: env.allowedHosts,
       // Honoured by the runner's container sandbox backend (docs/sandbox.md).
       ...(env.dockerImage ? { docker_image: env.dockerImage } : {}),
+      ...(env.snapshots ? {} : { snapshot: false as const }),
     };
   }
 
