@@ -91,4 +91,24 @@ describe('the privileged helper at start', () => {
     await startHelper('a');
     expect(existsSync(busyGroup!)).toBe(false);
   });
+
+  it('two runs of one environment at once: one keeps its snapshot, the other neither waits nor overwrites it; a failed mount falls back to an empty disk', async () => {
+    const runs = await startHelper('c');
+    const ref = { teamId: 'team', key: 'b'.repeat(64) };
+    const [first, second] = [randomUUID(), randomUUID()];
+    for (const runId of [first, second]) await runs.open({ op: 'open', runId, limits: LIMITS });
+    const made = await Promise.all([runs.capture(first, ref), runs.capture(second, ref)]);
+    expect(made.filter((m) => m.snapshot).length).toBe(1);
+    expect(made.filter((m) => !m.snapshot).length).toBe(1);
+    const store = path.join(root, 'c', 'workspaces', '.snapshots', 'team');
+    expect((await readdir(store)).sort()).toEqual([`${ref.key}.img`, `${ref.key}.uid`]);
+
+    // A snapshot that cannot be mounted (its image is not a file system): the run gets an ordinary empty disk.
+    await writeFile(path.join(store, `${ref.key}.img`), 'not ext4');
+    const third = randomUUID();
+    const opened = await runs.open({ op: 'open', runId: third, limits: LIMITS, snapshot: ref });
+    expect(opened.snapshot).toBeUndefined();
+    expect(opened.snapshotFailure).toMatch(/mount/);
+    expect(await readdir(path.join(root, 'c', 'workspaces', third))).toEqual([]);
+  });
 });

@@ -91,10 +91,12 @@ export class SnapshotStore {
   ): Promise<string | undefined> {
     const { teamDir, image, uidFile } = this.paths(ref);
     const name = `${ref.teamId}/${ref.key}`;
-    if (this.creating.has(name) || (await stat(image).catch(() => undefined))) return undefined;
+    // Claimed before the first await: two captures of one key at once must not both pass the check.
+    if (this.creating.has(name)) return undefined;
     this.creating.add(name);
     const tmp = path.join(teamDir, `.tmp-${ref.key}-${randomBytes(4).toString('hex')}`);
     try {
+      if (await stat(image).catch(() => undefined)) return undefined;
       await mkdir(teamDir, { recursive: true, mode: 0o700 });
       await copyFrom(tmp);
       await chmod(tmp, 0o400);
