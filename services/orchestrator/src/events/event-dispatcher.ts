@@ -2,7 +2,7 @@ import { type EventEndpoint, type Prisma, type PrismaClient } from '@conveyor/db
 import type { Logger } from '@conveyor/logger';
 import { BackgroundLoop } from '@conveyor/runtime';
 import type { SecretCipher } from '../secrets/secret-cipher';
-import { buildEventBody } from './event-body';
+import { buildEventBodies } from './event-body';
 import { sendEvent, type SendResult } from './event-sender';
 import { signingSecrets } from './endpoint-secret';
 import { parseEndpointUrl, resolveEndpoint, type EndpointUrlRules } from './endpoint-url';
@@ -53,7 +53,7 @@ interface Outcome {
  * endpoint: a slow or dead endpoint fills its own slots and nobody else's.
  *
  * Round trips are per pass, not per attempt: one claim, one read of the claimed deliveries' endpoints and one of their
- * events, one body build per event (stored once), and finished attempts are recorded together in one transaction
+ * events, the bodies of events never sent before built and stored together, and finished attempts are recorded together in one transaction
  * (attempt rows, delivery states, endpoint health). A delivery stays `pending` under its lease until its result is
  * recorded, so the run's next event for that endpoint waits for it, and a crash before recording only repeats it.
  */
@@ -172,24 +172,23 @@ export class EventDispatcher {
       db.eventEndpoint.findMany({ where: { id: { in: [...new Set(claimed.map((d) => d.endpointId))] } } }),
       db.outboundEvent.findMany({ where: { id: { in: [...new Set(claimed.map((d) => d.eventId))] } } }),
     ]);
-    const bodies = new Map<string, string>();
-    for (const event of events) {
-      if (event.body !== null) {
-        bodies.set(event.id, event.body);
-        continue;
-      }
-      const built = await buildEventBody(db, event, publicApiBaseUrl);
+    const bodies = new Map(events.flatMap((e) => (e.body === null ? [] : [[e.id, e.body] as const])));
+    const unsent = events.filter((e) => e.body === null);
+    if (unsent.length > 0) {
+      const built = await buildEventBodies(db, unsent, publicApiBaseUrl);
       // The first body built is the one every attempt sends, even if two orchestrators built one at once.
-      const stored = await db.outboundEvent.updateMany({
-        where: { id: event.id, body: null },
-        data: { body: built },
-      });
-      bodies.set(
-        event.id,
-        stored.count === 1
-          ? built
-          : (await db.outboundEvent.findUniqueOrThrow({ where: { id: event.id } })).body!,
-      );
+      const ids = [...built.keys()];
+      const stored = await db.$queryRaw<Array<{ id: string }>>`
+        UPDATE "OutboundEvent" o SET body = v.body
+          FROM unnest(${ids}::text[], ${[...built.values()]}::text[]) AS v(id, body)
+         WHERE o.id = v.id AND o.body IS NULL
+        RETURNING o.id`;
+      const mine = new Set(stored.map((r) => r.id));
+      for (const [id, body] of built) if (mine.has(id)) bodies.set(id, body);
+      const theirs = ids.filter((id) => !mine.has(id));
+      if (theirs.length > 0)
+        for (const e of await db.outboundEvent.findMany({ where: { id: { in: theirs } } }))
+          if (e.body !== null) bodies.set(e.id, e.body);
     }
     return { endpoints: new Map(endpoints.map((e) => [e.id, e])), bodies };
   }
