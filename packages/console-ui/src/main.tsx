@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, setSession } from './api';
 import { Loading } from './components';
+import { EventEndpointPage, EventEndpointsPage } from './pages/event-endpoints-page';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { SchedulePage, SchedulesPage } from './pages/schedules-page';
@@ -18,6 +19,9 @@ function Page({ path, session }: { path: string; session: Session }) {
   if (section === 'webhooks' && id && sub === 'webhooks' && subId)
     return <WebhookLogPage factoryId={id} webhookUid={subId} isAdmin={session.role === 'ADMIN'} />;
   if (section === 'webhooks') return <WebhooksPage isAdmin={session.role === 'ADMIN'} />;
+  if (section === 'events' && id)
+    return <EventEndpointPage endpointId={id} isAdmin={session.role === 'ADMIN'} />;
+  if (section === 'events') return <EventEndpointsPage />;
   if (section === 'schedules' && id) return <SchedulePage scheduleId={id} />;
   if (section === 'schedules') return <SchedulesPage />;
   return <RunsPage />;
@@ -61,6 +65,9 @@ function App() {
           </Link>
           <Link href="/console/schedules" aria-current={current('/console/schedules')}>
             Schedules
+          </Link>
+          <Link href="/console/events" aria-current={current('/console/events')}>
+            Events
           </Link>
         </nav>
         <span class="who">

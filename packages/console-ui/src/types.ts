@@ -82,3 +82,27 @@ export interface Schedule {
   };
   last_spawn_error: string | null;
 }
+
+/** An outgoing event endpoint (docs/events.md). */
+export interface EventEndpoint {
+  endpoint_id: string;
+  url: string;
+  event_types: string[];
+  enabled: boolean;
+  description: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+/** One delivery attempt of an event to an endpoint, newest first. */
+export interface EventAttempt {
+  event_id: string;
+  event_type: string;
+  run_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  next_attempt_at: string | null;
+  delivery_status: 'pending' | 'succeeded' | 'failed';
+}

@@ -36,6 +36,7 @@ export type * from './gen/conveyor/orchestrator/v1/HarnessCredentialRequest';
 export type * from './gen/conveyor/orchestrator/v1/HarnessCredential';
 export type * from './gen/conveyor/orchestrator/v1/PushRunBranchRequest';
 export type * from './gen/conveyor/orchestrator/v1/PushRunBranchResponse';
+export type * from './gen/conveyor/orchestrator/v1/PullRequestOutcome';
 export type * from './gen/conveyor/orchestrator/v1/RequestUsage';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachment';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachmentsResponse';

@@ -15,3 +15,4 @@ export { createTestTrust, type TestTrust } from './test-trust';
 export { startGitHttpServer, type GitHttpServer } from './git-http-server';
 export { startEventReceiver, type EventReceiver, type ReceivedEvent } from './event-receiver';
 export { startPrivatePostgres, startPrivateRedis, type PrivateServer } from './private-servers';
+export { startScriptedGitHub, type ScriptedGitHub, type GitHubRequest } from './github-rest-server';

@@ -121,6 +121,11 @@ const schema = z
     MODELS_CONFIG_FILE: z.string().default(''),
     /** Where an environment's `github_repos` {owner, repo} are cloned from: `<GIT_BASE_URL>/<owner>/<repo>.git`. */
     GIT_BASE_URL: z.string().min(1).default('https://github.com'),
+    /**
+     * GitHub's REST API, where pull requests are opened and issues commented on: GitHub Enterprise Server's is
+     * `https://<host>/api/v3`. Its host obeys the egress rules of git fetches (EGRESS_ALLOWED_ADDRESSES).
+     */
+    GITHUB_API_URL: z.string().url().default('https://api.github.com'),
     /** Allow file:// and local-path repository URLs in environments (tests, single-machine installs); off by default. */
     GIT_ALLOW_LOCAL_URLS: z
       .enum(['true', 'false'])

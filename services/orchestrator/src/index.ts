@@ -3,7 +3,3 @@
 export { chooseArtifactStrategy, listRuns } from './runs/list-runs';
 export { parseRunListRequest, type RunListQuery, type RunListFilters } from './runs/run-list-filters';
 export { pageQuery } from './runs/run-list-sql';
-export { EventDispatcher } from './events/event-dispatcher';
-export { EgressPolicy } from './egress/egress-policy';
-export { SecretCipher } from './secrets/secret-cipher';
-export { encryptEndpointSecret, newEndpointSecret } from './events/endpoint-secret';

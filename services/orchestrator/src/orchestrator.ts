@@ -219,6 +219,7 @@ export class Orchestrator implements Service {
       allowLocal: config.GIT_ALLOW_LOCAL_URLS,
     };
     const eventUrls = { policy: egress.policy, httpHosts: config.EVENT_HTTP_ALLOWED_HOSTS };
+    const github = { baseUrl: config.GITHUB_API_URL, policy: egress.policy, timeoutMs: 30_000 };
     const events = new EventDispatcher({
       db,
       cipher,
@@ -297,6 +298,8 @@ export class Orchestrator implements Service {
         models: catalog.models,
         sessions,
         planFetch: (url) => planGitFetch(url, egress),
+        github,
+        publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
         saveTranscript: async (runId, execution, transcript) => {
           await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
           logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');

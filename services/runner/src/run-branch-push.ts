@@ -98,7 +98,8 @@ async function pushRunBranches(
 
 /**
  * Pushes the execution's work where the environment asks (repositories with a `push_secret_name`) and reports each
- * branch as an EXTERNAL_REFERENCE artifact (`git_branch`). Returns why a push failed, or undefined.
+ * branch as an EXTERNAL_REFERENCE artifact (`git_branch`), and each pull request the orchestrator opened from one as a
+ * PULL_REQUEST artifact. Returns why a push or a pull request failed, or undefined.
  */
 export async function pushWorkToBranches(
   link: OrchestratorLink,
@@ -109,6 +110,7 @@ export async function pushWorkToBranches(
   reporter: EventReporter,
 ): Promise<{ message: string; errorCode: string } | undefined> {
   if (!environment.repositories.some((r) => r.push_secret_name)) return undefined;
+  let failure: { message: string; errorCode: string } | undefined;
   try {
     for (const branch of await pushRunBranches(link, target, sandbox, env, environment)) {
       const url = `${branch.repository_url.replace(/\.git$/, '')}/tree/${branch.branch}`;
@@ -123,8 +125,24 @@ export async function pushWorkToBranches(
         level: 'info',
         text: `Pushed the work on ${branch.directory} to ${branch.branch} (${branch.commit})`,
       });
+      const pr = branch.pull_request;
+      if (pr?.url) {
+        reporter.emit({
+          kind: 'artifact',
+          artifact_type: 'PULL_REQUEST',
+          data: { url: pr.url, branch: branch.branch, base: pr.base, number: pr.number },
+        });
+        reporter.emit({ kind: 'log', level: 'info', text: `Opened pull request ${pr.url}` });
+      } else if (pr) {
+        // The branch is pushed and reported above; only the pull request is missing.
+        failure ??= {
+          message: `The pull request from ${branch.branch} was not opened: ${pr.error_message}`,
+          errorCode: pr.error_code,
+        };
+        reporter.emit({ kind: 'log', level: 'error', text: failure.message });
+      }
     }
-    return undefined;
+    return failure;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     const message = `The agent's work was not pushed: ${err.message}`;

@@ -1,6 +1,13 @@
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { apiCall, startPlatform, type Json, type RunningPlatform } from '@conveyor/testing';
+import {
+  apiCall,
+  startEventReceiver,
+  startPlatform,
+  type EventReceiver,
+  type Json,
+  type RunningPlatform,
+} from '@conveyor/testing';
 import {
   createRun,
   launchChromium,
@@ -21,6 +28,7 @@ describe('web console', () => {
   let browser: Browser;
   let page: Page;
   let origin: string;
+  let rx: EventReceiver;
   /** Set CONSOLE_SCREENSHOTS=<dir> to keep screenshots of the pages for a look. */
   const screenshot = async (p: Page, name: string) => {
     if (process.env.CONSOLE_SCREENSHOTS)
@@ -30,7 +38,15 @@ describe('web console', () => {
     (await page.context().cookies()).find((c) => c.name === 'conveyor_console')!;
 
   beforeAll(async () => {
-    platform = await startPlatform();
+    platform = await startPlatform({
+      // The event endpoint of the attempts view is a receiver on loopback; its 503 is retried a minute later.
+      env: {
+        EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8',
+        EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
+        EVENT_RETRY_SCHEDULE_MS: '0,60000',
+      },
+    });
+    rx = await startEventReceiver();
     origin = originOf(platform);
     browser = await launchChromium();
     page = await browser.newPage();
@@ -38,6 +54,7 @@ describe('web console', () => {
   }, 120_000);
 
   afterAll(async () => {
+    rx?.close();
     await browser?.close();
     await platform?.stop();
   });
@@ -289,6 +306,47 @@ describe('web console', () => {
     await waitForText(page, 'h1', 'Nightly report');
     const nextRun = await page.$eval('dd time', (el) => el.getAttribute('datetime'));
     expect(nextRun).toBe(created.body.history && (created.body.history as Json).next_run);
+  });
+
+  it("shows an event endpoint's attempts (status, latency, error, next retry) and replays an event", async () => {
+    const created = await apiCall(platform, 'POST', '/event-endpoints', {
+      url: rx.url,
+      event_types: ['run.succeeded'],
+      description: 'CI hook',
+    });
+    expect(created.status).toBe(201);
+    const run = await createRun(platform, '@demo message done', 'Evented run');
+    // Runs of earlier tests may end meanwhile: their events are taken and answered 200.
+    let first = await rx.next();
+    while (!first.body.includes(run.run_id)) {
+      first.respond(200);
+      first = await rx.next();
+    }
+    first.respond(503);
+    const eventId = first.headers['webhook-id'] as string;
+
+    await page.goto(`${origin}/console/events`);
+    await waitForText(page, '.card h2 a', 'CI hook');
+    await page.click('.card h2 a');
+    await waitForText(page, 'h1', 'Attempts: CI hook');
+    await waitForText(page, 'td code', eventId);
+    const row = page.locator('tr', { hasText: eventId });
+    await waitForText(page, 'td', 'run.succeeded');
+    expect(await row.locator('td').nth(3).textContent()).toBe('503');
+    expect(await row.locator('td').nth(4).textContent()).toMatch(/^\d+ ms$/);
+    // The 503 is retried in a minute: the next retry is a time, not a dash.
+    expect(await row.locator('td time').count()).toBe(2);
+    await expect(row.locator('a.run-link').getAttribute('href')).resolves.toBe(`/console/runs/${run.run_id}`);
+    await screenshot(page, 'event-attempts');
+
+    await row.getByRole('button', { name: /Replay/ }).click();
+    const replayed = await rx.next();
+    expect(replayed.headers['webhook-id']).toBe(eventId);
+    expect(replayed.body).toBe(first.body);
+    replayed.respond(200);
+    await waitForText(page, '[role=status]', 'Queued');
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await waitForText(page, 'td', '^200$');
   });
 
   it('works on a narrow screen and signs out', async () => {

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startGitHttpServer, type GitHttpServer } from '@conveyor/testing';
+import { AGENT_SETUP, agentWorkLog, branchLog, git, seedRemote } from './git-remote';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState, type Json } from './run-waits';
 
@@ -13,34 +13,11 @@ import { apiCall, waitForRunState, type Json } from './run-waits';
 // another uncommitted.
 jest.setTimeout(120_000);
 
-const git = (args: string[], cwd?: string) =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  }).trim();
-
 /**
  * The remotes live on this machine (a path, a loopback port), which a real sandbox cannot reach by design; the clone
  * runs unsandboxed here. The push under test happens on the orchestrator either way.
  */
 const LOCAL_REMOTE_SANDBOX = { RUN_SANDBOX: 'none' };
-
-/** A bare repository `<root>/origin.git` whose main branch has one commit (hello.txt = "hello world"). */
-function seedRemote(root: string): string {
-  const remote = path.join(root, 'origin.git');
-  const seed = path.join(root, 'seed');
-  git(['init', '--quiet', '--bare', '--initial-branch=main', remote]);
-  git(['init', '--quiet', '--initial-branch=main', seed]);
-  execFileSync('sh', ['-c', 'printf "hello world\\n" > hello.txt'], { cwd: seed });
-  git(['add', '.'], seed);
-  git(
-    ['-c', 'user.name=Seed', '-c', 'user.email=seed@example.com', 'commit', '--quiet', '-m', 'initial'],
-    seed,
-  );
-  git(['push', '--quiet', remote, 'main'], seed);
-  return remote;
-}
 
 /** An environment cloning `url`, whose setup (standing in for the agent) commits one change and leaves an untracked file. */
 async function environmentWith(
@@ -51,9 +28,7 @@ async function environmentWith(
   const created = await apiCall(platform, 'POST', '/agent/environments', {
     name: `push with ${pushSecretName}`,
     repositories: [{ url, push_secret_name: pushSecretName }],
-    setup_commands: [
-      `cd origin && printf 'hello conveyor\\n' > hello.txt && git -c user.name=Agent -c user.email=agent@example.com commit --quiet -am 'agent: rename world' && printf 'left uncommitted\\n' > notes.txt`,
-    ],
+    setup_commands: [AGENT_SETUP],
   });
   expect(created.status).toBe(201);
   expect(created.body.config).toMatchObject({ repositories: [{ url, push_secret_name: pushSecretName }] });
@@ -202,11 +177,7 @@ describe('pushing a run to its branch over HTTP with the team credential', () =>
     );
     expect(done.state).toBe('SUCCEEDED');
     const branch = `conveyor/run-${runId}`;
-    expect(git(['--git-dir', remote, 'log', '--format=%s', branch]).split('\n')).toEqual([
-      `conveyor: run ${runId}`,
-      'agent: rename world',
-      'initial',
-    ]);
+    expect(branchLog(remote, branch)).toEqual(agentWorkLog(runId));
     const pushes = http.requests.filter((r) => r.method === 'POST' && r.service === 'git-receive-pack');
     expect(pushes.length).toBeGreaterThan(0);
     for (const push of pushes) expect(push.credential).toBe(credential);

@@ -10,6 +10,7 @@ import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCrede
 import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from './conveyor/orchestrator/v1/HarnessSession';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from './conveyor/orchestrator/v1/HeartbeatRequest';
 import type { PendingFollowup as _conveyor_orchestrator_v1_PendingFollowup, PendingFollowup__Output as _conveyor_orchestrator_v1_PendingFollowup__Output } from './conveyor/orchestrator/v1/PendingFollowup';
+import type { PullRequestOutcome as _conveyor_orchestrator_v1_PullRequestOutcome, PullRequestOutcome__Output as _conveyor_orchestrator_v1_PullRequestOutcome__Output } from './conveyor/orchestrator/v1/PullRequestOutcome';
 import type { PushRunBranchRequest as _conveyor_orchestrator_v1_PushRunBranchRequest, PushRunBranchRequest__Output as _conveyor_orchestrator_v1_PushRunBranchRequest__Output } from './conveyor/orchestrator/v1/PushRunBranchRequest';
 import type { PushRunBranchResponse as _conveyor_orchestrator_v1_PushRunBranchResponse, PushRunBranchResponse__Output as _conveyor_orchestrator_v1_PushRunBranchResponse__Output } from './conveyor/orchestrator/v1/PushRunBranchResponse';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from './conveyor/orchestrator/v1/ReportEventsRequest';
@@ -33,6 +34,7 @@ export interface ProtoGrpcType {
         HarnessSession: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessSession, _conveyor_orchestrator_v1_HarnessSession__Output>
         HeartbeatRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_HeartbeatRequest__Output>
         PendingFollowup: MessageTypeDefinition<_conveyor_orchestrator_v1_PendingFollowup, _conveyor_orchestrator_v1_PendingFollowup__Output>
+        PullRequestOutcome: MessageTypeDefinition<_conveyor_orchestrator_v1_PullRequestOutcome, _conveyor_orchestrator_v1_PullRequestOutcome__Output>
         PushRunBranchRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchRequest__Output>
         PushRunBranchResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
         ReportEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_ReportEventsRequest__Output>

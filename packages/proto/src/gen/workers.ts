@@ -15,6 +15,7 @@ import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, He
 import type { ListConnectedWorkersRequest as _conveyor_orchestrator_v1_ListConnectedWorkersRequest, ListConnectedWorkersRequest__Output as _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersRequest';
 import type { ListConnectedWorkersResponse as _conveyor_orchestrator_v1_ListConnectedWorkersResponse, ListConnectedWorkersResponse__Output as _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output } from './conveyor/orchestrator/v1/ListConnectedWorkersResponse';
 import type { PendingFollowup as _conveyor_orchestrator_v1_PendingFollowup, PendingFollowup__Output as _conveyor_orchestrator_v1_PendingFollowup__Output } from './conveyor/orchestrator/v1/PendingFollowup';
+import type { PullRequestOutcome as _conveyor_orchestrator_v1_PullRequestOutcome, PullRequestOutcome__Output as _conveyor_orchestrator_v1_PullRequestOutcome__Output } from './conveyor/orchestrator/v1/PullRequestOutcome';
 import type { PushRunBranchRequest as _conveyor_orchestrator_v1_PushRunBranchRequest, PushRunBranchRequest__Output as _conveyor_orchestrator_v1_PushRunBranchRequest__Output } from './conveyor/orchestrator/v1/PushRunBranchRequest';
 import type { PushRunBranchResponse as _conveyor_orchestrator_v1_PushRunBranchResponse, PushRunBranchResponse__Output as _conveyor_orchestrator_v1_PushRunBranchResponse__Output } from './conveyor/orchestrator/v1/PushRunBranchResponse';
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from './conveyor/orchestrator/v1/ReportEventsRequest';
@@ -49,6 +50,7 @@ export interface ProtoGrpcType {
         ListConnectedWorkersRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersRequest, _conveyor_orchestrator_v1_ListConnectedWorkersRequest__Output>
         ListConnectedWorkersResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListConnectedWorkersResponse, _conveyor_orchestrator_v1_ListConnectedWorkersResponse__Output>
         PendingFollowup: MessageTypeDefinition<_conveyor_orchestrator_v1_PendingFollowup, _conveyor_orchestrator_v1_PendingFollowup__Output>
+        PullRequestOutcome: MessageTypeDefinition<_conveyor_orchestrator_v1_PullRequestOutcome, _conveyor_orchestrator_v1_PullRequestOutcome__Output>
         PushRunBranchRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchRequest__Output>
         PushRunBranchResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
         ReportEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_ReportEventsRequest__Output>

@@ -112,8 +112,26 @@ const environmentFields = {
             .string()
             .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'must be a team secret name')
             .optional(),
+          // Open a pull request from the pushed branch through GitHub's REST API with the push secret's token.
+          pull_request: z
+            .object({
+              base: z
+                .string()
+                .regex(/^(?!-)[A-Za-z0-9._/-]{1,250}$/, 'must be a branch name')
+                .optional()
+                .describe('The branch to merge into; default: the repository `ref`, else its default branch'),
+              draft: z.boolean().optional(),
+              title: z.string().trim().min(1).max(256).optional().describe("Default: the run's title"),
+            })
+            .strict()
+            .optional(),
         })
-        .strict(),
+        .strict()
+        .refine((r) => !r.pull_request || r.push_secret_name, {
+          message:
+            'pull_request needs a push_secret_name (the pull request is opened from the pushed branch)',
+          path: ['pull_request'],
+        }),
     )
     .max(50)
     .nullable(),

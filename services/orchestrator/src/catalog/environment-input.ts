@@ -18,6 +18,18 @@ const directory = z
     'must be a relative path inside the workspace',
   );
 
+/** `repositories[].pull_request`: open a pull request from the pushed branch (docs/harnesses.md "Pull requests"). */
+const pullRequestSchema = z
+  .object({
+    base: z
+      .string()
+      .regex(/^(?!-)[A-Za-z0-9._/-]{1,250}$/, 'must be a branch name')
+      .optional(),
+    draft: z.boolean().optional(),
+    title: z.string().trim().min(1).max(256).optional(),
+  })
+  .strict();
+
 /** The write body (CloudEnvironmentConfig plus our `repositories` and `team`), checked again on this side. */
 export const environmentBodySchema = z
   .object({
@@ -36,8 +48,14 @@ export const environmentBodySchema = z
             directory: directory.optional(),
             ref: z.string().min(1).max(250).optional(),
             push_secret_name: z.string().regex(SECRET_NAME, 'must be a team secret name').optional(),
+            pull_request: pullRequestSchema.optional(),
           })
-          .strict(),
+          .strict()
+          .refine((r) => !r.pull_request || r.push_secret_name, {
+            message:
+              'pull_request needs a push_secret_name (the pull request is opened from the pushed branch)',
+            path: ['pull_request'],
+          }),
       )
       .max(50)
       .nullable(),
@@ -87,6 +105,7 @@ export function repositoriesOf(
       ...(r.directory ? { directory: r.directory } : {}),
       ...(r.ref ? { ref: r.ref } : {}),
       ...(r.push_secret_name ? { push_secret_name: r.push_secret_name } : {}),
+      ...(r.pull_request ? { pull_request: r.pull_request } : {}),
     });
   }
   const seen = new Set<string>();

@@ -1,4 +1,5 @@
 import { AppError } from '@conveyor/errors';
+import type { PullRequestSpec } from '../github/open-pull-request';
 
 export interface RepositoryRef {
   url: string;
@@ -8,6 +9,8 @@ export interface RepositoryRef {
   ref?: string;
   /** Team secret holding the credential the run's branch is pushed with (docs/harnesses.md). */
   push_secret_name?: string;
+  /** Open a pull request from the pushed branch (github/open-pull-request.ts). */
+  pull_request?: PullRequestSpec;
 }
 
 /** What an environment shows and a run is handed of a repository: everything but the derived owner and name. */
@@ -16,12 +19,14 @@ export function repositorySpec(r: RepositoryRef): {
   directory?: string;
   ref?: string;
   push_secret_name?: string;
+  pull_request?: PullRequestSpec;
 } {
   return {
     url: r.url,
     ...(r.directory ? { directory: r.directory } : {}),
     ...(r.ref ? { ref: r.ref } : {}),
     ...(r.push_secret_name ? { push_secret_name: r.push_secret_name } : {}),
+    ...(r.pull_request ? { pull_request: r.pull_request } : {}),
   };
 }
 

@@ -26,42 +26,61 @@ function summary(data: unknown): Record<string, string | number | boolean> {
 }
 
 /**
- * The Standard Webhooks body `{type, timestamp, data}` of one event. `state`/`previous_state` come from the event
+ * The Standard Webhooks bodies `{type, timestamp, data}` of events, by event ID. `state`/`previous_state` come from the event
  * (what the run entered then), title and artifacts from the run as it is when the body is first built; the body is
  * then stored and every later attempt sends the same bytes.
  */
-export async function buildEventBody(
+export async function buildEventBodies(
   db: Db,
-  event: OutboundEvent,
+  events: OutboundEvent[],
   publicApiBaseUrl: string,
-): Promise<string> {
-  const stored = (event.data ?? {}) as Record<string, unknown>;
-  const run = await db.run.findUnique({
-    where: { id: event.runId },
-    select: { title: true, state: true, statusMessage: true, errorCode: true },
-  });
-  const artifacts = await db.artifact.findMany({
-    where: { runId: event.runId },
-    orderBy: { createdAt: 'asc' },
-    take: MAX_ARTIFACTS,
-    select: { id: true, type: true, data: true, createdAt: true },
-  });
-  const isState = event.type !== 'run.artifact_reported';
-  const data = {
-    run_id: event.runId,
-    state: isState ? stored.to : (run?.state ?? null),
-    previous_state: isState ? (stored.from ?? null) : null,
-    title: cut(run?.title) ?? '',
-    session_link: sessionLinkOf(publicApiBaseUrl, event.runId),
-    status_message: isState ? cut((stored.message as string | undefined) ?? null) : cut(run?.statusMessage),
-    ...(isState && stored.error_code ? { error_code: stored.error_code } : {}),
-    ...(isState ? {} : { artifact: { artifact_type: stored.artifact_type, data: summary(stored.data) } }),
-    artifacts: artifacts.map((a) => ({
-      artifact_uid: a.id,
-      artifact_type: a.type,
-      created_at: a.createdAt.toISOString(),
-      data: summary(a.data),
-    })),
-  };
-  return JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data });
+): Promise<Map<string, string>> {
+  const runIds = [...new Set(events.map((e) => e.runId))];
+  // Two reads for the whole batch: the runs, and their first artifacts (at most MAX_ARTIFACTS each, cut below).
+  const [runs, allArtifacts] = await Promise.all([
+    db.run.findMany({
+      where: { id: { in: runIds } },
+      select: { id: true, title: true, state: true, statusMessage: true, errorCode: true },
+    }),
+    db.artifact.findMany({
+      where: { runId: { in: runIds } },
+      orderBy: { createdAt: 'asc' },
+      select: { id: true, runId: true, type: true, data: true, createdAt: true },
+    }),
+  ]);
+  const runById = new Map(runs.map((r) => [r.id, r]));
+  const artifactsByRun = new Map<string, typeof allArtifacts>();
+  for (const a of allArtifacts) {
+    const list = artifactsByRun.get(a.runId) ?? [];
+    if (list.length < MAX_ARTIFACTS) list.push(a);
+    artifactsByRun.set(a.runId, list);
+  }
+  const bodies = new Map<string, string>();
+  for (const event of events) {
+    const stored = (event.data ?? {}) as Record<string, unknown>;
+    const run = runById.get(event.runId);
+    const artifacts = artifactsByRun.get(event.runId) ?? [];
+    const isState = event.type !== 'run.artifact_reported';
+    const data = {
+      run_id: event.runId,
+      state: isState ? stored.to : (run?.state ?? null),
+      previous_state: isState ? (stored.from ?? null) : null,
+      title: cut(run?.title) ?? '',
+      session_link: sessionLinkOf(publicApiBaseUrl, event.runId),
+      status_message: isState ? cut((stored.message as string | undefined) ?? null) : cut(run?.statusMessage),
+      ...(isState && stored.error_code ? { error_code: stored.error_code } : {}),
+      ...(isState ? {} : { artifact: { artifact_type: stored.artifact_type, data: summary(stored.data) } }),
+      artifacts: artifacts.map((a) => ({
+        artifact_uid: a.id,
+        artifact_type: a.type,
+        created_at: a.createdAt.toISOString(),
+        data: summary(a.data),
+      })),
+    };
+    bodies.set(
+      event.id,
+      JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data }),
+    );
+  }
+  return bodies;
 }

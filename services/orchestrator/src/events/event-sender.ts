@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
-import type { LookupFunction } from 'node:net';
+import { pinnedLookup } from '../egress/pinned-lookup';
 
 export interface SendResult {
   /** Absent when no response arrived (refused, reset, timed out). */
@@ -37,18 +36,13 @@ export function sendEvent(
 ): Promise<SendResult> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
-  const pinned: LookupFunction = (_host, options, callback) => {
-    const family = net.isIP(address);
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {
     const req = client.request(
       url,
       {
         method: 'POST',
-        lookup: pinned,
+        lookup: pinnedLookup(address),
         signal: AbortSignal.timeout(timeoutMs),
         headers: {
           ...headers,

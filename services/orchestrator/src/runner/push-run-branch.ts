@@ -4,9 +4,16 @@ import path from 'node:path';
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import { redactUrl } from '@conveyor/logger';
-import type { PushRunBranchRequest__Output, PushRunBranchResponse } from '@conveyor/proto';
+import type {
+  PullRequestOutcome,
+  PushRunBranchRequest__Output,
+  PushRunBranchResponse,
+} from '@conveyor/proto';
 import type { GitFetchPlan } from '../egress/git-egress';
 import { git } from '../egress/run-git';
+import { sessionLinkOf } from '../events/event-body';
+import { apiTokenOf, type GitHubApi } from '../github/github-rest';
+import { openPullRequest, type PullRequestSpec } from '../github/open-pull-request';
 import { SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { lockRunForRunner } from './report-events';
@@ -16,9 +23,18 @@ export interface PushRunBranchDeps {
   cipher: SecretCipher;
   /** Checks a repository URL against the egress rules right before git reaches it (egress/git-egress.ts). */
   planFetch: (url: string) => Promise<GitFetchPlan>;
+  /** Where pull requests are opened (GITHUB_API_URL), under the same egress rules. */
+  github: GitHubApi;
+  /** The gateway's public API base, for the run's console link in the pull request. */
+  publicApiBaseUrl: string;
 }
 
-type RepositorySpec = { url: string; push_secret_name?: string };
+type RepositorySpec = {
+  url: string;
+  ref?: string;
+  push_secret_name?: string;
+  pull_request?: PullRequestSpec;
+};
 
 const COMMIT = /^[0-9a-f]{40}$/;
 /** Who the platform's commit of uncommitted work is by. */
@@ -94,6 +110,7 @@ export async function pushRunBranch(
   const remoteEnv = { ...plan.env, ...credentialEnv(secret) };
   const branch = runBranchName(run.id);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'conveyor-push-'));
+  let commit: string;
   try {
     await git(['init', '--quiet', '--bare', '--template=', dir]);
     await git([...plan.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'], {
@@ -125,7 +142,7 @@ export async function pushRunBranch(
       [...plan.configArgs, 'push', '--quiet', '--force', '--', repo.url, `${head}:refs/heads/${branch}`],
       { cwd: dir, env: remoteEnv },
     );
-    return { branch, commit: head, repository_url: shown };
+    commit = head;
   } catch (err) {
     if (err instanceof AppError) throw err;
     const message = redactUrl((err as Error).message);
@@ -137,5 +154,40 @@ export async function pushRunBranch(
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+  const pushed = { branch, commit, repository_url: shown };
+  if (!repo.pull_request) return pushed;
+  return {
+    ...pushed,
+    pull_request: await pullRequestFor(deps, run, repo, repo.pull_request, branch, secret),
+  };
+}
+
+/**
+ * Opens the pull request the repository asks for from the branch just pushed. A refusal is an outcome, not a thrown
+ * error: the branch is pushed and reported either way, and the runner fails the run with the refusal's code.
+ */
+async function pullRequestFor(
+  deps: PushRunBranchDeps,
+  run: { id: string; title: string },
+  repo: RepositorySpec,
+  spec: PullRequestSpec,
+  branch: string,
+  secret: string,
+): Promise<PullRequestOutcome> {
+  const link = sessionLinkOf(deps.publicApiBaseUrl, run.id);
+  try {
+    const opened = await openPullRequest(deps.github, apiTokenOf(secret), {
+      repositoryUrl: repo.url,
+      head: branch,
+      spec,
+      ...(repo.ref ? { ref: repo.ref } : {}),
+      title: run.title || `Conveyor run ${run.id}`,
+      body: `Opened by Conveyor for run ${run.id}: ${link}`,
+    });
+    return { ...opened, error_code: '', error_message: '' };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return { url: '', number: 0, base: '', error_code: err.code, error_message: err.message };
   }
 }

@@ -5,13 +5,15 @@ import { AppError } from '@conveyor/errors';
 import { unary } from '../unary-handler';
 import { isSelfHostedRun } from '../../workers/self-hosted-routing';
 import { claimRun } from '../../runner/claim-run';
+import { commentOnRunSource, type SourceCommentDeps } from '../../github/comment-on-source';
 import { completeRun, type TranscriptSink } from '../../runner/complete-run';
 import type { HarnessSessions } from '../../runner/harness-sessions';
 import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/harness-credential';
 import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
 import { heartbeat, reportEvents } from '../../runner/report-events';
 
-export interface RunnerHandlerDeps extends HarnessCredentialDeps, PushRunBranchDeps {
+export interface RunnerHandlerDeps
+  extends HarnessCredentialDeps, PushRunBranchDeps, Omit<SourceCommentDeps, 'logger'> {
   db: PrismaClient;
   logger: Logger;
   saveTranscript: TranscriptSink;
@@ -55,6 +57,13 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
           errorCode: req.error_code || undefined,
         },
         'run execution completed',
+      );
+      // After the answer: the runner does not wait on GitHub, and a failed comment is only logged.
+      void commentOnRunSource({ ...deps, logger }, req.run_id).catch((err: unknown) =>
+        logger.warn(
+          { runId: req.run_id, err: (err as Error).message },
+          'commenting on the run source failed',
+        ),
       );
       return control;
     }),

@@ -1,0 +1,151 @@
+import { useState } from 'preact/hooks';
+import { api, errorText } from '../api';
+import { ErrorNote, Loading, Time, useResource } from '../components';
+import { Link } from '../router';
+import type { EventAttempt, EventEndpoint } from '../types';
+
+const endpointPath = (id: string) => `/event-endpoints/${encodeURIComponent(id)}`;
+
+function EndpointSummary({ endpoint }: { endpoint: EventEndpoint }) {
+  return (
+    <>
+      <p class="url">
+        <code>{endpoint.url}</code>
+      </p>
+      <p>
+        {endpoint.enabled ? 'Enabled' : 'Disabled'} · {endpoint.event_types.join(', ')}
+        {endpoint.disabled_reason && <span class="reason"> — {endpoint.disabled_reason}</span>}
+      </p>
+    </>
+  );
+}
+
+/** The team's event endpoints (docs/events.md), each linking to its attempts. */
+export function EventEndpointsPage() {
+  const { data, error } = useResource<{ endpoints: EventEndpoint[] }>('/event-endpoints');
+  return (
+    <section aria-labelledby="events-h">
+      <h1 id="events-h">Event endpoints</h1>
+      <ErrorNote error={error} />
+      {!data && !error && <Loading />}
+      {data?.endpoints.length === 0 && <p>No event endpoints yet.</p>}
+      <ul class="cards">
+        {data?.endpoints.map((e) => (
+          <li key={e.endpoint_id} class="card">
+            <h2>
+              <Link href={`/console/events/${encodeURIComponent(e.endpoint_id)}`}>
+                {e.description || e.endpoint_id}
+              </Link>
+            </h2>
+            <EndpointSummary endpoint={e} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** Replays one event (same webhook-id, same body) through the API; admins only, the API refuses others anyway. */
+function ReplayButton({
+  endpointId,
+  attempt,
+  onDone,
+}: {
+  endpointId: string;
+  attempt: EventAttempt;
+  onDone: () => void;
+}) {
+  const [state, setState] = useState<{ busy?: boolean; done?: boolean; error?: string }>({});
+  const replay = async () => {
+    setState({ busy: true });
+    try {
+      await api(`${endpointPath(endpointId)}/events/${encodeURIComponent(attempt.event_id)}/replay`, {
+        method: 'POST',
+      });
+      setState({ done: true });
+      onDone();
+    } catch (err) {
+      setState({ error: errorText(err) });
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={replay} disabled={state.busy}>
+        Replay <span class="visually-hidden">{attempt.event_id}</span>
+      </button>
+      {state.done && <span role="status"> Queued</span>}
+      <ErrorNote error={state.error} />
+    </>
+  );
+}
+
+/** One endpoint's delivery attempts (event, type, status code, latency, error, next retry) with a replay button. */
+export function EventEndpointPage({ endpointId, isAdmin }: { endpointId: string; isAdmin: boolean }) {
+  const endpoint = useResource<EventEndpoint>(endpointPath(endpointId));
+  const attempts = useResource<{ attempts: EventAttempt[] }>(
+    `${endpointPath(endpointId)}/attempts?limit=100`,
+  );
+  return (
+    <section aria-labelledby="attempts-h">
+      <p>
+        <Link href="/console/events">← Event endpoints</Link>
+      </p>
+      <h1 id="attempts-h">Attempts{endpoint.data ? `: ${endpoint.data.description || endpointId}` : ''}</h1>
+      <ErrorNote error={endpoint.error ?? attempts.error} />
+      {endpoint.data && <EndpointSummary endpoint={endpoint.data} />}
+      {!attempts.data && !attempts.error && <Loading />}
+      {attempts.data && (
+        <>
+          <button type="button" onClick={attempts.reload}>
+            Refresh
+          </button>
+          <div class="table-wrap">
+            <table>
+              <caption class="visually-hidden">Attempts</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Attempted</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Latency</th>
+                  <th scope="col">Error</th>
+                  <th scope="col">Next retry</th>
+                  {isAdmin && <th scope="col">Replay</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {attempts.data.attempts.map((a, i) => (
+                  <tr key={`${a.event_id}-${a.attempted_at}-${i}`}>
+                    <td>
+                      <Time at={a.attempted_at} />
+                    </td>
+                    <td>
+                      <code>{a.event_id}</code>{' '}
+                      <Link href={`/console/runs/${encodeURIComponent(a.run_id)}`} class="run-link">
+                        run {a.run_id.slice(0, 8)}
+                      </Link>
+                    </td>
+                    <td>{a.event_type}</td>
+                    <td>{a.status_code ?? '—'}</td>
+                    <td>{a.latency_ms} ms</td>
+                    <td>{a.error ?? '—'}</td>
+                    <td>
+                      <Time at={a.next_attempt_at} />
+                    </td>
+                    {isAdmin && (
+                      <td>
+                        <ReplayButton endpointId={endpointId} attempt={a} onDone={attempts.reload} />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {attempts.data.attempts.length === 0 && <p>No attempts yet.</p>}
+        </>
+      )}
+    </section>
+  );
+}

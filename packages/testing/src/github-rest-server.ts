@@ -1,0 +1,121 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface GitHubRequest {
+  method: string;
+  path: string;
+  authorization: string;
+  body: Record<string, unknown>;
+}
+
+export interface ScriptedGitHub {
+  /** `http://127.0.0.1:<port>`: the GITHUB_API_URL of a GitHub Enterprise Server, as far as the platform knows. */
+  url: string;
+  requests: GitHubRequest[];
+  /** Pull requests opened, by `owner/repo:head`. */
+  pulls: Map<string, { number: number; base: string; title: string; draft: boolean; body: string }>;
+  /** Comments posted, by `owner/repo#number`. */
+  comments: Map<string, string[]>;
+  /** The one token accepted (`Authorization: Bearer <token>`); anything else answers 401 "Bad credentials". */
+  token: string;
+  /** Heads that already have an open pull request somewhere (opened by a person, say). */
+  openElsewhere: (head: string) => boolean;
+  close(): Promise<void>;
+}
+
+export interface ScriptedGitHubOptions {
+  /** The token accepted at first (ScriptedGitHub.token). */
+  token: string;
+  /** Whether a branch exists on the repository (the real git remote), as GitHub checks `head` and `base`. */
+  branchExists: (fullName: string, branch: string) => boolean;
+}
+
+/**
+ * GitHub's REST API for the calls the platform makes, answering as github.com does (status codes and messages from its
+ * documentation): GET /repos/{o}/{r}, POST /repos/{o}/{r}/pulls (422 "A pull request already exists for …" on a
+ * second one from the same head, 422 on a missing base), POST /repos/{o}/{r}/issues/{n}/comments.
+ */
+export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promise<ScriptedGitHub> {
+  const requests: GitHubRequest[] = [];
+  const pulls: ScriptedGitHub['pulls'] = new Map();
+  const comments: ScriptedGitHub['comments'] = new Map();
+  const scripted: ScriptedGitHub = {
+    url: '',
+    requests,
+    pulls,
+    comments,
+    token: options.token,
+    openElsewhere: () => false,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  const send = (res: ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const invalid = (res: ServerResponse, errors: unknown[]) =>
+    send(res, 422, {
+      message: 'Validation Failed',
+      errors,
+      documentation_url: 'https://docs.github.com/rest',
+    });
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    let body: Record<string, unknown> = {};
+    try {
+      body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+    } catch {
+      return send(res, 400, { message: 'Problems parsing JSON' });
+    }
+    const authorization = req.headers.authorization ?? '';
+    requests.push({ method: req.method ?? '', path, authorization, body });
+    if (authorization !== `Bearer ${scripted.token}`) return send(res, 401, { message: 'Bad credentials' });
+    const repoPath = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
+    if (!repoPath) return send(res, 404, { message: 'Not Found' });
+    const fullName = `${repoPath[1]}/${repoPath[2]}`;
+    const rest = repoPath[3] ?? '';
+    if (req.method === 'GET' && rest === '')
+      return send(res, 200, { full_name: fullName, default_branch: 'main' });
+    if (req.method === 'POST' && rest === '/pulls') {
+      const head = String(body.head);
+      const base = String(body.base);
+      if (!options.branchExists(fullName, head))
+        return invalid(res, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+      if (!options.branchExists(fullName, base))
+        return invalid(res, [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
+      const key = `${fullName}:${head}`;
+      if (pulls.has(key) || scripted.openElsewhere(head))
+        return invalid(res, [
+          { resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${key}.` },
+        ]);
+      const number = pulls.size + 1;
+      pulls.set(key, {
+        number,
+        base,
+        title: String(body.title),
+        draft: body.draft === true,
+        body: String(body.body),
+      });
+      return send(res, 201, {
+        number,
+        html_url: `https://github.test/${fullName}/pull/${number}`,
+        draft: body.draft,
+      });
+    }
+    const comment = /^\/issues\/(\d+)\/comments$/.exec(rest);
+    if (req.method === 'POST' && comment) {
+      const key = `${fullName}#${comment[1]}`;
+      comments.set(key, [...(comments.get(key) ?? []), String(body.body)]);
+      return send(res, 201, { id: comments.size, body: body.body });
+    }
+    return send(res, 404, { message: 'Not Found' });
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  Object.assign(scripted, { url: `http://127.0.0.1:${port}` });
+  return scripted;
+}
