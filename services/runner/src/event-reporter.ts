@@ -19,7 +19,7 @@ export class EventReporter {
   readonly redactor = new SecretRedactor();
 
   constructor(
-    private readonly link: OrchestratorLink,
+    private readonly link: Pick<OrchestratorLink, 'call'>,
     private readonly target: { runId: string; execution: number; runnerId: string },
     private readonly onControl: (control: RunnerControl__Output) => void,
     private readonly onError: (err: unknown) => void,

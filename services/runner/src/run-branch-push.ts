@@ -54,7 +54,7 @@ async function inSandbox(
  * (docs/harnesses.md). Throws an AppError naming the repository when one cannot be pushed.
  */
 async function pushRunBranches(
-  link: OrchestratorLink,
+  link: Pick<OrchestratorLink, 'call'>,
   target: PushTarget,
   sandbox: RunSandbox,
   env: Record<string, string>,
@@ -101,12 +101,12 @@ async function pushRunBranches(
  * branch as an EXTERNAL_REFERENCE artifact (`git_branch`). Returns why a push failed, or undefined.
  */
 export async function pushWorkToBranches(
-  link: OrchestratorLink,
+  link: Pick<OrchestratorLink, 'call'>,
   target: PushTarget,
   sandbox: RunSandbox,
   env: Record<string, string>,
   environment: EnvironmentSpec,
-  reporter: EventReporter,
+  reporter: Pick<EventReporter, 'emit'>,
 ): Promise<{ message: string; errorCode: string } | undefined> {
   if (!environment.repositories.some((r) => r.push_secret_name)) return undefined;
   try {
