@@ -221,7 +221,8 @@ class BwrapSandbox implements RunSandbox {
             argv: options.argv,
             env,
             cwd: path.posix.resolve(SANDBOX_WORKSPACE, options.cwd ?? '.'),
-            forwarders: this.forwarders,
+            // No forwarder, no way out: its network namespace holds only an unused loopback.
+            forwarders: options.network === false ? [] : this.forwarders,
           },
           stdio,
         ),

@@ -52,6 +52,12 @@ export interface SandboxExecOptions {
   /** The process's whole environment (the backend adds only what the policy needs, e.g. proxy variables). */
   env: Record<string, string>;
   stdin?: 'pipe' | 'ignore';
+  /**
+   * `false`: the command reaches nothing, not even the egress filter or the policy's endpoints (the runner's own file
+   * work in the workspace: laying it out, HOME files, the patch). Where a backend starts a forwarder per command (the
+   * local one), this saves starting it. Default: the policy's network.
+   */
+  network?: boolean;
 }
 
 /** Why a process ended when a limit, not the process itself, ended it. */
