@@ -1,7 +1,8 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
 import { apiCall, startExtraService, type ExtraService, type RunningPlatform } from '@conveyor/testing';
@@ -217,6 +218,61 @@ const caseResult = (name: string, samples: Sample[]) => ({
   samples,
 });
 
+/** Claude Code's native binary, as the runner starts it (services/runner/src/harness/cli/cli-command.ts). */
+const claudeBinary = (): string => path.join(path.dirname(claudeManifest()), 'bin/claude.exe');
+
+/**
+ * Claude Code alone, started on the host with the runner's arguments straight at the model server: exec → its first
+ * model request. Subtracted from a run's time to agent, it leaves the platform's share.
+ */
+async function hostCli(model: Child, modelUrl: string): Promise<number> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'tta-cli-'));
+  try {
+    const sentAt = Date.now();
+    const cli = spawn(
+      claudeBinary(),
+      ['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose'].concat([
+        '--permission-mode',
+        'bypassPermissions',
+        '--model',
+        MODEL,
+        '--session-id',
+        randomUUID(),
+      ]),
+      {
+        cwd: home,
+        stdio: ['pipe', 'ignore', 'ignore'],
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          ANTHROPIC_BASE_URL: modelUrl,
+          ANTHROPIC_API_KEY: 'sk-bench',
+          CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_AUTOUPDATER: '1',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_ERROR_REPORTING: '1',
+          IS_SANDBOX: '1',
+        },
+      },
+    );
+    cli.stdin!.end(`${JSON.stringify({ type: 'user', message: { role: 'user', content: 'Say hello.' } })}\n`);
+    const exited = new Promise((resolve) => cli.once('exit', resolve));
+    const deadline = Date.now() + RUN_TIMEOUT_MS;
+    for (;;) {
+      const { at } = await model.ask<{ at: number | null }>({ after: sentAt });
+      if (at !== null) {
+        await exited;
+        return at - sentAt;
+      }
+      if (Date.now() > deadline) throw new Error('Claude Code on the host made no model request');
+      await sleep(10);
+    }
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
 async function timeToAgent(): Promise<Record<string, unknown>> {
   const model = Child.fork('time-to-agent-model.js');
   const load = Child.fork('time-to-agent-load.js');
@@ -239,10 +295,15 @@ async function timeToAgent(): Promise<Record<string, unknown>> {
     const bare = await environment(platform, 'no setup', []);
     progress('warm-up run…');
     await bench.createRun(bare);
+    // Interleaved, so both see the same load: a run, then the CLI alone on the host.
     const noSetup: Sample[] = [];
+    const alone: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       noSetup.push(await bench.createRun(bare));
-      progress(`(a) no setup ${i + 1}/${RUNS}: ${noSetup[i]!.to_first_model_request_ms} ms`);
+      alone.push(await hostCli(model, modelUrl));
+      progress(
+        `(a) no setup ${i + 1}/${RUNS}: ${noSetup[i]!.to_first_model_request_ms} ms (CLI alone ${alone[i]} ms)`,
+      );
     }
     const slow = await environment(platform, `setup ${SETUP_SECONDS}s`, [`sleep ${SETUP_SECONDS}`]);
     const withSetup: Sample[] = [];
@@ -282,6 +343,12 @@ async function timeToAgent(): Promise<Record<string, unknown>> {
       benchmark: 'time-to-agent',
       cli: `claude ${readCliVersion()}`,
       sandbox: 'bubblewrap',
+      cli_alone_on_host: {
+        name: 'Claude Code started on the host with the same arguments, exec → first model request (interleaved with (a))',
+        ...summary(alone),
+      },
+      // The platform's share: (a) minus the CLI alone, per interleaved pair.
+      platform_share: summary(noSetup.map((s, i) => s.to_first_model_request_ms - alone[i]!)),
       cases: {
         no_setup: caseResult('(a) create → first model request, environment without setup', noSetup),
         setup_cold: caseResult(
@@ -300,11 +367,14 @@ async function timeToAgent(): Promise<Record<string, unknown>> {
   }
 }
 
-function readCliVersion(): string {
-  const manifest = require.resolve('@anthropic-ai/claude-code/package.json', {
+function claudeManifest(): string {
+  return require.resolve('@anthropic-ai/claude-code/package.json', {
     paths: [path.resolve(__dirname, '../../services/runner')],
   });
-  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+function readCliVersion(): string {
+  return (JSON.parse(readFileSync(claudeManifest(), 'utf8')) as { version: string }).version;
 }
 
 /** user + system CPU time of a process so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */

@@ -84,7 +84,15 @@ export async function driveHarness(
   ctx.trace.mark('harness_started');
   // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
   const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
-  const outcome = await harness.run(input, { emit, inbox: ctx.inbox, signal: ctx.signal, sandbox, env });
+  const mark = (phase: string) => ctx.trace.mark(phase);
+  const outcome = await harness.run(input, {
+    emit,
+    inbox: ctx.inbox,
+    signal: ctx.signal,
+    sandbox,
+    env,
+    mark,
+  });
   ctx.trace.mark('harness_finished');
   return { ran: { input, env, outcome } };
 }
