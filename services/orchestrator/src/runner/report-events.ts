@@ -6,6 +6,13 @@ import { recordArtifact } from '../artifacts/record-artifact';
 import { transitionRun } from '../runs/run-state-machine';
 import { takeRunnerControl } from './runner-control';
 
+/** Locks the run's row for the transaction and reads it, in one statement (Prisma's findUnique cannot lock). */
+export async function lockRun(tx: Prisma.TransactionClient, runId: string): Promise<Run | undefined> {
+  // Run's columns are its fields' names (no @map), so the raw row is a Run.
+  const [run] = await tx.$queryRaw<Run[]>`SELECT * FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
+  return run;
+}
+
 /** Only the runner holding the current execution may write; a stale or foreign runner is told to stop. */
 export async function lockRunForRunner(
   tx: Prisma.TransactionClient,
@@ -13,8 +20,7 @@ export async function lockRunForRunner(
   execution: number,
   runnerId: string,
 ): Promise<Run> {
-  // One statement: the lock and the row (Prisma's findUnique cannot lock). Run's columns are its fields' names.
-  const [run] = await tx.$queryRaw<Run[]>`SELECT * FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
+  const run = await lockRun(tx, runId);
   if (!run || run.runnerId !== runnerId || run.execution !== execution) {
     throw new AppError('conflict', 'This runner no longer holds the run');
   }

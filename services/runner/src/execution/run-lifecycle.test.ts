@@ -139,6 +139,31 @@ describe('ExecutionLifecycle', () => {
     });
   });
 
+  it('skips a heartbeat when an event batch was answered within the interval (it did the same work)', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      const { link, calls } = fakeLink();
+      const heartbeats = () => calls.filter((c) => c.method === 'Heartbeat').length;
+      const lifecycle = new ExecutionLifecycle(
+        link,
+        fakeAssignment(),
+        { runnerId: 'runner-1', heartbeatIntervalMs: 1000 },
+        log,
+        new AbortController().signal,
+      );
+      await jest.advanceTimersByTimeAsync(500);
+      lifecycle.context.reporter.emit({ kind: 'log', level: 'info', text: 'working' });
+      await lifecycle.context.reporter.flush();
+      await jest.advanceTimersByTimeAsync(500);
+      expect(heartbeats()).toBe(0);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(heartbeats()).toBe(1);
+      await lifecycle.finish({ state: 'SUCCEEDED', message: 'done' });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('still finishes when the completion cannot be reported', async () => {
     const { link } = fakeLink({
       CompleteRun: () => {

@@ -75,6 +75,8 @@ export class ExecutionLifecycle {
     );
     stopSignal.addEventListener('abort', this.onStop, { once: true });
     this.heartbeat = setInterval(() => {
+      // A batch answered within the interval did a heartbeat's work (lastHeartbeatAt, cancellation, follow-ups).
+      if (Date.now() - this.reporter.answeredAt < settings.heartbeatIntervalMs) return;
       link.call('Heartbeat', target, 5000).then(control.answered, control.failed);
     }, settings.heartbeatIntervalMs);
     this.context = {
