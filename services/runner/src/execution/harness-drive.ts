@@ -3,7 +3,7 @@ import type { EnvironmentSpec } from '../environment-setup';
 import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from '../harness/harness';
 import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
 import { baseRunEnvironment } from '../sandbox/run-environment';
-import { insideApiBaseUrl } from '../sandbox/run-policy';
+import { insideApiBaseUrl } from './run-policy';
 import type { RunSandbox } from '../sandbox/run-sandbox';
 import { safeFileName } from '../workspace';
 import { prepareEnvironment } from './environment-preparation';

@@ -2,7 +2,7 @@ import type { EnvironmentSpec } from '../environment-setup';
 import { repositoryHosts } from '../environment-setup';
 import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
 import { baseRunEnvironment } from '../sandbox/run-environment';
-import { harnessSupportEndpoint, harnessSupportHosts, limitCompletion } from '../sandbox/run-policy';
+import { harnessSupportEndpoint, harnessSupportHosts, limitCompletion } from './run-policy';
 import {
   SandboxUnavailable,
   type RunSandbox,

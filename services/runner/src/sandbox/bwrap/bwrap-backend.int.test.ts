@@ -7,13 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap-backend';
-import { collectBytes } from './collect-output';
+import { collectBytes } from '../collect-output';
 import { PrivilegedHelper } from './privileged/helper-client';
-import type { RunSandbox, SandboxPolicy } from './run-sandbox';
+import type { RunSandbox, SandboxPolicy } from '../run-sandbox';
 
 // The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do. Its
 // privileged helper is forked from the build (`npm run build` first); this test process stays root.
-const HELPER_FROM_BUILD = path.resolve(__dirname, '../../dist/sandbox/privileged/helper-main.js');
+const HELPER_FROM_BUILD = path.resolve(__dirname, '../../../dist/sandbox/bwrap/privileged/helper-main.js');
 
 const limits = {
   wallClockMs: 60_000,

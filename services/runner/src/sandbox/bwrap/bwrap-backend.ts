@@ -11,7 +11,7 @@ import {
   SANDBOX_WORKSPACE,
   type Forwarder,
 } from './bwrap-args';
-import { EgressProxy, reportEgress } from './egress-proxy';
+import { EgressProxy, reportEgress } from '../egress-proxy';
 import type { PrivilegedHelper } from './privileged/helper-client';
 import {
   SandboxUnavailable,
@@ -23,8 +23,8 @@ import {
   type SandboxPolicy,
   type SandboxProcess,
   type SandboxUsage,
-} from './run-sandbox';
-import { SocketBridge } from './socket-bridge';
+} from '../run-sandbox';
+import { SocketBridge } from '../socket-bridge';
 import { SocketPairs } from './socket-pairs';
 
 export interface BwrapBackendOptions {
