@@ -87,10 +87,10 @@ const layerZones = [
       'Nothing in the runner imports its programs, and they do not import each other (docs/architecture.md).',
   },
   {
-    // The execution (run-executor.ts and the files beside it) uses the sandbox, harnesses and model proxy, never the
-    // reverse; the ground-floor links to the platform and the redactor may be used by all.
+    // The execution (run-executor.ts, its parts in execution/ and the files beside it) uses the sandbox, harnesses and
+    // model proxy, never the reverse; the ground-floor links to the platform and the redactor may be used by all.
     target: runner(['sandbox', 'harness', 'model-proxy']),
-    from: runner(['*.ts']),
+    from: runner(['*.ts', 'execution/**']),
     except: ['**/services/runner/src/{orchestrator-link,harness-support-client,secret-redactor}.ts'],
     message:
       "The runner's sandbox, harnesses and model proxy never import the execution, the programs or their config (docs/architecture.md).",

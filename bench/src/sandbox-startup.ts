@@ -66,7 +66,7 @@ async function main(): Promise<void> {
       runnerGid: 0,
     },
     () => undefined,
-    require.resolve('@conveyor/runner/dist/sandbox/privileged/helper-main.js'),
+    require.resolve('@conveyor/runner/dist/sandbox/bwrap/privileged/helper-main.js'),
   );
   const backend = new BwrapBackend({
     ...settings,

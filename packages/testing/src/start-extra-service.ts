@@ -7,6 +7,8 @@ const ROOT = path.resolve(__dirname, '../../..');
 export interface ExtraService {
   /** Its HTTP address (health, readiness; the API of a gateway or ingress). */
   url: string;
+  /** Its process id (benchmarks read its CPU time from /proc). */
+  pid: number;
   logs: () => string;
   stop: () => Promise<void>;
   /** Ends the process abruptly (a crash: no graceful shutdown). */
@@ -68,6 +70,7 @@ export async function startExtraService(
   }
   return {
     url,
+    pid: child.pid!,
     logs: () => output,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -16,10 +16,12 @@ export class EventReporter {
   private flushing: Promise<void> = Promise.resolve();
   /** The last batch failed because the orchestrator was unreachable: the next such failure is not reported again. */
   private unreachable = false;
+  /** When the orchestrator last answered a batch (epoch ms; 0: never). */
+  answeredAt = 0;
   readonly redactor = new SecretRedactor();
 
   constructor(
-    private readonly link: OrchestratorLink,
+    private readonly link: Pick<OrchestratorLink, 'call'>,
     private readonly target: { runId: string; execution: number; runnerId: string },
     private readonly onControl: (control: RunnerControl__Output) => void,
     private readonly onError: (err: unknown) => void,
@@ -52,6 +54,7 @@ export class EventReporter {
           events_json: batch.map((e) => JSON.stringify(e)),
         });
         this.unreachable = false;
+        this.answeredAt = Date.now();
         this.onControl(control);
       } catch (err) {
         // Keep the events for the next attempt, unless the run was taken from us (onError decides). An unreachable

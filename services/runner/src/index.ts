@@ -1,6 +1,6 @@
 // The runner's sandbox, for programs beside the runner (bench/): the contract and the backends.
 export * from './sandbox/run-sandbox';
-export { BwrapBackend } from './sandbox/bwrap-backend';
-export { PrivilegedHelper } from './sandbox/privileged/helper-client';
+export { BwrapBackend } from './sandbox/bwrap/bwrap-backend';
+export { PrivilegedHelper } from './sandbox/bwrap/privileged/helper-client';
 export { UnsandboxedBackend } from './sandbox/unsandboxed-backend';
-export { runNetworkPolicy, runPod, type PodSettings } from './sandbox/kubernetes-objects';
+export { runNetworkPolicy, runPod, type PodSettings } from './sandbox/kubernetes/kubernetes-objects';

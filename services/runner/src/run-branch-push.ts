@@ -54,7 +54,7 @@ async function inSandbox(
  * (docs/harnesses.md). Throws an AppError naming the repository when one cannot be pushed.
  */
 async function pushRunBranches(
-  link: OrchestratorLink,
+  link: Pick<OrchestratorLink, 'call'>,
   target: PushTarget,
   sandbox: RunSandbox,
   env: Record<string, string>,
@@ -102,12 +102,12 @@ async function pushRunBranches(
  * PULL_REQUEST artifact. Returns why a push or a pull request failed, or undefined.
  */
 export async function pushWorkToBranches(
-  link: OrchestratorLink,
+  link: Pick<OrchestratorLink, 'call'>,
   target: PushTarget,
   sandbox: RunSandbox,
   env: Record<string, string>,
   environment: EnvironmentSpec,
-  reporter: EventReporter,
+  reporter: Pick<EventReporter, 'emit'>,
 ): Promise<{ message: string; errorCode: string } | undefined> {
   if (!environment.repositories.some((r) => r.push_secret_name)) return undefined;
   let failure: { message: string; errorCode: string } | undefined;

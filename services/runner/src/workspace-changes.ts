@@ -34,7 +34,11 @@ export async function collectWorkspacePatch(
   env: Record<string, string>,
   dirs: string[],
 ): Promise<WorkspacePatch> {
-  const proc = sandbox.exec({ argv: ['/bin/sh', '-c', PATCH_SCRIPT, 'workspace-patch', ...dirs], env });
+  const proc = sandbox.exec({
+    argv: ['/bin/sh', '-c', PATCH_SCRIPT, 'workspace-patch', ...dirs],
+    env,
+    network: false,
+  });
   const chunks: Buffer[] = [];
   let bytes = 0;
   let errors = '';

@@ -24,6 +24,7 @@ export async function layOutWorkspace(
     sandbox.exec({
       argv: ['mkdir', '-p', '--', path.posix.join(dir, HOME_DIR_NAME), path.posix.join(dir, 'attachments')],
       env,
+      network: false,
     }),
   );
   if (made.code !== 0) throw new Error(`could not lay out the workspace: ${made.stderr.trim()}`);

@@ -52,7 +52,8 @@ async function chainBelowRunner(pid: number): Promise<number[]> {
   for (let current = pid; current > 1;) {
     const cmdline = await readFile(`/proc/${current}/cmdline`, 'utf8').catch(() => '');
     // Sandboxed processes are the children of the runner's privileged helper, itself the runner's child.
-    if (/services\/runner\/dist\/(main|sandbox\/privileged\/helper-main)\.js/.test(cmdline)) return chain;
+    if (/services\/runner\/dist\/(main|sandbox\/bwrap\/privileged\/helper-main)\.js/.test(cmdline))
+      return chain;
     chain.push(current);
     const stat = await readFile(`/proc/${current}/stat`, 'utf8');
     current = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);

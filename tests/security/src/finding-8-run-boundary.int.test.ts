@@ -180,7 +180,7 @@ describe('finding 8: the run boundary — no writes through a run’s links, a d
     const rootChildren = children.filter((c) => field(c.text, 'Uid').split('\t')[0] === '0');
     expect(rootChildren).toHaveLength(1);
     expect(await readFile(`/proc/${rootChildren[0]!.pid}/cmdline`, 'utf8')).toContain(
-      'sandbox/privileged/helper-main.js',
+      'sandbox/bwrap/privileged/helper-main.js',
     );
   });
 });

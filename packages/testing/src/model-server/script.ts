@@ -28,6 +28,8 @@ export interface RecordedRequest {
   apiKey: string;
   /** True when this request took the next scripted turn (an agent turn offering tools). */
   scripted: boolean;
+  /** When its headers arrived (epoch ms): benchmarks time the first model request of a run by it. */
+  receivedAt: number;
 }
 
 /** Token counts every response reports, so tests can assert metering. */

@@ -78,6 +78,7 @@ export async function startScriptedModelServer(
   const nextId = () => String(++counter).padStart(6, '0');
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const receivedAt = Date.now();
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const body = req.method === 'POST' ? await readJson(req) : {};
     const kind = providerOf(url.pathname);
@@ -91,6 +92,7 @@ export async function startScriptedModelServer(
         body,
         apiKey,
         scripted: false,
+        receivedAt,
       });
       return sendJson(res, 401, {
         type: 'error',
@@ -119,6 +121,7 @@ export async function startScriptedModelServer(
       body,
       apiKey,
       scripted,
+      receivedAt,
     });
     switch (kind) {
       case 'count_tokens':

@@ -3,6 +3,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { ClaimRunRequest__Output, RunAssignment } from '@conveyor/proto';
 import { mintRunApiKey } from '../auth/run-api-key';
 import { transitionRun } from '../runs/run-state-machine';
+import { lockRun } from './report-events';
 import { takeRunnerControl } from './runner-control';
 
 const notClaimable = (why: string) => new AppError('conflict', `Run is not claimable: ${why}`);
@@ -17,8 +18,7 @@ export async function claimRun(
   now = new Date(),
 ): Promise<RunAssignment> {
   return db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT 1 FROM "Run" WHERE "id" = ${req.run_id}::uuid FOR UPDATE`;
-    const run = await tx.run.findUnique({ where: { id: req.run_id }, include: { attachments: true } });
+    const run = await lockRun(tx, req.run_id);
     if (!run) throw notClaimable('unknown run');
     if (run.execution !== req.execution) throw notClaimable(`execution ${req.execution} is not current`);
     const debug = run.debugExecution === req.execution;
@@ -34,6 +34,7 @@ export async function claimRun(
       if (!claimed) throw notClaimable('claimed concurrently');
     }
     const control = await takeRunnerControl(tx, { ...run, runnerId: req.runner_id }, req.execution);
+    const attachments = await tx.runAttachment.findMany({ where: { runId: run.id } });
     return {
       run_id: run.id,
       execution: run.execution,
@@ -42,7 +43,7 @@ export async function claimRun(
       config_json: JSON.stringify(run.config ?? {}),
       harness: run.harness,
       mode: run.mode,
-      attachments: run.attachments.map((a) => ({
+      attachments: attachments.map((a) => ({
         file_name: a.fileName,
         mime_type: a.mimeType,
         data: Buffer.from(a.data),

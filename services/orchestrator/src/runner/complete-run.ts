@@ -30,13 +30,17 @@ export async function completeRun(
   const outcome = req.state as RunState;
   const debug = await deps.db.$transaction(async (tx) => {
     const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
-    // The execution is over: its run-scoped key stops working now rather than at its expiry.
-    await revokeRunApiKeys(tx, run.id, now);
+    // The execution is over: its run-scoped key stops working now rather than at its expiry (the transition to a
+    // terminal state below revokes it itself).
     if (run.debugExecution === req.execution) {
+      await revokeRunApiKeys(tx, run.id, now);
       await tx.run.update({ where: { id: run.id }, data: { debugExecution: null, runnerId: null } });
       return true;
     }
-    if (isTerminal(run.state)) return false;
+    if (isTerminal(run.state)) {
+      await revokeRunApiKeys(tx, run.id, now);
+      return false;
+    }
     const setupFailed = req.setup_failed && outcome === 'FAILED';
     const errorCode = setupFailed ? SETUP_FAILED_CODE : req.error_code || undefined;
     const windowMinutes = deps.debugWindowMinutes;

@@ -6,6 +6,13 @@ import { recordArtifact } from '../artifacts/record-artifact';
 import { transitionRun } from '../runs/run-state-machine';
 import { takeRunnerControl } from './runner-control';
 
+/** Locks the run's row for the transaction and reads it, in one statement (Prisma's findUnique cannot lock). */
+export async function lockRun(tx: Prisma.TransactionClient, runId: string): Promise<Run | undefined> {
+  // Run's columns are its fields' names (no @map), so the raw row is a Run.
+  const [run] = await tx.$queryRaw<Run[]>`SELECT * FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
+  return run;
+}
+
 /** Only the runner holding the current execution may write; a stale or foreign runner is told to stop. */
 export async function lockRunForRunner(
   tx: Prisma.TransactionClient,
@@ -13,8 +20,7 @@ export async function lockRunForRunner(
   execution: number,
   runnerId: string,
 ): Promise<Run> {
-  await tx.$queryRaw`SELECT 1 FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
-  const run = await tx.run.findUnique({ where: { id: runId } });
+  const run = await lockRun(tx, runId);
   if (!run || run.runnerId !== runnerId || run.execution !== execution) {
     throw new AppError('conflict', 'This runner no longer holds the run');
   }
@@ -53,27 +59,33 @@ export async function reportEvents(
     const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
     const debug = run.debugExecution === req.execution;
     let state = run.state;
+    // Consecutive events are written in one statement; a state change (its own event row) comes between, in order.
+    let pending: Prisma.RunEventCreateManyInput[] = [];
+    const writePending = async () => {
+      if (pending.length > 0) await tx.runEvent.createMany({ data: pending });
+      pending = [];
+    };
     for (const event of events) {
       if (event.kind === 'state_changed') {
         if (debug || (event.to !== 'PENDING' && event.to !== 'INPROGRESS') || state === event.to) continue;
         if (state === 'CANCELLED') continue;
+        await writePending();
         const moved = await transitionRun(tx, run, state, event.to, { now });
         if (moved) state = event.to;
         continue;
       }
-      await tx.runEvent.create({
-        data: {
-          runId: run.id,
-          execution: req.execution,
-          kind: event.kind,
-          data: event as Prisma.InputJsonValue,
-          createdAt: now,
-        },
+      pending.push({
+        runId: run.id,
+        execution: req.execution,
+        kind: event.kind,
+        data: event as Prisma.InputJsonValue,
+        createdAt: now,
       });
       if (event.kind === 'artifact') {
         await recordArtifact(tx, { runId: run.id, type: event.artifact_type, data: event.data, now });
       }
     }
+    await writePending();
     await tx.run.update({
       where: { id: run.id },
       data: { lastHeartbeatAt: now, ...(debug ? {} : { updatedAt: now }) },

@@ -59,6 +59,8 @@ export interface HarnessContext {
   sandbox: RunSandbox;
   /** The allow-listed environment every process of the run starts from (see sandbox/run-environment.ts). */
   env: Record<string, string>;
+  /** Marks a phase on the execution's trace (the agent's process started), once per phase. */
+  mark?(phase: string): void;
 }
 
 /**

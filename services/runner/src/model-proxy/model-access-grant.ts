@@ -40,7 +40,7 @@ export class ModelAccessGrant {
 
   /** Asks the orchestrator for the run's credential (AppError `integration_not_configured` when it has none) and registers the run. */
   static async open(
-    link: OrchestratorLink,
+    link: Pick<OrchestratorLink, 'call'>,
     proxy: RunningModelProxy,
     run: { run_id: string; execution: number; runner_id: string },
     hooks: GrantHooks,

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runKeyRoutes } from './run-policy';
+import { runKeyRoutes } from '../execution/run-policy';
 import { SocketBridge } from './socket-bridge';
 
 /** A request exactly as written (fetch would normalise `..` before sending). */

@@ -54,6 +54,12 @@ export interface SandboxExecOptions {
   /** The process's whole environment (the backend adds only what the policy needs, e.g. proxy variables). */
   env: Record<string, string>;
   stdin?: 'pipe' | 'ignore';
+  /**
+   * `false`: the command reaches nothing, not even the egress filter or the policy's endpoints (the runner's own file
+   * work in the workspace: laying it out, HOME files, the patch). Where a backend starts a forwarder per command (the
+   * local one), this saves starting it. Default: the policy's network.
+   */
+  network?: boolean;
 }
 
 /** Why a process ended when a limit, not the process itself, ended it. */
@@ -85,7 +91,7 @@ export interface SandboxUsage {
   limit?: SandboxLimitHit;
 }
 
-/** An environment snapshot: its team and the hash of the environment's configuration (environment-snapshots.ts). */
+/** An environment snapshot: its team and the hash of the environment's configuration (execution/environment-snapshots.ts). */
 export interface SnapshotRef {
   teamId: string;
   key: string;
@@ -103,6 +109,8 @@ export interface RunSandbox {
    * another run made it first. Only backends that keep snapshots have it.
    */
   captureSnapshot?(ref: SnapshotRef): Promise<string | undefined>;
+  /** Removes the snapshot `ref` (the workspace started from it and found its repositories moved on). */
+  dropSnapshot?(ref: SnapshotRef): Promise<void>;
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;
@@ -122,9 +130,8 @@ export interface SandboxBackend {
   prepare(policy: SandboxPolicy): Promise<RunSandbox>;
   /** Deletes a workspace kept for a debug session that never came. */
   discardWorkspace(runId: string): Promise<void>;
-  /** Environment snapshots, where the backend keeps them: remove one, and what the store holds for `/metrics`. */
+  /** Environment snapshots, where the backend keeps them: what the store holds, for `/metrics`. */
   readonly snapshots?: {
-    drop(ref: SnapshotRef): Promise<void>;
     stats(): Promise<{ count: number; bytes: number; hits: number; misses: number; evictions: number }>;
   };
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
-import { BwrapBackend } from './bwrap-backend';
-import { startHelperAndDropRoot } from './privileged/start-helper';
+import { BwrapBackend } from './bwrap/bwrap-backend';
+import { startHelperAndDropRoot } from './bwrap/privileged/start-helper';
 import { SandboxUnavailable, type SandboxBackend } from './run-sandbox';
 import type { SandboxSettings } from './sandbox-config';
 import { UnsandboxedBackend } from './unsandboxed-backend';
@@ -61,7 +61,7 @@ export async function createSandboxBackend(
     }
     case 'kubernetes': {
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
-      const { KubernetesBackend } = await import('./kubernetes-backend');
+      const { KubernetesBackend } = await import('./kubernetes/kubernetes-backend');
       backend = new KubernetesBackend({
         namespace: config.SANDBOX_K8S_NAMESPACE,
         podIp: config.SANDBOX_K8S_POD_IP,

@@ -162,6 +162,7 @@ export class CliHarness implements Harness {
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const first = live ? '' : (messages[0] ?? '');
+    ctx.mark?.('cli_exec');
     const proc = ctx.sandbox.exec({
       argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, session?.path)],
       env,

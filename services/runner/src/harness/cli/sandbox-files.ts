@@ -17,6 +17,7 @@ export async function writeSandboxFile(
     argv: ['/bin/sh', '-c', 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"', 'sh', path],
     env,
     stdin: 'pipe',
+    network: false,
   });
   proc.stdin?.end(content);
   const { code, stderr } = await collect(proc);
@@ -33,7 +34,7 @@ export async function readSandboxFile(
   const script =
     'IFS=; set -- $1; [ -f "$1" ] || exit 3; f="$(ls -t -- "$@" | head -n 1)"; printf "%s\\0" "$f"; exec cat -- "$f"';
   const { code, stdout, stderr } = await collect(
-    sandbox.exec({ argv: ['/bin/sh', '-c', script, 'sh', glob], env }),
+    sandbox.exec({ argv: ['/bin/sh', '-c', script, 'sh', glob], env, network: false }),
   );
   if (code === 3) return undefined;
   if (code !== 0) throw new Error(`could not read ${glob} in the sandbox: ${stderr.trim()}`);

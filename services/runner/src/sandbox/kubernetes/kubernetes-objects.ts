@@ -1,4 +1,4 @@
-import type { SandboxPolicy } from './run-sandbox';
+import type { SandboxPolicy } from '../run-sandbox';
 
 /** Where the workspace volume is mounted in a run's Pod. */
 export const POD_WORKSPACE = '/workspace';

@@ -1,5 +1,5 @@
-import type { EndpointRoute } from './route-forwarder';
-import type { RunSandbox, SandboxEndpoint, SandboxLimitHit, SandboxLimits } from './run-sandbox';
+import type { EndpointRoute } from '../sandbox/route-forwarder';
+import type { RunSandbox, SandboxEndpoint, SandboxLimitHit, SandboxLimits } from '../sandbox/run-sandbox';
 
 /** The sandbox endpoint under which a run reaches the platform's harness-support API with its run-scoped key. */
 export const HARNESS_SUPPORT_ENDPOINT = 'harness-support';

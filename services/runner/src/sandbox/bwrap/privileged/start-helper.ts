@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { SandboxUnavailable } from '../run-sandbox';
+import { SandboxUnavailable } from '../../run-sandbox';
 import { PrivilegedHelper } from './helper-client';
 import type { HelperSettings } from './helper-protocol';
 

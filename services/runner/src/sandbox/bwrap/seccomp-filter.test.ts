@@ -1,5 +1,5 @@
 import { buildSeccompFilter, DENIED_SYSCALLS } from './seccomp-filter';
-import { SandboxUnavailable } from './run-sandbox';
+import { SandboxUnavailable } from '../run-sandbox';
 
 describe('the sandbox seccomp filter (libseccomp, python3-seccomp)', () => {
   it('builds a BPF program for x86_64 and for aarch64', async () => {

@@ -1,4 +1,4 @@
-import { environmentSchema } from './environment-setup';
+import { environmentSchema } from '../environment-setup';
 import { snapshotRef } from './environment-snapshots';
 
 const spec = (extra: object = {}) =>

@@ -7,12 +7,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap-backend';
+import { collectBytes } from '../collect-output';
 import { PrivilegedHelper } from './privileged/helper-client';
-import type { RunSandbox, SandboxPolicy } from './run-sandbox';
+import type { RunSandbox, SandboxPolicy } from '../run-sandbox';
 
 // The real bubblewrap backend on this machine: every assertion is about what a process inside can or cannot do. Its
 // privileged helper is forked from the build (`npm run build` first); this test process stays root.
-const HELPER_FROM_BUILD = path.resolve(__dirname, '../../dist/sandbox/privileged/helper-main.js');
+const HELPER_FROM_BUILD = path.resolve(__dirname, '../../../dist/sandbox/bwrap/privileged/helper-main.js');
 
 const limits = {
   wallClockMs: 60_000,
@@ -193,6 +194,41 @@ describe('BwrapBackend (real bubblewrap)', () => {
         { host: '127.0.0.1', port: 5432, allowed: false, reason: 'host not on the allow-list' },
       ]),
     );
+    await sandbox.destroy();
+    endpoint.closeAllConnections();
+    endpoint.close();
+  });
+
+  it('gives a command run without network neither the egress filter nor the endpoints', async () => {
+    const endpoint = http.createServer((_req, res) => res.end('endpoint says hi'));
+    await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', resolve));
+    const sandbox = await backend.prepare(
+      await policy({
+        allowedHosts: ['127.0.0.1'],
+        endpoints: [
+          {
+            name: 'model-proxy',
+            target: { host: '127.0.0.1', port: (endpoint.address() as net.AddressInfo).port },
+          },
+        ],
+      }),
+    );
+    const probe = `
+      const net = require('node:net');
+      const tcp = (port) => new Promise((r) => { const s = net.connect(port, '127.0.0.1');
+        s.on('connect', () => { s.destroy(); r('open'); }); s.on('error', (e) => r(e.code)); });
+      (async () => console.log(JSON.stringify([await tcp(3128), await tcp(Number(process.env.PORT))])))();`;
+    const port = new URL(sandbox.endpointUrl('model-proxy')).port;
+    const exec = (network: boolean) =>
+      collectBytes(
+        sandbox.exec({
+          argv: ['node', '-e', probe],
+          env: { PATH: '/usr/bin:/bin', PORT: port },
+          network,
+        }),
+      ).then((r) => JSON.parse(r.stdout.toString()) as string[]);
+    expect(await exec(false)).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
+    expect(await exec(true)).toEqual(['open', 'open']);
     await sandbox.destroy();
     endpoint.closeAllConnections();
     endpoint.close();

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { SetupFailure } from './harness/harness';
-import { repositoryDirectory, setUpEnvironment, type EnvironmentSpec } from './environment-setup';
-import { runToCompletion } from './sandbox/collect-output';
-import type { RunSandbox, SandboxBackend, SnapshotRef } from './sandbox/run-sandbox';
+import { repositoryDirectory, setUpEnvironment, type EnvironmentSpec } from '../environment-setup';
+import { SetupFailure } from '../harness/harness';
+import { runToCompletion } from '../sandbox/collect-output';
+import type { RunSandbox, SnapshotRef } from '../sandbox/run-sandbox';
 
 /** Bumped when what a snapshot holds or how it is keyed changes: older snapshots then simply miss and age out. */
 const SNAPSHOT_FORMAT = 1;
@@ -47,7 +47,6 @@ const REFRESH = [
 export interface EnvironmentPreparation {
   environment: EnvironmentSpec;
   sandbox: RunSandbox;
-  backend: SandboxBackend;
   ref: SnapshotRef | undefined;
   /** The workspace holds nothing of this run yet but its layout (no attachments), so it may become the snapshot. */
   capturable: boolean;
@@ -63,7 +62,7 @@ export interface EnvironmentPreparation {
  * a commit moved), otherwise cold, keeping the result as the snapshot when it may. A snapshot that cannot be made
  * costs the run nothing but the log line.
  */
-export async function prepareEnvironment(p: EnvironmentPreparation): Promise<void> {
+export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void> {
   const { environment, sandbox, env, signal } = p;
   if (environment.repositories.length + environment.setup_commands.length === 0) return;
   const report = (text: string) => p.log('info', text);
@@ -73,7 +72,7 @@ export async function prepareEnvironment(p: EnvironmentPreparation): Promise<voi
     if (moved.length === 0)
       return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
     report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
-    if (p.ref) await p.backend.snapshots?.drop(p.ref);
+    if (p.ref) await sandbox.dropSnapshot?.(p.ref);
     await setUpEnvironment({ ...environment, repositories: [] }, sandbox, withoutRunKey(env), signal, report);
     return p.step(
       'succeeded',

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@conveyor/logger';
-import { EgressProxy, reportEgress } from './egress-proxy';
+import { EgressProxy, reportEgress } from '../egress-proxy';
 import {
   podExecCommand,
   POD_WORKSPACE,
@@ -20,8 +20,8 @@ import {
   type SandboxPolicy,
   type SandboxProcess,
   type SandboxUsage,
-} from './run-sandbox';
-import { SocketBridge } from './socket-bridge';
+} from '../run-sandbox';
+import { SocketBridge } from '../socket-bridge';
 
 export interface KubernetesBackendOptions {
   namespace: string;

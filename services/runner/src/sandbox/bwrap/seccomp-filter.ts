@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SandboxUnavailable } from './run-sandbox';
+import { SandboxUnavailable } from '../run-sandbox';
 
 /**
  * Syscalls a run's processes may not make (docs/sandbox.md, "Seccomp filter"): what Docker's default profile denies

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { bwrapOptions, hostArgv, innerArgv, nulSeparated, type BwrapLayout } from '../bwrap-args';
 import { pidsOwnedBy } from '../host-processes';
-import { descendantsOf, signalAll } from '../process-tree';
+import { descendantsOf, signalAll } from '../../process-tree';
 import { RunCgroup } from '../run-cgroup';
 import { writeSeccompFilter } from '../seccomp-filter';
 import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol';

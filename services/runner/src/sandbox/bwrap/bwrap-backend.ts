@@ -11,7 +11,7 @@ import {
   SANDBOX_WORKSPACE,
   type Forwarder,
 } from './bwrap-args';
-import { EgressProxy, reportEgress } from './egress-proxy';
+import { EgressProxy, reportEgress } from '../egress-proxy';
 import type { PrivilegedHelper } from './privileged/helper-client';
 import {
   SandboxUnavailable,
@@ -24,8 +24,8 @@ import {
   type SandboxProcess,
   type SandboxUsage,
   type SnapshotRef,
-} from './run-sandbox';
-import { SocketBridge } from './socket-bridge';
+} from '../run-sandbox';
+import { SocketBridge } from '../socket-bridge';
 import { SocketPairs } from './socket-pairs';
 
 export interface BwrapBackendOptions {
@@ -73,10 +73,7 @@ export class BwrapBackend implements SandboxBackend {
   readonly snapshots: NonNullable<SandboxBackend['snapshots']>;
 
   constructor(private readonly options: BwrapBackendOptions) {
-    this.snapshots = {
-      drop: (ref) => options.helper.dropSnapshot(ref),
-      stats: () => options.helper.snapshotStats(),
-    };
+    this.snapshots = { stats: () => options.helper.snapshotStats() };
   }
 
   discardWorkspace(runId: string): Promise<void> {
@@ -233,7 +230,8 @@ class BwrapSandbox implements RunSandbox {
             argv: options.argv,
             env,
             cwd: path.posix.resolve(SANDBOX_WORKSPACE, options.cwd ?? '.'),
-            forwarders: this.forwarders,
+            // No forwarder, no way out: its network namespace holds only an unused loopback.
+            forwarders: options.network === false ? [] : this.forwarders,
           },
           stdio,
         ),
@@ -248,6 +246,10 @@ class BwrapSandbox implements RunSandbox {
 
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
     return (await this.helper.capture(this.policy.runId, ref)).snapshot;
+  }
+
+  dropSnapshot(ref: SnapshotRef): Promise<void> {
+    return this.helper.dropSnapshot(ref);
   }
 
   /** A process ended or the monitor looked: did a limit end the run? (A full filesystem, a memory kill, a refused fork.) */

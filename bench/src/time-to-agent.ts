@@ -1,0 +1,451 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createPrismaClient } from '@conveyor/db';
+import { apiCall, startExtraService, type ExtraService, type RunningPlatform } from '@conveyor/testing';
+import { printJson, progress, startBenchPlatform } from './bench-platform';
+
+/**
+ * Time to agent (issue #26): from a request to the platform to the agent CLI's first model request, with the real
+ * Claude Code CLI in the bubblewrap sandbox against a scripted Anthropic model server (its own process, which stamps
+ * each request's arrival) and a load generator in its own process (which stamps each request it sends). Runs one
+ * after another. BENCH_MODE=orchestrator-cpu measures instead the orchestrator's CPU time per executed run.
+ */
+
+const MODE = process.env.BENCH_MODE ?? 'time-to-agent';
+const RUNS = Number(process.env.BENCH_RUNS ?? 12);
+const SETUP_RUNS = Number(process.env.BENCH_SETUP_RUNS ?? 4);
+const WEBHOOK_RUNS = Number(process.env.BENCH_WEBHOOK_RUNS ?? 6);
+const SETUP_SECONDS = Number(process.env.BENCH_SETUP_SECONDS ?? 20);
+const CPU_RUNS = Number(process.env.BENCH_CPU_RUNS ?? 200);
+const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
+const MODEL = 'claude-sonnet-4-5';
+const RUN_TIMEOUT_MS = 180_000;
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
+
+/** Request/answer over a forked child's IPC channel, matched by id. */
+class Child {
+  private next = 0;
+  private readonly waiting = new Map<number, (answer: Record<string, unknown>) => void>();
+  readonly ready: Promise<Record<string, unknown>>;
+
+  constructor(readonly process: ChildProcess) {
+    this.ready = new Promise((resolve) => {
+      process.on('message', (m: Record<string, unknown>) => {
+        if (typeof m.id !== 'number') return resolve(m);
+        this.waiting.get(m.id)?.(m);
+        this.waiting.delete(m.id);
+      });
+    });
+  }
+
+  static fork(file: string): Child {
+    return new Child(fork(path.join(__dirname, file), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  }
+
+  ask<T>(message: Record<string, unknown>): Promise<T> {
+    const id = ++this.next;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve as (answer: Record<string, unknown>) => void);
+      this.process.send({ ...message, id });
+    });
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+const summary = (samples: number[]) => {
+  if (samples.length === 0) return { n: 0 };
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50_ms: quantile(sorted, 0.5),
+    p99_ms: quantile(sorted, 0.99),
+    min_ms: sorted[0],
+    max_ms: sorted[sorted.length - 1],
+  };
+};
+
+interface Sent {
+  sentAt: number;
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** One measured run: the request's time, the first model request after it, the run's end, timeline and trace. */
+interface Sample {
+  run_id: string;
+  to_first_model_request_ms: number;
+  to_terminal_ms: number;
+  state: string;
+  /** The runner's phases of this execution (ms after its start), from its log line "run execution finished". */
+  runner_phases: Record<string, number> | null;
+  /** The runner's start of the execution, relative to the request (queue + claim). */
+  request_to_runner_start_ms: number | null;
+  /** What the timeline says of a snapshot, if anything (the first event whose data names one). */
+  snapshot: unknown;
+  timeline: Array<{ kind: string; at_ms: number; data: unknown }>;
+}
+
+class Bench {
+  constructor(
+    private readonly platform: RunningPlatform,
+    private readonly runner: ExtraService,
+    private readonly model: Child,
+    private readonly load: Child,
+  ) {}
+
+  private async firstModelRequest(after: number): Promise<number> {
+    const deadline = Date.now() + RUN_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      const { at } = await this.model.ask<{ at: number | null }>({ after });
+      if (at !== null) return at;
+      await sleep(25);
+    }
+    throw new Error(`no model request within ${RUN_TIMEOUT_MS} ms\n${this.runner.logs().slice(-4000)}`);
+  }
+
+  private async terminal(runId: string): Promise<{ state: string; at: number }> {
+    const deadline = Date.now() + RUN_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      const run = await apiCall(this.platform, 'GET', `/agent/runs/${runId}`);
+      const state = String(run.body.state);
+      if (TERMINAL.includes(state)) return { state, at: Date.now() };
+      await sleep(50);
+    }
+    throw new Error(`run ${runId} did not end`);
+  }
+
+  /** The runner's trace of the run's execution: its `phases` and `startedAt` (epoch ms). */
+  private trace(runId: string): { phases: Record<string, number>; startedAt: number } | null {
+    for (const line of this.runner.logs().split('\n').reverse()) {
+      if (!line.includes(runId) || !line.includes('"phases"')) continue;
+      const entry = JSON.parse(line) as { phases?: Record<string, number>; startedAt?: number };
+      if (entry.phases && entry.startedAt) return { phases: entry.phases, startedAt: entry.startedAt };
+    }
+    return null;
+  }
+
+  async measure(runId: string, sentAt: number): Promise<Sample> {
+    const first = await this.firstModelRequest(sentAt);
+    const end = await this.terminal(runId);
+    // The runner logs its trace when the execution is reported complete, just after the state changes.
+    let trace = this.trace(runId);
+    for (let i = 0; !trace && i < 40; i++) await sleep(50).then(() => (trace = this.trace(runId)));
+    const timeline = await apiCall(this.platform, 'GET', `/agent/runs/${runId}/timeline`);
+    const events = (timeline.body.events ?? []) as Array<{ kind: string; created_at: string; data: unknown }>;
+    return {
+      run_id: runId,
+      to_first_model_request_ms: first - sentAt,
+      to_terminal_ms: end.at - sentAt,
+      state: end.state,
+      runner_phases: trace?.phases ?? null,
+      request_to_runner_start_ms: trace ? trace.startedAt - sentAt : null,
+      snapshot: events.find((e) => JSON.stringify(e.data ?? {}).includes('snapshot'))?.data ?? null,
+      timeline: events.map((e) => ({ kind: e.kind, at_ms: Date.parse(e.created_at) - sentAt, data: e.data })),
+    };
+  }
+
+  async createRun(environmentId: string): Promise<Sample> {
+    const sent = await this.load.ask<Sent>({
+      url: `${this.platform.apiUrl}/agent/runs`,
+      headers: { authorization: `Bearer ${this.platform.apiKey}`, 'content-type': 'application/json' },
+      body: {
+        prompt: 'Say hello.',
+        config: { environment_id: environmentId, harness: { model_id: MODEL } },
+      },
+    });
+    if (sent.status !== 200) throw new Error(`create: ${sent.status} ${JSON.stringify(sent.body)}`);
+    return this.measure(String(sent.body.run_id), sent.sentAt);
+  }
+
+  async deliverWebhook(
+    ingressUrl: string,
+    secret: string,
+    automationId: string,
+    seen: Set<string>,
+  ): Promise<Sample> {
+    const sent = await this.load.ask<Sent>({
+      url: ingressUrl,
+      headers: {
+        authorization: `Bearer ${secret}`,
+        'content-type': 'application/json',
+        'x-service-delivery-id': randomUUID(),
+      },
+      body: { action: 'opened', issue: { number: 7, title: 'time to agent' } },
+    });
+    if (sent.status !== 202) throw new Error(`webhook: ${sent.status} ${JSON.stringify(sent.body)}`);
+    const deadline = Date.now() + RUN_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      const list = await apiCall(this.platform, 'GET', `/agent/runs?automation_id=${automationId}&limit=50`);
+      const fresh = ((list.body.runs ?? []) as Array<{ run_id: string }>).find((r) => !seen.has(r.run_id));
+      if (fresh) {
+        seen.add(fresh.run_id);
+        return this.measure(fresh.run_id, sent.sentAt);
+      }
+      await sleep(25);
+    }
+    throw new Error('the webhook delivery started no run');
+  }
+}
+
+async function environment(platform: RunningPlatform, name: string, setup: string[]): Promise<string> {
+  const created = await apiCall(platform, 'POST', '/agent/environments', { name, setup_commands: setup });
+  if (created.status !== 201)
+    throw new Error(`environment: ${created.status} ${JSON.stringify(created.body)}`);
+  return String(created.body.uid);
+}
+
+/** Per-phase p50/p99 over the samples' runner traces (ms after the execution started). */
+function phaseSummary(samples: Sample[]): Record<string, unknown> {
+  const names = new Set(samples.flatMap((s) => Object.keys(s.runner_phases ?? {})));
+  const out: Record<string, unknown> = {
+    request_to_runner_start: summary(samples.flatMap((s) => s.request_to_runner_start_ms ?? [])),
+  };
+  for (const name of names) out[name] = summary(samples.flatMap((s) => s.runner_phases?.[name] ?? []));
+  return out;
+}
+
+const caseResult = (name: string, samples: Sample[]) => ({
+  name,
+  to_first_model_request: summary(samples.map((s) => s.to_first_model_request_ms)),
+  to_terminal: summary(samples.map((s) => s.to_terminal_ms)),
+  runner_phases: phaseSummary(samples),
+  samples,
+});
+
+/** Claude Code's native binary, as the runner starts it (services/runner/src/harness/cli/cli-command.ts). */
+const claudeBinary = (): string => path.join(path.dirname(claudeManifest()), 'bin/claude.exe');
+
+/**
+ * Claude Code alone, started on the host with the runner's arguments straight at the model server: exec → its first
+ * model request. Subtracted from a run's time to agent, it leaves the platform's share.
+ */
+async function hostCli(model: Child, modelUrl: string): Promise<number> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'tta-cli-'));
+  try {
+    const sentAt = Date.now();
+    const cli = spawn(
+      claudeBinary(),
+      ['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose'].concat([
+        '--permission-mode',
+        'bypassPermissions',
+        '--model',
+        MODEL,
+        '--session-id',
+        randomUUID(),
+      ]),
+      {
+        cwd: home,
+        stdio: ['pipe', 'ignore', 'ignore'],
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          ANTHROPIC_BASE_URL: modelUrl,
+          ANTHROPIC_API_KEY: 'sk-bench',
+          CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_AUTOUPDATER: '1',
+          DISABLE_TELEMETRY: '1',
+          DISABLE_ERROR_REPORTING: '1',
+          IS_SANDBOX: '1',
+        },
+      },
+    );
+    cli.stdin!.end(`${JSON.stringify({ type: 'user', message: { role: 'user', content: 'Say hello.' } })}\n`);
+    const exited = new Promise((resolve) => cli.once('exit', resolve));
+    const deadline = Date.now() + RUN_TIMEOUT_MS;
+    for (;;) {
+      const { at } = await model.ask<{ at: number | null }>({ after: sentAt });
+      if (at !== null) {
+        await exited;
+        return at - sentAt;
+      }
+      if (Date.now() > deadline) throw new Error('Claude Code on the host made no model request');
+      await sleep(10);
+    }
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+async function timeToAgent(): Promise<Record<string, unknown>> {
+  const model = Child.fork('time-to-agent-model.js');
+  const load = Child.fork('time-to-agent-load.js');
+  const { url: modelUrl } = (await model.ready) as { url: string };
+  progress('starting the platform (bubblewrap sandbox, Claude Code)…');
+  const platform = await startBenchPlatform({
+    RUN_SANDBOX: 'bubblewrap',
+    DEFAULT_HARNESS: 'claude',
+    ANTHROPIC_BASE_URL: modelUrl,
+    MODELS_CONFIG: JSON.stringify({ models: [{ id: MODEL, provider: 'claude', harnesses: ['claude'] }] }),
+  });
+  // Its own runner process with LOG_LEVEL=info, whose "run execution finished" lines carry the run's trace.
+  const runner = await startExtraService(platform, 'runner', { LOG_LEVEL: 'info' });
+  try {
+    const secret = await apiCall(platform, 'PUT', '/secrets/ANTHROPIC_API_KEY', {
+      value: `sk-bench-${randomUUID()}`,
+    });
+    if (secret.status !== 200) throw new Error(`secret: ${secret.status}`);
+    const bench = new Bench(platform, runner, model, load);
+    const bare = await environment(platform, 'no setup', []);
+    progress('warm-up run…');
+    await bench.createRun(bare);
+    // Interleaved, so both see the same load: a run, then the CLI alone on the host.
+    const noSetup: Sample[] = [];
+    const alone: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      noSetup.push(await bench.createRun(bare));
+      alone.push(await hostCli(model, modelUrl));
+      progress(
+        `(a) no setup ${i + 1}/${RUNS}: ${noSetup[i]!.to_first_model_request_ms} ms (CLI alone ${alone[i]} ms)`,
+      );
+    }
+    const slow = await environment(platform, `setup ${SETUP_SECONDS}s`, [`sleep ${SETUP_SECONDS}`]);
+    const withSetup: Sample[] = [];
+    for (let i = 0; i < SETUP_RUNS; i++) {
+      withSetup.push(await bench.createRun(slow));
+      progress(`(b) setup ${i + 1}/${SETUP_RUNS}: ${withSetup[i]!.to_first_model_request_ms} ms`);
+    }
+    const factory = await apiCall(platform, 'POST', '/factories', { name: 'time-to-agent' });
+    const factoryId = String(factory.body.factory_id);
+    const webhook = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'tta' });
+    const automation = await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, {
+      name: 'time-to-agent',
+      prompt: 'Say hello.',
+      agent_config: { environment_id: bare, harness: { model_id: MODEL } },
+      trigger: {
+        provider: 'webhook',
+        event: 'received',
+        filter: { webhook_ids: [webhook.body.webhook_uid] },
+      },
+    });
+    if (automation.status >= 300) throw new Error(`automation: ${JSON.stringify(automation.body)}`);
+    const automationId = String(automation.body.automation_id ?? automation.body.id);
+    const seen = new Set<string>();
+    const hooks: Sample[] = [];
+    for (let i = 0; i < WEBHOOK_RUNS; i++) {
+      hooks.push(
+        await bench.deliverWebhook(
+          String(webhook.body.ingress_url),
+          String(webhook.body.secret),
+          automationId,
+          seen,
+        ),
+      );
+      progress(`(c) webhook ${i + 1}/${WEBHOOK_RUNS}: ${hooks[i]!.to_first_model_request_ms} ms`);
+    }
+    return {
+      benchmark: 'time-to-agent',
+      cli: `claude ${readCliVersion()}`,
+      sandbox: 'bubblewrap',
+      cli_alone_on_host: {
+        name: 'Claude Code started on the host with the same arguments, exec → first model request (interleaved with (a))',
+        ...summary(alone),
+      },
+      // The platform's share: (a) minus the CLI alone, per interleaved pair.
+      platform_share: summary(noSetup.map((s, i) => s.to_first_model_request_ms - alone[i]!)),
+      cases: {
+        no_setup: caseResult('(a) create → first model request, environment without setup', noSetup),
+        setup_cold: caseResult(
+          `(b) the first run of an environment whose setup sleeps ${SETUP_SECONDS} s`,
+          withSetup.slice(0, 1),
+        ),
+        setup_later: caseResult(`(b) later runs of that environment`, withSetup.slice(1)),
+        webhook: caseResult('(c) webhook delivery → first model request (environment without setup)', hooks),
+      },
+    };
+  } finally {
+    await runner.stop();
+    await platform.stop();
+    model.process.disconnect();
+    load.process.disconnect();
+  }
+}
+
+function claudeManifest(): string {
+  return require.resolve('@anthropic-ai/claude-code/package.json', {
+    paths: [path.resolve(__dirname, '../../services/runner')],
+  });
+}
+
+function readCliVersion(): string {
+  return (JSON.parse(readFileSync(claudeManifest(), 'utf8')) as { version: string }).version;
+}
+
+/** user + system CPU time of a process so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU_RUNS demo runs (`@demo message`, no sandbox) created while no runner runs, then drained by one runner: the
+ * orchestrator's CPU time over the drain divided by the runs is its cost per executed run (claim, events, complete,
+ * and whatever else a run makes it do), without the cost of creating them.
+ */
+async function orchestratorCpu(): Promise<Record<string, unknown>> {
+  progress('starting the platform (no sandbox, demo harness)…');
+  const platform = await startBenchPlatform({ RUN_SANDBOX: 'none', DEFAULT_HARNESS: 'demo' });
+  const db = createPrismaClient(platform.databaseUrl);
+  let runner: ExtraService | undefined;
+  try {
+    const orchestratorPid = platform.process('orchestrator')!.pid!;
+    const created = cpuMs(orchestratorPid);
+    for (let i = 0; i < CPU_RUNS; i++) {
+      const run = await apiCall(platform, 'POST', '/agent/runs', { prompt: '@demo message done' });
+      if (run.status !== 200) throw new Error(`create: ${run.status} ${JSON.stringify(run.body)}`);
+    }
+    const createCpu = cpuMs(orchestratorPid) - created;
+    await sleep(2000);
+    const before = cpuMs(orchestratorPid);
+    const started = Date.now();
+    progress(`${CPU_RUNS} runs queued; draining with one runner…`);
+    runner = await startExtraService(platform, 'runner');
+    for (;;) {
+      const done = await db.run.count({ where: { state: { in: ['SUCCEEDED', 'FAILED', 'ERROR'] } } });
+      if (done >= CPU_RUNS) break;
+      await sleep(100);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const drainCpu = cpuMs(orchestratorPid) - before;
+    const runnerCpu = cpuMs(runner.pid);
+    const failed = await db.run.count({ where: { state: { not: 'SUCCEEDED' } } });
+    return {
+      benchmark: 'orchestrator-cpu-per-run',
+      runs: CPU_RUNS,
+      not_succeeded: failed,
+      drain_seconds: Number(seconds.toFixed(2)),
+      runs_per_second: Number((CPU_RUNS / seconds).toFixed(1)),
+      orchestrator_cpu_ms_per_executed_run: Number((drainCpu / CPU_RUNS).toFixed(2)),
+      orchestrator_cpu_ms_per_created_run: Number((createCpu / CPU_RUNS).toFixed(2)),
+      runner_cpu_ms_per_run_including_start: Number((runnerCpu / CPU_RUNS).toFixed(2)),
+    };
+  } finally {
+    await runner?.stop();
+    await db.$disconnect();
+    await platform.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const result = MODE === 'orchestrator-cpu' ? await orchestratorCpu() : await timeToAgent();
+  await mkdir(RESULTS_DIR, { recursive: true });
+  const file = path.join(
+    RESULTS_DIR,
+    `${MODE}-${new Date().toISOString().slice(11, 19).replace(/:/g, '')}.json`,
+  );
+  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  progress(`written to ${file}`);
+  printJson(result);
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import type { RunEvent } from '@conveyor/run-events';
+import type { EnvironmentSpec } from '../environment-setup';
+import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from '../harness/harness';
+import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
+import { baseRunEnvironment } from '../sandbox/run-environment';
+import { insideApiBaseUrl } from './run-policy';
+import type { RunSandbox } from '../sandbox/run-sandbox';
+import { safeFileName } from '../workspace';
+import { prepareEnvironment } from './environment-preparation';
+import { reportStep, type Completion, type ExecutionContext, type SetupStep } from './execution-context';
+
+/** What the harness did, with what it was given: the after-run work reads the same environment. */
+export interface HarnessRun {
+  input: HarnessInput;
+  env: Record<string, string>;
+  outcome: HarnessOutcome;
+}
+
+function harnessInput(ctx: ExecutionContext, sandbox: RunSandbox, apiBaseUrl: string): HarnessInput {
+  const { assignment } = ctx;
+  return {
+    runId: assignment.run_id,
+    execution: assignment.execution,
+    prompt: assignment.prompt,
+    followups: assignment.followups,
+    config: JSON.parse(assignment.config_json || '{}') as Record<string, unknown>,
+    mode: assignment.mode,
+    debugSession: assignment.debug_session,
+    workspaceDir: sandbox.workspaceDir,
+    runApiKey: assignment.run_api_key,
+    apiBaseUrl,
+    skillInstructions: assignment.skill_instructions,
+    attachments: assignment.attachments.map((a) => safeFileName(a.file_name)),
+    ...(assignment.session
+      ? { session: { path: assignment.session.path, content: Buffer.from(assignment.session.content) } }
+      : {}),
+  };
+}
+
+/**
+ * Prepares the environment and the harness in the sandbox (PENDING), then runs the agent (INPROGRESS) to its
+ * outcome. A setup failure fails the run with `setupFailed` (its workspace is kept for a debug session).
+ */
+export async function driveHarness(
+  ctx: ExecutionContext,
+  harness: Harness,
+  grant: ModelAccessGrant | undefined,
+  sandbox: RunSandbox,
+  environment: EnvironmentSpec,
+): Promise<{ ran: HarnessRun } | { failed: Completion }> {
+  const { assignment, reporter } = ctx;
+  const debug = assignment.debug_session;
+  const apiBaseUrl = insideApiBaseUrl(sandbox, assignment.api_base_url);
+  const env = baseRunEnvironment({
+    runId: assignment.run_id,
+    workspaceDir: sandbox.workspaceDir,
+    runApiKey: assignment.run_api_key,
+    apiBaseUrl,
+  });
+  let input: HarnessInput;
+  let current: SetupStep['step'] = 'setup_commands';
+  try {
+    input = harnessInput(ctx, sandbox, apiBaseUrl);
+    input.modelAccess = grant?.access(sandbox, input.config);
+    await prepareEnvironment(ctx, environment, sandbox, env);
+    current = 'harness_start';
+    reportStep(ctx, 'harness_start', 'started', assignment.harness);
+    await harness.prepare(input);
+    reportStep(ctx, 'harness_start', 'succeeded');
+  } catch (err) {
+    if (!(err instanceof SetupFailure)) throw err;
+    reportStep(ctx, current, 'failed', err.message);
+    return {
+      failed: {
+        state: 'FAILED',
+        message: err.message,
+        errorCode: 'environment_setup_failed',
+        setupFailed: true,
+      },
+    };
+  }
+  if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
+  await reporter.flush();
+  ctx.trace.mark('harness_started');
+  // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
+  const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
+  const mark = (phase: string) => ctx.trace.mark(phase);
+  const outcome = await harness.run(input, {
+    emit,
+    inbox: ctx.inbox,
+    signal: ctx.signal,
+    sandbox,
+    env,
+    mark,
+  });
+  ctx.trace.mark('harness_finished');
+  return { ran: { input, env, outcome } };
+}

@@ -1,0 +1,143 @@
+import { AppError } from '@conveyor/errors';
+import type { Logger } from '@conveyor/logger';
+import type { RunAssignment__Output } from '@conveyor/proto';
+import type { RunJob } from '@conveyor/run-events';
+import { EventReporter } from '../event-reporter';
+import { FollowupInbox } from '../harness/followup-inbox';
+import type { OrchestratorLink } from '../orchestrator-link';
+import { RunControl } from '../run-control';
+import { SandboxUnavailable } from '../sandbox/run-sandbox';
+import type { Completion, ExecutionContext } from './execution-context';
+import { RunTrace } from './run-trace';
+
+/** The orchestrator calls an execution's lifecycle makes. */
+export type LifecycleLink = Pick<OrchestratorLink, 'call'>;
+
+/**
+ * Claims the job's run for this runner (or takes an assignment already claimed: self-hosted workers get theirs over
+ * their stream). Undefined when the run is not claimable (cancelled, or another runner holds it).
+ */
+export async function claimExecution(
+  link: LifecycleLink,
+  job: RunJob,
+  runnerId: string,
+  log: Logger,
+  claimed?: RunAssignment__Output,
+): Promise<RunAssignment__Output | undefined> {
+  try {
+    const assignment =
+      claimed ??
+      (await link.call('ClaimRun', { run_id: job.runId, execution: job.execution, runner_id: runnerId }));
+    log.info({ harness: assignment.harness, debug: assignment.debug_session }, 'run claimed');
+    return assignment;
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'conflict') {
+      log.info({ reason: err.message }, 'run not claimable; skipping job');
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/**
+ * A claimed execution's lifecycle: its context, heartbeats (cancellation and follow-ups come back on them and on the
+ * event batches) while it runs, and the completion reported at its end — a halt's outcome, CANCELLED, or the
+ * runner's stop overriding what the harness said.
+ */
+export class ExecutionLifecycle {
+  readonly context: ExecutionContext;
+  private readonly reporter: EventReporter;
+  private readonly abort = new AbortController();
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly onStop = () => this.abort.abort();
+  private halted: Completion | undefined;
+
+  constructor(
+    private readonly link: LifecycleLink,
+    assignment: RunAssignment__Output,
+    settings: { runnerId: string; heartbeatIntervalMs: number },
+    private readonly log: Logger,
+    private readonly stopSignal: AbortSignal,
+    trace = new RunTrace(),
+  ) {
+    const target = {
+      run_id: assignment.run_id,
+      execution: assignment.execution,
+      runner_id: settings.runnerId,
+    };
+    const inbox = new FollowupInbox();
+    const control = new RunControl(log, this.abort, inbox);
+    this.reporter = new EventReporter(
+      link,
+      { runId: target.run_id, execution: target.execution, runnerId: target.runner_id },
+      control.answered,
+      control.failed,
+    );
+    stopSignal.addEventListener('abort', this.onStop, { once: true });
+    this.heartbeat = setInterval(() => {
+      // A batch answered within the interval did a heartbeat's work (lastHeartbeatAt, cancellation, follow-ups).
+      if (Date.now() - this.reporter.answeredAt < settings.heartbeatIntervalMs) return;
+      link.call('Heartbeat', target, 5000).then(control.answered, control.failed);
+    }, settings.heartbeatIntervalMs);
+    this.context = {
+      assignment,
+      target,
+      log,
+      reporter: this.reporter,
+      inbox,
+      signal: this.abort.signal,
+      halt: (completion) => {
+        this.halted ??= completion;
+        log.info({ errorCode: completion.errorCode }, 'stopping harness');
+        this.abort.abort();
+      },
+      trace,
+    };
+    trace.mark('claimed');
+  }
+
+  /** Reports the execution's end and returns its outcome as the job's result (lower-case run state). */
+  async finish(driven: Completion): Promise<string> {
+    clearInterval(this.heartbeat);
+    this.stopSignal.removeEventListener('abort', this.onStop);
+    await this.reporter.close();
+    const completion = this.settle(driven);
+    await this.link
+      .call('CompleteRun', {
+        ...this.context.target,
+        state: completion.state,
+        message: completion.message,
+        error_code: completion.errorCode ?? '',
+        setup_failed: completion.setupFailed ?? false,
+        transcript: completion.transcript ?? this.reporter.transcriptBytes(),
+        ...(completion.session ? { session: completion.session } : {}),
+      })
+      .catch((err: unknown) => this.log.warn({ err }, 'could not report completion'));
+    const { trace } = this.context;
+    trace.mark('completed');
+    this.log.info(
+      { state: completion.state, startedAt: trace.startedAt, phases: trace.phases() },
+      'run execution finished',
+    );
+    return completion.state.toLowerCase();
+  }
+
+  /** The runner's stop outranks a halt, which outranks a cancellation; each keeps the transcript and session. */
+  private settle(driven: Completion): Completion {
+    const kept = { transcript: driven.transcript, session: driven.session };
+    if (this.stopSignal.aborted) {
+      // The stop's own cause when it has one (the sandbox was lost), else an ordinary shutdown.
+      return {
+        state: 'ERROR',
+        message:
+          this.stopSignal.reason instanceof SandboxUnavailable
+            ? this.stopSignal.reason.message
+            : 'The runner shut down while the run was in progress',
+        errorCode: 'resource_unavailable',
+      };
+    }
+    if (this.halted) return { ...this.halted, ...kept };
+    if (this.abort.signal.aborted) return { state: 'CANCELLED', message: 'Cancelled', ...kept };
+    return driven;
+  }
+}

@@ -1,0 +1,156 @@
+import type { EnvironmentSpec } from '../environment-setup';
+import { repositoryHosts } from '../environment-setup';
+import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
+import { baseRunEnvironment } from '../sandbox/run-environment';
+import { harnessSupportEndpoint, harnessSupportHosts, limitCompletion } from './run-policy';
+import {
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxBackend,
+  type SandboxLimits,
+  type SandboxUsage,
+} from '../sandbox/run-sandbox';
+import { layOutWorkspace } from '../workspace';
+import { snapshotRef } from './environment-snapshots';
+import { reportStep, type Completion, type ExecutionContext } from './execution-context';
+
+export interface WorkspaceSettings {
+  /** Hosts every run may reach, before the environment's own. */
+  allowedHosts: string[];
+  limits: SandboxLimits;
+  /** How long a workspace kept after a failed setup waits for a debug session. */
+  debugRetentionMs: number;
+}
+
+/**
+ * The runs' workspaces and sandboxes on one executor: each execution's sandbox is prepared with the run's policy, its
+ * workspace laid out, and always torn down after — reporting the disk the workspace used and deleting it, unless a
+ * failed setup keeps it for the debug window (docs/run-lifecycle.md).
+ */
+export class RunWorkspaces {
+  /** Runs with a sandbox here now (their workspaces are in use). */
+  private readonly active = new Set<string>();
+
+  constructor(
+    private readonly backend: Pick<SandboxBackend, 'name' | 'prepare' | 'discardWorkspace'>,
+    private readonly settings: WorkspaceSettings,
+  ) {}
+
+  /** Runs `drive` in the execution's prepared sandbox; its completion may be overridden by a limit that ended it. */
+  async within(
+    ctx: ExecutionContext,
+    environment: EnvironmentSpec,
+    grant: ModelAccessGrant | undefined,
+    drive: (sandbox: RunSandbox) => Promise<Completion>,
+  ): Promise<Completion> {
+    const { assignment } = ctx;
+    const runId = assignment.run_id;
+    reportStep(ctx, 'workspace', 'started');
+    let sandbox: RunSandbox;
+    this.active.add(runId);
+    try {
+      sandbox = await this.backend.prepare({
+        runId,
+        ...(environment.docker_image ? { image: environment.docker_image } : {}),
+        allowedHosts: [
+          ...this.settings.allowedHosts,
+          ...environment.allowed_hosts,
+          ...repositoryHosts(environment),
+          ...harnessSupportHosts(assignment.api_base_url),
+        ],
+        endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
+        limits: this.settings.limits,
+        snapshot: snapshotRef(assignment.team_id, environment, assignment.debug_session),
+        onEgress: ({ host, port, allowed, reason }) => {
+          if (!allowed)
+            ctx.reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
+        },
+      });
+    } catch (err) {
+      this.active.delete(runId);
+      if (!(err instanceof SandboxUnavailable)) throw err;
+      reportStep(ctx, 'workspace', 'failed', `sandbox unavailable: ${err.message}`);
+      return {
+        state: 'ERROR',
+        message: `The run could not be isolated, so it was not started: ${err.message}`,
+        errorCode: 'resource_unavailable',
+      };
+    }
+    ctx.trace.mark('sandbox_ready');
+    let completion: Completion;
+    try {
+      completion = (await this.layOut(ctx, sandbox)) ?? (await drive(sandbox));
+    } catch (err) {
+      await this.release(ctx, sandbox, false);
+      throw err;
+    }
+    const usage = await this.release(ctx, sandbox, completion.setupFailed === true);
+    if (!usage.limit || completion.state === 'CANCELLED') return completion;
+    // The limit decides the outcome; the transcript and the kept CLI session survive it, so a follow-up can still
+    // resume the session.
+    const { transcript, session } = completion;
+    return {
+      ...limitCompletion(usage.limit, this.settings.limits),
+      ...(transcript ? { transcript } : {}),
+      ...(session ? { session } : {}),
+    };
+  }
+
+  /** HOME and the attachments; undefined when laid out, else the run's failure. */
+  private async layOut(ctx: ExecutionContext, sandbox: RunSandbox): Promise<Completion | undefined> {
+    const { assignment } = ctx;
+    const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir });
+    const attachments = assignment.attachments.map((a) => ({
+      file_name: a.file_name,
+      data: Buffer.from(a.data),
+    }));
+    try {
+      await layOutWorkspace(sandbox, env, attachments);
+    } catch (err) {
+      reportStep(ctx, 'workspace', 'failed', (err as Error).message);
+      return {
+        state: 'FAILED',
+        message: `The workspace could not be laid out: ${(err as Error).message}`,
+        errorCode: 'environment_setup_failed',
+      };
+    }
+    reportStep(
+      ctx,
+      'workspace',
+      'succeeded',
+      `${attachments.length} attachment(s), sandbox ${this.backend.name}`,
+    );
+    ctx.trace.mark('workspace_ready');
+    return undefined;
+  }
+
+  /**
+   * Destroys the sandbox. A failed setup keeps its workspace for the debug session; the debug execution deletes it.
+   * One a limit ended is not kept (the backend deletes it): no debug session follows a limit.
+   */
+  private async release(
+    ctx: ExecutionContext,
+    sandbox: RunSandbox,
+    setupFailed: boolean,
+  ): Promise<SandboxUsage> {
+    const { run_id: runId, debug_session: debug } = ctx.assignment;
+    const usage = await sandbox.destroy({ keepWorkspace: setupFailed && !debug });
+    const keep = setupFailed && !debug && !usage.limit;
+    this.active.delete(runId);
+    if (keep) this.removeAfterDebugWindow(runId);
+    ctx.reporter.emit({
+      kind: 'workspace_released',
+      disk_bytes: usage.diskBytes,
+      kept_for_debug: keep,
+      ...(usage.limit ? { limit: usage.limit } : {}),
+    });
+    return usage;
+  }
+
+  /** A workspace kept for a debug session goes when the window closes, unless a debug execution is using it then. */
+  private removeAfterDebugWindow(runId: string): void {
+    setTimeout(() => {
+      if (!this.active.has(runId)) void this.backend.discardWorkspace(runId).catch(() => undefined);
+    }, this.settings.debugRetentionMs).unref();
+  }
+}
