@@ -47,7 +47,7 @@ describe('lint guardrails', () => {
   it('pass a domain file that imports downwards only', async () => {
     const messages = await lintAs(
       'services/orchestrator/src/runs/guardrail-fixture.ts',
-      "import { HARNESS_TYPES } from '../catalog/harness-types';\n\nexport const harnesses = HARNESS_TYPES;\n",
+      importing('ModelCatalog', '../catalog/model-catalog'),
     );
     expect(messages).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
 import type { Caller__Output } from '@conveyor/proto';
-import { harnessFor } from '../catalog/harness-types';
+import { harnessNameFromConfig } from '@conveyor/harnesses';
 import { insertRuns, type NewRun } from './insert-runs';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';
@@ -101,7 +101,7 @@ export async function prepareRun(
   input: CreateRunInput,
 ): Promise<NewRun> {
   const { references } = deps;
-  const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
+  const harness = harnessNameFromConfig(input.config ?? {}, deps.defaultHarness);
   const resolved = await resolveRunCatalog(deps.catalog, references, caller, { ...input, harness });
   const config: Record<string, unknown> = { ...resolved.config };
   // The catalog derived the skill (argument, config.skill_spec, then config.skills[0]) and normalized it.

@@ -5,7 +5,7 @@ import type { ModelCatalog } from '../catalog/model-catalog';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
 import { assertIdentityAvailable } from '../identities/identity-availability';
-import { cliHarnessOf } from '../catalog/harness-types';
+import { parseHarnessName } from '@conveyor/harnesses';
 import type { RunReferences } from './run-references';
 
 /** What run creation needs from the catalog (catalog/catalog-module.ts has both). */
@@ -60,7 +60,7 @@ export async function resolveRunCatalog(
   const requestedModel = [harnessModel, config.model_id, identityConfig.base_model].find(
     (m): m is string => typeof m === 'string' && m.trim() !== '',
   );
-  config.model_id = catalog.models.resolve(requestedModel, cliHarnessOf(input.harness ?? '')).id;
+  config.model_id = catalog.models.resolve(requestedModel, parseHarnessName(input.harness ?? '').cli).id;
 
   let environmentSpec: ResolvedRunCatalog['environmentSpec'];
   const environmentId =
