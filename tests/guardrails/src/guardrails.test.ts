@@ -60,6 +60,14 @@ describe('lint guardrails', () => {
     expect(rules(messages)).toContain('import-x/no-restricted-paths');
   });
 
+  it('refuse an orchestrator domain file taking a wire type from @conveyor/proto', async () => {
+    const messages = await lintAs(
+      'services/orchestrator/src/runs/guardrail-fixture.ts',
+      "import type { Caller__Output } from '@conveyor/proto';\n\nexport const teamOf = (c: Caller__Output) => c.team_id;\n",
+    );
+    expect(rules(messages)).toContain('no-restricted-imports');
+  });
+
   // One lint per case: each is a type-aware ESLint run of several seconds on a busy machine.
   it.each([
     ['services/gateway/src/openapi/guardrail-fixture.ts', '../schemas/run-request-schemas', 'createRunBody'],

@@ -1,7 +1,8 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import type { Artifact, PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
-import type { ArtifactDownload, ArtifactView, Caller__Output } from '@conveyor/proto';
+import type { ArtifactDownload, ArtifactView } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { isUuid } from '../runs/run-access';
 import type { BlobLinkSigner } from '../blobs/blob-links';
 
@@ -34,7 +35,7 @@ export function embeddedView(row: Artifact): ArtifactView {
  */
 export async function findReadableArtifact(
   db: PrismaClient,
-  caller: Caller__Output | null,
+  caller: Caller | null,
   artifactUid: string,
 ): Promise<Artifact & { run: { teamId: string } }> {
   if (!isUuid(artifactUid)) throw new AppError('invalid_request', 'artifactUid must be a UUID');
@@ -65,7 +66,7 @@ const pick = (data: Data, keys: string[]): Data =>
  */
 export async function getArtifact(
   deps: ArtifactReadDeps,
-  caller: Caller__Output | null,
+  caller: Caller | null,
   artifactUid: string,
 ): Promise<ArtifactView> {
   const row = await findReadableArtifact(deps.db, caller, artifactUid);
@@ -119,7 +120,7 @@ export async function getArtifact(
 /** `GET /agent/artifacts/{uid}/download`: where to redirect; same access rule. */
 export async function getArtifactDownload(
   deps: ArtifactReadDeps,
-  caller: Caller__Output | null,
+  caller: Caller | null,
   artifactUid: string,
 ): Promise<ArtifactDownload> {
   return signedLink(deps, await findReadableArtifact(deps.db, caller, artifactUid));

@@ -1,7 +1,8 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { ArtifactView, Caller__Output, ReportArtifactRequest__Output } from '@conveyor/proto';
+import type { ArtifactView, ReportArtifactRequest__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import type { RunEvent } from '@conveyor/run-events';
 import { artifactBlobKey, recordArtifact } from './record-artifact';
 import {
@@ -32,7 +33,7 @@ function parseJsonObject(json: string): unknown {
  */
 export async function reportArtifact(
   deps: { db: PrismaClient; blobs: BlobStore },
-  caller: Caller__Output,
+  caller: Caller,
   req: ReportArtifactRequest__Output,
 ): Promise<ArtifactView> {
   if (!caller.run_id)

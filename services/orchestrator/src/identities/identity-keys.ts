@@ -1,6 +1,7 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type ApiKey, type PrismaClient } from '@conveyor/db';
-import type { AgentIdentityKey, AgentIdentityKeyWithSecret, Caller__Output } from '@conveyor/proto';
+import type { AgentIdentityKey, AgentIdentityKeyWithSecret } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { generateApiKey } from '../auth/api-key';
 import { assertTeamAdmin, findIdentityForCaller } from './agent-identities';
 
@@ -23,7 +24,7 @@ export class IdentityKeys {
   constructor(private readonly db: PrismaClient) {}
 
   async create(
-    caller: Caller__Output,
+    caller: Caller,
     uid: string,
     name: string,
     expiresAt: string,
@@ -48,7 +49,7 @@ export class IdentityKeys {
     return { key: toKey(row), secret: generated.key };
   }
 
-  async list(caller: Caller__Output, uid: string): Promise<AgentIdentityKey[]> {
+  async list(caller: Caller, uid: string): Promise<AgentIdentityKey[]> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
     const rows = await this.db.apiKey.findMany({
@@ -59,7 +60,7 @@ export class IdentityKeys {
   }
 
   /** Revoking is idempotent; a key of another identity answers like a missing one. */
-  async revoke(caller: Caller__Output, uid: string, keyId: string): Promise<void> {
+  async revoke(caller: Caller, uid: string, keyId: string): Promise<void> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
     const key = await this.db.apiKey.findFirst({ where: { id: keyId, agentIdentityId: identity.id } });

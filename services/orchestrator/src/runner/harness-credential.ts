@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { HarnessCredential, HarnessCredentialRequest__Output } from '@conveyor/proto';
+import type { HarnessCredential, RunnerExecution } from './runner-messages';
 import type { ModelCatalog } from '../catalog/model-catalog';
 import { CLI_KINDS, parseHarnessName } from '@conveyor/harnesses';
 import { SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
@@ -24,7 +24,7 @@ const notConfigured = (message: string, details: Record<string, unknown>) =>
  */
 export async function getHarnessCredential(
   deps: HarnessCredentialDeps,
-  req: HarnessCredentialRequest__Output,
+  req: RunnerExecution,
 ): Promise<HarnessCredential> {
   const { run, spentUsd } = await deps.db.$transaction(async (tx) => {
     const held = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);

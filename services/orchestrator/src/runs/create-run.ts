@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { harnessNameFromConfig } from '@conveyor/harnesses';
 import { insertRuns, type NewRun } from './insert-runs';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
@@ -70,11 +70,7 @@ export function skillName(spec: string): string {
  * `on_behalf_of` (contract §2.4): only an agent API key whose identity has `on_behalf_of_enabled` may name another
  * creator, and the target (email or user ID) must be a member of the caller's team. Returns the user ID.
  */
-async function onBehalfOfCreator(
-  references: RunReferences,
-  caller: Caller__Output,
-  target: string,
-): Promise<string> {
+async function onBehalfOfCreator(references: RunReferences, caller: Caller, target: string): Promise<string> {
   const agent =
     caller.principal_type === 'AGENT'
       ? await references.findIdentity(caller.team_id, caller.principal_id)
@@ -97,7 +93,7 @@ async function onBehalfOfCreator(
  */
 export async function prepareRun(
   deps: PrepareRunDeps,
-  caller: Caller__Output,
+  caller: Caller,
   input: CreateRunInput,
 ): Promise<NewRun> {
   const { references } = deps;
@@ -189,7 +185,7 @@ export async function prepareRun(
  */
 export async function createRun(
   deps: CreateRunDeps,
-  caller: Caller__Output,
+  caller: Caller,
   input: CreateRunInput,
   /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
   inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,

@@ -1,13 +1,14 @@
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient, Run } from '@conveyor/db';
-import type { Caller__Output, GetConversationRequest__Output } from '@conveyor/proto';
+import type { GetConversationRequest__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { isUuid } from './run-access';
 import { type Conversation, normalizeConversation } from './normalize-conversation';
 
 /** Every run of the caller's team in a conversation, oldest first; 404 alike for missing and foreign ones. */
 export async function conversationRuns(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   request: GetConversationRequest__Output,
 ): Promise<{ conversationId: string; runs: Run[] }> {
   if (request.run_id) {
@@ -36,7 +37,7 @@ const CONVERSATION_KINDS = ['user_message', 'agent_message', 'tool_call', 'tool_
 
 export async function getConversation(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   request: GetConversationRequest__Output,
 ): Promise<Conversation> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);

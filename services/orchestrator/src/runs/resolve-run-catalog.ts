@@ -1,5 +1,5 @@
 import { AppError, notFound } from '@conveyor/errors';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { ENVIRONMENT_ID } from '../catalog/environment-access';
 import type { ModelCatalog } from '../catalog/model-catalog';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
@@ -40,7 +40,7 @@ export interface ResolvedRunCatalog {
 export async function resolveRunCatalog(
   catalog: RunCatalog,
   references: RunReferences,
-  caller: Caller__Output,
+  caller: Caller,
   /** `harness`: the harness the run executes (harness-types.ts), which decides the models it may use. */
   input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string; harness?: string },
 ): Promise<ResolvedRunCatalog> {

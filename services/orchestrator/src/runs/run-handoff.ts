@@ -2,11 +2,11 @@ import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type PrismaClient, type RunState } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type {
-  Caller__Output,
   HandoffAttachment,
   HandoffAttachmentsResponse,
   UploadHandoffAttachmentRequest__Output,
 } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import type { BlobLinkSigner } from '../blobs/blob-links';
 import { findRunForCaller } from './run-access';
 import { isTerminal } from './run-state-machine';
@@ -41,7 +41,7 @@ function cleanFileName(name: string): string {
  */
 export async function uploadHandoffAttachment(
   deps: RunHandoffDeps,
-  caller: Caller__Output,
+  caller: Caller,
   req: UploadHandoffAttachmentRequest__Output,
 ): Promise<HandoffAttachment> {
   if (!caller.run_id)
@@ -98,7 +98,7 @@ export async function uploadHandoffAttachment(
 /** Snapshot files of the run's latest ended execution, each with a fresh signed link; empty when there are none. */
 export async function listHandoffAttachments(
   deps: RunHandoffDeps,
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
 ): Promise<HandoffAttachmentsResponse> {
   const run = await findRunForCaller(deps.db, caller, runId);

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, TimelineResponse } from '@conveyor/proto';
+import type { TimelineResponse } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { TIMELINE_KINDS } from '@conveyor/run-events';
 import { findRunForCaller } from './run-access';
 
@@ -9,7 +10,7 @@ import { findRunForCaller } from './run-access';
  */
 export async function getTimeline(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
 ): Promise<TimelineResponse> {
   const run = await findRunForCaller(db, caller, runId);

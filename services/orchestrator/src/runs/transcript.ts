@@ -2,7 +2,8 @@ import type { BlobStore } from '@conveyor/blob-store';
 import { signBlobUrl } from '@conveyor/blob-store';
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, GetConversationRequest__Output, TranscriptResponse } from '@conveyor/proto';
+import type { GetConversationRequest__Output, TranscriptResponse } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { conversationRuns } from './get-conversation';
 
 /** How signed download links are made: the orchestrator signs them and verifies them again in ReadBlob. */
@@ -30,7 +31,7 @@ export async function getTranscript(
   db: PrismaClient,
   blobs: BlobStore,
   signer: LinkSigner,
-  caller: Caller__Output,
+  caller: Caller,
   request: GetConversationRequest__Output,
 ): Promise<TranscriptResponse> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { newUuid, Prisma, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { Caller__Output, SubmitScoresResponse, VerdictResult } from '@conveyor/proto';
+import type { SubmitScoresResponse, VerdictResult } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { findRunForCaller } from '../runs/run-access';
 
 /** Verdicts per request; more is a malformed request rather than a batch of rejections. */
@@ -35,7 +36,7 @@ const reject = (
  */
 export async function submitScores(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
   verdictsJson: string[],
   now = new Date(),

@@ -1,5 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, ListConnectedWorkersResponse } from '@conveyor/proto';
+import type { ListConnectedWorkersResponse } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 
 /**
  * The team's connected workers: connections not closed and heard from within `staleAfterMs`. A worker that
@@ -8,7 +9,7 @@ import type { Caller__Output, ListConnectedWorkersResponse } from '@conveyor/pro
  */
 export async function listConnectedWorkers(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   staleAfterMs: number,
   now = new Date(),
 ): Promise<ListConnectedWorkersResponse> {
