@@ -2,9 +2,8 @@ import type { BlobStore } from '@conveyor/blob-store';
 import { signBlobUrl } from '@conveyor/blob-store';
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { GetConversationRequest__Output, TranscriptResponse } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
-import { conversationRuns } from './get-conversation';
+import { conversationRuns, type ConversationRef } from './get-conversation';
 
 /** How signed download links are made: the orchestrator signs them and verifies them again in ReadBlob. */
 export interface LinkSigner {
@@ -32,8 +31,8 @@ export async function getTranscript(
   blobs: BlobStore,
   signer: LinkSigner,
   caller: Caller,
-  request: GetConversationRequest__Output,
-): Promise<TranscriptResponse> {
+  request: ConversationRef,
+): Promise<{ url: string; expires_at: string }> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);
   const scope = request.run_id ? runs.filter((r) => r.id === request.run_id) : runs;
   const keys = scope.flatMap((run) =>

@@ -1,6 +1,16 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { ListConnectedWorkersResponse } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
+
+export interface ConnectedWorker {
+  worker_id: string;
+  connection_id: string;
+  hostname: string;
+  version: string;
+  capacity: number;
+  active_runs: number;
+  connected_at: string;
+  last_heartbeat_at: string;
+}
 
 /**
  * The team's connected workers: connections not closed and heard from within `staleAfterMs`. A worker that
@@ -12,7 +22,7 @@ export async function listConnectedWorkers(
   caller: Caller,
   staleAfterMs: number,
   now = new Date(),
-): Promise<ListConnectedWorkersResponse> {
+): Promise<{ workers: ConnectedWorker[] }> {
   const rows = await db.workerConnection.findMany({
     where: {
       teamId: caller.team_id,
