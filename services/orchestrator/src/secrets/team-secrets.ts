@@ -1,11 +1,10 @@
+import { SECRET_NAME } from '@conveyor/environment-body';
 import { AppError } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type TeamSecret } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
 import { teamSecretContext, type SecretCipher } from './secret-cipher';
 
-/** Secret names are identifiers people type into definition files: letters, digits, `_`, `-`, `.`; 1–128 long. */
-export const SECRET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 export const MAX_SECRET_VALUE_BYTES = 8192;
 
 export interface SecretView {
