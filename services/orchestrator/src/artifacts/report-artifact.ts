@@ -13,6 +13,7 @@ import {
   REPORTED_TYPES,
   type ReportedType,
 } from './artifact-input';
+import { runOfRunKey } from '../runs/run-access';
 import { sharedPublicly } from '../runs/session-sharing';
 import { embeddedView } from './artifact-views';
 
@@ -27,22 +28,16 @@ function parseJsonObject(json: string): unknown {
 }
 
 /**
- * `POST /harness-support/report-artifact`: the harness of a run reports an artifact with the run-scoped key it was
- * given (caller.run_id), so it can only ever write to its own run. Bytes go to the blob store before the row is
- * written (a failed write removes them again); a PLAN named by artifact_uid gets its content replaced.
+ * `POST /harness-support/report-artifact`: the harness of a run reports an artifact to its own run (runOfRunKey).
+ * Bytes go to the blob store before the row is written (a failed write removes them again); a PLAN named by
+ * artifact_uid gets its content replaced.
  */
 export async function reportArtifact(
   deps: { db: PrismaClient; blobs: BlobStore },
   caller: Caller,
   req: ReportArtifactRequest__Output,
 ): Promise<ArtifactView> {
-  if (!caller.run_id)
-    throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
-  const run = await deps.db.run.findFirst({
-    where: { id: caller.run_id, teamId: caller.team_id },
-    select: { id: true, execution: true, config: true },
-  });
-  if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
+  const run = await runOfRunKey(deps.db, caller);
   // The key is in the agent's hands: publishing is the run creator's decision, not the agent's (docs/artifacts.md).
   if (req.is_public && !sharedPublicly(run.config))
     throw new AppError(

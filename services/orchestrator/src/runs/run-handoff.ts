@@ -8,7 +8,7 @@ import type {
 } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import type { BlobLinkSigner } from '../blobs/blob-links';
-import { findRunForCaller } from './run-access';
+import { findRunForCaller, runOfRunKey } from './run-access';
 import { isTerminal } from './run-state-machine';
 
 /** Fits the gateway's default 10 MiB JSON body once base64-encoded. */
@@ -37,20 +37,14 @@ function cleanFileName(name: string): string {
 
 /**
  * `POST /harness-support/handoff-attachments`: the harness of a run stores one snapshot file for its current
- * execution with the run-scoped key it was given (caller.run_id), so it can only write to its own run.
+ * execution, to its own run only (runOfRunKey).
  */
 export async function uploadHandoffAttachment(
   deps: RunHandoffDeps,
   caller: Caller,
   req: UploadHandoffAttachmentRequest__Output,
 ): Promise<HandoffAttachment> {
-  if (!caller.run_id)
-    throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
-  const run = await deps.db.run.findFirst({
-    where: { id: caller.run_id, teamId: caller.team_id },
-    select: { id: true, execution: true },
-  });
-  if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
+  const run = await runOfRunKey(deps.db, caller);
   const filename = cleanFileName(req.filename);
   const data = Buffer.from(req.data);
   if (data.length === 0) throw new AppError('invalid_request', 'content_base64 must not be empty');
