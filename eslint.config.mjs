@@ -154,14 +154,12 @@ const ORCHESTRATOR_WIRE_TYPES_LEFT = [
   'catalog/environments.ts',
   'events/event-attempts.ts',
   'events/manage-event-endpoints.ts',
-  'identities/identity-keys.ts',
   'runs/list-runs.ts',
   'runs/run-handoff.ts',
   'runs/run-to-proto.ts',
   'runs/run-usage.ts',
   'schedules/manage-schedules.ts',
   'schedules/schedule-to-proto.ts',
-  'scores/submit-scores.ts',
 ];
 
 /** The orchestrator's domain speaks its own types; grpc/ maps the wire onto them, the composition root wires both. */

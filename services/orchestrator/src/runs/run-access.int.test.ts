@@ -1,52 +1,19 @@
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
-import { createLogger } from '@conveyor/logger';
-import { createTestDatabase, uniqueName, type TestDatabase } from '@conveyor/testing';
+import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import type { Caller } from '../auth/caller';
-import { createTeam, createUser } from '../auth/team-admin';
-import { CatalogModule } from '../catalog/catalog-module';
-import { ModelCatalog } from '../catalog/model-catalog';
-import { loadCatalogConfig } from '../config';
+import { runDeps, teamAdmin } from '../test-support/run-scene';
 import { createRun } from './create-run';
-import { PrismaRunReferences } from './prisma-run-references';
 import { runOfRunKey } from './run-access';
-
-const logger = createLogger({ service: 'test', level: 'silent' });
 
 describe('runOfRunKey over real PostgreSQL', () => {
   let database: TestDatabase;
   let db: PrismaClient;
 
-  const teamCaller = async (name: string): Promise<Caller> => {
-    const team = await createTeam(db, name);
-    const user = await createUser(db, { teamId: team.id, email: `${uniqueName('u')}@x.dev` });
-    return {
-      team_id: team.id,
-      principal_type: 'USER',
-      principal_id: user.id,
-      role: 'ADMIN',
-      api_key_id: 'key',
-      run_id: '',
-      display_name: '',
-      email: '',
-    };
-  };
-  const runOf = async (caller: Caller) =>
-    (
-      await createRun(
-        {
-          db,
-          kickOutbox: () => undefined,
-          defaultHarness: 'demo',
-          references: new PrismaRunReferences(db),
-          catalog: {
-            skills: new CatalogModule({ config: loadCatalogConfig({}), db, logger }).skills,
-            models: new ModelCatalog({ models: [{ id: 'm', provider: 'anthropic' }] }),
-          },
-        },
-        caller,
-        { prompt: 'go' },
-      )
-    ).runId;
+  const teamCaller = async (name: string): Promise<Caller> => ({
+    ...(await teamAdmin(db, name)),
+    api_key_id: 'key',
+  });
+  const runOf = async (caller: Caller) => (await createRun(runDeps(db), caller, { prompt: 'go' })).runId;
   const refusal = (promise: Promise<unknown>) =>
     promise.then(
       () => undefined,

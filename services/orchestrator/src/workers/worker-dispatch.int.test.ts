@@ -3,14 +3,10 @@ import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@conveyor/testing';
 import type { Caller } from '../auth/caller';
-import { createTeam, createUser } from '../auth/team-admin';
-import { CatalogModule } from '../catalog/catalog-module';
-import { ModelCatalog } from '../catalog/model-catalog';
-import { loadCatalogConfig } from '../config';
 import { HarnessSessions } from '../runner/harness-sessions';
 import type { RunAssignment } from '../runner/runner-messages';
 import { createRun } from '../runs/create-run';
-import { PrismaRunReferences } from '../runs/prisma-run-references';
+import { runDeps, teamAdmin } from '../test-support/run-scene';
 import { checkWorkerId, WorkerDispatch, type WorkerLink } from './worker-dispatch';
 import { createWorkerToken } from './worker-token';
 
@@ -34,18 +30,8 @@ describe('WorkerDispatch over real PostgreSQL', () => {
   let caller: Caller;
   let tokenId: string;
   let dispatch: WorkerDispatch;
-  const deps = () => ({
-    db,
-    kickOutbox: () => undefined,
-    defaultHarness: 'demo',
-    references: new PrismaRunReferences(db),
-    catalog: {
-      skills: new CatalogModule({ config: loadCatalogConfig({}), db, logger }).skills,
-      models: new ModelCatalog({ models: [{ id: 'm', provider: 'anthropic' }] }),
-    },
-  });
   const queueFor = async (workerHost: string) =>
-    (await createRun(deps(), caller, { prompt: 'go', config: { worker_host: workerHost } })).runId;
+    (await createRun(runDeps(db), caller, { prompt: 'go', config: { worker_host: workerHost } })).runId;
   const hello = (workerId: string, capacity: number) => ({
     teamId: caller.team_id,
     tokenId,
@@ -58,19 +44,8 @@ describe('WorkerDispatch over real PostgreSQL', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     db = createPrismaClient(database.url);
-    const team = await createTeam(db, 'Workers');
-    const user = await createUser(db, { teamId: team.id, email: `${uniqueName('u')}@x.dev` });
-    caller = {
-      team_id: team.id,
-      principal_type: 'USER',
-      principal_id: user.id,
-      role: 'ADMIN',
-      api_key_id: '',
-      run_id: '',
-      display_name: '',
-      email: '',
-    };
-    tokenId = (await createWorkerToken(db, { teamId: team.id, name: 'w' })).id;
+    caller = await teamAdmin(db, 'Workers');
+    tokenId = (await createWorkerToken(db, { teamId: caller.team_id, name: 'w' })).id;
   });
 
   beforeEach(() => {
