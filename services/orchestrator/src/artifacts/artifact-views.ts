@@ -1,7 +1,6 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import type { Artifact, PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
-import type { ArtifactDownload, ArtifactView } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import { isUuid } from '../runs/run-access';
 import type { BlobLinkSigner } from '../blobs/blob-links';
@@ -16,6 +15,22 @@ export interface ArtifactReadDeps {
 
 type Data = Record<string, unknown>;
 const DOWNLOADABLE: ReadonlySet<string> = new Set(['FILE', 'SCREENSHOT', 'PLAN']);
+
+/** An artifact as runs and harnesses see it; `data_json` is its type's data (docs/artifacts.md). */
+export interface ArtifactView {
+  artifact_uid: string;
+  artifact_type: string;
+  created_at: string;
+  data_json: string;
+  run_id: string;
+  is_public: boolean;
+}
+
+/** A time-limited signed link to an artifact's bytes. */
+export interface ArtifactDownload {
+  url: string;
+  expires_at: string;
+}
 
 /** The artifact as embedded in a run (contract §2.3), plus its uid and run. */
 export function embeddedView(row: Artifact): ArtifactView {

@@ -1,7 +1,6 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { ArtifactView, ReportArtifactRequest__Output } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import type { RunEvent } from '@conveyor/run-events';
 import { artifactBlobKey, recordArtifact } from './record-artifact';
@@ -15,7 +14,7 @@ import {
 } from './artifact-input';
 import { runOfRunKey } from '../runs/run-access';
 import { sharedPublicly } from '../runs/session-sharing';
-import { embeddedView } from './artifact-views';
+import { embeddedView, type ArtifactView } from './artifact-views';
 
 export const PLAN_CONTENT_TYPE = 'text/markdown; charset=utf-8';
 
@@ -27,6 +26,17 @@ function parseJsonObject(json: string): unknown {
   }
 }
 
+/** An artifact as a harness reports it; `content` only for the types that carry bytes (`has_content`). */
+export interface ReportedArtifact {
+  artifact_type: string;
+  data_json: string;
+  content: Buffer;
+  has_content: boolean;
+  is_public: boolean;
+  /** A PLAN's UID to replace its content; empty for a new artifact. */
+  artifact_uid: string;
+}
+
 /**
  * `POST /harness-support/report-artifact`: the harness of a run reports an artifact to its own run (runOfRunKey).
  * Bytes go to the blob store before the row is written (a failed write removes them again); a PLAN named by
@@ -35,7 +45,7 @@ function parseJsonObject(json: string): unknown {
 export async function reportArtifact(
   deps: { db: PrismaClient; blobs: BlobStore },
   caller: Caller,
-  req: ReportArtifactRequest__Output,
+  req: ReportedArtifact,
 ): Promise<ArtifactView> {
   const run = await runOfRunKey(deps.db, caller);
   // The key is in the agent's hands: publishing is the run creator's decision, not the agent's (docs/artifacts.md).

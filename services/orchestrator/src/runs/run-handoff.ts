@@ -1,11 +1,6 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type PrismaClient, type RunState } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type {
-  HandoffAttachment,
-  HandoffAttachmentsResponse,
-  UploadHandoffAttachmentRequest__Output,
-} from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import type { BlobLinkSigner } from '../blobs/blob-links';
 import { findRunForCaller, runOfRunKey } from './run-access';
@@ -35,6 +30,17 @@ function cleanFileName(name: string): string {
   return base;
 }
 
+/** One snapshot file of an execution; `download_url` is a signed link when listed, empty on upload. */
+export interface HandoffAttachment {
+  attachment_id: string;
+  filename: string;
+  mime_type: string;
+  download_url: string;
+  execution: number;
+  /** A decimal string: the wire's int64. */
+  size_bytes: string;
+}
+
 /**
  * `POST /harness-support/handoff-attachments`: the harness of a run stores one snapshot file for its current
  * execution, to its own run only (runOfRunKey).
@@ -42,7 +48,7 @@ function cleanFileName(name: string): string {
 export async function uploadHandoffAttachment(
   deps: RunHandoffDeps,
   caller: Caller,
-  req: UploadHandoffAttachmentRequest__Output,
+  req: { filename: string; mime_type: string; data: Buffer },
 ): Promise<HandoffAttachment> {
   const run = await runOfRunKey(deps.db, caller);
   const filename = cleanFileName(req.filename);
@@ -94,7 +100,7 @@ export async function listHandoffAttachments(
   deps: RunHandoffDeps,
   caller: Caller,
   runId: string,
-): Promise<HandoffAttachmentsResponse> {
+): Promise<{ attachments: HandoffAttachment[] }> {
   const run = await findRunForCaller(deps.db, caller, runId);
   const execution = latestEndedExecution(run);
   if (execution < 1) return { attachments: [] };
