@@ -154,7 +154,6 @@ const ORCHESTRATOR_WIRE_TYPES_LEFT = [
   'events/manage-event-endpoints.ts',
   'runs/list-runs.ts',
   'runs/run-to-proto.ts',
-  'runs/run-usage.ts',
   'schedules/manage-schedules.ts',
   'schedules/schedule-to-proto.ts',
 ];
