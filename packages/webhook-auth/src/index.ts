@@ -1,5 +1,5 @@
 export { SIGNATURE_SCHEMES, isSignatureScheme, type SignatureScheme } from './signature-scheme';
-export type { VerifyResult, WebhookHeaders } from './types';
+export type { IngressWebhook, VerifyResult, WebhookHeaders } from './types';
 export { verifySignature, type VerifySignatureInput } from './verify-signature';
 export { providerDeliveryId } from './provider-delivery-id';
 export { secretsEqual } from './hmac';

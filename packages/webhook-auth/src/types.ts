@@ -18,3 +18,20 @@ export const OK: VerifyResult = Object.freeze({ ok: true });
 export function fail(reason: string): VerifyResult {
   return { ok: false, reason };
 }
+
+/**
+ * A webhook as the ingress authenticates deliveries for it: what the orchestrator resolves
+ * (WebhookIngressService.ResolveWebhook), with the credential decrypted. `found: false` for an unknown UID.
+ */
+export interface IngressWebhook {
+  found: boolean;
+  enabled: boolean;
+  /** How deliveries authenticate: `token`, `url_token` or `signature` (docs/webhooks.md). */
+  authMode: string;
+  signatureScheme: string;
+  secret: string;
+  /** Signature mode without a secret yet: deliveries are refused until one is set. */
+  awaitingSecret: boolean;
+  deliveryIdHeader: string;
+  teamId: string;
+}

@@ -19,7 +19,8 @@ import {
 import { loadIngressConfig } from './config';
 import { bodyHash } from './delivery-identity';
 import { Ingress } from './ingress';
-import { CuttableKafkaNetwork, FakeWebhookDirectory } from './test-support';
+import { CuttableKafkaNetwork } from './test-support/cuttable-kafka-network';
+import { FakeWebhookDirectory } from './test-support/fake-webhook-directory';
 
 jest.setTimeout(60_000);
 const logger = createLogger({ service: 'ingress-test', level: 'silent' });

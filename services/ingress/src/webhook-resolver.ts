@@ -1,18 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { webhookConfigVersionKey } from '@conveyor/kafka';
+import type { IngressWebhook } from '@conveyor/webhook-auth';
 
-/** What the ingress knows about a webhook (WebhookIngressService.ResolveWebhook). */
-export interface WebhookConfig {
+/** What the ingress knows about a webhook: the orchestrator's answer for its UID. */
+export interface WebhookConfig extends IngressWebhook {
   uid: string;
-  found: boolean;
-  enabled: boolean;
-  authMode: string;
-  signatureScheme: string;
-  secret: string;
-  awaitingSecret: boolean;
-  deliveryIdHeader: string;
-  teamId: string;
 }
 
 export type WebhookLookup = (uid: string) => Promise<WebhookConfig>;

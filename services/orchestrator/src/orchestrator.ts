@@ -41,6 +41,7 @@ import { AgentIdentities } from './identities/agent-identities';
 import { IdentityKeys } from './identities/identity-keys';
 import { HarnessSessions } from './runner/harness-sessions';
 import { LostRunnerSweeper } from './runner/lost-runner-sweeper';
+import { WorkerDispatch } from './workers/worker-dispatch';
 import { prepareRun, type CreateRunDeps } from './runs/create-run';
 import { OutboxRelay } from './runs/outbox-relay';
 import { PrismaRunReferences } from './runs/prisma-run-references';
@@ -96,7 +97,7 @@ export class Orchestrator implements Service {
   private events: EventDispatcher | undefined;
   private eventRetention: BackgroundLoop | undefined;
   private outboundEvents: ChannelListener | undefined;
-  private workerHub: WorkerHub | undefined;
+  private workerDispatch: WorkerDispatch | undefined;
   private runEventFeed: RunEventFeed | undefined;
   private authEpochs: ChannelListener | undefined;
   private stopped: Promise<void> | undefined;
@@ -258,15 +259,18 @@ export class Orchestrator implements Service {
     const sign = artifactLinkSigner(blobs, config);
 
     // Transport last: every RPC maps onto the services built above; the domain knows nothing about gRPC.
-    const workerHub = new WorkerHub(db, logger.child({ component: 'worker-hub' }), {
-      heartbeatIntervalMs: config.WORKER_HEARTBEAT_INTERVAL_MS,
+    const workerDispatch = new WorkerDispatch(db, logger.child({ component: 'worker-dispatch' }), {
       staleAfterMs: config.WORKER_STALE_AFTER_MS,
       dispatchIntervalMs: config.WORKER_DISPATCH_INTERVAL_MS,
       apiBaseUrl: config.PUBLIC_API_BASE_URL,
       sessions,
     });
-    this.workerHub = workerHub;
-    workerHub.start();
+    this.workerDispatch = workerDispatch;
+    workerDispatch.start();
+    const workerHub = new WorkerHub(db, workerDispatch, logger.child({ component: 'worker-hub' }), {
+      heartbeatIntervalMs: config.WORKER_HEARTBEAT_INTERVAL_MS,
+      staleAfterMs: config.WORKER_STALE_AFTER_MS,
+    });
 
     const webhookHandlerDeps = {
       db,
@@ -400,7 +404,7 @@ export class Orchestrator implements Service {
     const deadline = this.config.SHUTDOWN_TIMEOUT_MS;
     await closeAll(this.logger, [
       // Worker streams are ended first: a graceful gRPC shutdown would otherwise wait for them until its deadline.
-      ['self-hosted workers', () => this.workerHub?.stop()],
+      ['self-hosted workers', () => this.workerDispatch?.stop()],
       ['run event watchers', () => this.runEventFeed?.stop()],
       ['auth change feed', () => this.authEpochs?.stop()],
       ['grpc server', () => this.grpcServer && stopGrpcServer(this.grpcServer, deadline)],

@@ -47,7 +47,7 @@ describe('lint guardrails', () => {
   it('pass a domain file that imports downwards only', async () => {
     const messages = await lintAs(
       'services/orchestrator/src/runs/guardrail-fixture.ts',
-      "import { HARNESS_TYPES } from '../catalog/harness-types';\n\nexport const harnesses = HARNESS_TYPES;\n",
+      importing('ModelCatalog', '../catalog/model-catalog'),
     );
     expect(messages).toEqual([]);
   });
@@ -58,6 +58,14 @@ describe('lint guardrails', () => {
       "import { requireCaller } from '../grpc/require-caller';\n\nexport const check = requireCaller;\n",
     );
     expect(rules(messages)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('refuse an orchestrator domain file taking a wire type from @conveyor/proto', async () => {
+    const messages = await lintAs(
+      'services/orchestrator/src/runs/guardrail-fixture.ts',
+      "import type { Caller__Output } from '@conveyor/proto';\n\nexport const teamOf = (c: Caller__Output) => c.team_id;\n",
+    );
+    expect(rules(messages)).toContain('no-restricted-imports');
   });
 
   // One lint per case: each is a type-aware ESLint run of several seconds on a busy machine.

@@ -1,6 +1,14 @@
 import { z } from 'zod';
+import { CLI_KINDS, CLI_NAMES, type CliSecretField } from '@conveyor/harnesses';
 
 const stringMap = z.record(z.string());
+
+/** One optional team-secret name per CLI (`claude_auth_secret_name`, …); Gemini's is Conveyor's (docs/harnesses.md). */
+const harnessAuthSecrets = z.object(
+  Object.fromEntries(
+    Object.values(CLI_KINDS).map((kind) => [kind.secretField, z.string().optional()]),
+  ) as Record<CliSecretField, z.ZodOptional<z.ZodString>>,
+);
 
 const mcpServer = z
   .object({
@@ -33,19 +41,12 @@ export const agentConfigSchema = z
     credential_strategy: z.enum(['CREATOR', 'EXECUTOR']).nullable().optional(),
     harness: z
       .object({
-        type: z.enum(['oz', 'claude', 'gemini', 'codex']).optional(),
+        type: z.enum(['oz', ...CLI_NAMES]).optional(),
         model_id: z.string().optional(),
         reasoning_level: z.string().optional(),
       })
       .optional(),
-    // gemini_auth_secret_name: Conveyor's Gemini equivalent of the contract's two names (docs/harnesses.md).
-    harness_auth_secrets: z
-      .object({
-        claude_auth_secret_name: z.string().optional(),
-        codex_auth_secret_name: z.string().optional(),
-        gemini_auth_secret_name: z.string().optional(),
-      })
-      .optional(),
+    harness_auth_secrets: harnessAuthSecrets.optional(),
     inference_providers: z.record(z.unknown()).optional(),
     memory_stores: z
       .array(

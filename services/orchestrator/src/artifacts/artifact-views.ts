@@ -1,7 +1,7 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import type { Artifact, PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
-import type { ArtifactDownload, ArtifactView, Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { isUuid } from '../runs/run-access';
 import type { BlobLinkSigner } from '../blobs/blob-links';
 
@@ -15,6 +15,22 @@ export interface ArtifactReadDeps {
 
 type Data = Record<string, unknown>;
 const DOWNLOADABLE: ReadonlySet<string> = new Set(['FILE', 'SCREENSHOT', 'PLAN']);
+
+/** An artifact as runs and harnesses see it; `data_json` is its type's data (docs/artifacts.md). */
+export interface ArtifactView {
+  artifact_uid: string;
+  artifact_type: string;
+  created_at: string;
+  data_json: string;
+  run_id: string;
+  is_public: boolean;
+}
+
+/** A time-limited signed link to an artifact's bytes. */
+export interface ArtifactDownload {
+  url: string;
+  expires_at: string;
+}
 
 /** The artifact as embedded in a run (contract §2.3), plus its uid and run. */
 export function embeddedView(row: Artifact): ArtifactView {
@@ -34,7 +50,7 @@ export function embeddedView(row: Artifact): ArtifactView {
  */
 export async function findReadableArtifact(
   db: PrismaClient,
-  caller: Caller__Output | null,
+  caller: Caller | null,
   artifactUid: string,
 ): Promise<Artifact & { run: { teamId: string } }> {
   if (!isUuid(artifactUid)) throw new AppError('invalid_request', 'artifactUid must be a UUID');
@@ -65,7 +81,7 @@ const pick = (data: Data, keys: string[]): Data =>
  */
 export async function getArtifact(
   deps: ArtifactReadDeps,
-  caller: Caller__Output | null,
+  caller: Caller | null,
   artifactUid: string,
 ): Promise<ArtifactView> {
   const row = await findReadableArtifact(deps.db, caller, artifactUid);
@@ -119,7 +135,7 @@ export async function getArtifact(
 /** `GET /agent/artifacts/{uid}/download`: where to redirect; same access rule. */
 export async function getArtifactDownload(
   deps: ArtifactReadDeps,
-  caller: Caller__Output | null,
+  caller: Caller | null,
   artifactUid: string,
 ): Promise<ArtifactDownload> {
   return signedLink(deps, await findReadableArtifact(deps.db, caller, artifactUid));

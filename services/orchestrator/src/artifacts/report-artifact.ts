@@ -1,7 +1,7 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { ArtifactView, Caller__Output, ReportArtifactRequest__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import type { RunEvent } from '@conveyor/run-events';
 import { artifactBlobKey, recordArtifact } from './record-artifact';
 import {
@@ -12,8 +12,9 @@ import {
   REPORTED_TYPES,
   type ReportedType,
 } from './artifact-input';
+import { runOfRunKey } from '../runs/run-access';
 import { sharedPublicly } from '../runs/session-sharing';
-import { embeddedView } from './artifact-views';
+import { embeddedView, type ArtifactView } from './artifact-views';
 
 export const PLAN_CONTENT_TYPE = 'text/markdown; charset=utf-8';
 
@@ -25,23 +26,28 @@ function parseJsonObject(json: string): unknown {
   }
 }
 
+/** An artifact as a harness reports it; `content` only for the types that carry bytes (`has_content`). */
+export interface ReportedArtifact {
+  artifact_type: string;
+  data_json: string;
+  content: Buffer;
+  has_content: boolean;
+  is_public: boolean;
+  /** A PLAN's UID to replace its content; empty for a new artifact. */
+  artifact_uid: string;
+}
+
 /**
- * `POST /harness-support/report-artifact`: the harness of a run reports an artifact with the run-scoped key it was
- * given (caller.run_id), so it can only ever write to its own run. Bytes go to the blob store before the row is
- * written (a failed write removes them again); a PLAN named by artifact_uid gets its content replaced.
+ * `POST /harness-support/report-artifact`: the harness of a run reports an artifact to its own run (runOfRunKey).
+ * Bytes go to the blob store before the row is written (a failed write removes them again); a PLAN named by
+ * artifact_uid gets its content replaced.
  */
 export async function reportArtifact(
   deps: { db: PrismaClient; blobs: BlobStore },
-  caller: Caller__Output,
-  req: ReportArtifactRequest__Output,
+  caller: Caller,
+  req: ReportedArtifact,
 ): Promise<ArtifactView> {
-  if (!caller.run_id)
-    throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
-  const run = await deps.db.run.findFirst({
-    where: { id: caller.run_id, teamId: caller.team_id },
-    select: { id: true, execution: true, config: true },
-  });
-  if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
+  const run = await runOfRunKey(deps.db, caller);
   // The key is in the agent's hands: publishing is the run creator's decision, not the agent's (docs/artifacts.md).
   if (req.is_public && !sharedPublicly(run.config))
     throw new AppError(

@@ -1,6 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
-import type { Caller__Output, Run } from '@conveyor/proto';
+import type { Run } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { runToProto } from '../runs/run-to-proto';
 import { usageByRun } from '../runs/run-usage';
 import { canonicalizeUrl } from './canonical-url';
@@ -11,11 +12,7 @@ import { canonicalizeUrl } from './canonical-url';
  * team) are searched, so "no such reference" and "not yours" are the same 404. When several visible runs reported
  * the same URL, the most recent report wins.
  */
-export async function runByExternalReference(
-  db: PrismaClient,
-  caller: Caller__Output,
-  url: string,
-): Promise<Run> {
+export async function runByExternalReference(db: PrismaClient, caller: Caller, url: string): Promise<Run> {
   if (!url.trim()) throw new AppError('invalid_request', 'url is required');
   const canonical = canonicalizeUrl(url);
   if (!canonical) throw notFound('Run');

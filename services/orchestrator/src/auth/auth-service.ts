@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient, TeamRole } from '@conveyor/db';
-import type { Caller } from '@conveyor/proto';
+import type { Caller } from './caller';
 import { apiKeyMatches, parseApiKey } from './api-key';
 
 interface KeyRow {

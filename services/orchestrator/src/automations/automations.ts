@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newId, type Automation, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
 import { DISPLAY_NAME, DISPLAY_NAME_RULE } from '../factories/display-name';
@@ -97,7 +97,7 @@ async function assertWebhooksInFactory(db: Db, factoryId: string, trigger: Webho
 
 export async function loadAutomation(
   db: Db,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   automationId: string,
 ): Promise<Automation> {
@@ -111,7 +111,7 @@ export async function loadAutomation(
 
 export async function createAutomation(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   input: { name: string; prompt: string; agentConfig?: unknown; enabled?: boolean; trigger: unknown },
 ): Promise<AutomationView> {
@@ -146,7 +146,7 @@ export async function createAutomation(
 
 export async function listAutomations(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
 ): Promise<AutomationView[]> {
   await loadFactory(db, caller, factoryId);
@@ -159,7 +159,7 @@ export async function listAutomations(
 
 export async function getAutomation(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   automationId: string,
 ): Promise<AutomationView> {
@@ -169,7 +169,7 @@ export async function getAutomation(
 /** Partial update; an automation defined as code keeps its name (its file name): renaming it is refused. */
 export async function updateAutomation(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   automationId: string,
   patch: { name?: string; prompt?: string; agentConfig?: unknown; enabled?: boolean; trigger?: unknown },
@@ -211,7 +211,7 @@ export async function updateAutomation(
 
 export async function deleteAutomation(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   automationId: string,
 ): Promise<void> {

@@ -1,6 +1,5 @@
 import { verifyBlobToken, type BlobStore } from '@conveyor/blob-store';
 import { AppError, notFound } from '@conveyor/errors';
-import type { ReadBlobResponse } from '@conveyor/proto';
 
 /**
  * The bytes behind a signed link. The token is the credential: a malformed, tampered or expired link answers
@@ -11,7 +10,7 @@ export async function readBlob(
   secret: string,
   token: string,
   now: Date = new Date(),
-): Promise<ReadBlobResponse> {
+): Promise<{ data: Buffer; content_type: string; expires_at: string }> {
   const check = verifyBlobToken(token, secret, now);
   if (!check.ok)
     throw new AppError('not_authorized', 'The download link is invalid or has expired', {

@@ -1,6 +1,6 @@
 import { AppError, notFound } from '@conveyor/errors';
 import type { Environment, EnvironmentAccess, Prisma, PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -12,7 +12,7 @@ export type EnvironmentWithGrants = Environment & { grants: EnvironmentAccess[] 
  * The one reachability rule (docs/catalog.md): team-scoped environments of the caller's team, user-scoped ones the
  * caller owns, and any environment the caller is a guest of or reached by its link.
  */
-export function reachableBy(caller: Caller__Output): Prisma.EnvironmentWhereInput {
+export function reachableBy(caller: Caller): Prisma.EnvironmentWhereInput {
   return {
     OR: [
       { teamId: caller.team_id, scopeType: 'TEAM' },
@@ -25,7 +25,7 @@ export function reachableBy(caller: Caller__Output): Prisma.EnvironmentWhereInpu
 /** The environment if the ID is well formed and the caller can reach it. */
 export async function findReachableEnvironment(
   db: Db,
-  caller: Caller__Output,
+  caller: Caller,
   environmentId: string,
 ): Promise<EnvironmentWithGrants | null> {
   return ENVIRONMENT_ID.test(environmentId)
@@ -39,7 +39,7 @@ export async function findReachableEnvironment(
 /** A malformed ID, a missing environment and an unreachable one answer the same 404. */
 export async function findEnvironmentForCaller(
   db: Db,
-  caller: Caller__Output,
+  caller: Caller,
   environmentId: string,
 ): Promise<EnvironmentWithGrants> {
   const env = await findReachableEnvironment(db, caller, environmentId);
@@ -48,7 +48,7 @@ export async function findEnvironmentForCaller(
 }
 
 /** How the caller reaches it, for the response's `access`. */
-export function accessOf(env: EnvironmentWithGrants, caller: Caller__Output): 'owner' | 'guest' | 'link' {
+export function accessOf(env: EnvironmentWithGrants, caller: Caller): 'owner' | 'guest' | 'link' {
   if (env.teamId === caller.team_id && (env.scopeType === 'TEAM' || env.ownerId === caller.principal_id))
     return 'owner';
   return env.grants.some((g) => g.principalId === caller.principal_id && g.kind === 'GUEST')
@@ -57,7 +57,7 @@ export function accessOf(env: EnvironmentWithGrants, caller: Caller__Output): 'o
 }
 
 /** Managing (update, delete, guests, link) is for the owner: the user-scope owner, or a team admin or the creator. */
-export function canManage(env: Environment, caller: Caller__Output): boolean {
+export function canManage(env: Environment, caller: Caller): boolean {
   return (
     env.teamId === caller.team_id &&
     (env.scopeType === 'USER'
@@ -66,7 +66,7 @@ export function canManage(env: Environment, caller: Caller__Output): boolean {
   );
 }
 
-export function assertCanManage(env: Environment, caller: Caller__Output): void {
+export function assertCanManage(env: Environment, caller: Caller): void {
   if (!canManage(env, caller))
     throw new AppError(
       'not_authorized',

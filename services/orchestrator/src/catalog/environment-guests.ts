@@ -1,11 +1,11 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type EnvironmentInvitation as InvitationRow, type PrismaClient } from '@conveyor/db';
 import type {
-  Caller__Output,
   Environment as EnvironmentProto,
   EnvironmentGuest,
   EnvironmentInvitation,
 } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { assertCanManage, canManage, findEnvironmentForCaller } from './environment-access';
 import type { Environments } from './environments';
 
@@ -20,8 +20,7 @@ const toProto = (row: InvitationRow, environmentName = ''): EnvironmentInvitatio
 });
 
 /** Whom an invitation is for: the caller whose account has its e-mail (agents have none). */
-const inviteeEmail = (caller: Caller__Output): string | undefined =>
-  caller.email.trim().toLowerCase() || undefined;
+const inviteeEmail = (caller: Caller): string | undefined => caller.email.trim().toLowerCase() || undefined;
 
 /**
  * Guests by invitation (docs/guests.md). A manager invites an e-mail; nothing is looked up, so the answer is the
@@ -37,7 +36,7 @@ export class EnvironmentGuests {
 
   /** Accepted guests and pending invitations; managers only. */
   async list(
-    caller: Caller__Output,
+    caller: Caller,
     environmentId: string,
   ): Promise<{ guests: EnvironmentGuest[]; invitations: EnvironmentInvitation[] }> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
@@ -65,11 +64,7 @@ export class EnvironmentGuests {
   }
 
   /** Inviting the same e-mail again returns the same pending invitation. */
-  async invite(
-    caller: Caller__Output,
-    environmentId: string,
-    rawEmail: string,
-  ): Promise<EnvironmentInvitation> {
+  async invite(caller: Caller, environmentId: string, rawEmail: string): Promise<EnvironmentInvitation> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
     const email = rawEmail.trim().toLowerCase();
@@ -83,7 +78,7 @@ export class EnvironmentGuests {
     return toProto(row);
   }
 
-  async removeGuest(caller: Caller__Output, environmentId: string, userId: string): Promise<void> {
+  async removeGuest(caller: Caller, environmentId: string, userId: string): Promise<void> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
     const removed = await this.db.environmentAccess.deleteMany({
@@ -93,7 +88,7 @@ export class EnvironmentGuests {
   }
 
   /** The caller's pending invitations, with the environments' names (the invitee cannot read them otherwise). */
-  async pendingFor(caller: Caller__Output): Promise<EnvironmentInvitation[]> {
+  async pendingFor(caller: Caller): Promise<EnvironmentInvitation[]> {
     const email = inviteeEmail(caller);
     if (!email) return [];
     const rows = await this.db.environmentInvitation.findMany({
@@ -104,7 +99,7 @@ export class EnvironmentGuests {
     return rows.map((row) => toProto(row, row.environment.name));
   }
 
-  async accept(caller: Caller__Output, invitationId: string): Promise<EnvironmentProto> {
+  async accept(caller: Caller, invitationId: string): Promise<EnvironmentProto> {
     const invitation = await this.addressedTo(caller, invitationId);
     if (!invitation) throw notFound('Invitation');
     await this.db.$transaction([
@@ -131,7 +126,7 @@ export class EnvironmentGuests {
   }
 
   /** Declined by the invitee, or withdrawn by a manager; anyone else gets the 404 of a missing invitation. */
-  async delete(caller: Caller__Output, invitationId: string): Promise<void> {
+  async delete(caller: Caller, invitationId: string): Promise<void> {
     let invitation = await this.addressedTo(caller, invitationId);
     if (!invitation) {
       const row = invitationId
@@ -146,7 +141,7 @@ export class EnvironmentGuests {
     await this.db.environmentInvitation.deleteMany({ where: { id: invitation.id } });
   }
 
-  private async addressedTo(caller: Caller__Output, invitationId: string): Promise<InvitationRow | null> {
+  private async addressedTo(caller: Caller, invitationId: string): Promise<InvitationRow | null> {
     const email = inviteeEmail(caller);
     if (!email || !invitationId) return null;
     return this.db.environmentInvitation.findFirst({ where: { id: invitationId, email } });

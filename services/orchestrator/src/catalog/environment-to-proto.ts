@@ -1,5 +1,6 @@
 import type { PrismaClient, Run } from '@conveyor/db';
-import type { Caller__Output, Environment as EnvironmentProto } from '@conveyor/proto';
+import type { Environment as EnvironmentProto } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { accessOf, type EnvironmentWithGrants } from './environment-access';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
 
@@ -39,7 +40,7 @@ async function principals(db: PrismaClient, ids: string[]): Promise<Map<string, 
 /** Latest run per environment, among the caller's team's runs (other teams' runs stay invisible). */
 async function latestRuns(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   environmentIds: string[],
 ): Promise<Map<string, Run>> {
   if (!environmentIds.length) return new Map();
@@ -53,7 +54,7 @@ async function latestRuns(
 
 export async function environmentsToProto(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   envs: EnvironmentWithGrants[],
 ): Promise<EnvironmentProto[]> {
   const [people, latest] = await Promise.all([

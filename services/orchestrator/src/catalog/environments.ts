@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '@conveyor/errors';
 import { newEnvironmentId, newId, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output, Environment as EnvironmentProto } from '@conveyor/proto';
+import type { Environment as EnvironmentProto } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import {
   assertCanManage,
   findEnvironmentForCaller,
@@ -23,11 +24,11 @@ const json = (v: unknown) => v as Prisma.InputJsonValue;
 export class Environments {
   constructor(private readonly deps: EnvironmentDeps) {}
 
-  private async one(caller: Caller__Output, env: EnvironmentWithGrants): Promise<EnvironmentProto> {
+  private async one(caller: Caller, env: EnvironmentWithGrants): Promise<EnvironmentProto> {
     return (await environmentsToProto(this.deps.db, caller, [env]))[0]!;
   }
 
-  async create(caller: Caller__Output, bodyJson: string): Promise<EnvironmentProto> {
+  async create(caller: Caller, bodyJson: string): Promise<EnvironmentProto> {
     const body = parseEnvironmentBody(bodyJson);
     if (!body.name) throw new AppError('invalid_request', 'name is required');
     const repositories =
@@ -61,7 +62,7 @@ export class Environments {
     return this.one(caller, env);
   }
 
-  async list(caller: Caller__Output, sortBy: string): Promise<EnvironmentProto[]> {
+  async list(caller: Caller, sortBy: string): Promise<EnvironmentProto[]> {
     if (sortBy && sortBy !== 'name' && sortBy !== 'last_updated')
       throw new AppError('invalid_request', 'sort_by must be name or last_updated');
     const envs = await this.deps.db.environment.findMany({
@@ -72,12 +73,12 @@ export class Environments {
     return environmentsToProto(this.deps.db, caller, envs);
   }
 
-  async get(caller: Caller__Output, id: string): Promise<EnvironmentProto> {
+  async get(caller: Caller, id: string): Promise<EnvironmentProto> {
     return this.one(caller, await findEnvironmentForCaller(this.deps.db, caller, id));
   }
 
   /** Partial: omitted keys stay, null clears the nullable ones, arrays replace wholesale. Scope never changes. */
-  async update(caller: Caller__Output, id: string, bodyJson: string): Promise<EnvironmentProto> {
+  async update(caller: Caller, id: string, bodyJson: string): Promise<EnvironmentProto> {
     const body = parseEnvironmentBody(bodyJson);
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
@@ -108,14 +109,14 @@ export class Environments {
     return this.one(caller, updated);
   }
 
-  async delete(caller: Caller__Output, id: string): Promise<void> {
+  async delete(caller: Caller, id: string): Promise<void> {
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
     await this.deps.db.environment.delete({ where: { id: env.id } });
   }
 
   /** The link's secret part: 32 random bytes, URL-safe. Enabling again returns the same token. */
-  async enableLink(caller: Caller__Output, id: string): Promise<{ environment_id: string; token: string }> {
+  async enableLink(caller: Caller, id: string): Promise<{ environment_id: string; token: string }> {
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
     if (env.shareToken) return { environment_id: env.id, token: env.shareToken };
@@ -125,7 +126,7 @@ export class Environments {
   }
 
   /** Turning the link off stops new redemptions and revokes access gained through it. */
-  async disableLink(caller: Caller__Output, id: string): Promise<void> {
+  async disableLink(caller: Caller, id: string): Promise<void> {
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
     await this.deps.db.$transaction([
@@ -134,7 +135,7 @@ export class Environments {
     ]);
   }
 
-  async redeemLink(caller: Caller__Output, token: string): Promise<EnvironmentProto> {
+  async redeemLink(caller: Caller, token: string): Promise<EnvironmentProto> {
     const env = token ? await this.deps.db.environment.findUnique({ where: { shareToken: token } }) : null;
     if (!env) throw notFound('Environment link');
     await this.deps.db.environmentAccess.upsert({

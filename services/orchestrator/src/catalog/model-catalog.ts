@@ -1,17 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AppError } from '@conveyor/errors';
-import { CLI_HARNESSES, type CliHarness } from './harness-types';
+import { CLI_KINDS, CLI_NAMES, type CliName } from '@conveyor/harnesses';
 
-const cliHarness = z.enum(Object.keys(CLI_HARNESSES) as [CliHarness, ...CliHarness[]]);
+const cliHarness = z.enum(CLI_NAMES);
 
 /** The CLI harness that speaks a provider's API, when a model names none (`harnesses`). */
-const HARNESS_BY_PROVIDER: Record<string, CliHarness> = {
-  anthropic: 'claude',
-  openai: 'codex',
-  google: 'gemini',
-  gemini: 'gemini',
-};
+const HARNESS_BY_PROVIDER = new Map<string, CliName>(
+  CLI_NAMES.flatMap((name) => CLI_KINDS[name].catalogProviders.map((provider) => [provider, name] as const)),
+);
 
 const modelSchema = z
   .object({
@@ -75,7 +72,7 @@ export interface CatalogModel {
   isDefault: boolean;
   disabled: boolean;
   disabledReason: string;
-  harnesses: CliHarness[];
+  harnesses: CliName[];
 }
 
 /** Used when no catalog is configured: a small, plausible set so runs and the models endpoint work out of the box. */
@@ -137,7 +134,7 @@ export class ModelCatalog {
       isDefault: m.id === this.defaultModelId,
       disabled: m.disabled,
       disabledReason: m.disabled ? (m.disabled_reason ?? 'Disabled by the administrator') : '',
-      harnesses: m.harnesses ?? (HARNESS_BY_PROVIDER[m.provider] ? [HARNESS_BY_PROVIDER[m.provider]!] : []),
+      harnesses: m.harnesses ?? [HARNESS_BY_PROVIDER.get(m.provider)].filter((h) => h !== undefined),
     }));
   }
 
@@ -162,7 +159,7 @@ export class ModelCatalog {
    * The model a run uses: the requested one when it exists, is enabled and (for a CLI harness) is offered for that
    * harness; when none is named, the catalog default, or for a CLI harness that cannot use it, its first model.
    */
-  resolve(requested: string | undefined, harness?: CliHarness): CatalogModel {
+  resolve(requested: string | undefined, harness?: CliName): CatalogModel {
     const id = requested?.trim() || this.defaultFor(harness);
     const model = this.models.find((m) => m.id === id);
     if (!model) {
@@ -191,11 +188,11 @@ export class ModelCatalog {
   }
 
   /** Enabled models a CLI harness can use. */
-  usableBy(harness: CliHarness): CatalogModel[] {
+  usableBy(harness: CliName): CatalogModel[] {
     return this.models.filter((m) => !m.disabled && m.harnesses.includes(harness));
   }
 
-  private defaultFor(harness: CliHarness | undefined): string {
+  private defaultFor(harness: CliName | undefined): string {
     if (!harness) return this.defaultModelId;
     const usable = this.usableBy(harness);
     const chosen = usable.find((m) => m.id === this.defaultModelId) ?? usable[0];

@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { reachableBy } from './environment-access';
 import type { ScannedSkill } from './git-skill-scanner';
 import type { RepositoryRef } from '../egress/repository-url';
@@ -42,7 +42,7 @@ export class SkillCatalog {
     private readonly cache: SkillRepositoryCache,
   ) {}
 
-  private async repositories(caller: Caller__Output, environmentId?: string): Promise<RepoInScope[]> {
+  private async repositories(caller: Caller, environmentId?: string): Promise<RepoInScope[]> {
     const envs = await this.db.environment.findMany({
       where: { AND: [reachableBy(caller), ...(environmentId ? [{ id: environmentId }] : [])] },
       select: { id: true, name: true, repositories: true },
@@ -61,7 +61,7 @@ export class SkillCatalog {
 
   /** Every variant (malformed ones included) of the repositories in scope, merged by spec. */
   async variants(
-    caller: Caller__Output,
+    caller: Caller,
     options: { repo?: string; refresh?: boolean; environmentId?: string } = {},
   ): Promise<SkillVariant[]> {
     let repos = await this.repositories(caller, options.environmentId);
@@ -99,7 +99,7 @@ export class SkillCatalog {
 
   /** GET /agent: `{agents: [{name, variants}]}` sorted by name, or by the most recent run of any variant. */
   async list(
-    caller: Caller__Output,
+    caller: Caller,
     options: ListSkillsOptions,
   ): Promise<{ agents: Array<{ name: string; variants: SkillVariant[] }> }> {
     if (options.repo && !OWNER_REPO.test(options.repo))
@@ -145,11 +145,7 @@ export class SkillCatalog {
    * A run's skill spec (`repo:name`, `repo:path`, `org/repo:name`, `org/repo:path`) → the one variant it names, in
    * the run's environment when it has one. Undefined when nothing matches; a malformed or ambiguous match is a 400.
    */
-  async resolve(
-    caller: Caller__Output,
-    spec: string,
-    environmentId?: string,
-  ): Promise<SkillVariant | undefined> {
+  async resolve(caller: Caller, spec: string, environmentId?: string): Promise<SkillVariant | undefined> {
     const colon = spec.indexOf(':');
     const repoPart = colon > 0 ? spec.slice(0, colon).toLowerCase() : '';
     const skillPart = (colon > 0 ? spec.slice(colon + 1) : spec).replace(/^\/+|\/+$/g, '');

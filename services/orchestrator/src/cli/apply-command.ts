@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { Redis } from 'ioredis';
 import { createPrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { applyDefinitions } from '../definitions/apply-definitions';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { WebhookVersions } from '../webhooks/webhook-versions';
@@ -67,7 +67,7 @@ export function registerApplyCommand(program: Command, cliConfig: () => CliConfi
               ? `user ${opts.user} is not a member of the factory's team`
               : "the factory's team has no ADMIN user",
           );
-        const caller: Caller__Output = {
+        const caller: Caller = {
           team_id: factory.teamId,
           principal_type: 'USER',
           principal_id: user.id,

@@ -1,6 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
 import { createUserApiKey } from '../auth/team-admin';
-import { CLI_HARNESSES } from '../catalog/harness-types';
+import { CLI_KINDS } from '@conveyor/harnesses';
 import type { CliConfig } from '../config';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { writeTeamSecret } from '../secrets/team-secrets';
@@ -34,8 +34,8 @@ export async function seedDev(
     },
   });
   const key = await createUserApiKey(db, { userId: DEV_USER_ID, name: 'dev seed' });
-  const found = Object.values(CLI_HARNESSES).flatMap(({ defaultSecretName: name }) => {
-    const value = config[name as 'ANTHROPIC_API_KEY' | 'OPENAI_API_KEY' | 'GEMINI_API_KEY']?.trim();
+  const found = Object.values(CLI_KINDS).flatMap(({ defaultSecretName: name }) => {
+    const value = config[name]?.trim();
     return value ? [{ name, value }] : [];
   });
   // The secrets key is needed only when there is a key to store.

@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { validateAgentConfig } from '../automations/automations';
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
@@ -71,7 +71,7 @@ const sameJson = (a: unknown, b: unknown): boolean =>
  */
 export async function applyDefinitions(
   deps: ApplyDeps,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   files: ReadonlyArray<{ path: string; content: string }>,
 ): Promise<ApplyResult> {

@@ -3,7 +3,7 @@ import { newUuid, type Automation, type Webhook, type WebhookDelivery } from '@c
 import type { DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import pLimit from 'p-limit';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
 import type { ConsumedDelivery, DeliveryPosition } from './delivery-consumer';
@@ -26,7 +26,7 @@ export interface StartRunInput {
  * Decides and checks one run without writing it (runs/create-run.ts prepareRun in production): the store writes the
  * runs of a batch together with the entries that started them.
  */
-export type PrepareRun = (caller: Caller__Output, input: StartRunInput) => Promise<NewRun>;
+export type PrepareRun = (caller: Caller, input: StartRunInput) => Promise<NewRun>;
 
 export interface DeliveryProcessorDeps {
   store: DeliveryStore;
@@ -264,7 +264,7 @@ export class DeliveryProcessor {
     if (!evaluation.matched)
       return { outcome: { ...base, matched: false, mismatches: evaluation.mismatches } };
     const metadata = { automation_id: automation.id, webhook_uid: webhook.id, delivery_id: entry.deliveryId };
-    const caller: Caller__Output = {
+    const caller: Caller = {
       team_id: automation.teamId,
       principal_type: 'USER',
       principal_id: automation.createdById,

@@ -1,6 +1,7 @@
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, EventAttempt } from '@conveyor/proto';
+import type { EventAttempt } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
 import { findEndpoint } from './manage-event-endpoints';
 
@@ -10,7 +11,7 @@ const MAX_LIMIT = 200;
 /** The endpoint's attempts, newest first, each with its event and what happens next. */
 export async function listEventAttempts(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   endpointId: string,
   limit: number,
 ): Promise<EventAttempt[]> {
@@ -40,7 +41,7 @@ export async function listEventAttempts(
  */
 export async function replayEvent(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   endpointId: string,
   eventId: string,
 ): Promise<void> {

@@ -1,11 +1,11 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type EventEndpoint as EndpointRow, type PrismaClient } from '@conveyor/db';
 import type {
-  Caller__Output,
   CreateEventEndpointRequest__Output,
   EventEndpoint__Output as EventEndpoint,
   UpdateEventEndpointRequest__Output,
 } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
 import type { SecretCipher } from '../secrets/secret-cipher';
 import { encryptEndpointSecret, newEndpointSecret } from './endpoint-secret';
@@ -63,7 +63,7 @@ async function checkedUrl(deps: EventEndpointDeps, raw: string): Promise<string>
 /** The caller's team's endpoint; another team's answers like a missing one, so IDs reveal nothing across teams. */
 export async function findEndpoint(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   endpointId: string,
 ): Promise<EndpointRow> {
   const row = await db.eventEndpoint.findFirst({ where: { id: endpointId, teamId: caller.team_id } });
@@ -73,7 +73,7 @@ export async function findEndpoint(
 
 export async function createEventEndpoint(
   deps: EventEndpointDeps,
-  caller: Caller__Output,
+  caller: Caller,
   req: CreateEventEndpointRequest__Output,
 ): Promise<EndpointWithSecret> {
   requireFactoryManager(caller, 'Creating an event endpoint');
@@ -99,7 +99,7 @@ export async function createEventEndpoint(
   return { endpoint: endpointToProto(row), secret };
 }
 
-export async function listEventEndpoints(db: PrismaClient, caller: Caller__Output): Promise<EventEndpoint[]> {
+export async function listEventEndpoints(db: PrismaClient, caller: Caller): Promise<EventEndpoint[]> {
   const rows = await db.eventEndpoint.findMany({
     where: { teamId: caller.team_id },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -109,7 +109,7 @@ export async function listEventEndpoints(db: PrismaClient, caller: Caller__Outpu
 
 export async function getEventEndpoint(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   endpointId: string,
 ): Promise<EventEndpoint> {
   return endpointToProto(await findEndpoint(db, caller, endpointId));
@@ -118,7 +118,7 @@ export async function getEventEndpoint(
 /** Enabling clears what the platform said when it disabled the endpoint, and starts its failure clock afresh. */
 export async function updateEventEndpoint(
   deps: EventEndpointDeps,
-  caller: Caller__Output,
+  caller: Caller,
   req: UpdateEventEndpointRequest__Output,
 ): Promise<EventEndpoint> {
   const existing = await findEndpoint(deps.db, caller, req.endpoint_id);
@@ -138,7 +138,7 @@ export async function updateEventEndpoint(
 
 export async function deleteEventEndpoint(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   endpointId: string,
 ): Promise<void> {
   const existing = await findEndpoint(db, caller, endpointId);
@@ -152,7 +152,7 @@ export async function deleteEventEndpoint(
  */
 export async function rotateEventEndpointSecret(
   deps: EventEndpointDeps,
-  caller: Caller__Output,
+  caller: Caller,
   endpointId: string,
 ): Promise<EndpointWithSecret> {
   const existing = await findEndpoint(deps.db, caller, endpointId);

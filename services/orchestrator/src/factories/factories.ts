@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newId, type Factory, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from './permissions';
 
 export const MAX_FACTORY_NAME_LENGTH = 100;
@@ -21,11 +21,7 @@ function validName(name: string): string {
 }
 
 /** A factory of the caller's team; another team's factory is reported exactly like a missing one. */
-export async function loadFactory(
-  db: PrismaClient,
-  caller: Caller__Output,
-  factoryId: string,
-): Promise<Factory> {
+export async function loadFactory(db: PrismaClient, caller: Caller, factoryId: string): Promise<Factory> {
   const factory = factoryId
     ? await db.factory.findFirst({ where: { id: factoryId, teamId: caller.team_id } })
     : null;
@@ -51,7 +47,7 @@ async function withCounts(db: PrismaClient, factories: Factory[]): Promise<Facto
 
 export async function createFactory(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   input: { name: string },
 ): Promise<FactoryView> {
   requireFactoryManager(caller, 'Creating a factory');
@@ -62,7 +58,7 @@ export async function createFactory(
   return { ...factory, webhookCount: 0, automationCount: 0 };
 }
 
-export async function listFactories(db: PrismaClient, caller: Caller__Output): Promise<FactoryView[]> {
+export async function listFactories(db: PrismaClient, caller: Caller): Promise<FactoryView[]> {
   return withCounts(
     db,
     await db.factory.findMany({
@@ -72,21 +68,13 @@ export async function listFactories(db: PrismaClient, caller: Caller__Output): P
   );
 }
 
-export async function getFactory(
-  db: PrismaClient,
-  caller: Caller__Output,
-  factoryId: string,
-): Promise<FactoryView> {
+export async function getFactory(db: PrismaClient, caller: Caller, factoryId: string): Promise<FactoryView> {
   const [view] = await withCounts(db, [await loadFactory(db, caller, factoryId)]);
   return view!;
 }
 
 /** Refused while the factory still holds webhooks or automations: deleting those is a deliberate act of its own. */
-export async function deleteFactory(
-  db: PrismaClient,
-  caller: Caller__Output,
-  factoryId: string,
-): Promise<void> {
+export async function deleteFactory(db: PrismaClient, caller: Caller, factoryId: string): Promise<void> {
   requireFactoryManager(caller, 'Deleting a factory');
   const view = await getFactory(db, caller, factoryId);
   if (view.webhookCount > 0 || view.automationCount > 0) {

@@ -1,11 +1,11 @@
 import { AppError } from '@conveyor/errors';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 
 /**
  * Creating and editing factories, webhooks, automations and secrets requires permission to manage the factory:
  * the team role ADMIN. Every other member (and every agent) can read; a write answers 403 not_authorized.
  */
-export function requireFactoryManager(caller: Caller__Output, action: string): void {
+export function requireFactoryManager(caller: Caller, action: string): void {
   if (caller.role === 'ADMIN') return;
   const role = caller.principal_type === 'AGENT' ? 'an agent' : `role ${caller.role || 'MEMBER'}`;
   throw new AppError(

@@ -1,6 +1,6 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type AgentIdentity as AgentIdentityRow, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import type { ModelCatalog } from '../catalog/model-catalog';
 import { findEnvironmentForCaller } from '../catalog/environment-access';
 import { applyUpdate, configFromCreate, toAgentResponse, type IdentityConfig } from './agent-identity-fields';
@@ -14,18 +14,14 @@ export interface AgentIdentityDeps {
 type Db = PrismaClient | Prisma.TransactionClient;
 
 /** Team visibility: another team's identity answers exactly like a missing one. */
-export async function findIdentityForCaller(
-  db: Db,
-  caller: Caller__Output,
-  uid: string,
-): Promise<AgentIdentityRow> {
+export async function findIdentityForCaller(db: Db, caller: Caller, uid: string): Promise<AgentIdentityRow> {
   const row = uid ? await db.agentIdentity.findFirst({ where: { id: uid, teamId: caller.team_id } }) : null;
   if (!row) throw notFound('Agent identity');
   return row;
 }
 
 /** Identities are team resources: every member reads them; creating, changing and deleting is for team admins. */
-export function assertTeamAdmin(caller: Caller__Output): void {
+export function assertTeamAdmin(caller: Caller): void {
   if (caller.principal_type !== 'USER' || caller.role !== 'ADMIN')
     throw new AppError('not_authorized', 'Only team admins can manage agent identities');
 }
@@ -45,7 +41,7 @@ export class AgentIdentities {
   constructor(private readonly deps: AgentIdentityDeps) {}
 
   /** References in the config must make sense for the team: a known enabled model, a team environment. */
-  private async checkReferences(caller: Caller__Output, config: IdentityConfig): Promise<void> {
+  private async checkReferences(caller: Caller, config: IdentityConfig): Promise<void> {
     if (typeof config.base_model === 'string') this.deps.models.resolve(config.base_model);
     if (typeof config.environment_id === 'string') {
       const env = await findEnvironmentForCaller(this.deps.db, caller, config.environment_id);
@@ -59,7 +55,7 @@ export class AgentIdentities {
     return JSON.stringify(toAgentResponse(row, available.has(row.id)));
   }
 
-  async create(caller: Caller__Output, bodyJson: string): Promise<string> {
+  async create(caller: Caller, bodyJson: string): Promise<string> {
     assertTeamAdmin(caller);
     const body = parseBody(bodyJson);
     const name = typeof body.name === 'string' ? body.name.trim() : '';
@@ -80,7 +76,7 @@ export class AgentIdentities {
     return this.render(row);
   }
 
-  async list(caller: Caller__Output): Promise<string[]> {
+  async list(caller: Caller): Promise<string[]> {
     const [rows, available] = await Promise.all([
       this.deps.db.agentIdentity.findMany({
         where: { teamId: caller.team_id },
@@ -91,11 +87,11 @@ export class AgentIdentities {
     return rows.map((row) => JSON.stringify(toAgentResponse(row, available.has(row.id))));
   }
 
-  async get(caller: Caller__Output, uid: string): Promise<string> {
+  async get(caller: Caller, uid: string): Promise<string> {
     return this.render(await findIdentityForCaller(this.deps.db, caller, uid));
   }
 
-  async update(caller: Caller__Output, uid: string, bodyJson: string): Promise<string> {
+  async update(caller: Caller, uid: string, bodyJson: string): Promise<string> {
     const row = await findIdentityForCaller(this.deps.db, caller, uid);
     assertTeamAdmin(caller);
     const body = parseBody(bodyJson);
@@ -119,7 +115,7 @@ export class AgentIdentities {
   }
 
   /** The identity and every API key it owns go in one transaction: no key outlives its identity. */
-  async delete(caller: Caller__Output, uid: string): Promise<void> {
+  async delete(caller: Caller, uid: string): Promise<void> {
     const row = await findIdentityForCaller(this.deps.db, caller, uid);
     assertTeamAdmin(caller);
     await this.deps.db.$transaction(async (tx) => {

@@ -1,12 +1,23 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type ApiKey, type PrismaClient } from '@conveyor/db';
-import type { AgentIdentityKey, AgentIdentityKeyWithSecret, Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { generateApiKey } from '../auth/api-key';
 import { assertTeamAdmin, findIdentityForCaller } from './agent-identities';
 
+/** An agent identity's API key as listed: never its secret; times are RFC 3339, empty when unset. */
+export interface IdentityKey {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  revoked_at: string;
+}
+
 const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 
-function toKey(row: ApiKey): AgentIdentityKey {
+function toKey(row: ApiKey): IdentityKey {
   return {
     id: row.id,
     name: row.name,
@@ -23,11 +34,11 @@ export class IdentityKeys {
   constructor(private readonly db: PrismaClient) {}
 
   async create(
-    caller: Caller__Output,
+    caller: Caller,
     uid: string,
     name: string,
     expiresAt: string,
-  ): Promise<AgentIdentityKeyWithSecret> {
+  ): Promise<{ key: IdentityKey; secret: string }> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
     const expires = expiresAt ? new Date(expiresAt) : null;
@@ -48,7 +59,7 @@ export class IdentityKeys {
     return { key: toKey(row), secret: generated.key };
   }
 
-  async list(caller: Caller__Output, uid: string): Promise<AgentIdentityKey[]> {
+  async list(caller: Caller, uid: string): Promise<IdentityKey[]> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
     const rows = await this.db.apiKey.findMany({
@@ -59,7 +70,7 @@ export class IdentityKeys {
   }
 
   /** Revoking is idempotent; a key of another identity answers like a missing one. */
-  async revoke(caller: Caller__Output, uid: string, keyId: string): Promise<void> {
+  async revoke(caller: Caller, uid: string, keyId: string): Promise<void> {
     const identity = await findIdentityForCaller(this.db, caller, uid);
     assertTeamAdmin(caller);
     const key = await this.db.apiKey.findFirst({ where: { id: keyId, agentIdentityId: identity.id } });

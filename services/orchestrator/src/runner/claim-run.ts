@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { ClaimRunRequest__Output, RunAssignment } from '@conveyor/proto';
+import type { RunAssignment, RunnerExecution } from './runner-messages';
 import { mintRunApiKey } from '../auth/run-api-key';
 import { transitionRun } from '../runs/run-state-machine';
 import { lockRun } from './report-events';
@@ -14,7 +14,7 @@ const notClaimable = (why: string) => new AppError('conflict', `Run is not claim
  */
 export async function claimRun(
   db: PrismaClient,
-  req: ClaimRunRequest__Output,
+  req: RunnerExecution,
   now = new Date(),
 ): Promise<RunAssignment> {
   return db.$transaction(async (tx) => {

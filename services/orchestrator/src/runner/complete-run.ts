@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient, RunState } from '@conveyor/db';
-import type { CompleteRunRequest__Output, RunnerControl } from '@conveyor/proto';
+import type { ExecutionOutcome, RunnerControl } from './runner-messages';
 import { revokeRunApiKeys } from '../auth/run-api-key';
 import { isTerminal, transitionRun } from '../runs/run-state-machine';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
@@ -22,7 +22,7 @@ export async function completeRun(
     sessions?: HarnessSessions;
     debugWindowMinutes: number;
   },
-  req: CompleteRunRequest__Output,
+  req: ExecutionOutcome,
   now = new Date(),
 ): Promise<RunnerControl> {
   if (!OUTCOMES.has(req.state))

@@ -1,27 +1,22 @@
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import { createLogger } from '@conveyor/logger';
-import type { Caller__Output } from '@conveyor/proto';
-import { createTestDatabase, uniqueName, type TestDatabase } from '@conveyor/testing';
-import { createTeam, createUser } from '../auth/team-admin';
-import { CatalogModule } from '../catalog/catalog-module';
+import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
+import type { Caller } from '../auth/caller';
 import { ModelCatalog } from '../catalog/model-catalog';
-import { loadCatalogConfig, loadCliConfig } from '../config';
+import { loadCliConfig } from '../config';
 import { createRun } from '../runs/create-run';
-import { PrismaRunReferences } from '../runs/prisma-run-references';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
 import { DEV_TEAM_ID, seedDev } from '../cli/seed-dev';
+import { runDeps, teamAdmin } from '../test-support/run-scene';
 import { claimRun } from './claim-run';
 import { getHarnessCredential } from './harness-credential';
 import { reportEvents } from './report-events';
 
-const logger = createLogger({ service: 'test', level: 'silent' });
-
 describe('GetHarnessCredential over real PostgreSQL', () => {
   let database: TestDatabase;
   let db: PrismaClient;
-  let caller: Caller__Output;
+  let caller: Caller;
   const cipher = new SecretCipher(Buffer.alloc(32, 7));
   const models = new ModelCatalog({
     run_budget_usd: 5,
@@ -34,29 +29,12 @@ describe('GetHarnessCredential over real PostgreSQL', () => {
       { id: 'gpt-5', provider: 'openai' },
     ],
   });
-  const deps = () => ({
-    db,
-    kickOutbox: () => undefined,
-    defaultHarness: 'claude',
-    references: new PrismaRunReferences(db),
-    catalog: { skills: new CatalogModule({ config: loadCatalogConfig({}), db, logger }).skills, models },
-  });
+  const deps = () => runDeps(db, { defaultHarness: 'claude', models });
 
   beforeAll(async () => {
     database = await createTestDatabase();
     db = createPrismaClient(database.url);
-    const team = await createTeam(db, 'Credentials');
-    const user = await createUser(db, { teamId: team.id, email: `${uniqueName('u')}@x.dev` });
-    caller = {
-      team_id: team.id,
-      principal_type: 'USER',
-      principal_id: user.id,
-      role: 'ADMIN',
-      api_key_id: '',
-      run_id: '',
-      display_name: '',
-      email: '',
-    };
+    caller = await teamAdmin(db, 'Credentials');
   });
 
   afterAll(async () => {

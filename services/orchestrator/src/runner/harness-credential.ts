@@ -1,8 +1,8 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { HarnessCredential, HarnessCredentialRequest__Output } from '@conveyor/proto';
+import type { HarnessCredential, RunnerExecution } from './runner-messages';
 import type { ModelCatalog } from '../catalog/model-catalog';
-import { CLI_HARNESSES, cliHarnessOf } from '../catalog/harness-types';
+import { CLI_KINDS, parseHarnessName } from '@conveyor/harnesses';
 import { SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { lockRunForRunner } from './report-events';
@@ -24,7 +24,7 @@ const notConfigured = (message: string, details: Record<string, unknown>) =>
  */
 export async function getHarnessCredential(
   deps: HarnessCredentialDeps,
-  req: HarnessCredentialRequest__Output,
+  req: RunnerExecution,
 ): Promise<HarnessCredential> {
   const { run, spentUsd } = await deps.db.$transaction(async (tx) => {
     const held = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
@@ -32,10 +32,10 @@ export async function getHarnessCredential(
       SELECT SUM((data->>'cost_usd')::float8) AS cost FROM "RunEvent" WHERE "runId" = ${held.id}::uuid AND kind = 'usage'`;
     return { run: held, spentUsd: spent?.cost ?? 0 };
   });
-  const harness = cliHarnessOf(run.harness);
+  const harness = parseHarnessName(run.harness).cli;
   if (!harness)
     throw new AppError('invalid_request', `The ${run.harness} harness uses no model provider credential`);
-  const { provider, secretField, defaultSecretName } = CLI_HARNESSES[harness];
+  const { provider, secretField, defaultSecretName } = CLI_KINDS[harness];
   const config = (run.config ?? {}) as { harness_auth_secrets?: Record<string, unknown>; model_id?: unknown };
   const named = config.harness_auth_secrets?.[secretField];
   const secretName = typeof named === 'string' && named ? named : defaultSecretName;

@@ -1,5 +1,5 @@
 import type { BlobStore } from '@conveyor/blob-store';
-import type { HarnessSession__Output, RunAssignment } from '@conveyor/proto';
+import type { HarnessSession, RunAssignment } from './runner-messages';
 
 /** One kept session per run: the last execution's replaces the one before. */
 const harnessSessionKey = (runId: string): string => `sessions/${runId}/harness-session.json`;
@@ -12,7 +12,7 @@ const harnessSessionKey = (runId: string): string => `sessions/${runId}/harness-
 export class HarnessSessions {
   constructor(private readonly blobs: BlobStore) {}
 
-  async save(runId: string, session: HarnessSession__Output): Promise<void> {
+  async save(runId: string, session: HarnessSession): Promise<void> {
     const stored = { path: session.path, content: Buffer.from(session.content).toString('base64') };
     await this.blobs.put(harnessSessionKey(runId), Buffer.from(JSON.stringify(stored)), 'application/json');
   }

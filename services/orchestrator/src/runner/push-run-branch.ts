@@ -4,11 +4,7 @@ import path from 'node:path';
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
 import { redactUrl } from '@conveyor/logger';
-import type {
-  PullRequestOutcome,
-  PushRunBranchRequest__Output,
-  PushRunBranchResponse,
-} from '@conveyor/proto';
+import type { BranchPush, PullRequestOutcome, PushedBranch } from './runner-messages';
 import type { GitFetchPlan } from '../egress/git-egress';
 import { git } from '../egress/run-git';
 import { sessionLinkOf } from '../events/event-body';
@@ -69,10 +65,7 @@ function credentialEnv(secret: string): Record<string, string> {
  * patch with a scratch index, and force-pushes the result: the branch is the run's own and carries its latest
  * execution's work.
  */
-export async function pushRunBranch(
-  deps: PushRunBranchDeps,
-  req: PushRunBranchRequest__Output,
-): Promise<PushRunBranchResponse> {
+export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): Promise<PushedBranch> {
   const run = await deps.db.$transaction((tx) =>
     lockRunForRunner(tx, req.run_id, req.execution, req.runner_id),
   );

@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { Prisma, PrismaClient, Run } from '@conveyor/db';
-import type { RunnerControl } from '@conveyor/proto';
+import type { RunnerControl } from './runner-messages';
 import { runEventSchema, type RunEvent } from '@conveyor/run-events';
 import { recordArtifact } from '../artifacts/record-artifact';
 import { transitionRun } from '../runs/run-state-machine';

@@ -1,5 +1,5 @@
 import type { Prisma, Run } from '@conveyor/db';
-import type { RunnerControl } from '@conveyor/proto';
+import type { RunnerControl } from './runner-messages';
 
 /**
  * What the runner must act on now: cancellation of its execution, and follow-ups waiting for the live harness

@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient, Run } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { findRunForCaller } from './run-access';
 import type { RunQueue } from './run-queue';
 import { isTerminal, transitionRun } from './run-state-machine';
@@ -45,7 +45,7 @@ export function cancelRefusal(
  */
 export async function cancelRun(
   deps: { db: PrismaClient; queue: RunQueue },
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
 ): Promise<{ run_id: string }> {
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -1,7 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
-import { harnessFor } from '../catalog/harness-types';
+import type { Caller } from '../auth/caller';
+import { harnessNameFromConfig } from '@conveyor/harnesses';
 import { insertRuns, type NewRun } from './insert-runs';
 import { resolveRunCatalog, type RunCatalog } from './resolve-run-catalog';
 import { isUuid } from './run-access';
@@ -70,11 +70,7 @@ export function skillName(spec: string): string {
  * `on_behalf_of` (contract §2.4): only an agent API key whose identity has `on_behalf_of_enabled` may name another
  * creator, and the target (email or user ID) must be a member of the caller's team. Returns the user ID.
  */
-async function onBehalfOfCreator(
-  references: RunReferences,
-  caller: Caller__Output,
-  target: string,
-): Promise<string> {
+async function onBehalfOfCreator(references: RunReferences, caller: Caller, target: string): Promise<string> {
   const agent =
     caller.principal_type === 'AGENT'
       ? await references.findIdentity(caller.team_id, caller.principal_id)
@@ -97,11 +93,11 @@ async function onBehalfOfCreator(
  */
 export async function prepareRun(
   deps: PrepareRunDeps,
-  caller: Caller__Output,
+  caller: Caller,
   input: CreateRunInput,
 ): Promise<NewRun> {
   const { references } = deps;
-  const harness = harnessFor(input.config ?? {}, deps.defaultHarness);
+  const harness = harnessNameFromConfig(input.config ?? {}, deps.defaultHarness);
   const resolved = await resolveRunCatalog(deps.catalog, references, caller, { ...input, harness });
   const config: Record<string, unknown> = { ...resolved.config };
   // The catalog derived the skill (argument, config.skill_spec, then config.skills[0]) and normalized it.
@@ -189,7 +185,7 @@ export async function prepareRun(
  */
 export async function createRun(
   deps: CreateRunDeps,
-  caller: Caller__Output,
+  caller: Caller,
   input: CreateRunInput,
   /** Writes that must commit with the run or not at all (a schedule's per-tick firing row makes ticks idempotent). */
   inTransaction?: (tx: Prisma.TransactionClient, runId: string) => Promise<void>,

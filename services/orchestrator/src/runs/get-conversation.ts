@@ -1,14 +1,20 @@
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient, Run } from '@conveyor/db';
-import type { Caller__Output, GetConversationRequest__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { isUuid } from './run-access';
 import { type Conversation, normalizeConversation } from './normalize-conversation';
+
+/** A run (and so its conversation), or a conversation by ID when `run_id` is empty. */
+export interface ConversationRef {
+  run_id: string;
+  conversation_id: string;
+}
 
 /** Every run of the caller's team in a conversation, oldest first; 404 alike for missing and foreign ones. */
 export async function conversationRuns(
   db: PrismaClient,
-  caller: Caller__Output,
-  request: GetConversationRequest__Output,
+  caller: Caller,
+  request: ConversationRef,
 ): Promise<{ conversationId: string; runs: Run[] }> {
   if (request.run_id) {
     const run = isUuid(request.run_id)
@@ -36,8 +42,8 @@ const CONVERSATION_KINDS = ['user_message', 'agent_message', 'tool_call', 'tool_
 
 export async function getConversation(
   db: PrismaClient,
-  caller: Caller__Output,
-  request: GetConversationRequest__Output,
+  caller: Caller,
+  request: ConversationRef,
 ): Promise<Conversation> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);
   const runIds = runs.map((r) => r.id);

@@ -1,9 +1,10 @@
 import { AppError, notFound } from '@conveyor/errors';
 import type { Artifact, PrismaClient, Run } from '@conveyor/db';
-import type { Caller__Output, ListRunsRequest__Output, ListRunsResponse } from '@conveyor/proto';
+import type { ListRunsResponse } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { isUuid } from './run-access';
 import { encodeRunCursor, type RunCursor } from './run-cursor';
-import { parseRunListRequest, type RunListQuery } from './run-list-filters';
+import { parseRunListRequest, type RunListQuery, type RunListRequest } from './run-list-filters';
 import { artifactProbe, pageQuery, RARE_ARTIFACT_LIMIT, type ArtifactStrategy } from './run-list-sql';
 import { runToProto } from './run-to-proto';
 import { usageByRun } from './run-usage';
@@ -19,8 +20,8 @@ export {
  */
 export async function listRuns(
   db: PrismaClient,
-  caller: Caller__Output,
-  request: ListRunsRequest__Output,
+  caller: Caller,
+  request: RunListRequest,
 ): Promise<ListRunsResponse> {
   const query = parseRunListRequest(request);
   await checkReferences(db, caller, query);
@@ -55,7 +56,7 @@ export async function listRuns(
 }
 
 /** Rules that need the database: the ancestor must be visible to the caller, metadata filtering enabled for the team. */
-async function checkReferences(db: PrismaClient, caller: Caller__Output, query: RunListQuery): Promise<void> {
+async function checkReferences(db: PrismaClient, caller: Caller, query: RunListQuery): Promise<void> {
   const { ancestorRunId, metadata } = query.filters;
   if (ancestorRunId) {
     // Same answer for a malformed ID, a missing run and another team's run: existence never leaks.

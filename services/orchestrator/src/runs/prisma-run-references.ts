@@ -1,5 +1,5 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { findReachableEnvironment } from '../catalog/environment-access';
 import { availableIdentityIds } from '../identities/identity-availability';
 import type { RunReferences } from './run-references';
@@ -16,7 +16,7 @@ export class PrismaRunReferences implements RunReferences {
     return availableIdentityIds(this.db, teamId);
   }
 
-  findEnvironment(caller: Caller__Output, environmentId: string) {
+  findEnvironment(caller: Caller, environmentId: string) {
     return findReachableEnvironment(this.db, caller, environmentId);
   }
 

@@ -1,10 +1,22 @@
 import type { PrismaClient, Run } from '@conveyor/db';
-import type { CheckRedirectRequest__Output, CheckRedirectResponse } from '@conveyor/proto';
 import { isUuid } from './run-access';
 import { isTerminal } from './run-state-machine';
 import { sharedPublicly } from './session-sharing';
 
-const NO_REDIRECT: CheckRedirectResponse = { conversation_id: '', session_id: '' };
+/** A redirect check: by session or by conversation, for an anonymous caller (null) or a team's. */
+export interface RedirectQuery {
+  caller: { team_id: string } | null;
+  session_id: string;
+  conversation_id: string;
+}
+
+/** Where to go instead; both empty when no redirect is needed. */
+export interface Redirect {
+  conversation_id: string;
+  session_id: string;
+}
+
+const NO_REDIRECT: Redirect = { conversation_id: '', session_id: '' };
 const CONVERSATION_KINDS = ['user_message', 'agent_message', 'tool_call', 'tool_result'];
 
 /** A run the (possibly anonymous) caller may learn about: its own team's, or one whose session is shared publicly. */
@@ -17,10 +29,7 @@ function visible(run: Run, teamId: string | undefined): boolean {
  * shared sessions; a malformed, unknown or invisible ID answers exactly like "no redirect needed" (`{}`), so the
  * endpoint reveals nothing about runs the caller could not open anyway.
  */
-export async function checkRedirect(
-  db: PrismaClient,
-  req: CheckRedirectRequest__Output,
-): Promise<CheckRedirectResponse> {
+export async function checkRedirect(db: PrismaClient, req: RedirectQuery): Promise<Redirect> {
   const teamId = req.caller?.team_id || undefined;
   if (req.session_id) {
     if (!isUuid(req.session_id)) return NO_REDIRECT;

@@ -1,11 +1,11 @@
 import { AppError, notFound } from '@conveyor/errors';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { ENVIRONMENT_ID } from '../catalog/environment-access';
 import type { ModelCatalog } from '../catalog/model-catalog';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
 import { assertIdentityAvailable } from '../identities/identity-availability';
-import { cliHarnessOf } from '../catalog/harness-types';
+import { parseHarnessName } from '@conveyor/harnesses';
 import type { RunReferences } from './run-references';
 
 /** What run creation needs from the catalog (catalog/catalog-module.ts has both). */
@@ -42,7 +42,7 @@ export interface ResolvedRunCatalog {
 export async function resolveRunCatalog(
   catalog: RunCatalog,
   references: RunReferences,
-  caller: Caller__Output,
+  caller: Caller,
   /** `harness`: the harness the run executes (harness-types.ts), which decides the models it may use. */
   input: { config?: Record<string, unknown>; skill?: string; agentIdentityUid?: string; harness?: string },
 ): Promise<ResolvedRunCatalog> {
@@ -62,7 +62,7 @@ export async function resolveRunCatalog(
   const requestedModel = [harnessModel, config.model_id, identityConfig.base_model].find(
     (m): m is string => typeof m === 'string' && m.trim() !== '',
   );
-  config.model_id = catalog.models.resolve(requestedModel, cliHarnessOf(input.harness ?? '')).id;
+  config.model_id = catalog.models.resolve(requestedModel, parseHarnessName(input.harness ?? '').cli).id;
 
   let environmentSpec: ResolvedRunCatalog['environmentSpec'];
   const environmentId =

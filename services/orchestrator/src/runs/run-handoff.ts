@@ -1,14 +1,9 @@
 import type { BlobStore } from '@conveyor/blob-store';
 import { newUuid, type PrismaClient, type RunState } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type {
-  Caller__Output,
-  HandoffAttachment,
-  HandoffAttachmentsResponse,
-  UploadHandoffAttachmentRequest__Output,
-} from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import type { BlobLinkSigner } from '../blobs/blob-links';
-import { findRunForCaller } from './run-access';
+import { findRunForCaller, runOfRunKey } from './run-access';
 import { isTerminal } from './run-state-machine';
 
 /** Fits the gateway's default 10 MiB JSON body once base64-encoded. */
@@ -35,22 +30,27 @@ function cleanFileName(name: string): string {
   return base;
 }
 
+/** One snapshot file of an execution; `download_url` is a signed link when listed, empty on upload. */
+export interface HandoffAttachment {
+  attachment_id: string;
+  filename: string;
+  mime_type: string;
+  download_url: string;
+  execution: number;
+  /** A decimal string: the wire's int64. */
+  size_bytes: string;
+}
+
 /**
  * `POST /harness-support/handoff-attachments`: the harness of a run stores one snapshot file for its current
- * execution with the run-scoped key it was given (caller.run_id), so it can only write to its own run.
+ * execution, to its own run only (runOfRunKey).
  */
 export async function uploadHandoffAttachment(
   deps: RunHandoffDeps,
-  caller: Caller__Output,
-  req: UploadHandoffAttachmentRequest__Output,
+  caller: Caller,
+  req: { filename: string; mime_type: string; data: Buffer },
 ): Promise<HandoffAttachment> {
-  if (!caller.run_id)
-    throw new AppError('not_authorized', 'Harness support requires the run-scoped API key of a run');
-  const run = await deps.db.run.findFirst({
-    where: { id: caller.run_id, teamId: caller.team_id },
-    select: { id: true, execution: true },
-  });
-  if (!run) throw new AppError('not_authorized', 'The run of this key no longer exists');
+  const run = await runOfRunKey(deps.db, caller);
   const filename = cleanFileName(req.filename);
   const data = Buffer.from(req.data);
   if (data.length === 0) throw new AppError('invalid_request', 'content_base64 must not be empty');
@@ -98,9 +98,9 @@ export async function uploadHandoffAttachment(
 /** Snapshot files of the run's latest ended execution, each with a fresh signed link; empty when there are none. */
 export async function listHandoffAttachments(
   deps: RunHandoffDeps,
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
-): Promise<HandoffAttachmentsResponse> {
+): Promise<{ attachments: HandoffAttachment[] }> {
   const run = await findRunForCaller(deps.db, caller, runId);
   const execution = latestEndedExecution(run);
   if (execution < 1) return { attachments: [] };

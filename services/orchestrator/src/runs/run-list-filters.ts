@@ -1,4 +1,3 @@
-import type { ListRunsRequest__Output } from '@conveyor/proto';
 import {
   DEFAULT_RUN_LIST_LIMIT,
   EMPTY_ENVIRONMENT,
@@ -48,12 +47,42 @@ export interface RunListFilters {
 const nonEmpty = (value: string | undefined): string | undefined => (value ? value : undefined);
 
 /**
+ * A run list request as the gateway sends it: every filter a string, empty when unset (its contract and defaults in
+ * the gateway's schemas/run-list-query.ts); `environment_id` is present-but-empty for "runs without an environment".
+ */
+export interface RunListRequest {
+  limit: number;
+  cursor: string;
+  sort_by: string;
+  sort_order: string;
+  states: string[];
+  name: string;
+  model_id: string;
+  creator: string;
+  executor: string;
+  source: string;
+  execution_location: string;
+  created_after: string;
+  created_before: string;
+  updated_after: string;
+  environment_id?: string;
+  skill_spec: string;
+  schedule_id: string;
+  ancestor_run_id: string;
+  metadata: Record<string, string>;
+  artifact_type: string;
+  q: string;
+  automation_id: string;
+  factory_uid: string;
+}
+
+/**
  * Maps a ListRuns request onto the typed query. Only the gateway may call ListRuns (grpc/rpc-permissions.ts), and
  * it has validated every value against the public contract (its schemas/run-list-query.ts, with the shared rules
  * of @conveyor/run-events), so values are typed here, not checked again. The cursor is the exception: only the
  * orchestrator can decode it (a bad one is invalid_request). Rules that need the database are in list-runs.ts.
  */
-export function parseRunListRequest(request: ListRunsRequest__Output): RunListQuery {
+export function parseRunListRequest(request: RunListRequest): RunListQuery {
   const limit = request.limit || DEFAULT_RUN_LIST_LIMIT;
   const sortBy = (request.sort_by || 'updated_at') as RunSortField;
   const sortOrder = (request.sort_order || 'desc') as SortOrder;

@@ -1,5 +1,5 @@
 import type { AgentIdentity, Environment } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 
 /**
  * The reads that deciding a new run makes (create-run.ts prepareRun, resolve-run-catalog.ts): what each reference
@@ -12,7 +12,7 @@ export interface RunReferences {
   /** The team's identities its plan lets run (identities/identity-availability.ts). */
   availableIdentityIds(teamId: string): Promise<ReadonlySet<string>>;
   /** The environment with this ID if the caller can reach it (catalog/environment-access.ts). */
-  findEnvironment(caller: Caller__Output, environmentId: string): Promise<Environment | null>;
+  findEnvironment(caller: Caller, environmentId: string): Promise<Environment | null>;
   /** The run with this ID in the team, with its ancestors (parent first). */
   findRun(teamId: string, runId: string): Promise<{ id: string; ancestorIds: string[] } | null>;
   /** Whether a run of the team belongs to this conversation (a UUID). */

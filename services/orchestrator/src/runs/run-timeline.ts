@@ -1,7 +1,15 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, TimelineResponse } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { TIMELINE_KINDS } from '@conveyor/run-events';
 import { findRunForCaller } from './run-access';
+
+export interface TimelineEvent {
+  id: string;
+  kind: string;
+  created_at: string;
+  execution: number;
+  data_json: string;
+}
 
 /**
  * Chronological lifecycle and setup events of a run, across all its executions: state changes, setup steps
@@ -9,9 +17,9 @@ import { findRunForCaller } from './run-access';
  */
 export async function getTimeline(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
-): Promise<TimelineResponse> {
+): Promise<{ events: TimelineEvent[] }> {
   const run = await findRunForCaller(db, caller, runId);
   const events = await db.runEvent.findMany({
     where: { runId: run.id, kind: { in: [...TIMELINE_KINDS] } },

@@ -1,10 +1,11 @@
 import type { Artifact as ArtifactRow, Run as RunRow } from '@conveyor/db';
-import type { RequestUsage, Run } from '@conveyor/proto';
+import type { Run } from '@conveyor/proto';
 import { isCancellableType } from './cancel-run';
+import type { RunUsage } from './run-usage';
 
 const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 
-export function runToProto(row: RunRow, artifacts: ArtifactRow[] = [], usage?: RequestUsage): Run {
+export function runToProto(row: RunRow, artifacts: ArtifactRow[] = [], usage?: RunUsage): Run {
   return {
     run_id: row.id,
     team_id: row.teamId,

@@ -1,5 +1,12 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { RequestUsage } from '@conveyor/proto';
+
+/** A run's model usage; token counts are decimal strings (int64 on the wire), the cost absent when none was reported. */
+export interface RunUsage {
+  input_tokens: string;
+  output_tokens: string;
+  total_tokens: string;
+  inference_cost_usd?: number;
+}
 
 interface UsageRow {
   runId: string;
@@ -12,7 +19,7 @@ interface UsageRow {
  * `request_usage` of runs: the totals of their `usage` events (tokens in and out, inference cost), summed in one
  * query per page. Runs whose harness reported no usage are absent from the map, so the API omits the key.
  */
-export async function usageByRun(db: PrismaClient, runIds: string[]): Promise<Map<string, RequestUsage>> {
+export async function usageByRun(db: PrismaClient, runIds: string[]): Promise<Map<string, RunUsage>> {
   if (runIds.length === 0) return new Map();
   const rows = await db.$queryRaw<UsageRow[]>`
     SELECT "runId"::text AS "runId",
@@ -26,7 +33,7 @@ export async function usageByRun(db: PrismaClient, runIds: string[]): Promise<Ma
     rows.map((row) => {
       const input = row.input ?? 0n;
       const output = row.output ?? 0n;
-      const usage: RequestUsage = {
+      const usage: RunUsage = {
         input_tokens: input.toString(),
         output_tokens: output.toString(),
         total_tokens: (input + output).toString(),

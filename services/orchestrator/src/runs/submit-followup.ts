@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type Run } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import type { RunEvent } from '@conveyor/run-events';
 import { ENQUEUE_RUN } from './outbox-relay';
 import { findRunForCaller } from './run-access';
@@ -35,7 +35,7 @@ export function routeFollowup(
 
 export async function submitFollowup(
   deps: { db: PrismaClient; kickOutbox: () => void },
-  caller: Caller__Output,
+  caller: Caller,
   input: { runId: string; message: string; mode?: string },
   now = new Date(),
 ): Promise<{ followup_id: string; routed_to: FollowupRoute; state: string }> {

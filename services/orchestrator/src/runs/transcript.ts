@@ -2,8 +2,8 @@ import type { BlobStore } from '@conveyor/blob-store';
 import { signBlobUrl } from '@conveyor/blob-store';
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, GetConversationRequest__Output, TranscriptResponse } from '@conveyor/proto';
-import { conversationRuns } from './get-conversation';
+import type { Caller } from '../auth/caller';
+import { conversationRuns, type ConversationRef } from './get-conversation';
 
 /** How signed download links are made: the orchestrator signs them and verifies them again in ReadBlob. */
 export interface LinkSigner {
@@ -30,9 +30,9 @@ export async function getTranscript(
   db: PrismaClient,
   blobs: BlobStore,
   signer: LinkSigner,
-  caller: Caller__Output,
-  request: GetConversationRequest__Output,
-): Promise<TranscriptResponse> {
+  caller: Caller,
+  request: ConversationRef,
+): Promise<{ url: string; expires_at: string }> {
   const { conversationId, runs } = await conversationRuns(db, caller, request);
   const scope = request.run_id ? runs.filter((r) => r.id === request.run_id) : runs;
   const keys = scope.flatMap((run) =>

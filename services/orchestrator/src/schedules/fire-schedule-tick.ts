@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { createRun, type CreateRunDeps } from '../runs/create-run';
 import type { ScheduleTickJob } from './schedule-tick-queue';
 
@@ -42,7 +42,7 @@ export async function fireScheduleTick(
   }
 
   // Runs are started as the schedule's creator, with the team's visibility.
-  const caller: Caller__Output = {
+  const caller: Caller = {
     team_id: schedule.teamId,
     principal_type: schedule.createdByType,
     principal_id: schedule.createdById,

@@ -1,12 +1,8 @@
 import { notFound } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Schedule as ScheduleRow } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type {
-  Caller__Output,
-  CreateScheduleRequest__Output,
-  Schedule,
-  UpdateScheduleRequest__Output,
-} from '@conveyor/proto';
+import type { CreateScheduleRequest__Output, Schedule, UpdateScheduleRequest__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { DEFAULT_TIMEZONE } from './cron-schedule';
 import { scheduleToProto } from './schedule-to-proto';
 import type { ScheduleTickQueue } from './schedule-tick-queue';
@@ -26,7 +22,7 @@ type Tx = Prisma.TransactionClient;
 export const RECENT_RUNS = 20;
 
 /** Team visibility, like runs: another team's schedule answers exactly like a missing one. */
-async function lockScheduleForCaller(tx: Tx, caller: Caller__Output, id: string): Promise<ScheduleRow> {
+async function lockScheduleForCaller(tx: Tx, caller: Caller, id: string): Promise<ScheduleRow> {
   // FOR UPDATE serialises writers of one schedule with the reconciler, so Redis always ends up matching the last commit.
   const locked = await tx.$queryRaw<
     Array<{ id: string }>
@@ -35,14 +31,14 @@ async function lockScheduleForCaller(tx: Tx, caller: Caller__Output, id: string)
   return tx.schedule.findUniqueOrThrow({ where: { id } });
 }
 
-const principal = (caller: Caller__Output) => ({
+const principal = (caller: Caller) => ({
   type: caller.principal_type === 'AGENT' ? ('AGENT' as const) : ('USER' as const),
   id: caller.principal_id,
 });
 
 export async function createSchedule(
   deps: ScheduleDeps,
-  caller: Caller__Output,
+  caller: Caller,
   req: CreateScheduleRequest__Output,
 ): Promise<Schedule> {
   const config = parseConfig(req.config_json);
@@ -92,7 +88,7 @@ export async function createSchedule(
   return scheduleToProto(row, { nowMs: (deps.now ?? Date.now)() });
 }
 
-export async function listSchedules(deps: ScheduleDeps, caller: Caller__Output): Promise<Schedule[]> {
+export async function listSchedules(deps: ScheduleDeps, caller: Caller): Promise<Schedule[]> {
   const rows = await deps.db.schedule.findMany({
     where: { teamId: caller.team_id },
     orderBy: [{ name: 'asc' }, { id: 'asc' }],
@@ -101,7 +97,7 @@ export async function listSchedules(deps: ScheduleDeps, caller: Caller__Output):
   return rows.map((row) => scheduleToProto(row, { nowMs }));
 }
 
-export async function getSchedule(deps: ScheduleDeps, caller: Caller__Output, id: string): Promise<Schedule> {
+export async function getSchedule(deps: ScheduleDeps, caller: Caller, id: string): Promise<Schedule> {
   const row = await deps.db.schedule.findFirst({ where: { id, teamId: caller.team_id } });
   if (!row) throw notFound('Schedule');
   const recentRuns = await deps.db.run.findMany({
@@ -116,7 +112,7 @@ export async function getSchedule(deps: ScheduleDeps, caller: Caller__Output, id
 /** Full replacement of name, cron, prompt and enabled; optional fields replace the stored value only when sent. */
 export async function updateSchedule(
   deps: ScheduleDeps,
-  caller: Caller__Output,
+  caller: Caller,
   req: UpdateScheduleRequest__Output,
 ): Promise<Schedule> {
   const who = principal(caller);
@@ -163,7 +159,7 @@ export async function updateSchedule(
 /** Pause removes the job scheduler (no tick fires); resume recreates it, so ticks continue from the next one. */
 export async function setScheduleEnabled(
   deps: ScheduleDeps,
-  caller: Caller__Output,
+  caller: Caller,
   id: string,
   enabled: boolean,
 ): Promise<Schedule> {
@@ -188,7 +184,7 @@ export async function setScheduleEnabled(
  * The row goes first, in its own transaction; the scheduler after the commit. A tick in between finds no row and
  * starts nothing; a crash in between leaves an orphan scheduler that the reconciler removes.
  */
-export async function deleteSchedule(deps: ScheduleDeps, caller: Caller__Output, id: string): Promise<void> {
+export async function deleteSchedule(deps: ScheduleDeps, caller: Caller, id: string): Promise<void> {
   await deps.db.$transaction(async (tx) => {
     await lockScheduleForCaller(tx, caller, id);
     await tx.schedule.delete({ where: { id } });

@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import type { Prisma } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { assertCron } from './cron-schedule';
 
 const MODES = ['normal', 'plan', 'orchestrate'];
@@ -40,7 +40,7 @@ export interface Definition {
 /** The rules every written schedule obeys, checked in the domain whatever the caller validated before. */
 export async function validateSchedule(
   tx: Prisma.TransactionClient,
-  caller: Caller__Output,
+  caller: Caller,
   d: Definition,
 ): Promise<void> {
   if (!d.name.trim()) throw invalid('name', 'must not be empty');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { newUuid, Prisma, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import type { Caller__Output, SubmitScoresResponse, VerdictResult } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { findRunForCaller } from '../runs/run-access';
 
 /** Verdicts per request; more is a malformed request rather than a batch of rejections. */
@@ -16,6 +16,15 @@ export const verdictSchema = z
     reasoning: z.string().max(20_000).optional(),
   })
   .strict();
+
+/** What became of one verdict of the request (by its index): accepted, or why not. */
+export interface VerdictResult {
+  index: number;
+  evaluation: string;
+  accepted: boolean;
+  reason: string;
+  detail: string;
+}
 
 export type RejectionReason =
   'malformed' | 'unknown_evaluation' | 'duplicate_in_request' | 'already_recorded';
@@ -35,11 +44,11 @@ const reject = (
  */
 export async function submitScores(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   runId: string,
   verdictsJson: string[],
   now = new Date(),
-): Promise<SubmitScoresResponse> {
+): Promise<{ run_id: string; judge_run_id: string; results: VerdictResult[] }> {
   const run = await findRunForCaller(db, caller, runId);
   const judge = caller.run_id ? await db.runJudge.findUnique({ where: { judgeRunId: caller.run_id } }) : null;
   if (!judge || judge.scoredRunId !== run.id) {

@@ -1,11 +1,10 @@
+import { SECRET_NAME } from '@conveyor/environment-body';
 import { AppError } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type TeamSecret } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
 import { teamSecretContext, type SecretCipher } from './secret-cipher';
 
-/** Secret names are identifiers people type into definition files: letters, digits, `_`, `-`, `.`; 1–128 long. */
-export const SECRET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 export const MAX_SECRET_VALUE_BYTES = 8192;
 
 export interface SecretView {
@@ -89,7 +88,7 @@ export interface TeamSecretsDeps {
 
 export async function createSecret(
   deps: TeamSecretsDeps,
-  caller: Caller__Output,
+  caller: Caller,
   input: { name: string; value: string },
 ): Promise<SecretView> {
   requireFactoryManager(caller, 'Creating a secret');
@@ -112,7 +111,7 @@ export async function createSecret(
 /** Creates the secret or replaces its value. Webhooks pick a new value up the next time they apply or are enabled. */
 export async function setSecretValue(
   deps: TeamSecretsDeps,
-  caller: Caller__Output,
+  caller: Caller,
   input: { name: string; value: string },
 ): Promise<SecretView> {
   requireFactoryManager(caller, 'Setting a secret');
@@ -127,21 +126,21 @@ export async function setSecretValue(
   return (await view(deps.db, [row]))[0]!;
 }
 
-export async function listSecrets(db: PrismaClient, caller: Caller__Output): Promise<SecretView[]> {
+export async function listSecrets(db: PrismaClient, caller: Caller): Promise<SecretView[]> {
   return view(
     db,
     await db.teamSecret.findMany({ where: { teamId: caller.team_id }, orderBy: { name: 'asc' } }),
   );
 }
 
-export async function getSecret(db: PrismaClient, caller: Caller__Output, name: string): Promise<SecretView> {
+export async function getSecret(db: PrismaClient, caller: Caller, name: string): Promise<SecretView> {
   const row = await db.teamSecret.findUnique({ where: { teamId_name: { teamId: caller.team_id, name } } });
   if (!row) throw new AppError('resource_not_found', 'Secret not found');
   return (await view(db, [row]))[0]!;
 }
 
 /** Refused while a webhook is configured with the secret: its next apply or enable would have nothing to read. */
-export async function deleteSecret(db: PrismaClient, caller: Caller__Output, name: string): Promise<void> {
+export async function deleteSecret(db: PrismaClient, caller: Caller, name: string): Promise<void> {
   requireFactoryManager(caller, 'Deleting a secret');
   const secret = await getSecret(db, caller, name);
   if (secret.usedByWebhooks.length > 0) {

@@ -1,7 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import type { Prisma, PrismaClient, WebhookDelivery } from '@conveyor/db';
 import type { PayloadFilter } from '@conveyor/payload-filter';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
 import { loadAutomation } from '../automations/automations';
 import { loadWebhook } from './manage-webhooks';
@@ -42,7 +42,7 @@ function decodeCursor(cursor: string): Cursor {
 /** Recent deliveries, newest first (received time, then entry ID), with keyset pagination. */
 export async function listDeliveries(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
   page: { limit?: number; cursor?: string },
@@ -73,7 +73,7 @@ export async function listDeliveries(
  */
 export async function getDelivery(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
   deliveryId: string,
@@ -105,7 +105,7 @@ export interface FilterTestResult {
  */
 export async function testFilter(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
   input: { deliveryId: string; automationId?: string; filter?: unknown },

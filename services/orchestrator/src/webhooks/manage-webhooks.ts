@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Webhook } from '@conveyor/db';
-import type { Caller__Output } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
 import { generateStandardWebhooksSecret, generateWebhookSecret } from '@conveyor/webhook-auth';
 import { loadFactory } from '../factories/factories';
 import { requireFactoryManager } from '../factories/permissions';
@@ -58,7 +58,7 @@ async function uniqueDefaultSecretName(tx: Tx, teamId: string, webhookName: stri
 
 export async function createWebhook(
   deps: WebhookDeps,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   input: CreateWebhookInput,
 ): Promise<WebhookWithSecretView> {
@@ -146,7 +146,7 @@ export async function createWebhook(
 /** A webhook of the caller's team in the given factory; anything else is reported as missing. */
 export async function loadWebhook(
   db: PrismaClient | Tx,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
 ): Promise<Webhook> {
@@ -172,7 +172,7 @@ export async function loadWebhook(
 
 export async function listWebhooks(
   deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
 ): Promise<WebhookView[]> {
   await loadFactory(deps.db, caller, factoryId);
@@ -185,7 +185,7 @@ export async function listWebhooks(
 
 export async function getWebhook(
   deps: Pick<WebhookDeps, 'db' | 'webhookBaseUrl'>,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
 ): Promise<WebhookView> {
@@ -199,7 +199,7 @@ export async function getWebhook(
  */
 export async function setWebhookEnabled(
   deps: WebhookDeps,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
   enabled: boolean,
@@ -229,7 +229,7 @@ export async function setWebhookEnabled(
 /** Senders get 404 at once; automations selecting the webhook stay but stop firing; its delivery log goes with it. */
 export async function deleteWebhook(
   deps: WebhookDeps,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
 ): Promise<void> {
@@ -246,7 +246,7 @@ export async function deleteWebhook(
  */
 export async function rotateWebhookSecret(
   deps: WebhookDeps,
-  caller: Caller__Output,
+  caller: Caller,
   factoryId: string,
   uid: string,
   providerSecret = '',

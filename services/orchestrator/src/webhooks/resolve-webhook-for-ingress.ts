@@ -1,22 +1,12 @@
 import type { PrismaClient } from '@conveyor/db';
+import type { IngressWebhook } from '@conveyor/webhook-auth';
 import { webhookSecretContext, type SecretCipher } from '../secrets/secret-cipher';
-
-export interface ResolvedWebhook {
-  found: boolean;
-  enabled: boolean;
-  authMode: string;
-  signatureScheme: string;
-  secret: string;
-  awaitingSecret: boolean;
-  deliveryIdHeader: string;
-  teamId: string;
-}
 
 /** The ingress's view of a webhook, with the credential decrypted (see WebhookIngressService in webhooks.proto). */
 export async function resolveWebhookForIngress(
   deps: { db: PrismaClient; cipher: SecretCipher },
   uid: string,
-): Promise<ResolvedWebhook> {
+): Promise<IngressWebhook> {
   const row = uid ? await deps.db.webhook.findUnique({ where: { id: uid } }) : null;
   if (!row)
     return {

@@ -1,5 +1,16 @@
 import type { PrismaClient } from '@conveyor/db';
-import type { Caller__Output, ListConnectedWorkersResponse } from '@conveyor/proto';
+import type { Caller } from '../auth/caller';
+
+export interface ConnectedWorker {
+  worker_id: string;
+  connection_id: string;
+  hostname: string;
+  version: string;
+  capacity: number;
+  active_runs: number;
+  connected_at: string;
+  last_heartbeat_at: string;
+}
 
 /**
  * The team's connected workers: connections not closed and heard from within `staleAfterMs`. A worker that
@@ -8,10 +19,10 @@ import type { Caller__Output, ListConnectedWorkersResponse } from '@conveyor/pro
  */
 export async function listConnectedWorkers(
   db: PrismaClient,
-  caller: Caller__Output,
+  caller: Caller,
   staleAfterMs: number,
   now = new Date(),
-): Promise<ListConnectedWorkersResponse> {
+): Promise<{ workers: ConnectedWorker[] }> {
   const rows = await db.workerConnection.findMany({
     where: {
       teamId: caller.team_id,

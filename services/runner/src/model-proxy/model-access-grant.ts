@@ -1,3 +1,4 @@
+import { parseHarnessName, type CliName } from '@conveyor/harnesses';
 import type { HarnessCredential__Output } from '@conveyor/proto';
 import type { ModelAccess } from '../harness/harness';
 import type { OrchestratorLink } from '../orchestrator-link';
@@ -9,12 +10,9 @@ import { isProvider } from './provider-protocols';
 /** The sandbox endpoint through which a run reaches the model proxy. */
 export const MODEL_PROXY_ENDPOINT = 'model-proxy';
 
-const MODEL_HARNESS_TYPES = new Set(['claude', 'codex', 'gemini']);
-
 /** The CLI a harness name drives (`claude`, or an operator's `command:claude` adapter standing in for it), if any. */
-export function modelHarnessType(harness: string): string | undefined {
-  const type = harness.startsWith('command:') ? harness.slice('command:'.length) : harness;
-  return MODEL_HARNESS_TYPES.has(type) ? type : undefined;
+export function modelHarnessType(harness: string): CliName | undefined {
+  return parseHarnessName(harness).cli;
 }
 
 export interface GrantHooks {

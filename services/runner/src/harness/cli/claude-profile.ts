@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { RunEvent } from '@conveyor/run-events';
 import type { CliEventMapper, CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { keptEvent, skillFile, textOf } from './cli-events';
+import { packageFile } from './installed-package';
 import type { McpServer } from './mcp-servers';
 
 /** Effort levels `claude --effort` accepts. */
@@ -99,6 +100,8 @@ class ClaudeMapper implements CliEventMapper {
  */
 export const claudeProfile: CliProfile = {
   name: 'claude',
+  // Claude Code's native binary: its package's postinstall puts the platform build at bin/claude.exe.
+  command: () => [packageFile('@anthropic-ai/claude-code', 'bin/claude.exe')],
   liveInput: true,
   files: (setup) =>
     setup.skill ? [skillFile(path.posix.join(configDir(setup), 'skills'), setup.skill)] : [],

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { RunEvent } from '@conveyor/run-events';
-import type { CliName, CliSetup } from './cli-profile';
+import type { CliName } from '@conveyor/harnesses';
+import type { CliSetup } from './cli-profile';
 
 const MAX_KEPT_CHARS = 100_000;
 

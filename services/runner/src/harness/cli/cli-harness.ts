@@ -11,7 +11,6 @@ import {
   type HarnessOutcome,
   type SessionFile,
 } from '../harness';
-import { cliCommand } from './cli-command';
 import type { CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { mcpServersOf } from './mcp-servers';
 import { debugMessage, firstMessage, skillNameOf, skillSpecOf } from './prompt-assembly';
@@ -164,7 +163,7 @@ export class CliHarness implements Harness {
     const first = live ? '' : (messages[0] ?? '');
     ctx.mark?.('cli_exec');
     const proc = ctx.sandbox.exec({
-      argv: [...cliCommand(this.profile.name), ...this.profile.args(setup, first, session?.path)],
+      argv: [...this.profile.command(), ...this.profile.args(setup, first, session?.path)],
       env,
       stdin: live ? 'pipe' : 'ignore',
     });

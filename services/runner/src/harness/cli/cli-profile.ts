@@ -1,8 +1,7 @@
+import type { CliName } from '@conveyor/harnesses';
 import type { RunEvent } from '@conveyor/run-events';
 import type { ModelAccess } from '../harness';
 import type { McpServer } from './mcp-servers';
-
-export type CliName = 'claude' | 'codex' | 'gemini';
 
 /** Everything a profile needs to lay out and start its CLI for one run (paths as seen inside the sandbox). */
 export interface CliSetup {
@@ -38,6 +37,8 @@ export interface CliProfile {
   readonly name: CliName;
   /** Follow-ups can be written into the running process's stdin (else they resume the session after it exits). */
   readonly liveInput: boolean;
+  /** The CLI's executable and leading arguments, from the runner's own installation. */
+  command(): [string, ...string[]];
   /** Files (absolute paths inside the sandbox) to write before the CLI starts: settings, MCP servers, skills. */
   files(setup: CliSetup): Array<{ path: string; content: string }>;
   /** Variables on top of the run's base environment: base URL and token, HOME-relative config dirs, no telemetry. */

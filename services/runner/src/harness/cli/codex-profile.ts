@@ -3,6 +3,7 @@ import { stringify } from 'smol-toml';
 import type { RunEvent } from '@conveyor/run-events';
 import type { CliEventMapper, CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { keptEvent, skillFile } from './cli-events';
+import { packageFile } from './installed-package';
 
 /** Effort levels Codex's `model_reasoning_effort` accepts. */
 const EFFORTS = new Set(['minimal', 'low', 'medium', 'high', 'xhigh']);
@@ -187,6 +188,8 @@ class CodexMapper implements CliEventMapper {
  */
 export const codexProfile: CliProfile = {
   name: 'codex',
+  // The Node entry point under this Node; Codex's launcher picks its platform binary from an optional dependency.
+  command: () => [process.execPath, packageFile('@openai/codex', 'bin/codex.js')],
   liveInput: false,
   files: (setup) => [
     { path: path.posix.join(codexHome(setup), 'config.toml'), content: configToml(setup) },

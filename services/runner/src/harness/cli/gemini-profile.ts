@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { RunEvent } from '@conveyor/run-events';
 import type { CliEventMapper, CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { keptEvent, skillFile, textOf } from './cli-events';
+import { packageFile } from './installed-package';
 
 const geminiDir = (setup: CliSetup) => path.posix.join(setup.home, '.gemini');
 
@@ -112,6 +113,7 @@ class GeminiMapper implements CliEventMapper {
  */
 export const geminiProfile: CliProfile = {
   name: 'gemini',
+  command: () => [process.execPath, packageFile('@google/gemini-cli', 'bundle/gemini.js')],
   liveInput: false,
   files: (setup) => [
     { path: path.posix.join(geminiDir(setup), 'settings.json'), content: settingsJson(setup) },
