@@ -24,7 +24,7 @@ const git = (args: string[], cwd?: string) =>
  * The remotes live on this machine (a path, a loopback port), which a real sandbox cannot reach by design; the clone
  * runs unsandboxed here. The push under test happens on the orchestrator either way.
  */
-const LOCAL_REMOTE_SANDBOX = { RUN_SANDBOX: 'none' };
+const LOCAL_REMOTE_SANDBOX = { RUN_SANDBOX: 'none', RUN_SANDBOX_NONE_ACKNOWLEDGED: 'runs-are-not-isolated' };
 
 /** A bare repository `<root>/origin.git` whose main branch has one commit (hello.txt = "hello world"). */
 function seedRemote(root: string): string {

@@ -70,7 +70,11 @@ export async function createSandboxBackend(
       break;
     }
     case 'none':
-      backend = new UnsandboxedBackend(log, config.WORKSPACE_ROOT);
+      backend = new UnsandboxedBackend(
+        log,
+        config.WORKSPACE_ROOT,
+        config.RUN_SANDBOX_NONE_ACKNOWLEDGED !== '',
+      );
       break;
   }
   await backend.check();
