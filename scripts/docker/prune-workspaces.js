@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Used only inside image builds (services/*/Dockerfile, scripts/kubernetes/images.sh), on a throwaway copy of the
+// Used only inside image builds (scripts/docker/stage-app.sh, for deploy/Dockerfile and scripts/kubernetes/images.sh), on a throwaway copy of the
 // repository:
 //   node scripts/docker/prune-workspaces.js @conveyor/gateway [@conveyor/runner …]
 // Rewrites the root package.json so its workspaces are exactly the services named and the @conveyor/* packages they need

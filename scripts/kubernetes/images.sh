@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # The platform's images without a Docker engine or a registry: a Debian bookworm root file system from debootstrap
-# (minbase, plus git, ssh, CA certificates and tini), the host's Node 20 binary, and one application layer holding the
+# (minbase plus deploy/image/packages.txt), the host's Node 20 binary, and one application layer holding the
 # four services' dist/ and their production node_modules. One image, four names that differ only in their command
-# (the Dockerfile template does the same with a build argument), plus the default run image (the same layers with
+# (deploy/Dockerfile builds the same layers per service with a build argument), plus the default run image (the same layers with
 # no command: the runner's harness CLIs are at the same paths as in the runner), a second run image for the
 # docker_image test, and the pod sandbox ("pause") image, Debian's static catatonit. crane assembles them in its
 # in-memory registry on loopback; ctr imports them into the cluster's containerd. Sourced; needs versions.sh,
@@ -19,56 +19,58 @@ debian_mirror() {
     /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -1
 }
 
-# base.tar: the root file system, built once per cache (delete $K8S_IMAGES/base.tar to rebuild).
+# The recipe deploy/Dockerfile follows too: deploy/image/packages.txt (debootstrap --include here, apt-get there),
+# deploy/image/setup-rootfs.sh (accounts, /workspaces) and scripts/docker/stage-app.sh (/app). Each layer is cached
+# under a key of its inputs, so a warm run rebuilds neither unless they changed.
+# inputs_key 'PATTERN'…: a hash of the files under the patterns (globs expanded in $ROOT, hence quoted by callers).
+inputs_key() {
+  # shellcheck disable=SC2048,SC2086 # the patterns are globbed here, after the cd
+  (cd "$ROOT" && shopt -s nullglob && find $* -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+}
+
+# cached LAYER KEY: whether $K8S_IMAGES/LAYER.tar was built from inputs of this key.
+cached() { [ -f "$K8S_IMAGES/$1.tar" ] && [ "$(cat "$K8S_IMAGES/$1.key" 2>/dev/null)" = "$2" ]; }
+
+# base.tar: the root file system (first run, or when deploy/image/ changes).
 build_base_layer() {
-  [ -f "$K8S_IMAGES/base.tar" ] && return 0
-  local major rootfs="$K8S_IMAGES/rootfs"
+  local major rootfs="$K8S_IMAGES/rootfs" key packages
+  key="$(inputs_key deploy/image)"
+  cached base "$key" && return 0
   major="$(node -p 'process.versions.node.split(".")[0]')"
   [ "$major" = 20 ] || {
     log "ERROR: the images carry this machine's Node, which is $major, not 20"
     return 1
   }
-  log "debootstrap: Debian bookworm minbase (first run only)…"
+  packages="$(grep -v '^#' "$ROOT/deploy/image/packages.txt" | paste -sd, -)"
+  log "debootstrap: Debian bookworm minbase + $packages…"
   rm -rf "$rootfs"
-  nice -n 19 debootstrap --variant=minbase --include=ca-certificates,git,openssh-client,tini \
+  nice -n 19 debootstrap --variant=minbase --include="$packages" \
     bookworm "$rootfs" "$(debian_mirror)" >"$K8S_IMAGES/debootstrap.log" 2>&1
-  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
   install -m 0755 "$(readlink -f "$(command -v node)")" "$rootfs/usr/local/bin/node"
-  chroot "$rootfs" groupadd -g 1000 node
-  chroot "$rootfs" useradd -u 1000 -g 1000 -m -s /bin/sh node
+  cp -a "$ROOT/deploy/image" "$rootfs/tmp/image"
+  chroot "$rootfs" sh /tmp/image/setup-rootfs.sh
+  rm -rf "$rootfs/tmp/image"
   tar --numeric-owner -C "$rootfs" -cf "$K8S_IMAGES/base.tar.tmp" .
   mv "$K8S_IMAGES/base.tar.tmp" "$K8S_IMAGES/base.tar"
+  echo "$key" >"$K8S_IMAGES/base.key"
   rm -rf "$rootfs"
 }
 
-# app.tar: /app with the built services and packages, their production dependencies and the protos.
+# app.tar: /app with the four services, their packages' dist/, production dependencies and the protos; rebuilt when
+# the lock file, a manifest, a dist/ or the staging script changed.
 build_app_layer() {
-  local stage="$K8S_IMAGES/app-root" app dir
-  app="$stage/app"
+  local stage="$K8S_IMAGES/app-root" key
+  key="$(inputs_key package.json package-lock.json protos scripts/docker 'packages/*/package.json' \
+    'services/*/package.json' 'packages/*/dist' 'services/*/dist' 'packages/*/prisma')"
+  if cached app "$key"; then
+    log "app layer: cached ($key)"
+    return 0
+  fi
   rm -rf "$stage"
-  mkdir -p "$app/scripts/docker"
-  cp "$ROOT/package.json" "$ROOT/package-lock.json" "$app/"
-  cp -a "$ROOT/protos" "$app/"
-  cp "$ROOT/scripts/docker/prune-workspaces.js" "$app/scripts/docker/"
-  for dir in "$ROOT"/packages/* "$ROOT"/services/*; do
-    [ -f "$dir/package.json" ] || continue
-    dir="${dir#"$ROOT"/}"
-    mkdir -p "$app/$dir"
-    cp "$ROOT/$dir/package.json" "$app/$dir/"
-    [ -d "$ROOT/$dir/dist" ] && cp -a "$ROOT/$dir/dist" "$app/$dir/"
-    [ -d "$ROOT/$dir/prisma" ] && cp -a "$ROOT/$dir/prisma" "$app/$dir/"
-  done
-  (
-    cd "$app"
-    node scripts/docker/prune-workspaces.js "${SERVICES[@]/#/@conveyor/}" >workspaces
-    # Drop the workspaces no service needs, then install exactly the production dependencies (npm's cache is warm
-    # from the host's install). Claude Code's postinstall puts its native binary in place; the rest need no scripts.
-    for dir in packages/* services/*; do grep -qx "$dir" workspaces || rm -rf "$dir"; done
-    nice -n 19 npm install --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error
-    (cd node_modules/@anthropic-ai/claude-code && node install.cjs)
-    rm -rf workspaces scripts
-  )
+  # npm's cache is warm from the host's install.
+  nice -n 19 sh "$ROOT/scripts/docker/stage-app.sh" "$ROOT" "$stage/app" "${SERVICES[@]/#/@conveyor/}"
   tar --numeric-owner --owner=0 --group=0 -C "$stage" -cf "$K8S_IMAGES/app.tar" app
+  echo "$key" >"$K8S_IMAGES/app.key"
   rm -rf "$stage"
 }
 

@@ -115,6 +115,7 @@ export async function startPlatform(
     SCHEDULE_QUEUE: `schedule-ticks-${suffix}`,
     WORKSPACE_ROOT: path.join(os.tmpdir(), `conveyor-e2e-${suffix}`),
     RUN_SANDBOX: 'none',
+    RUN_SANDBOX_NONE_ACKNOWLEDGED: 'runs-are-not-isolated',
     // Every test platform seeds the same team ID; its API budget must not be shared with other platforms.
     RATE_LIMIT_REDIS_PREFIX: `conveyor:rl:${suffix}`,
     // Likewise its auth epochs: another platform's changes (or start) would empty this one's key cache.

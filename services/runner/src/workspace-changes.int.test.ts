@@ -26,6 +26,7 @@ describe('workspace changes as a patch, computed in the sandbox', () => {
     const sandbox = await new UnsandboxedBackend(
       createLogger({ service: 'test', level: 'silent' }),
       path.dirname(workspace),
+      true,
     ).prepare({
       runId: path.basename(workspace),
       allowedHosts: [],

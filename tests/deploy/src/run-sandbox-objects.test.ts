@@ -86,6 +86,7 @@ const path = require('node:path');
 const backendFile = process.argv[1];
 const k8s = require(require.resolve('@kubernetes/client-node', { paths: [path.dirname(backendFile)] }));
 const { KubernetesBackend } = require(backendFile);
+const { clusterClient } = require(path.join(path.dirname(backendFile), 'kubernetes-client.js'));
 const config = new k8s.KubeConfig();
 config.loadFromOptions({
   clusters: [{ name: 'c', server: 'https://127.0.0.1:9', skipTLSVerify: true }],
@@ -95,7 +96,7 @@ config.loadFromOptions({
 });
 const options = { namespace: 'n', podIp: '', runnerPodLabels: {}, defaultImage: 'i', cpu: '1', internalHosts: [],
   startTimeoutMs: 1000, logger: {} };
-new KubernetesBackend(options, config).check().then(
+new KubernetesBackend(options, clusterClient(config)).check().then(
   () => process.exit(2),
   (err) => console.log(err.constructor.name + ': ' + err.message),
 );
@@ -105,7 +106,7 @@ describe('the Kubernetes backend module', () => {
   it('loads on the Node the images run and calls the API (a closed port: SandboxUnavailable)', () => {
     const backendFile = path.join(
       path.dirname(require.resolve('@conveyor/runner')),
-      'sandbox/kubernetes-backend.js',
+      'sandbox/kubernetes/kubernetes-backend.js',
     );
     const out = execFileSync(process.execPath, ['-e', LOAD_AND_CALL, backendFile], { encoding: 'utf8' });
     expect(out).toMatch(/^SandboxUnavailable: cannot use the Kubernetes API in namespace n/);

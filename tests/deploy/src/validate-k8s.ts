@@ -122,7 +122,7 @@ const policySchemas: Record<string, object> = {
       },
     },
   },
-  // A run's sandbox Pod (services/runner/src/sandbox/kubernetes-objects.ts), held to the same rules as ours.
+  // A run's sandbox Pod (services/runner/src/sandbox/kubernetes/kubernetes-objects.ts), held to the same rules as ours.
   Pod: { type: 'object', required: ['spec'], properties: { spec: podSpec(false) } },
   // Secrets are provided by the operator (deploy/README.md), never committed.
   Secret: { not: {} },

@@ -17,7 +17,7 @@ jest.setTimeout(120_000);
  * The remotes live on this machine (a path, a loopback port), which a real sandbox cannot reach by design; the clone
  * runs unsandboxed here. The push under test happens on the orchestrator either way.
  */
-const LOCAL_REMOTE_SANDBOX = { RUN_SANDBOX: 'none' };
+const LOCAL_REMOTE_SANDBOX = { RUN_SANDBOX: 'none', RUN_SANDBOX_NONE_ACKNOWLEDGED: 'runs-are-not-isolated' };
 
 /** An environment cloning `url`, whose setup (standing in for the agent) commits one change and leaves an untracked file. */
 async function environmentWith(

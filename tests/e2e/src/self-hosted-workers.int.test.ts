@@ -52,6 +52,7 @@ describe('self-hosted workers end to end', () => {
         WORKER_ENDPOINT_CA_FILE: platform.trust.caFile,
         WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`),
         RUN_SANDBOX: 'none',
+        RUN_SANDBOX_NONE_ACKNOWLEDGED: 'runs-are-not-isolated',
         LOG_LEVEL: 'info',
         ...env,
       },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   apiCall,
+  longCommand,
   longCommandScript,
   startScriptedModelServer,
   type Json,
@@ -14,6 +15,8 @@ import { cluster, eventually, kubectl, pods, runPods } from './cluster';
 
 const MODEL = 'claude-sonnet-4-5';
 const RUN_IMAGE = 'conveyor/run-alt:k8s-test';
+/** Where the second run's Pod listens, for the probe of another run's Pod. */
+const LISTENER_PORT = 8099;
 const api = (method: string, path: string, body?: unknown) => apiCall(cluster as never, method, path, body);
 
 async function waitForState(runId: string, states: string[], timeoutMs = 240_000): Promise<Json> {
@@ -42,9 +45,21 @@ function probeScript(targets: Record<string, string>): string {
     'test -e /var/run/secrets/kubernetes.io/serviceaccount/token && echo token=present || echo token=absent',
     '(touch /probe-root 2>/dev/null && echo rootfs=writable) || echo rootfs=readonly',
     ...connect,
+    // The runner's egress proxy, which the run's NetworkPolicy allows: the control that connections can succeed at all.
+    'hp=${HTTPS_PROXY#http://}',
+    `(timeout 5 bash -c "exec 3<>/dev/tcp/\${hp%:*}/\${hp##*:}" 2>/dev/null && echo egress_proxy=open || echo egress_proxy=refused) &`,
     'wait',
   ].join('\n');
 }
+
+/** Cancels a run; cancel takes no body and answers the run ID as plain text (contract §2.10). */
+const cancel = async (runId: string): Promise<{ status: number; body: string }> => {
+  const cancelled = await fetch(`${cluster.apiUrl}/agent/runs/${runId}/cancel`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${cluster.apiKey}` },
+  });
+  return { status: cancelled.status, body: await cancelled.text() };
+};
 
 const toolOutputs = async (runId: string): Promise<string> => {
   const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
@@ -82,7 +97,54 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     return created.body.run_id as string;
   };
 
-  it("a claude run succeeds in its own Pod from the environment's docker_image, which cannot reach the platform", async () => {
+  /** Resolves once the agent has taken the next scripted turn (its long command then runs in the Pod). */
+  const turnTaken = () => {
+    const before = server.requests.filter((r) => r.scripted).length;
+    return eventually(
+      async () => (server.requests.filter((r) => r.scripted).length > before ? true : undefined),
+      'the agent to take its turn',
+    );
+  };
+
+  /** Connects to host:port from inside a Pod with the image's Node: prints `open`, or fails. */
+  const connectFrom = (pod: string, host: string, port: number) =>
+    kubectl(
+      'exec',
+      pod,
+      '--',
+      'node',
+      '-e',
+      `require('net').connect(${port}, '${host}', () => { console.log('open'); process.exit(0); }).on('error', () => process.exit(1))`,
+    );
+
+  it("a claude run succeeds in its own Pod from the environment's docker_image, which cannot reach the platform or another run's Pod", async () => {
+    // Another run whose Pod listens on a port (its Bash step: a TCP server, kept until that run is cancelled).
+    server.enqueue({
+      toolCalls: [
+        {
+          name: 'Bash',
+          input: {
+            // The server in the background, the step held by the long command cancel ends (Claude Code does not
+            // wait on a bare server: it returned at once and the run ended before the probe).
+            command: `(node -e "require('net').createServer((s) => s.end('pong')).listen(${LISTENER_PORT})" &); ${longCommand(600)}`,
+            description: 'Listen',
+          },
+        },
+      ],
+    });
+    const listenerTaken = turnTaken();
+    const listenerRunId = await createRun('Listen on a port');
+    const listenerPod = await eventually(
+      async () => (await runPods(listenerRunId)).find((p) => p.phase === 'Running' && p.ip),
+      "the listening run's Pod",
+    );
+    await listenerTaken;
+    // Control: the listener accepts connections (from inside its own Pod, where no NetworkPolicy applies).
+    await eventually(
+      () => connectFrom(listenerPod.name, '127.0.0.1', LISTENER_PORT).catch(() => undefined),
+      'the listener to accept on its own Pod',
+    );
+
     const orchestrator = (await pods('app.kubernetes.io/name=conveyor-orchestrator'))[0]!;
     const probe = probeScript({
       orchestrator: `${orchestrator.ip}:50051`,
@@ -90,6 +152,7 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
       redis: cluster.infra.redis,
       kafka: cluster.infra.kafka,
       kubernetes_api: `${cluster.nodeIp}:16443`,
+      other_run: `${listenerPod.ip}:${LISTENER_PORT}`,
     });
     server.enqueue(
       { text: 'Probing.', toolCalls: [{ name: 'Bash', input: { command: probe, description: 'Probe' } }] },
@@ -114,20 +177,17 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
       'redis=refused',
       'kafka=refused',
       'kubernetes_api=refused',
+      'other_run=refused',
+      // Control: what its NetworkPolicy allows (the runner's egress proxy) does connect.
+      'egress_proxy=open',
     ])
       expect(outputs).toContain(line);
     // The Pod and its NetworkPolicy go with the run.
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
-  });
 
-  /** Resolves once the agent has taken the next scripted turn (its long command then runs in the Pod). */
-  const turnTaken = () => {
-    const before = server.requests.filter((r) => r.scripted).length;
-    return eventually(
-      async () => (server.requests.filter((r) => r.scripted).length > before ? true : undefined),
-      'the agent to take its turn',
-    );
-  };
+    expect(await cancel(listenerRunId)).toEqual({ status: 200, body: listenerRunId });
+    await waitForState(listenerRunId, ['CANCELLED']);
+  });
 
   it('cancel deletes the Pod', async () => {
     // Only the long command: the cancelled CLI never asks for another turn.
@@ -136,12 +196,7 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     const runId = await createRun('Wait for a long time');
     await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
     await taken;
-    // Cancel answers the run ID as plain text (contract §2.10).
-    const cancelled = await fetch(`${cluster.apiUrl}/agent/runs/${runId}/cancel`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${cluster.apiKey}` },
-    });
-    expect({ status: cancelled.status, body: await cancelled.text() }).toEqual({ status: 200, body: runId });
+    expect(await cancel(runId)).toEqual({ status: 200, body: runId });
     await waitForState(runId, ['CANCELLED']);
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
   });

@@ -68,6 +68,7 @@ describe('CommandHarness (real child process)', () => {
     const sandbox = await new UnsandboxedBackend(
       createLogger({ service: 'test', level: 'silent' }),
       path.dirname(dir),
+      true,
     ).prepare({
       runId: path.basename(dir),
       allowedHosts: [],

@@ -61,24 +61,34 @@ export async function createSandboxBackend(
     }
     case 'kubernetes': {
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
-      const { KubernetesBackend } = await import('./kubernetes/kubernetes-backend');
-      backend = new KubernetesBackend({
-        namespace: config.SANDBOX_K8S_NAMESPACE,
-        podIp: config.SANDBOX_K8S_POD_IP,
-        ...(config.SANDBOX_K8S_POD_NAME && config.SANDBOX_K8S_POD_UID
-          ? { runnerPod: { name: config.SANDBOX_K8S_POD_NAME, uid: config.SANDBOX_K8S_POD_UID } }
-          : {}),
-        runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
-        defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
-        cpu: config.SANDBOX_K8S_CPU,
-        internalHosts: config.SANDBOX_INTERNAL_HOSTS,
-        startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
-        logger: log,
-      });
+      const [{ KubernetesBackend }, { clusterClient }] = await Promise.all([
+        import('./kubernetes/kubernetes-backend'),
+        import('./kubernetes/kubernetes-client'),
+      ]);
+      backend = new KubernetesBackend(
+        {
+          namespace: config.SANDBOX_K8S_NAMESPACE,
+          podIp: config.SANDBOX_K8S_POD_IP,
+          ...(config.SANDBOX_K8S_POD_NAME && config.SANDBOX_K8S_POD_UID
+            ? { runnerPod: { name: config.SANDBOX_K8S_POD_NAME, uid: config.SANDBOX_K8S_POD_UID } }
+            : {}),
+          runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
+          defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
+          cpu: config.SANDBOX_K8S_CPU,
+          internalHosts: config.SANDBOX_INTERNAL_HOSTS,
+          startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
+          logger: log,
+        },
+        clusterClient(),
+      );
       break;
     }
     case 'none':
-      backend = new UnsandboxedBackend(log, config.WORKSPACE_ROOT);
+      backend = new UnsandboxedBackend(
+        log,
+        config.WORKSPACE_ROOT,
+        config.RUN_SANDBOX_NONE_ACKNOWLEDGED !== '',
+      );
       break;
   }
   await backend.check();

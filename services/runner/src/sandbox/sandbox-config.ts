@@ -7,6 +7,9 @@ import type { SandboxLimits } from './run-sandbox';
 /** The isolation backends a runner can be configured with; sandbox-backends.ts builds each. */
 export const SANDBOX_BACKENDS = ['bubblewrap', 'kubernetes', 'none'] as const;
 
+/** The value of RUN_SANDBOX_NONE_ACKNOWLEDGED that lets a runner start with RUN_SANDBOX=none. */
+export const NONE_ACKNOWLEDGEMENT = 'runs-are-not-isolated';
+
 /** Sandbox settings shared by the runner and the self-hosted worker program (docs/sandbox.md). */
 export const sandboxEnv = {
   /**
@@ -14,6 +17,11 @@ export const sandboxEnv = {
    * or `none` (no isolation: development only, logged loudly at start and on every run).
    */
   RUN_SANDBOX: z.enum(SANDBOX_BACKENDS).default('bubblewrap'),
+  /**
+   * `RUN_SANDBOX=none` starts only with this set to `runs-are-not-isolated`: a second, explicit setting, so that no
+   * configuration runs agents bare by a stray or copied `none`.
+   */
+  RUN_SANDBOX_NONE_ACKNOWLEDGED: z.enum(['', NONE_ACKNOWLEDGEMENT]).default(''),
   /** Hosts every run may reach (model providers, git hosts, registries): names or `*.suffix`, comma-separated. */
   SANDBOX_ALLOWED_HOSTS: csv(''),
   /** `host:port` pairs on private networks runs may reach through the egress filter (an internal git server). */

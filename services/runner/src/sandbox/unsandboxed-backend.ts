@@ -4,14 +4,16 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { descendantsOf, signalAll } from './process-tree';
-import type {
-  RunSandbox,
-  SandboxBackend,
-  SandboxExecOptions,
-  SandboxExit,
-  SandboxPolicy,
-  SandboxProcess,
+import {
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxBackend,
+  type SandboxExecOptions,
+  type SandboxExit,
+  type SandboxPolicy,
+  type SandboxProcess,
 } from './run-sandbox';
+import { NONE_ACKNOWLEDGEMENT } from './sandbox-config';
 
 const DEFAULT_KILL_GRACE_MS = 3000;
 
@@ -37,6 +39,8 @@ export class UnsandboxedBackend implements SandboxBackend {
     private readonly logger: Logger,
     /** Parent directory of the runs' workspaces, plain directories of the runner user here. */
     private readonly workspaceRoot: string,
+    /** RUN_SANDBOX_NONE_ACKNOWLEDGED was set: without it the runner refuses to start (check). */
+    private readonly acknowledged: boolean,
   ) {}
 
   discardWorkspace(runId: string): Promise<void> {
@@ -44,6 +48,10 @@ export class UnsandboxedBackend implements SandboxBackend {
   }
 
   async check(): Promise<void> {
+    if (!this.acknowledged)
+      throw new SandboxUnavailable(
+        `RUN_SANDBOX=none runs agents WITHOUT isolation; the runner starts with it only when RUN_SANDBOX_NONE_ACKNOWLEDGED=${NONE_ACKNOWLEDGEMENT} is set too (development only, docs/sandbox.md)`,
+      );
     this.logger.warn(
       'RUN_SANDBOX=none: runs execute WITHOUT isolation, with the runner user and network; development only',
     );

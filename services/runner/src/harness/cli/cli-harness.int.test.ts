@@ -120,7 +120,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])(
     ): Promise<{ runId: string; dir: string; sandbox: RunSandbox }> {
       const dir = path.join(under, runId);
       await mkdir(path.join(dir, HOME_DIR_NAME), { recursive: true });
-      const sandbox = await new UnsandboxedBackend(logger, under).prepare({
+      const sandbox = await new UnsandboxedBackend(logger, under, true).prepare({
         runId,
         allowedHosts: [],
         endpoints: [{ name: MODEL_PROXY_ENDPOINT, target: proxy.target }],

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@conveyor/logger';
 import { EgressProxy, reportEgress } from '../egress-proxy';
+import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './kubernetes-api';
 import {
   podExecCommand,
   POD_WORKSPACE,
@@ -47,32 +47,19 @@ export interface KubernetesBackendOptions {
  */
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
-  private readonly core: k8s.CoreV1Api;
-  private readonly networking: k8s.NetworkingV1Api;
-  private readonly execApi: k8s.Exec;
 
   constructor(
     private readonly options: KubernetesBackendOptions,
-    config: k8s.KubeConfig = KubernetesBackend.inClusterConfig(),
-  ) {
-    this.core = config.makeApiClient(k8s.CoreV1Api);
-    this.networking = config.makeApiClient(k8s.NetworkingV1Api);
-    this.execApi = new k8s.Exec(config);
-  }
-
-  private static inClusterConfig(): k8s.KubeConfig {
-    const config = new k8s.KubeConfig();
-    config.loadFromDefault();
-    return config;
-  }
+    /** The runner passes clusterClient() (kubernetes-client.ts). */
+    private readonly api: KubernetesClient,
+  ) {}
 
   async check(): Promise<void> {
     try {
-      await this.core.listNamespacedPod({ namespace: this.options.namespace, limit: 1 });
-      await this.networking.listNamespacedNetworkPolicy({ namespace: this.options.namespace, limit: 1 });
+      await this.api.probe(this.options.namespace);
     } catch (err) {
       throw new SandboxUnavailable(
-        `cannot use the Kubernetes API in namespace ${this.options.namespace}: ${(err as Error).message}`,
+        `cannot use the Kubernetes API in namespace ${this.options.namespace}: ${describe(err)}`,
       );
     }
   }
@@ -111,14 +98,14 @@ export class KubernetesBackend implements SandboxBackend {
         runnerPorts: [proxy.port, ...endpointPorts.values()],
         cpu: this.options.cpu,
       };
-      await this.networking.createNamespacedNetworkPolicy({ namespace, body: runNetworkPolicy(settings) });
-      closers.push(() => this.networking.deleteNamespacedNetworkPolicy({ name, namespace }));
-      await this.core.createNamespacedPod({ namespace, body: runPod(policy, settings) as k8s.V1Pod });
-      closers.push(() => this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
+      await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
+      closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
+      await this.api.createPod(namespace, runPod(policy, settings));
+      closers.push(() => this.api.deletePod(namespace, name));
       await this.waitRunning(name);
       log.info({ image: settings.image }, 'run pod started');
       return new KubernetesSandbox(
-        this.execApi,
+        this.api,
         namespace,
         name,
         policy,
@@ -131,23 +118,40 @@ export class KubernetesBackend implements SandboxBackend {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       throw err instanceof SandboxUnavailable
         ? err
-        : new SandboxUnavailable(`cannot start the run's pod: ${(err as Error).message}`);
+        : new SandboxUnavailable(`cannot start the run's pod: ${describe(err)}`);
     }
   }
 
   private async waitRunning(name: string): Promise<void> {
     const deadline = Date.now() + this.options.startTimeoutMs;
     while (Date.now() < deadline) {
-      const pod = await this.core.readNamespacedPod({ name, namespace: this.options.namespace });
-      const phase = pod.status?.phase;
+      const { phase, reason } = await this.api.podPhase(this.options.namespace, name);
       if (phase === 'Running') return;
       if (phase === 'Failed' || phase === 'Succeeded')
-        throw new SandboxUnavailable(`run pod ended before it started (${pod.status?.reason ?? phase})`);
+        throw new SandboxUnavailable(`run pod ended before it started (${reason ?? phase})`);
       await new Promise((r) => setTimeout(r, 500));
     }
     throw new SandboxUnavailable(`run pod not running after ${this.options.startTimeoutMs} ms`);
   }
 }
+
+/**
+ * A failed API call said plainly: an HTTP status names what to fix (403: the runner's RBAC, 422: a spec the API server
+ * rejects, 404: a missing namespace), then the API's own message.
+ */
+function describe(err: unknown): string {
+  if (!(err instanceof KubernetesApiError)) return (err as Error).message;
+  const hint = API_STATUS_HINTS[err.status];
+  return `${hint ? `${hint} ` : ''}(HTTP ${err.status}): ${err.message}`;
+}
+
+const API_STATUS_HINTS: Record<number, string> = {
+  401: "the API server does not accept the runner's credentials",
+  403: "the runner's ServiceAccount lacks the RBAC rights (the Role in k8s/base/service-account.yaml)",
+  404: 'not found',
+  409: 'already exists',
+  422: 'the API server rejected the object',
+};
 
 class KubernetesSandbox implements RunSandbox {
   readonly workspaceDir = POD_WORKSPACE;
@@ -157,7 +161,7 @@ class KubernetesSandbox implements RunSandbox {
   private destroyed: Promise<SandboxUsage> | undefined;
 
   constructor(
-    private readonly execApi: k8s.Exec,
+    private readonly api: KubernetesClient,
     private readonly namespace: string,
     private readonly pod: string,
     policy: SandboxPolicy,
@@ -206,7 +210,7 @@ class KubernetesSandbox implements RunSandbox {
     };
     return new PodProcess(
       (command, stdout, stderr, stdin, onStatus) =>
-        this.execApi.exec(this.namespace, this.pod, 'run', command, stdout, stderr, stdin, false, onStatus),
+        this.api.exec(this.namespace, this.pod, command, { stdout, stderr, stdin }, onStatus),
       podExecCommand(options.argv, env, options.cwd ?? POD_WORKSPACE),
       options.stdin === 'pipe',
       () => this.limitHit,
@@ -245,7 +249,7 @@ type ExecStart = (
   stdout: Writable,
   stderr: Writable,
   stdin: Readable | null,
-  onStatus: (status: k8s.V1Status) => void,
+  onStatus: (status: ExecStatus) => void,
 ) => Promise<{ close(): void }>;
 
 class PodProcess implements SandboxProcess {

@@ -34,7 +34,7 @@ export async function startHelperAndDropRoot(
 ): Promise<PrivilegedHelper> {
   if (process.getuid?.() !== 0)
     throw new SandboxUnavailable(
-      'the local sandbox gives every run its own uid and filesystem and needs the runner to start as root (it keeps a small privileged helper and drops the rest), or set RUN_SANDBOX=none for development',
+      'the local sandbox gives every run its own uid and filesystem and needs the runner to start as root (it keeps a small privileged helper and drops the rest), or set RUN_SANDBOX=none with RUN_SANDBOX_NONE_ACKNOWLEDGED=runs-are-not-isolated for development',
     );
   const missing = REQUIRED_COMMANDS.filter((c) => !which(c));
   if (missing.length > 0)

@@ -1,0 +1,41 @@
+import type { Readable, Writable } from 'node:stream';
+import type { runNetworkPolicy, runPod } from './kubernetes-objects';
+
+/** How an exec ended, as the API reports it: `Success`, or `Failure` with the exit code among the causes. */
+export interface ExecStatus {
+  status?: string;
+  details?: { causes?: Array<{ reason?: string; message?: string }> };
+}
+
+/** A Kubernetes API call that failed with an HTTP status (403: RBAC, 404: no such object, 422: rejected spec…). */
+export class KubernetesApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What the Pod backend needs of the Kubernetes API, and nothing else: the port KubernetesBackend is written against
+ * (its unit tests fake it; tests/kubernetes runs it on a real cluster). Failures with an HTTP status reject with
+ * KubernetesApiError.
+ */
+export interface KubernetesClient {
+  /** Reads one Pod and one NetworkPolicy of the namespace: whether the runner may use them at all. */
+  probe(namespace: string): Promise<void>;
+  createNetworkPolicy(namespace: string, body: ReturnType<typeof runNetworkPolicy>): Promise<void>;
+  deleteNetworkPolicy(namespace: string, name: string): Promise<void>;
+  createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
+  deletePod(namespace: string, name: string): Promise<void>;
+  podPhase(namespace: string, name: string): Promise<{ phase?: string; reason?: string }>;
+  /** Starts `command` in the Pod's `run` container; `onStatus` gets its end. Resolves with the stream's closer. */
+  exec(
+    namespace: string,
+    pod: string,
+    command: string[],
+    io: { stdout: Writable; stderr: Writable; stdin: Readable | null },
+    onStatus: (status: ExecStatus) => void,
+  ): Promise<{ close(): void }>;
+}

@@ -1,0 +1,278 @@
+import type { Readable, Writable } from 'node:stream';
+import { createLogger } from '@conveyor/logger';
+import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './kubernetes-api';
+import { KubernetesBackend, type KubernetesBackendOptions } from './kubernetes-backend';
+import type { runNetworkPolicy, runPod } from './kubernetes-objects';
+import { SandboxUnavailable, type RunSandbox, type SandboxPolicy } from '../run-sandbox';
+
+// The Pod backend over a fake of its Kubernetes port (kubernetes-api.ts): what it asks of the API and how it reads the
+// answers. tests/kubernetes runs the same backend against a real cluster.
+
+type Pod = ReturnType<typeof runPod>;
+type NetworkPolicy = ReturnType<typeof runNetworkPolicy>;
+type ExecScript = (
+  command: string[],
+  io: { stdout: Writable; stderr: Writable; stdin: Readable | null },
+  onStatus: (status: ExecStatus) => void,
+) => Promise<{ close(): void }>;
+
+/** An in-memory API: objects by name, Pods Running at the second read, exec answered by `script`. */
+class FakeKubernetes implements KubernetesClient {
+  readonly pods = new Map<string, Pod>();
+  readonly policies = new Map<string, NetworkPolicy>();
+  readonly calls: string[] = [];
+  readonly execs: string[][] = [];
+  probeError: Error | undefined;
+  createPodError: Error | undefined;
+  deletePodError: Error | undefined;
+  phases: Array<{ phase?: string; reason?: string }> = [{ phase: 'Pending' }, { phase: 'Running' }];
+  script: ExecScript = async (_command, _io, onStatus) => {
+    onStatus({ status: 'Success' });
+    return { close: () => undefined };
+  };
+
+  async probe(namespace: string) {
+    this.calls.push(`probe ${namespace}`);
+    if (this.probeError) throw this.probeError;
+  }
+  async createNetworkPolicy(namespace: string, body: NetworkPolicy) {
+    this.calls.push(`create networkpolicy ${namespace}/${body.metadata.name}`);
+    this.policies.set(body.metadata.name, body);
+  }
+  async deleteNetworkPolicy(namespace: string, name: string) {
+    this.calls.push(`delete networkpolicy ${namespace}/${name}`);
+    this.policies.delete(name);
+  }
+  async createPod(namespace: string, body: Pod) {
+    this.calls.push(`create pod ${namespace}/${body.metadata.name}`);
+    if (this.createPodError) throw this.createPodError;
+    this.pods.set(body.metadata.name, body);
+  }
+  async deletePod(namespace: string, name: string) {
+    this.calls.push(`delete pod ${namespace}/${name}`);
+    if (this.deletePodError) throw this.deletePodError;
+    this.pods.delete(name);
+  }
+  async podPhase() {
+    return this.phases.length > 1 ? this.phases.shift()! : this.phases[0]!;
+  }
+  exec(
+    namespace: string,
+    pod: string,
+    command: string[],
+    io: { stdout: Writable; stderr: Writable; stdin: Readable | null },
+    onStatus: (status: ExecStatus) => void,
+  ) {
+    this.execs.push(command);
+    return this.script(command, io, onStatus);
+  }
+}
+
+const OPTIONS: KubernetesBackendOptions = {
+  namespace: 'conveyor',
+  podIp: '10.244.0.7',
+  runnerPod: { name: 'conveyor-runner-abc', uid: '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9' },
+  runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
+  defaultImage: 'conveyor/run:1',
+  cpu: '1',
+  internalHosts: [],
+  startTimeoutMs: 30_000,
+  logger: createLogger({ service: 'test', level: 'silent' }),
+};
+
+const policy = (overrides: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
+  runId: 'run_K8sUnit01',
+  allowedHosts: [],
+  endpoints: [{ name: 'model', target: { host: '127.0.0.1', port: 9 } }],
+  limits: { wallClockMs: 60_000, maxProcesses: 64, memoryBytes: 256 * 1024 ** 2, diskBytes: 64 * 1024 ** 2 },
+  ...overrides,
+});
+
+/** Reports the end after the output, on a later turn, as the exec API's websocket does. */
+const later = (onStatus: (status: ExecStatus) => void, status: ExecStatus) =>
+  setImmediate(() => onStatus(status));
+
+/** The exit code cause the exec API sends with a failed command. */
+const failure = (code: number): ExecStatus => ({
+  status: 'Failure',
+  details: { causes: [{ reason: 'ExitCode', message: String(code) }] },
+});
+
+describe('KubernetesBackend', () => {
+  let api: FakeKubernetes;
+  let backend: KubernetesBackend;
+  const open: RunSandbox[] = [];
+  const prepare = async (p = policy()) => {
+    const sandbox = await backend.prepare(p);
+    open.push(sandbox);
+    return sandbox;
+  };
+
+  beforeEach(() => {
+    api = new FakeKubernetes();
+    backend = new KubernetesBackend(OPTIONS, api);
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.destroy()));
+  });
+
+  describe('check', () => {
+    it('reads the namespace it will create Pods in', async () => {
+      await expect(backend.check()).resolves.toBeUndefined();
+      expect(api.calls).toEqual(['probe conveyor']);
+    });
+
+    it('refuses to start when RBAC forbids it, saying so', async () => {
+      api.probeError = new KubernetesApiError(
+        403,
+        'pods is forbidden: User "system:serviceaccount:conveyor:x" cannot list',
+      );
+      const check = backend.check();
+      await expect(check).rejects.toBeInstanceOf(SandboxUnavailable);
+      await expect(check).rejects.toThrow(
+        /^cannot use the Kubernetes API in namespace conveyor: the runner's ServiceAccount lacks the RBAC rights .*\(HTTP 403\): pods is forbidden/,
+      );
+    });
+
+    it('passes on an error without an HTTP status (a refused connection) with its message', async () => {
+      api.probeError = new Error('connect ECONNREFUSED 10.96.0.1:443');
+      await expect(backend.check()).rejects.toThrow(
+        'cannot use the Kubernetes API in namespace conveyor: connect ECONNREFUSED 10.96.0.1:443',
+      );
+    });
+  });
+
+  describe('prepare', () => {
+    it("creates the run's NetworkPolicy, then a locked-down Pod owned by the runner pod, and waits for it to run", async () => {
+      const sandbox = await prepare(policy({ image: 'registry.example/env:2' }));
+      const [name] = [...api.pods.keys()];
+      expect(name).toMatch(/^run-runk8sunit01-[0-9a-f]{6}$/);
+      expect(api.calls).toEqual([`create networkpolicy conveyor/${name}`, `create pod conveyor/${name}`]);
+      const pod = api.pods.get(name!)!;
+      const container = pod.spec.containers[0]!;
+      expect(container.image).toBe('registry.example/env:2');
+      expect(pod.spec.automountServiceAccountToken).toBe(false);
+      expect(pod.spec.enableServiceLinks).toBe(false);
+      expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65534 });
+      expect(container.securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        privileged: false,
+        capabilities: { drop: ['ALL'] },
+      });
+      const owner = [{ apiVersion: 'v1', kind: 'Pod', ...OPTIONS.runnerPod }];
+      expect(pod.metadata.ownerReferences).toEqual(owner);
+      expect(api.policies.get(name!)!.metadata.ownerReferences).toEqual(owner);
+      // The run reaches only this runner pod's bridges: its egress proxy and one port per endpoint.
+      const ports = api.policies.get(name!)!.spec.egress[0]!.ports.map((p) => p.port);
+      expect(ports).toHaveLength(2);
+      expect(sandbox.endpointUrl('model')).toBe(`http://10.244.0.7:${ports[1]}`);
+      expect(sandbox.workspaceDir).toBe('/workspace');
+    });
+
+    it('runs environments without a docker_image in the default image', async () => {
+      await prepare();
+      expect([...api.pods.values()][0]!.spec.containers[0]!.image).toBe('conveyor/run:1');
+    });
+
+    it('maps a Pod the API server rejects to SandboxUnavailable and deletes the NetworkPolicy it made', async () => {
+      api.createPodError = new KubernetesApiError(
+        422,
+        'Pod "run-x" is invalid: spec.containers[0].image: Required value',
+      );
+      const prepared = backend.prepare(policy());
+      await expect(prepared).rejects.toBeInstanceOf(SandboxUnavailable);
+      await expect(prepared).rejects.toThrow(
+        /^cannot start the run's pod: the API server rejected the object \(HTTP 422\): Pod "run-x" is invalid/,
+      );
+      expect(api.policies.size).toBe(0);
+      expect(api.calls.at(-1)).toMatch(/^delete networkpolicy conveyor\/run-/);
+    });
+
+    it('maps a Pod that fails before it runs to SandboxUnavailable with its reason, and deletes it', async () => {
+      api.phases = [{ phase: 'Failed', reason: 'Evicted' }];
+      await expect(backend.prepare(policy())).rejects.toThrow('run pod ended before it started (Evicted)');
+      expect(api.pods.size).toBe(0);
+      expect(api.policies.size).toBe(0);
+    });
+  });
+
+  describe('exec', () => {
+    it("runs the command in the Pod's container through env -i with the proxy variables, and reports its output and exit code", async () => {
+      const sandbox = await prepare();
+      api.script = async (command, { stdout }, onStatus) => {
+        stdout.write(`ran ${command.at(-1)}\n`);
+        later(onStatus, failure(3));
+        return { close: () => undefined };
+      };
+      const proc = sandbox.exec({ argv: ['false'], env: { PATH: '/usr/bin:/bin' } });
+      let out = '';
+      proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      expect(await proc.exited).toEqual({ code: 3, signal: null });
+      expect(out).toBe('ran false\n');
+      const command = api.execs[0]!;
+      expect(command.slice(0, 2)).toEqual(['env', '-i']);
+      expect(command).toContain('PATH=/usr/bin:/bin');
+      expect(command.find((a) => a.startsWith('HTTPS_PROXY='))).toMatch(
+        /^HTTPS_PROXY=http:\/\/10\.244\.0\.7:\d+$/,
+      );
+      expect(command.slice(-3)).toEqual(['sh', '/workspace', 'false']);
+    });
+
+    it('ends a command whose exec cannot start with no exit code and the reason on stderr', async () => {
+      const sandbox = await prepare();
+      api.script = () => Promise.reject(new Error('websocket handshake refused'));
+      const proc = sandbox.exec({ argv: ['true'], env: {} });
+      let err = '';
+      proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      expect(await proc.exited).toEqual({ code: null, signal: null });
+      expect(err).toBe('sandbox: exec failed: websocket handshake refused\n');
+    });
+  });
+
+  describe('kill', () => {
+    it("never rejects: not when the Pod's kill -1 fails, nor when closing the exec stream throws", async () => {
+      const sandbox = await prepare();
+      api.script = async (command, _io, onStatus) => {
+        if (command.includes('-KILL')) throw new Error('pods "run-x" not found');
+        // The run's sleep never ends by itself; the housekeeping (du at destroy) does.
+        if (!command.includes('sleep')) later(onStatus, { status: 'Success' });
+        return {
+          close: () => {
+            throw new Error('socket already closed');
+          },
+        };
+      };
+      const proc = sandbox.exec({ argv: ['sleep', '600'], env: {} });
+      await expect(proc.kill()).resolves.toBeUndefined();
+      expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(api.execs.some((c) => c.slice(-3).join(' ') === 'kill -KILL -1')).toBe(true);
+    });
+  });
+
+  describe('destroy', () => {
+    it('deletes the Pod and its NetworkPolicy and reports the disk the workspace used', async () => {
+      const sandbox = await backend.prepare(policy());
+      const [name] = [...api.pods.keys()];
+      api.script = async (command, { stdout }, onStatus) => {
+        if (command.slice(-3).join(' ') === 'du -sb /workspace') stdout.write('4096\t/workspace\n');
+        later(onStatus, { status: 'Success' });
+        return { close: () => undefined };
+      };
+      expect(await sandbox.destroy()).toEqual({ diskBytes: 4096 });
+      expect(api.pods.size).toBe(0);
+      expect(api.policies.size).toBe(0);
+      expect(api.calls.slice(-2)).toEqual([
+        `delete pod conveyor/${name}`,
+        `delete networkpolicy conveyor/${name}`,
+      ]);
+    });
+
+    it('still resolves, and still deletes the NetworkPolicy, when deleting the Pod fails', async () => {
+      const sandbox = await backend.prepare(policy());
+      api.deletePodError = new KubernetesApiError(404, 'pods "run-x" not found');
+      await expect(sandbox.destroy()).resolves.toEqual({ diskBytes: 0 });
+      expect(api.policies.size).toBe(0);
+    });
+  });
+});
