@@ -146,14 +146,11 @@ const serviceBoundaries = SERVICES.map((service) => ({
  * behind a domain type leaves this list; nothing joins it (docs/architecture.md).
  */
 const ORCHESTRATOR_WIRE_TYPES_LEFT = [
-  'artifacts/run-by-external-reference.ts',
   'catalog/environment-guests.ts',
   'catalog/environment-to-proto.ts',
   'catalog/environments.ts',
   'events/event-attempts.ts',
   'events/manage-event-endpoints.ts',
-  'runs/list-runs.ts',
-  'runs/run-to-proto.ts',
   'schedules/manage-schedules.ts',
   'schedules/schedule-to-proto.ts',
 ];

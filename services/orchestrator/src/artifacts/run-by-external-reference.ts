@@ -1,9 +1,8 @@
 import type { PrismaClient } from '@conveyor/db';
 import { AppError, notFound } from '@conveyor/errors';
-import type { Run } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
-import { runToProto } from '../runs/run-to-proto';
 import { usageByRun } from '../runs/run-usage';
+import { runView, type RunView } from '../runs/run-view';
 import { canonicalizeUrl } from './canonical-url';
 
 /**
@@ -12,7 +11,11 @@ import { canonicalizeUrl } from './canonical-url';
  * team) are searched, so "no such reference" and "not yours" are the same 404. When several visible runs reported
  * the same URL, the most recent report wins.
  */
-export async function runByExternalReference(db: PrismaClient, caller: Caller, url: string): Promise<Run> {
+export async function runByExternalReference(
+  db: PrismaClient,
+  caller: Caller,
+  url: string,
+): Promise<RunView> {
   if (!url.trim()) throw new AppError('invalid_request', 'url is required');
   const canonical = canonicalizeUrl(url);
   if (!canonical) throw notFound('Run');
@@ -23,5 +26,5 @@ export async function runByExternalReference(db: PrismaClient, caller: Caller, u
   });
   if (!match) throw notFound('Run');
   const usage = await usageByRun(db, [match.run.id]);
-  return runToProto(match.run, match.run.artifacts, usage.get(match.run.id));
+  return runView(match.run, match.run.artifacts, usage.get(match.run.id));
 }

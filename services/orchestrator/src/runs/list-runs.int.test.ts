@@ -1,14 +1,10 @@
 import { AppError } from '@conveyor/errors';
 import { createPrismaClient, newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
-import {
-  listRunsRequest,
-  type Caller__Output,
-  type ListRunsRequest__Output,
-  type ListRunsResponse,
-} from '@conveyor/proto';
+import { listRunsRequest, type Caller__Output, type ListRunsRequest__Output } from '@conveyor/proto';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import { listRuns } from './list-runs';
 import { pageQuery } from './run-list-sql';
+import type { RunPage } from './run-view';
 
 // ListRuns over a real PostgreSQL: every filter, every sort in both directions, keyset pagination while runs
 // are being created, and each rejection. Rows are inserted directly (run creation is tested elsewhere).
@@ -80,7 +76,7 @@ const request = (overrides: Partial<ListRunsRequest__Output> = {}): ListRunsRequ
 
 const list = (caller: Caller__Output, overrides: Partial<ListRunsRequest__Output> = {}) =>
   listRuns(db, caller, request(overrides));
-const ids = (res: ListRunsResponse): string[] => (res.runs ?? []).map((r) => r.run_id ?? '');
+const ids = (res: RunPage): string[] => res.runs.map((r) => r.run.id);
 type RunRow = Awaited<ReturnType<typeof insertRun>>;
 
 /** Follows next_cursor to the end, as the SDK does, re-sending the same query. */
@@ -94,12 +90,9 @@ async function listAll(
   for (let page = 0; page < 1000; page++) {
     const res = await list(caller, { ...overrides, cursor });
     seen.push(...ids(res));
-    if (!res.has_next_page) {
-      expect(res.next_cursor).toBe('');
-      return seen;
-    }
+    if (res.nextCursor === undefined) return seen;
     expect(res.runs).toHaveLength(overrides.limit || 20);
-    cursor = res.next_cursor ?? '';
+    cursor = res.nextCursor;
     await between?.();
   }
   throw new Error('pagination did not end');
@@ -120,7 +113,7 @@ describe('ListRuns sorting and pagination', () => {
     const runs = await insertRuns(caller, 45);
     const first = await list(caller);
     expect(first.runs).toHaveLength(20);
-    expect(first.has_next_page).toBe(true);
+    expect(first.nextCursor).toBeDefined();
     const expected = runs.map((r) => r.id).reverse(); // created 1 s apart, newest first
     expect(ids(first)).toEqual(expected.slice(0, 20));
     expect(await listAll(caller, {})).toEqual(expected);
@@ -437,7 +430,7 @@ describe('ListRuns filters', () => {
       expect(viaIds).toEqual(viaExists);
     }
     const listed = await list(caller, { artifact_type: 'PLAN' });
-    expect(listed.runs?.[0]?.artifacts).toHaveLength(2);
+    expect(listed.runs[0]?.artifacts).toHaveLength(2);
   });
 
   it('q: every word, case-insensitively, anywhere in title, prompt or skill spec', async () => {
@@ -487,9 +480,7 @@ describe('ListRuns rejections', () => {
   it('400 for a cursor issued for another sort', async () => {
     for (let i = 0; i < 3; i++) await insertRun(caller);
     const first = await list(caller, { limit: 1 });
-    const err = await rejection(
-      list(caller, { limit: 1, cursor: first.next_cursor ?? '', sort_by: 'title' }),
-    );
+    const err = await rejection(list(caller, { limit: 1, cursor: first.nextCursor ?? '', sort_by: 'title' }));
     expect(err.code).toBe('invalid_request');
   });
 

@@ -1,13 +1,12 @@
 import { AppError, notFound } from '@conveyor/errors';
 import type { Artifact, PrismaClient, Run } from '@conveyor/db';
-import type { ListRunsResponse } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import { isUuid } from './run-access';
 import { encodeRunCursor, type RunCursor } from './run-cursor';
 import { parseRunListRequest, type RunListQuery, type RunListRequest } from './run-list-filters';
 import { artifactProbe, pageQuery, RARE_ARTIFACT_LIMIT, type ArtifactStrategy } from './run-list-sql';
-import { runToProto } from './run-to-proto';
 import { usageByRun } from './run-usage';
+import { runView, type RunPage } from './run-view';
 
 export {
   DEFAULT_RUN_LIST_LIMIT as DEFAULT_LIMIT,
@@ -18,11 +17,7 @@ export {
  * Keyset pagination on (sort value, id): a page boundary is a position in the index, not an offset, so pages
  * stay stable while runs are being created. Every filter is served by an index (see bench/ and docs/runs.md).
  */
-export async function listRuns(
-  db: PrismaClient,
-  caller: Caller,
-  request: RunListRequest,
-): Promise<ListRunsResponse> {
+export async function listRuns(db: PrismaClient, caller: Caller, request: RunListRequest): Promise<RunPage> {
   const query = parseRunListRequest(request);
   await checkReferences(db, caller, query);
   const ids = await pageIds(db, caller.team_id, query);
@@ -49,9 +44,8 @@ export async function listRuns(
   const last = page[page.length - 1];
   const hasNext = ids.length > query.limit && last !== undefined;
   return {
-    runs: page.map((row) => runToProto(row, artifactsOf.get(row.id) ?? [], usage.get(row.id))),
-    has_next_page: hasNext,
-    next_cursor: hasNext ? encodeRunCursor(cursorAfter(query, last)) : '',
+    runs: page.map((row) => runView(row, artifactsOf.get(row.id) ?? [], usage.get(row.id))),
+    nextCursor: hasNext ? encodeRunCursor(cursorAfter(query, last)) : undefined,
   };
 }
 

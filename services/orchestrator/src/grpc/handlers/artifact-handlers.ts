@@ -2,6 +2,7 @@ import type { BlobStore } from '@conveyor/blob-store';
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { ArtifactServiceHandlers } from '@conveyor/proto';
+import { runToProto } from '../mappers/run-to-proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import { submitScores } from '../../scores/submit-scores';
@@ -40,7 +41,7 @@ export function artifactHandlers(deps: ArtifactHandlerDeps): ArtifactServiceHand
       getArtifactDownload(deps, optionalCaller(req.caller), req.artifact_uid),
     ),
     GetRunByExternalReference: unary(logger, 'GetRunByExternalReference', (req) =>
-      runByExternalReference(deps.db, requireCaller(req.caller), req.url),
+      runByExternalReference(deps.db, requireCaller(req.caller), req.url).then(runToProto),
     ),
     SubmitScores: unary(logger, 'SubmitScores', async (req) => {
       const result = await submitScores(deps.db, requireCaller(req.caller), req.run_id, req.verdicts_json);

@@ -1,6 +1,7 @@
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunServiceHandlers } from '@conveyor/proto';
+import { runToProto } from '../mappers/run-to-proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import { cancelRun } from '../../runs/cancel-run';
@@ -8,7 +9,7 @@ import { createRun, type CreateRunDeps } from '../../runs/create-run';
 import { findRunForCaller } from '../../runs/run-access';
 import type { RunQueue } from '../../runs/run-queue';
 import { isAtCapacity } from '../../runs/run-capacity';
-import { runToProto } from '../../runs/run-to-proto';
+import { runView } from '../../runs/run-view';
 import { usageByRun } from '../../runs/run-usage';
 import { submitFollowup } from '../../runs/submit-followup';
 
@@ -65,7 +66,7 @@ export function runLifecycleHandlers(
         db.artifact.findMany({ where: { runId: run.id }, orderBy: { createdAt: 'asc' } }),
         usageByRun(db, [run.id]),
       ]);
-      return runToProto(run, artifacts, usage.get(run.id));
+      return runToProto(runView(run, artifacts, usage.get(run.id)));
     }),
     CancelRun: unary(logger, 'CancelRun', async (req) => {
       const result = await cancelRun(deps, requireCaller(req.caller), req.run_id);

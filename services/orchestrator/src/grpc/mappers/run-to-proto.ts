@@ -1,11 +1,8 @@
-import type { Artifact as ArtifactRow, Run as RunRow } from '@conveyor/db';
-import type { Run } from '@conveyor/proto';
-import { isCancellableType } from './cancel-run';
-import type { RunUsage } from './run-usage';
+import type { ListRunsResponse, Run } from '@conveyor/proto';
+import type { RunPage, RunView } from '../../runs/run-view';
+import { iso } from './iso';
 
-const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
-
-export function runToProto(row: RunRow, artifacts: ArtifactRow[] = [], usage?: RunUsage): Run {
+export function runToProto({ run: row, artifacts, usage, sandboxRunning, cancellable }: RunView): Run {
   return {
     run_id: row.id,
     team_id: row.teamId,
@@ -48,8 +45,16 @@ export function runToProto(row: RunRow, artifacts: ArtifactRow[] = [], usage?: R
       created_at: iso(a.createdAt),
       data_json: JSON.stringify(a.data ?? {}),
     })),
-    is_sandbox_running: row.state === 'INPROGRESS' || row.state === 'CLAIMED',
-    is_run_type_cancellable: isCancellableType(row),
+    is_sandbox_running: sandboxRunning,
+    is_run_type_cancellable: cancellable,
     request_usage: usage,
+  };
+}
+
+export function runPageToProto(page: RunPage): ListRunsResponse {
+  return {
+    runs: page.runs.map(runToProto),
+    has_next_page: page.nextCursor !== undefined,
+    next_cursor: page.nextCursor ?? '',
   };
 }
