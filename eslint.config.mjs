@@ -151,8 +151,6 @@ const ORCHESTRATOR_WIRE_TYPES_LEFT = [
   'catalog/environments.ts',
   'events/event-attempts.ts',
   'events/manage-event-endpoints.ts',
-  'schedules/manage-schedules.ts',
-  'schedules/schedule-to-proto.ts',
 ];
 
 /** The orchestrator's domain speaks its own types; grpc/ maps the wire onto them, the composition root wires both. */

@@ -1,12 +1,12 @@
 import { notFound } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Schedule as ScheduleRow } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type { CreateScheduleRequest__Output, Schedule, UpdateScheduleRequest__Output } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import { DEFAULT_TIMEZONE } from './cron-schedule';
-import { scheduleToProto } from './schedule-to-proto';
+import type { CreateScheduleInput, UpdateScheduleInput } from './schedule-requests';
 import type { ScheduleTickQueue } from './schedule-tick-queue';
 import { type Definition, parseConfig, validateSchedule } from './schedule-rules';
+import { scheduleView, type ScheduleView } from './schedule-view';
 import { syncTicks } from './sync-schedule-ticks';
 
 export interface ScheduleDeps {
@@ -39,8 +39,8 @@ const principal = (caller: Caller) => ({
 export async function createSchedule(
   deps: ScheduleDeps,
   caller: Caller,
-  req: CreateScheduleRequest__Output,
-): Promise<Schedule> {
+  req: CreateScheduleInput,
+): Promise<ScheduleView> {
   const config = parseConfig(req.config_json);
   const d: Definition = {
     name: req.name.trim(),
@@ -85,19 +85,19 @@ export async function createSchedule(
       'schedule created; scheduler creation left to the reconciler',
     );
   }
-  return scheduleToProto(row, { nowMs: (deps.now ?? Date.now)() });
+  return scheduleView(row, (deps.now ?? Date.now)());
 }
 
-export async function listSchedules(deps: ScheduleDeps, caller: Caller): Promise<Schedule[]> {
+export async function listSchedules(deps: ScheduleDeps, caller: Caller): Promise<ScheduleView[]> {
   const rows = await deps.db.schedule.findMany({
     where: { teamId: caller.team_id },
     orderBy: [{ name: 'asc' }, { id: 'asc' }],
   });
   const nowMs = (deps.now ?? Date.now)();
-  return rows.map((row) => scheduleToProto(row, { nowMs }));
+  return rows.map((row) => scheduleView(row, nowMs));
 }
 
-export async function getSchedule(deps: ScheduleDeps, caller: Caller, id: string): Promise<Schedule> {
+export async function getSchedule(deps: ScheduleDeps, caller: Caller, id: string): Promise<ScheduleView> {
   const row = await deps.db.schedule.findFirst({ where: { id, teamId: caller.team_id } });
   if (!row) throw notFound('Schedule');
   const recentRuns = await deps.db.run.findMany({
@@ -106,15 +106,15 @@ export async function getSchedule(deps: ScheduleDeps, caller: Caller, id: string
     take: RECENT_RUNS,
     select: { id: true, state: true, title: true, createdAt: true, updatedAt: true },
   });
-  return scheduleToProto(row, { nowMs: (deps.now ?? Date.now)(), recentRuns });
+  return scheduleView(row, (deps.now ?? Date.now)(), recentRuns);
 }
 
 /** Full replacement of name, cron, prompt and enabled; optional fields replace the stored value only when sent. */
 export async function updateSchedule(
   deps: ScheduleDeps,
   caller: Caller,
-  req: UpdateScheduleRequest__Output,
-): Promise<Schedule> {
+  req: UpdateScheduleInput,
+): Promise<ScheduleView> {
   const who = principal(caller);
   const row = await deps.db.$transaction(async (tx) => {
     const current = await lockScheduleForCaller(tx, caller, req.schedule_id);
@@ -153,7 +153,7 @@ export async function updateSchedule(
     await syncTicks(deps.ticks, updated);
     return updated;
   });
-  return scheduleToProto(row, { nowMs: (deps.now ?? Date.now)() });
+  return scheduleView(row, (deps.now ?? Date.now)());
 }
 
 /** Pause removes the job scheduler (no tick fires); resume recreates it, so ticks continue from the next one. */
@@ -162,7 +162,7 @@ export async function setScheduleEnabled(
   caller: Caller,
   id: string,
   enabled: boolean,
-): Promise<Schedule> {
+): Promise<ScheduleView> {
   const who = principal(caller);
   const row = await deps.db.$transaction(async (tx) => {
     const current = await lockScheduleForCaller(tx, caller, id);
@@ -177,7 +177,7 @@ export async function setScheduleEnabled(
     await syncTicks(deps.ticks, updated);
     return updated;
   });
-  return scheduleToProto(row, { nowMs: (deps.now ?? Date.now)() });
+  return scheduleView(row, (deps.now ?? Date.now)());
 }
 
 /**
