@@ -149,8 +149,6 @@ const ORCHESTRATOR_WIRE_TYPES_LEFT = [
   'catalog/environment-guests.ts',
   'catalog/environment-to-proto.ts',
   'catalog/environments.ts',
-  'events/event-attempts.ts',
-  'events/manage-event-endpoints.ts',
 ];
 
 /** The orchestrator's domain speaks its own types; grpc/ maps the wire onto them, the composition root wires both. */

@@ -1,8 +1,8 @@
 import { notFound } from '@conveyor/errors';
 import type { PrismaClient } from '@conveyor/db';
-import type { EventAttempt } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
+import type { EventAttemptView } from './event-endpoint-view';
 import { findEndpoint } from './manage-event-endpoints';
 
 const DEFAULT_LIMIT = 50;
@@ -14,7 +14,7 @@ export async function listEventAttempts(
   caller: Caller,
   endpointId: string,
   limit: number,
-): Promise<EventAttempt[]> {
+): Promise<EventAttemptView[]> {
   const endpoint = await findEndpoint(db, caller, endpointId);
   const rows = await db.eventDeliveryAttempt.findMany({
     where: { endpointId: endpoint.id },
@@ -23,15 +23,15 @@ export async function listEventAttempts(
     include: { delivery: { include: { event: { select: { id: true, type: true, runId: true } } } } },
   });
   return rows.map((a) => ({
-    event_id: a.delivery.event.id,
-    event_type: a.delivery.event.type,
-    run_id: a.delivery.event.runId,
-    attempted_at: a.attemptedAt.toISOString(),
-    status_code: a.statusCode ?? 0,
-    latency_ms: a.latencyMs,
-    error: a.error ?? '',
-    next_attempt_at: a.nextAttemptAt?.toISOString() ?? '',
-    delivery_status: a.delivery.status,
+    eventId: a.delivery.event.id,
+    eventType: a.delivery.event.type,
+    runId: a.delivery.event.runId,
+    attemptedAt: a.attemptedAt,
+    statusCode: a.statusCode,
+    latencyMs: a.latencyMs,
+    error: a.error,
+    nextAttemptAt: a.nextAttemptAt,
+    deliveryStatus: a.delivery.status,
   }));
 }
 

@@ -118,14 +118,12 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     try {
       await expect(
         createEventEndpoint(deps, member, {
-          caller: member,
           url: rx.url,
           event_types: ['*'],
           description: '',
         }),
       ).rejects.toMatchObject({ code: 'not_authorized' });
       const { endpoint, secret } = await createEventEndpoint(deps, admin, {
-        caller: admin,
         url: rx.url,
         event_types: ['run.succeeded'],
         description: 'ci',
@@ -137,7 +135,6 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
       });
       await expect(
         updateEventEndpoint(deps, stranger, {
-          caller: stranger,
           endpoint_id: endpoint.id,
           enabled: false,
           event_types: [],
@@ -157,7 +154,7 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
   it('refuses URLs outbound calls may not reach', async () => {
     const strict = { ...deps, urls: { policy: new EgressPolicy([]), httpHosts: [] } };
     const create = (url: string) =>
-      createEventEndpoint(strict, admin, { caller: admin, url, event_types: ['*'], description: '' });
+      createEventEndpoint(strict, admin, { url, event_types: ['*'], description: '' });
     await expect(create('http://127.0.0.1:1/hook')).rejects.toThrow(/must use https/);
     await expect(create('https://127.0.0.1/hook')).rejects.toThrow(/may not reach/);
     await expect(create('https://169.254.169.254/latest')).rejects.toThrow(/may not reach/);
@@ -168,7 +165,6 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     const rx = await receiver();
     try {
       const { endpoint, secret } = await createEventEndpoint(deps, admin, {
-        caller: admin,
         url: rx.url,
         event_types: ['run.queued', 'run.inprogress', 'run.succeeded'],
         description: '',
@@ -209,13 +205,13 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
       await dispatcher.settled();
 
       const attempts = await listEventAttempts(db, member, endpoint.id, 0);
-      expect(attempts.map((a) => [a.event_type, a.status_code, a.delivery_status])).toEqual([
+      expect(attempts.map((a) => [a.eventType, a.statusCode, a.deliveryStatus])).toEqual([
         ['run.succeeded', 200, 'succeeded'],
         ['run.inprogress', 200, 'succeeded'],
         ['run.queued', 204, 'succeeded'],
         ['run.queued', 503, 'succeeded'],
       ]);
-      expect(attempts[3]!.next_attempt_at).not.toBe('');
+      expect(attempts[3]!.nextAttemptAt).not.toBeNull();
 
       // Replay: the same event, id and body again.
       await replayEvent(db, admin, endpoint.id, done.headers['webhook-id'] as string);
@@ -237,13 +233,12 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     const rx = await receiver();
     try {
       const created = await createEventEndpoint(deps, admin, {
-        caller: admin,
         url: rx.url,
         event_types: ['run.queued'],
         description: '',
       });
       const rotated = await rotateEventEndpointSecret(deps, admin, created.endpoint.id);
-      expect(rotated.endpoint.previous_secret_expires_at).not.toBe('');
+      expect(rotated.endpoint.previousSecretExpiresAt).not.toBeNull();
       await createRun(runDeps, admin, { prompt: 'rotate' });
       const r = await rx.next();
       expect((r.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
@@ -253,7 +248,7 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
       await dispatcher.settled();
       expect(await getEventEndpoint(db, admin, created.endpoint.id)).toMatchObject({
         enabled: false,
-        disabled_reason: expect.stringMatching(/410 Gone/),
+        disabledReason: expect.stringMatching(/410 Gone/),
       });
       await db.eventEndpoint.delete({ where: { id: created.endpoint.id } });
     } finally {
@@ -265,7 +260,6 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     const rx = await receiver();
     try {
       const { endpoint } = await createEventEndpoint(deps, admin, {
-        caller: admin,
         url: rx.url,
         event_types: ['run.queued'],
         description: '',
@@ -278,7 +272,7 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
       await dispatcher.settled();
       expect(await getEventEndpoint(db, member, endpoint.id)).toMatchObject({
         enabled: false,
-        disabled_reason: `Every attempt failed since ${since.toISOString()}`,
+        disabledReason: `Every attempt failed since ${since.toISOString()}`,
       });
       await db.eventEndpoint.delete({ where: { id: endpoint.id } });
     } finally {
@@ -292,7 +286,6 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     try {
       for (const rx of [slow, fast])
         await createEventEndpoint(deps, admin, {
-          caller: admin,
           url: rx.url,
           event_types: ['run.queued'],
           description: '',
@@ -310,7 +303,6 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
 
   it('prunes old events once delivered or given up, never one still pending', async () => {
     const { endpoint } = await createEventEndpoint(deps, admin, {
-      caller: admin,
       url: 'http://127.0.0.1:9/never',
       event_types: ['*'],
       description: '',

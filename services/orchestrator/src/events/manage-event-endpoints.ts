@@ -1,13 +1,15 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type EventEndpoint as EndpointRow, type PrismaClient } from '@conveyor/db';
-import type {
-  CreateEventEndpointRequest__Output,
-  EventEndpoint__Output as EventEndpoint,
-  UpdateEventEndpointRequest__Output,
-} from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
 import type { SecretCipher } from '../secrets/secret-cipher';
+import {
+  endpointView,
+  type CreateEventEndpointInput,
+  type EndpointWithSecret,
+  type EventEndpointView,
+  type UpdateEventEndpointInput,
+} from './event-endpoint-view';
 import { encryptEndpointSecret, newEndpointSecret } from './endpoint-secret';
 import { parseEndpointUrl, resolveEndpoint, type EndpointUrlRules } from './endpoint-url';
 import { validateEventTypes } from './event-types';
@@ -24,28 +26,6 @@ export interface EventEndpointDeps {
 const MAX_DESCRIPTION = 500;
 /** Endpoints per team: each one multiplies every event's deliveries. */
 const MAX_ENDPOINTS_PER_TEAM = 50;
-
-/** An endpoint with its signing secret: the answer of create and rotate, the only time the secret is shown. */
-export interface EndpointWithSecret {
-  endpoint: EventEndpoint;
-  secret: string;
-}
-
-const iso = (d: Date | null): string => (d ? d.toISOString() : '');
-
-export function endpointToProto(row: EndpointRow): EventEndpoint {
-  return {
-    id: row.id,
-    url: row.url,
-    event_types: row.eventTypes,
-    enabled: row.enabled,
-    description: row.description ?? '',
-    disabled_reason: row.disabledReason ?? '',
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-    previous_secret_expires_at: row.previousCiphertext ? iso(row.previousSecretUntil) : '',
-  };
-}
 
 function validateDescription(description: string): string | null {
   if (description.length > MAX_DESCRIPTION)
@@ -74,7 +54,7 @@ export async function findEndpoint(
 export async function createEventEndpoint(
   deps: EventEndpointDeps,
   caller: Caller,
-  req: CreateEventEndpointRequest__Output,
+  req: CreateEventEndpointInput,
 ): Promise<EndpointWithSecret> {
   requireFactoryManager(caller, 'Creating an event endpoint');
   const eventTypes = validateEventTypes(req.event_types);
@@ -96,31 +76,31 @@ export async function createEventEndpoint(
       ...encryptEndpointSecret(deps.cipher, id, secret),
     },
   });
-  return { endpoint: endpointToProto(row), secret };
+  return { endpoint: endpointView(row), secret };
 }
 
-export async function listEventEndpoints(db: PrismaClient, caller: Caller): Promise<EventEndpoint[]> {
+export async function listEventEndpoints(db: PrismaClient, caller: Caller): Promise<EventEndpointView[]> {
   const rows = await db.eventEndpoint.findMany({
     where: { teamId: caller.team_id },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
-  return rows.map(endpointToProto);
+  return rows.map(endpointView);
 }
 
 export async function getEventEndpoint(
   db: PrismaClient,
   caller: Caller,
   endpointId: string,
-): Promise<EventEndpoint> {
-  return endpointToProto(await findEndpoint(db, caller, endpointId));
+): Promise<EventEndpointView> {
+  return endpointView(await findEndpoint(db, caller, endpointId));
 }
 
 /** Enabling clears what the platform said when it disabled the endpoint, and starts its failure clock afresh. */
 export async function updateEventEndpoint(
   deps: EventEndpointDeps,
   caller: Caller,
-  req: UpdateEventEndpointRequest__Output,
-): Promise<EventEndpoint> {
+  req: UpdateEventEndpointInput,
+): Promise<EventEndpointView> {
   const existing = await findEndpoint(deps.db, caller, req.endpoint_id);
   requireFactoryManager(caller, 'Updating an event endpoint');
   const row = await deps.db.eventEndpoint.update({
@@ -133,7 +113,7 @@ export async function updateEventEndpoint(
       ...(req.enabled === true ? { disabledReason: null, failingSince: null } : {}),
     },
   });
-  return endpointToProto(row);
+  return endpointView(row);
 }
 
 export async function deleteEventEndpoint(
@@ -168,5 +148,5 @@ export async function rotateEventEndpointSecret(
       ...encryptEndpointSecret(deps.cipher, existing.id, secret),
     },
   });
-  return { endpoint: endpointToProto(row), secret };
+  return { endpoint: endpointView(row), secret };
 }
