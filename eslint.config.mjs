@@ -141,16 +141,6 @@ const serviceBoundaries = SERVICES.map((service) => ({
   rules: { 'no-restricted-imports': ['error', { patterns: servicePatterns(service) }] },
 }));
 
-/**
- * Orchestrator files that still take or return wire messages (responses built as proto objects). Each one moved
- * behind a domain type leaves this list; nothing joins it (docs/architecture.md).
- */
-const ORCHESTRATOR_WIRE_TYPES_LEFT = [
-  'catalog/environment-guests.ts',
-  'catalog/environment-to-proto.ts',
-  'catalog/environments.ts',
-];
-
 /** The orchestrator's domain speaks its own types; grpc/ maps the wire onto them, the composition root wires both. */
 const orchestratorWireTypes = {
   files: ['services/orchestrator/src/**/*.ts'],
@@ -160,7 +150,6 @@ const orchestratorWireTypes = {
     'services/orchestrator/src/main.ts',
     '**/*.test.ts',
     'services/orchestrator/src/test-support/**',
-    ...ORCHESTRATOR_WIRE_TYPES_LEFT.map((f) => `services/orchestrator/src/${f}`),
   ],
   rules: {
     'no-restricted-imports': [

@@ -48,7 +48,10 @@ export async function findEnvironmentForCaller(
 }
 
 /** How the caller reaches it, for the response's `access`. */
-export function accessOf(env: EnvironmentWithGrants, caller: Caller): 'owner' | 'guest' | 'link' {
+/** How the caller reaches an environment: its team's (or their own), as a guest, or through a shared link. */
+export type EnvironmentReach = 'owner' | 'guest' | 'link';
+
+export function accessOf(env: EnvironmentWithGrants, caller: Caller): EnvironmentReach {
   if (env.teamId === caller.team_id && (env.scopeType === 'TEAM' || env.ownerId === caller.principal_id))
     return 'owner';
   return env.grants.some((g) => g.principalId === caller.principal_id && g.kind === 'GUEST')

@@ -1,22 +1,29 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type EnvironmentInvitation as InvitationRow, type PrismaClient } from '@conveyor/db';
-import type {
-  Environment as EnvironmentProto,
-  EnvironmentGuest,
-  EnvironmentInvitation,
-} from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import { assertCanManage, canManage, findEnvironmentForCaller } from './environment-access';
+import type { EnvironmentView } from './environment-view';
 import type { Environments } from './environments';
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-const toProto = (row: InvitationRow, environmentName = ''): EnvironmentInvitation => ({
-  invitation_id: row.id,
-  environment_id: row.environmentId,
-  environment_name: environmentName,
-  email: row.email,
-  invited_at: row.createdAt.toISOString(),
+/** A pending invitation; the environment's name is shown to the invitee only (empty in a manager's list). */
+export interface InvitationView {
+  invitation: InvitationRow;
+  environmentName: string;
+}
+
+/** An accepted guest, with the account's name and e-mail (empty once the account is gone). */
+export interface GuestView {
+  userId: string;
+  displayName: string;
+  email: string;
+  grantedAt: Date;
+}
+
+const invitationView = (invitation: InvitationRow, environmentName = ''): InvitationView => ({
+  invitation,
+  environmentName,
 });
 
 /** Whom an invitation is for: the caller whose account has its e-mail (agents have none). */
@@ -38,7 +45,7 @@ export class EnvironmentGuests {
   async list(
     caller: Caller,
     environmentId: string,
-  ): Promise<{ guests: EnvironmentGuest[]; invitations: EnvironmentInvitation[] }> {
+  ): Promise<{ guests: GuestView[]; invitations: InvitationView[] }> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
     const grants = env.grants
@@ -54,17 +61,17 @@ export class EnvironmentGuests {
     const guests = grants.map((g) => {
       const user = users.find((u) => u.id === g.principalId);
       return {
-        user_id: g.principalId,
-        display_name: user?.displayName ?? '',
+        userId: g.principalId,
+        displayName: user?.displayName ?? '',
         email: user?.email ?? '',
-        granted_at: g.createdAt.toISOString(),
+        grantedAt: g.createdAt,
       };
     });
-    return { guests, invitations: invitations.map((row) => toProto(row)) };
+    return { guests, invitations: invitations.map((row) => invitationView(row)) };
   }
 
   /** Inviting the same e-mail again returns the same pending invitation. */
-  async invite(caller: Caller, environmentId: string, rawEmail: string): Promise<EnvironmentInvitation> {
+  async invite(caller: Caller, environmentId: string, rawEmail: string): Promise<InvitationView> {
     const env = await findEnvironmentForCaller(this.db, caller, environmentId);
     assertCanManage(env, caller);
     const email = rawEmail.trim().toLowerCase();
@@ -75,7 +82,7 @@ export class EnvironmentGuests {
       create: { id: newId('einv'), environmentId: env.id, email, invitedById: caller.principal_id },
       update: {},
     });
-    return toProto(row);
+    return invitationView(row);
   }
 
   async removeGuest(caller: Caller, environmentId: string, userId: string): Promise<void> {
@@ -88,7 +95,7 @@ export class EnvironmentGuests {
   }
 
   /** The caller's pending invitations, with the environments' names (the invitee cannot read them otherwise). */
-  async pendingFor(caller: Caller): Promise<EnvironmentInvitation[]> {
+  async pendingFor(caller: Caller): Promise<InvitationView[]> {
     const email = inviteeEmail(caller);
     if (!email) return [];
     const rows = await this.db.environmentInvitation.findMany({
@@ -96,10 +103,10 @@ export class EnvironmentGuests {
       include: { environment: { select: { name: true } } },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
-    return rows.map((row) => toProto(row, row.environment.name));
+    return rows.map((row) => invitationView(row, row.environment.name));
   }
 
-  async accept(caller: Caller, invitationId: string): Promise<EnvironmentProto> {
+  async accept(caller: Caller, invitationId: string): Promise<EnvironmentView> {
     const invitation = await this.addressedTo(caller, invitationId);
     if (!invitation) throw notFound('Invitation');
     await this.db.$transaction([

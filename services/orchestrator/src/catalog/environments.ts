@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, notFound } from '@conveyor/errors';
 import { newEnvironmentId, newId, type Prisma, type PrismaClient } from '@conveyor/db';
-import type { Environment as EnvironmentProto } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
 import {
   assertCanManage,
@@ -10,7 +9,7 @@ import {
   type EnvironmentWithGrants,
 } from './environment-access';
 import { parseEnvironmentBody, repositoriesOf } from './environment-input';
-import { environmentsToProto } from './environment-to-proto';
+import { environmentViews, type EnvironmentView } from './environment-view';
 
 export interface EnvironmentDeps {
   db: PrismaClient;
@@ -24,11 +23,11 @@ const json = (v: unknown) => v as Prisma.InputJsonValue;
 export class Environments {
   constructor(private readonly deps: EnvironmentDeps) {}
 
-  private async one(caller: Caller, env: EnvironmentWithGrants): Promise<EnvironmentProto> {
-    return (await environmentsToProto(this.deps.db, caller, [env]))[0]!;
+  private async one(caller: Caller, env: EnvironmentWithGrants): Promise<EnvironmentView> {
+    return (await environmentViews(this.deps.db, caller, [env]))[0]!;
   }
 
-  async create(caller: Caller, bodyJson: string): Promise<EnvironmentProto> {
+  async create(caller: Caller, bodyJson: string): Promise<EnvironmentView> {
     const body = parseEnvironmentBody(bodyJson);
     if (!body.name) throw new AppError('invalid_request', 'name is required');
     const repositories =
@@ -62,7 +61,7 @@ export class Environments {
     return this.one(caller, env);
   }
 
-  async list(caller: Caller, sortBy: string): Promise<EnvironmentProto[]> {
+  async list(caller: Caller, sortBy: string): Promise<EnvironmentView[]> {
     if (sortBy && sortBy !== 'name' && sortBy !== 'last_updated')
       throw new AppError('invalid_request', 'sort_by must be name or last_updated');
     const envs = await this.deps.db.environment.findMany({
@@ -70,15 +69,15 @@ export class Environments {
       include: { grants: true },
       orderBy: sortBy === 'name' ? [{ name: 'asc' }, { id: 'asc' }] : [{ updatedAt: 'desc' }, { id: 'asc' }],
     });
-    return environmentsToProto(this.deps.db, caller, envs);
+    return environmentViews(this.deps.db, caller, envs);
   }
 
-  async get(caller: Caller, id: string): Promise<EnvironmentProto> {
+  async get(caller: Caller, id: string): Promise<EnvironmentView> {
     return this.one(caller, await findEnvironmentForCaller(this.deps.db, caller, id));
   }
 
   /** Partial: omitted keys stay, null clears the nullable ones, arrays replace wholesale. Scope never changes. */
-  async update(caller: Caller, id: string, bodyJson: string): Promise<EnvironmentProto> {
+  async update(caller: Caller, id: string, bodyJson: string): Promise<EnvironmentView> {
     const body = parseEnvironmentBody(bodyJson);
     const env = await findEnvironmentForCaller(this.deps.db, caller, id);
     assertCanManage(env, caller);
@@ -135,7 +134,7 @@ export class Environments {
     ]);
   }
 
-  async redeemLink(caller: Caller, token: string): Promise<EnvironmentProto> {
+  async redeemLink(caller: Caller, token: string): Promise<EnvironmentView> {
     const env = token ? await this.deps.db.environment.findUnique({ where: { shareToken: token } }) : null;
     if (!env) throw notFound('Environment link');
     await this.deps.db.environmentAccess.upsert({

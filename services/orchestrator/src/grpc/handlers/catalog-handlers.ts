@@ -1,5 +1,6 @@
 import type { Logger } from '@conveyor/logger';
 import type { CatalogServiceHandlers } from '@conveyor/proto';
+import { environmentToProto, guestToProto, invitationToProto } from '../mappers/environment-to-proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import type { EnvironmentGuests } from '../../catalog/environment-guests';
@@ -51,45 +52,54 @@ export function catalogHandlers({
     }),
     CreateEnvironment: unary(logger, 'CreateEnvironment', async (req) => {
       const env = await environments.create(requireCaller(req.caller), req.body_json);
-      logger.info({ environmentId: env.uid }, 'environment created');
-      return env;
+      logger.info({ environmentId: env.environment.id }, 'environment created');
+      return environmentToProto(env);
     }),
     ListEnvironments: unary(logger, 'ListEnvironments', async (req) => ({
-      environments: await environments.list(requireCaller(req.caller), req.sort_by),
+      environments: (await environments.list(requireCaller(req.caller), req.sort_by)).map(environmentToProto),
     })),
     GetEnvironment: unary(logger, 'GetEnvironment', async (req) =>
-      environments.get(requireCaller(req.caller), req.environment_id),
+      environments.get(requireCaller(req.caller), req.environment_id).then(environmentToProto),
     ),
     UpdateEnvironment: unary(logger, 'UpdateEnvironment', async (req) =>
-      environments.update(requireCaller(req.caller), req.environment_id, req.body_json),
+      environments
+        .update(requireCaller(req.caller), req.environment_id, req.body_json)
+        .then(environmentToProto),
     ),
     DeleteEnvironment: unary(logger, 'DeleteEnvironment', async (req) => {
       await environments.delete(requireCaller(req.caller), req.environment_id);
       logger.info({ environmentId: req.environment_id }, 'environment deleted');
       return {};
     }),
-    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) =>
-      guests.list(requireCaller(req.caller), req.environment_id),
-    ),
+    ListEnvironmentGuests: unary(logger, 'ListEnvironmentGuests', async (req) => {
+      const listed = await guests.list(requireCaller(req.caller), req.environment_id);
+      return {
+        guests: listed.guests.map(guestToProto),
+        invitations: listed.invitations.map(invitationToProto),
+      };
+    }),
     InviteEnvironmentGuest: unary(logger, 'InviteEnvironmentGuest', async (req) => {
       const invitation = await guests.invite(requireCaller(req.caller), req.environment_id, req.email);
       logger.info(
-        { environmentId: invitation.environment_id, invitationId: invitation.invitation_id },
+        { environmentId: invitation.invitation.environmentId, invitationId: invitation.invitation.id },
         'guest invited',
       );
-      return invitation;
+      return invitationToProto(invitation);
     }),
     RemoveEnvironmentGuest: unary(logger, 'RemoveEnvironmentGuest', async (req) => {
       await guests.removeGuest(requireCaller(req.caller), req.environment_id, req.user_id);
       return {};
     }),
     ListEnvironmentInvitations: unary(logger, 'ListEnvironmentInvitations', async (req) => ({
-      invitations: await guests.pendingFor(requireCaller(req.caller)),
+      invitations: (await guests.pendingFor(requireCaller(req.caller))).map(invitationToProto),
     })),
     AcceptEnvironmentInvitation: unary(logger, 'AcceptEnvironmentInvitation', async (req) => {
       const env = await guests.accept(requireCaller(req.caller), req.invitation_id);
-      logger.info({ environmentId: env.uid, invitationId: req.invitation_id }, 'guest invitation accepted');
-      return env;
+      logger.info(
+        { environmentId: env.environment.id, invitationId: req.invitation_id },
+        'guest invitation accepted',
+      );
+      return environmentToProto(env);
     }),
     DeleteEnvironmentInvitation: unary(logger, 'DeleteEnvironmentInvitation', async (req) => {
       await guests.delete(requireCaller(req.caller), req.invitation_id);
@@ -103,7 +113,7 @@ export function catalogHandlers({
       return {};
     }),
     RedeemEnvironmentLink: unary(logger, 'RedeemEnvironmentLink', async (req) =>
-      environments.redeemLink(requireCaller(req.caller), req.token),
+      environments.redeemLink(requireCaller(req.caller), req.token).then(environmentToProto),
     ),
   };
 }

@@ -1,10 +1,7 @@
 import type { PrismaClient, Run } from '@conveyor/db';
-import type { Environment as EnvironmentProto } from '@conveyor/proto';
 import type { Caller } from '../auth/caller';
-import { accessOf, type EnvironmentWithGrants } from './environment-access';
+import { accessOf, type EnvironmentReach, type EnvironmentWithGrants } from './environment-access';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
-
-const iso = (d: Date | null | undefined): string => (d ? d.toISOString() : '');
 
 export function environmentConfig(env: EnvironmentWithGrants): Record<string, unknown> {
   const repos = (env.repositories ?? []) as unknown as RepositoryRef[];
@@ -21,7 +18,24 @@ export function environmentConfig(env: EnvironmentWithGrants): Record<string, un
   };
 }
 
-type Principal = { type: string; uid: string; display_name: string; email: string };
+/** Who created or last edited an environment, with the name to show; type is '' for a principal since deleted. */
+export interface Principal {
+  type: string;
+  uid: string;
+  displayName: string;
+  email: string;
+}
+
+/** An environment as the caller sees it: its row, its config, who made it, its latest run and the caller's access. */
+export interface EnvironmentView {
+  environment: EnvironmentWithGrants;
+  config: Record<string, unknown>;
+  creator: Principal;
+  lastEditor: Principal;
+  /** The latest of the caller's team's runs in it. */
+  latestRun?: Run;
+  access: EnvironmentReach;
+}
 
 /** Display names of the creators and last editors on a page: one query for users, one for agent identities. */
 async function principals(db: PrismaClient, ids: string[]): Promise<Map<string, Principal>> {
@@ -32,8 +46,8 @@ async function principals(db: PrismaClient, ids: string[]): Promise<Map<string, 
   ]);
   const map = new Map<string, Principal>();
   for (const u of users)
-    map.set(u.id, { type: 'USER', uid: u.id, display_name: u.displayName, email: u.email });
-  for (const a of agents) map.set(a.id, { type: 'AGENT', uid: a.id, display_name: a.name, email: '' });
+    map.set(u.id, { type: 'USER', uid: u.id, displayName: u.displayName, email: u.email });
+  for (const a of agents) map.set(a.id, { type: 'AGENT', uid: a.id, displayName: a.name, email: '' });
   return map;
 }
 
@@ -52,11 +66,12 @@ async function latestRuns(
   return new Map(runs.map((r) => [r.environmentId!, r]));
 }
 
-export async function environmentsToProto(
+/** Views of a page of environments: two queries for the people, one for the latest runs, whatever the page size. */
+export async function environmentViews(
   db: PrismaClient,
   caller: Caller,
   envs: EnvironmentWithGrants[],
-): Promise<EnvironmentProto[]> {
+): Promise<EnvironmentView[]> {
   const [people, latest] = await Promise.all([
     principals(
       db,
@@ -68,32 +83,13 @@ export async function environmentsToProto(
       envs.map((e) => e.id),
     ),
   ]);
-  const who = (id: string): Principal => people.get(id) ?? { type: '', uid: id, display_name: '', email: '' };
-  return envs.map((env) => {
-    const run = latest.get(env.id);
-    return {
-      uid: env.id,
-      config_json: JSON.stringify(environmentConfig(env)),
-      last_updated: iso(env.updatedAt),
-      created_at: iso(env.createdAt),
-      setup_failed: run?.errorCode === 'environment_setup_failed',
-      creator: who(env.createdById),
-      last_editor: who(env.lastEditorId),
-      last_task_created_json: run
-        ? JSON.stringify({
-            id: run.id,
-            title: run.title,
-            state: run.state,
-            created_at: iso(run.createdAt),
-            updated_at: iso(run.updatedAt),
-            started_at: run.startedAt ? iso(run.startedAt) : null,
-          })
-        : '',
-      last_task_run_timestamp: iso(run?.startedAt ?? run?.createdAt),
-      scope_type: env.scopeType === 'USER' ? 'User' : 'Team',
-      scope_uid: env.scopeType === 'USER' ? env.ownerId : env.teamId,
-      access: accessOf(env, caller),
-      link_sharing_enabled: env.shareToken !== null,
-    };
-  });
+  const who = (id: string): Principal => people.get(id) ?? { type: '', uid: id, displayName: '', email: '' };
+  return envs.map((env) => ({
+    environment: env,
+    config: environmentConfig(env),
+    creator: who(env.createdById),
+    lastEditor: who(env.lastEditorId),
+    latestRun: latest.get(env.id),
+    access: accessOf(env, caller),
+  }));
 }
