@@ -19,6 +19,9 @@ export interface WorkerHubOptions {
 
 type Stream = grpc.ServerDuplexStream<WorkerUpstream__Output, WorkerDownstream>;
 
+/** What the hub needs of WorkerDispatch: a port, so the stream mapping is tested on its own. */
+export type WorkerHubDispatch = Pick<WorkerDispatch, 'connect' | 'heartbeat' | 'disconnect' | 'dispatch'>;
+
 /**
  * Self-hosted workers' Connect streams (docs/workers.md): a worker says hello with its team's worker token and its
  * worker ID, then heartbeats; this maps the stream onto WorkerDispatch (workers/), which records presence and
@@ -27,7 +30,7 @@ type Stream = grpc.ServerDuplexStream<WorkerUpstream__Output, WorkerDownstream>;
 export class WorkerHub {
   constructor(
     private readonly db: PrismaClient,
-    private readonly dispatch: WorkerDispatch,
+    private readonly dispatch: WorkerHubDispatch,
     private readonly logger: Logger,
     private readonly options: WorkerHubOptions,
   ) {}
@@ -52,7 +55,10 @@ export class WorkerHub {
       closed = true;
       stream.emit('error', { code, details, metadata: new grpc.Metadata() } as grpc.ServiceError);
     };
+    // Any way the stream goes (ended, cancelled, broken) marks it closed, so a hello still being recorded
+    // forgets its connection instead of welcoming a dead stream and dispatching runs to it.
     const close = () => {
+      closed = true;
       if (connectionId) this.dispatch.disconnect(connectionId);
       connectionId = undefined;
     };
@@ -106,11 +112,9 @@ export class WorkerHub {
         this.dispatch.heartbeat(connectionId, message.heartbeat.active_runs);
     });
     stream.on('end', () => {
+      const wasOpen = !closed;
       close();
-      if (!closed) {
-        closed = true;
-        stream.end();
-      }
+      if (wasOpen) stream.end();
     });
     stream.on('cancelled', close);
     stream.on('error', close);
