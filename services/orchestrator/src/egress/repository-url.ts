@@ -1,5 +1,11 @@
 import { AppError } from '@conveyor/errors';
-import type { PullRequestSpec } from '../github/open-pull-request';
+
+/** `repositories[].pull_request`: the pull request to open from the pushed branch (github/open-pull-request.ts). */
+export interface PullRequestSpec {
+  base?: string;
+  draft?: boolean;
+  title?: string;
+}
 
 export interface RepositoryRef {
   url: string;

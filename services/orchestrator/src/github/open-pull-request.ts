@@ -1,14 +1,8 @@
 import { AppError } from '@conveyor/errors';
-import { ownerAndRepo } from '../egress/repository-url';
+import { ownerAndRepo, type PullRequestSpec } from '../egress/repository-url';
 import { githubMessage, githubRequest, type GitHubApi, type GitHubResponse } from './github-rest';
 
 /** `repositories[].pull_request` of an environment (docs/harnesses.md "Pull requests"). */
-export interface PullRequestSpec {
-  base?: string;
-  draft?: boolean;
-  title?: string;
-}
-
 export interface PullRequestInput {
   repositoryUrl: string;
   /** The pushed branch, `conveyor/run-<id>`. */
