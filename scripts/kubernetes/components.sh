@@ -122,6 +122,10 @@ clusterDomain: cluster.local
 resolvConf: ""
 serializeImagePulls: false
 evictionHard: {memory.available: 200Mi, nodefs.available: 2%, imagefs.available: 2%, nodefs.inodesFree: 2%}
+# No image garbage collection: the images are loaded with ctr, not pulled, so one the kubelet removes is gone (on a
+# disk other jobs filled past 85 %, it removed the pause image mid-suite and every new Pod failed to start).
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 YAML
   start_daemon kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet.yaml" --kubeconfig "$p/kubelet.kubeconfig" \
     --hostname-override "$K8S_NODE_NAME" --node-ip "$K8S_NODE_IP" --root-dir "$K8S_STATE/kubelet"

@@ -31,12 +31,17 @@ async function waitForState(runId: string, states: string[], timeoutMs = 240_000
   );
 }
 
+/** Exits 0 only if a TCP connection to host:port opens: the same connect in the run's Pod and at its controls. */
+const connectCommand = (hostPort: string) => {
+  const [host, port] = hostPort.split(':');
+  return `timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null`;
+};
+
 /** Connects from inside the run's Pod: `name=open` or `name=refused` for each target, one per line. */
 function probeScript(targets: Record<string, string>): string {
-  const connect = Object.entries(targets).map(([name, hostPort]) => {
-    const [host, port] = hostPort.split(':');
-    return `(timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null && echo ${name}=open || echo ${name}=refused) &`;
-  });
+  const connect = Object.entries(targets).map(
+    ([name, hostPort]) => `(${connectCommand(hostPort)} && echo ${name}=open || echo ${name}=refused) &`,
+  );
   return [
     'echo image=$(cat /etc/conveyor-image 2>/dev/null || echo default)',
     'echo uid=$(id -u)',
@@ -45,7 +50,7 @@ function probeScript(targets: Record<string, string>): string {
     'test -e /var/run/secrets/kubernetes.io/serviceaccount/token && echo token=present || echo token=absent',
     '(touch /probe-root 2>/dev/null && echo rootfs=writable) || echo rootfs=readonly',
     ...connect,
-    // The runner's egress proxy, which the run's NetworkPolicy allows: the control that connections can succeed at all.
+    // The runner's egress proxy, which the run's NetworkPolicy allows.
     'hp=${HTTPS_PROXY#http://}',
     `(timeout 5 bash -c "exec 3<>/dev/tcp/\${hp%:*}/\${hp##*:}" 2>/dev/null && echo egress_proxy=open || echo egress_proxy=refused) &`,
     'wait',
@@ -106,15 +111,16 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     );
   };
 
-  /** Connects to host:port from inside a Pod with the image's Node: prints `open`, or fails. */
-  const connectFrom = (pod: string, host: string, port: number) =>
-    kubectl(
-      'exec',
-      pod,
-      '--',
-      'node',
-      '-e',
-      `require('net').connect(${port}, '${host}', () => { console.log('open'); process.exit(0); }).on('error', () => process.exit(1))`,
+  /** Resolves once host:port accepts a connection from inside `pod` (the same connect as the probe's). */
+  const reachableFrom = (pod: string, hostPort: string) =>
+    eventually(
+      () =>
+        kubectl('exec', pod, '--', 'bash', '-c', connectCommand(hostPort)).then(
+          () => true,
+          () => undefined,
+        ),
+      `${hostPort} to accept a connection from ${pod}`,
+      60_000,
     );
 
   it("a claude run succeeds in its own Pod from the environment's docker_image, which cannot reach the platform or another run's Pod", async () => {
@@ -139,21 +145,28 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
       "the listening run's Pod",
     );
     await listenerTaken;
-    // Control: the listener accepts connections (from inside its own Pod, where no NetworkPolicy applies).
-    await eventually(
-      () => connectFrom(listenerPod.name, '127.0.0.1', LISTENER_PORT).catch(() => undefined),
-      'the listener to accept on its own Pod',
-    );
 
+    // Each target with a control: a position no run's NetworkPolicy covers connects to the same address with the same
+    // connect, so the run Pod's refusals below are the policy's, not a server that is down or a wrong address. The
+    // runner's Pod (same namespace, egress unrestricted, a client the orchestrator's own ingress policy admits); for
+    // the other run, its own Pod at its own address (traffic to itself crosses no policy).
     const orchestrator = (await pods('app.kubernetes.io/name=conveyor-orchestrator'))[0]!;
-    const probe = probeScript({
-      orchestrator: `${orchestrator.ip}:50051`,
-      postgres: cluster.infra.postgres,
-      redis: cluster.infra.redis,
-      kafka: cluster.infra.kafka,
-      kubernetes_api: `${cluster.nodeIp}:16443`,
-      other_run: `${listenerPod.ip}:${LISTENER_PORT}`,
-    });
+    const runner = (await pods('app.kubernetes.io/name=conveyor-runner'))[0]!;
+    const targets: Record<string, { address: string; control: string }> = {
+      orchestrator_grpc: { address: `${orchestrator.ip}:50051`, control: runner.name },
+      // Open to every Pod by the platform's policies (self-hosted workers): only the run's egress rule refuses it.
+      orchestrator_workers: { address: `${orchestrator.ip}:50052`, control: runner.name },
+      postgres: { address: cluster.infra.postgres, control: runner.name },
+      redis: { address: cluster.infra.redis, control: runner.name },
+      kafka: { address: cluster.infra.kafka, control: runner.name },
+      kubernetes_api: { address: `${cluster.nodeIp}:16443`, control: runner.name },
+      other_run: { address: `${listenerPod.ip}:${LISTENER_PORT}`, control: listenerPod.name },
+    };
+    for (const { address, control } of Object.values(targets)) await reachableFrom(control, address);
+
+    const probe = probeScript(
+      Object.fromEntries(Object.entries(targets).map(([name, { address }]) => [name, address])),
+    );
     server.enqueue(
       { text: 'Probing.', toolCalls: [{ name: 'Bash', input: { command: probe, description: 'Probe' } }] },
       { text: 'Probed.' },
@@ -172,16 +185,17 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
       'platform_env=0',
       'token=absent',
       'rootfs=readonly',
-      'orchestrator=refused',
-      'postgres=refused',
-      'redis=refused',
-      'kafka=refused',
-      'kubernetes_api=refused',
-      'other_run=refused',
-      // Control: what its NetworkPolicy allows (the runner's egress proxy) does connect.
-      'egress_proxy=open',
     ])
       expect(outputs).toContain(line);
+    const probed = (JSON.parse(outputs) as Json[]).map((step) => String(step.output ?? '')).join('\n');
+    const connections = Object.fromEntries(
+      [...probed.matchAll(/^(\w+)=(open|refused)$/gm)].map(([, name, result]) => [name, result]),
+    );
+    expect(connections).toEqual({
+      ...Object.fromEntries(Object.keys(targets).map((name) => [name, 'refused'])),
+      // What its NetworkPolicy allows (the runner's egress proxy) does connect from the same Pod.
+      egress_proxy: 'open',
+    });
     // The Pod and its NetworkPolicy go with the run.
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
 
