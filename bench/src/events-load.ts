@@ -28,4 +28,7 @@ async function main() {
   await db.$disconnect();
 }
 
-void main();
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -41,4 +41,7 @@ async function main() {
   process.send!({ urls: receivers.map((r) => r.url) });
 }
 
-void main();
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

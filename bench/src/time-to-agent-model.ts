@@ -13,7 +13,7 @@ async function main(): Promise<void> {
     const first = server.requests.find((r) => r.scripted && r.receivedAt >= message.after);
     process.send!({ id: message.id, at: first?.receivedAt ?? null, url: first?.url ?? null });
   });
-  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+  process.on('disconnect', () => void server.close().finally(() => process.exit(0)));
   process.send!({ url: server.url });
 }
 
