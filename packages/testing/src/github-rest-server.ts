@@ -18,7 +18,7 @@ export interface ScriptedGitHub {
   comments: Map<string, string[]>;
   /** The one token accepted (`Authorization: Bearer <token>`); anything else answers 401 "Bad credentials". */
   token: string;
-  /** Heads that already have an open pull request somewhere (opened by a person, say). */
+  /** Heads GitHub says already have an open pull request that the token cannot list (POST 422, GET finds none). */
   openElsewhere: (head: string) => boolean;
   close(): Promise<void>;
 }
@@ -33,7 +33,7 @@ export interface ScriptedGitHubOptions {
 /**
  * GitHub's REST API for the calls the platform makes, answering as github.com does (status codes and messages from its
  * documentation): GET /repos/{o}/{r}, POST /repos/{o}/{r}/pulls (422 "A pull request already exists for …" on a
- * second one from the same head, 422 on a missing base), POST /repos/{o}/{r}/issues/{n}/comments.
+ * second one from the same head, 422 on a missing base), GET /repos/{o}/{r}/pulls?head=…, POST /repos/{o}/{r}/issues/{n}/comments.
  */
 export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promise<ScriptedGitHub> {
   const requests: GitHubRequest[] = [];
@@ -58,7 +58,8 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     });
 
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
     let body: Record<string, unknown> = {};
     try {
       body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
@@ -99,6 +100,26 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
         html_url: `https://github.test/${fullName}/pull/${number}`,
         draft: body.draft,
       });
+    }
+    if (req.method === 'GET' && rest === '/pulls') {
+      // ?head=owner:branch lists the open pull requests from that head (the owner is the repository's here).
+      const head = url.searchParams.get('head') ?? '';
+      const branch = head.slice(head.indexOf(':') + 1);
+      const pull = head.startsWith(`${repoPath[1]}:`) ? pulls.get(`${fullName}:${branch}`) : undefined;
+      return send(
+        res,
+        200,
+        pull
+          ? [
+              {
+                number: pull.number,
+                html_url: `https://github.test/${fullName}/pull/${pull.number}`,
+                head: { ref: branch },
+                base: { ref: pull.base },
+              },
+            ]
+          : [],
+      );
     }
     const comment = /^\/issues\/(\d+)\/comments$/.exec(rest);
     if (req.method === 'POST' && comment) {

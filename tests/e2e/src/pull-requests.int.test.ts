@@ -114,6 +114,27 @@ describe('pull requests from the pushed branch', () => {
     await expectTokenNowhere(runId);
   });
 
+  it("a follow-up execution updates the run's open pull request and reports it again instead of failing", async () => {
+    const { runId, done } = await run(await environment({}));
+    expect(done.state).toBe('SUCCEEDED');
+    const branch = `conveyor/run-${runId}`;
+    const opened = artifactsOf(done, 'PULL_REQUEST').map((a) => a.data as Json);
+    expect(opened).toHaveLength(1);
+
+    const followup = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, {
+      message: '@demo message again',
+    });
+    expect(followup.body).toMatchObject({ routed_to: 'new_execution' });
+    const again = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+    expect(again.state).toBe('SUCCEEDED');
+    // One pull request on GitHub; the second execution found it (GET …/pulls?head=) and reported the same one.
+    expect([...github.pulls.keys()].filter((k) => k.endsWith(branch))).toHaveLength(1);
+    expect(artifactsOf(again, 'PULL_REQUEST').map((a) => a.data)).toEqual([opened[0], opened[0]]);
+    expect(github.requests.map((r) => `${r.method} ${r.path}`)).toContain('GET /repos/acme/widgets/pulls');
+    expect(branchLog(remote, branch)).toEqual(agentWorkLog(runId));
+    await expectTokenNowhere(runId);
+  });
+
   it.each([
     [
       'a base branch that does not exist',

@@ -25,6 +25,7 @@ describe('githubRequest egress', () => {
     await expect(githubRequest(api, 't', 'GET', '/repos/a/b')).resolves.toEqual({
       status: 200,
       body: { ok: true },
+      items: [],
     });
   });
 });

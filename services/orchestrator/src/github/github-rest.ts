@@ -14,7 +14,10 @@ export interface GitHubApi {
 
 export interface GitHubResponse {
   status: number;
+  /** The answer when it is a JSON object ({} otherwise). */
   body: Record<string, unknown>;
+  /** The answer when it is a JSON array, as list endpoints give ([] otherwise). */
+  items: Array<Record<string, unknown>>;
 }
 
 /** GitHub's answers we read are small JSON objects; anything bigger is cut off rather than held. */
@@ -71,8 +74,12 @@ export async function githubRequest(
           } catch {
             parsed = {};
           }
-          const object = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-          resolve({ status: res.statusCode ?? 0, body: object });
+          const items = Array.isArray(parsed) ? (parsed as Array<Record<string, unknown>>) : [];
+          const object =
+            parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+              ? (parsed as Record<string, unknown>)
+              : {};
+          resolve({ status: res.statusCode ?? 0, body: object, items });
         });
       },
     );

@@ -74,6 +74,32 @@ export async function openPullRequest(
     body: input.body,
     draft: input.spec.draft ?? false,
   });
-  if (res.status !== 201 || typeof res.body.html_url !== 'string') throw refusal(res, where, base);
-  return { url: res.body.html_url, number: Number(res.body.number), base };
+  if (res.status === 201 && typeof res.body.html_url === 'string')
+    return { url: res.body.html_url, number: Number(res.body.number), base };
+  // The branch is the run's own, so an open pull request from it is this run's, opened by an earlier execution (the
+  // force-push just updated it) or by a person: report that one instead of failing a follow-up.
+  if (res.status === 422 && EXISTS.test(githubMessage(res))) {
+    const open = await openPullRequestFrom(api, token, path, `${owner}:${input.head}`);
+    if (open) return open;
+  }
+  throw refusal(res, where, base);
+}
+
+/** The open pull request whose head is `head` (`owner:branch`), if the token can see one. */
+async function openPullRequestFrom(
+  api: GitHubApi,
+  token: string,
+  path: string,
+  head: string,
+): Promise<{ url: string; number: number; base: string } | undefined> {
+  const res = await githubRequest(
+    api,
+    token,
+    'GET',
+    `${path}/pulls?state=open&head=${encodeURIComponent(head)}`,
+  );
+  const pull = res.status === 200 ? res.items[0] : undefined;
+  if (!pull || typeof pull.html_url !== 'string') return undefined;
+  const base = (pull.base as { ref?: unknown } | undefined)?.ref;
+  return { url: pull.html_url, number: Number(pull.number), base: typeof base === 'string' ? base : '' };
 }
