@@ -7,6 +7,7 @@ export {
   type TestDatabase,
 } from './test-database';
 export { uniqueName } from './unique-name';
+export { createTeam, createMember, otherTeamAdmin, type TeamRole } from './team-members';
 export { freePort, startPlatform, runCli, type RunningPlatform } from './start-platform';
 export { apiCall, type Json } from './api-call';
 export { startExtraService, type ExtraService } from './start-extra-service';

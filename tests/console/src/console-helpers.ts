@@ -1,5 +1,5 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { apiCall, runCli, type Json, type RunningPlatform } from '@conveyor/testing';
+import { apiCall, type Json, type RunningPlatform } from '@conveyor/testing';
 
 /** Debian's chromium, installed by `scripts/infra.sh browser`; playwright-core never downloads a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -32,21 +32,6 @@ export async function createRun(
 export function sessionPath(run: Json): string {
   if (typeof run.session_link !== 'string') throw new Error(`run ${String(run.run_id)} has no session_link`);
   return new URL(run.session_link).pathname;
-}
-
-/** An admin key of a brand-new team. */
-export async function newTeamKey(platform: RunningPlatform): Promise<string> {
-  const team = JSON.parse(
-    await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),
-  ) as { id: string };
-  const user = JSON.parse(
-    await runCli(
-      ['user', 'create', '--team', team.id, '--email', `other-${Date.now()}@console.dev`, '--role', 'ADMIN'],
-      platform.env,
-    ),
-  ) as { id: string };
-  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string })
-    .key;
 }
 
 export async function signIn(page: Page, platform: RunningPlatform, key: string): Promise<void> {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import {
   apiCall,
+  otherTeamAdmin,
   startEventReceiver,
   startPlatform,
   type EventReceiver,
@@ -11,7 +12,6 @@ import {
 import {
   createRun,
   launchChromium,
-  newTeamKey,
   originOf,
   readSse,
   sessionPath,
@@ -204,7 +204,7 @@ describe('web console', () => {
 
   it("a second team's user sees none of the first team's runs, webhooks or event streams", async () => {
     const theirs = await createRun(platform, '@demo message secret work of team one', 'Team one only');
-    const otherKey = await newTeamKey(platform);
+    const otherKey = (await otherTeamAdmin(platform)).key;
     const context = await browser.newContext();
     const other = await context.newPage();
     try {

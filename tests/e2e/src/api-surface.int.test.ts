@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { runCli, startPlatform, type RunningPlatform } from './platform';
+import { otherTeamAdmin } from '@conveyor/testing';
+import { startPlatform, type RunningPlatform } from './platform';
 import { waitForRunState } from './run-waits';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -19,18 +20,7 @@ describe('API surface end to end', () => {
     platform = await startPlatform({
       env: { HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }) },
     });
-    const team = JSON.parse(await runCli(['team', 'create', '--name', 'Other'], platform.env)) as {
-      id: string;
-    };
-    const user = JSON.parse(
-      await runCli(
-        ['user', 'create', '--team', team.id, '--email', `other-${randomUUID()}@x.dev`],
-        platform.env,
-      ),
-    ) as { id: string };
-    otherKey = (
-      JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }
-    ).key;
+    otherKey = (await otherTeamAdmin(platform)).key;
   }, 120_000);
 
   afterAll(async () => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import OzAPI from 'oz-agent-sdk';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import { createMember, createTeam } from '@conveyor/testing';
 import { runCli, startPlatform, type RunningPlatform } from './platform';
 
 // Environments, skills, models and agent identities through the real gateway over HTTP and the official SDK.
@@ -105,28 +106,13 @@ describe('catalog and identities end to end', () => {
     });
     db = createPrismaClient(platform.databaseUrl);
     client = new OzAPI({ apiKey: platform.apiKey, baseURL: platform.apiUrl, maxRetries: 0 });
-    const team = JSON.parse(await runCli(['team', 'create', '--name', 'Other'], platform.env)) as {
-      id: string;
-    };
-    const other = JSON.parse(
-      await runCli(
-        ['user', 'create', '--team', team.id, '--email', 'other@other.dev', '--role', 'ADMIN'],
-        platform.env,
-      ),
-    ) as { id: string };
-    otherUserId = other.id;
-    otherKey = (
-      JSON.parse(await runCli(['key', 'create', '--user', other.id], platform.env)) as { key: string }
-    ).key;
-    const member = JSON.parse(
-      await runCli(
-        ['user', 'create', '--team', 'team_dev', '--email', 'member@dev.dev', '--role', 'MEMBER'],
-        platform.env,
-      ),
-    ) as { id: string };
-    memberKey = (
-      JSON.parse(await runCli(['key', 'create', '--user', member.id], platform.env)) as { key: string }
-    ).key;
+    const otherTeam = await createTeam(platform);
+    ({ userId: otherUserId, key: otherKey } = await createMember(platform, {
+      teamId: otherTeam,
+      role: 'ADMIN',
+      email: 'other@other.dev',
+    }));
+    memberKey = (await createMember(platform, { email: 'member@dev.dev' })).key;
   }, 120_000);
 
   afterAll(async () => {

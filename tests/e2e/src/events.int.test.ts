@@ -1,9 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
-import { startEventReceiver, type EventReceiver, type ReceivedEvent } from '@conveyor/testing';
+import {
+  createMember,
+  otherTeamAdmin,
+  startEventReceiver,
+  type EventReceiver,
+  type ReceivedEvent,
+} from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState } from './run-waits';
-import { keyForRole, otherTeamKey } from './webhook-helpers';
 
 // Outgoing run events (docs/events.md) from the built services: a run on the real runner, its events signed to a
 // receiver on loopback, which only the operator's allow-lists (EGRESS_ALLOWED_ADDRESSES, EVENT_HTTP_ALLOWED_HOSTS) let
@@ -26,7 +31,10 @@ describe('event endpoints end to end (gateway → orchestrator → receiver)', (
     });
     db = createPrismaClient(platform.databaseUrl);
     rx = await startEventReceiver();
-    [memberKey, outsiderKey] = await Promise.all([keyForRole(platform, 'MEMBER'), otherTeamKey(platform)]);
+    [memberKey, outsiderKey] = await Promise.all([
+      createMember(platform).then((m) => m.key),
+      otherTeamAdmin(platform).then((a) => a.key),
+    ]);
   }, 120_000);
 
   afterAll(async () => {

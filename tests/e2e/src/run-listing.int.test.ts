@@ -1,7 +1,8 @@
 import OzAPI from 'oz-agent-sdk';
 import { createBlobStore } from '@conveyor/blob-store';
 import { createPrismaClient, newUuid, type Prisma, type PrismaClient } from '@conveyor/db';
-import { runCli, startPlatform, type RunningPlatform } from './platform';
+import { otherTeamAdmin } from '@conveyor/testing';
+import { startPlatform, type RunningPlatform } from './platform';
 
 // Listing and inspection through the real gateway over HTTP and the official SDK. Runs, events, artifacts
 // and transcripts are inserted straight into the platform's database, as the runner side would record them.
@@ -42,19 +43,7 @@ describe('run listing and inspection end to end', () => {
     platform = await startPlatform();
     db = createPrismaClient(platform.databaseUrl);
     client = new OzAPI({ apiKey: platform.apiKey, baseURL: platform.apiUrl, maxRetries: 0 });
-    const team = JSON.parse(await runCli(['team', 'create', '--name', 'Other'], platform.env)) as {
-      id: string;
-    };
-    otherTeam = team.id;
-    const user = JSON.parse(
-      await runCli(
-        ['user', 'create', '--team', team.id, '--email', 'other@other.dev', '--role', 'ADMIN'],
-        platform.env,
-      ),
-    ) as { id: string };
-    otherKey = (
-      JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }
-    ).key;
+    ({ teamId: otherTeam, key: otherKey } = await otherTeamAdmin(platform));
 
     for (let i = 0; i < 23; i++) await insertRun(TEAM, { state: 'SUCCEEDED' });
     const add = async (name: string, data: Partial<Prisma.RunUncheckedCreateInput>) => {

@@ -1,5 +1,6 @@
 import OzAPI, { NotFoundError } from 'oz-agent-sdk';
-import { runCli, startPlatform, type RunningPlatform } from './platform';
+import { otherTeamAdmin } from '@conveyor/testing';
+import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, type Json } from './run-waits';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -13,20 +14,7 @@ describe('scheduled agents end to end', () => {
   beforeAll(async () => {
     platform = await startPlatform();
     client = new OzAPI({ apiKey: platform.apiKey, baseURL: platform.apiUrl, maxRetries: 0 });
-    const team = JSON.parse(await runCli(['team', 'create', '--name', 'Elsewhere'], platform.env)) as {
-      id: string;
-    };
-    const user = JSON.parse(
-      await runCli(
-        ['user', 'create', '--team', team.id, '--email', 'else@elsewhere.dev', '--role', 'ADMIN'],
-        platform.env,
-      ),
-    ) as { id: string };
-    otherKey = (
-      JSON.parse(await runCli(['key', 'create', '--user', user.id, '--name', 'e2e'], platform.env)) as {
-        key: string;
-      }
-    ).key;
+    otherKey = (await otherTeamAdmin(platform)).key;
   });
 
   afterAll(async () => {

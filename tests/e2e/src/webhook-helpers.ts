@@ -1,38 +1,5 @@
-import { runCli, type RunningPlatform } from './platform';
+import type { RunningPlatform } from './platform';
 import { apiCall, type Json } from './run-waits';
-
-/** An API key of a new user of the dev team with the given role (MEMBER cannot manage factories). */
-export async function keyForRole(
-  platform: RunningPlatform,
-  role: 'ADMIN' | 'MEMBER',
-  teamId = 'team_dev',
-): Promise<string> {
-  const user = JSON.parse(
-    await runCli(
-      [
-        'user',
-        'create',
-        '--team',
-        teamId,
-        '--email',
-        `${role.toLowerCase()}-${Date.now()}-${Math.random().toString(36).slice(2)}@e2e.dev`,
-        '--role',
-        role,
-      ],
-      platform.env,
-    ),
-  ) as { id: string };
-  return (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string })
-    .key;
-}
-
-/** An admin key of another team: its resources must look exactly like missing ones. */
-export async function otherTeamKey(platform: RunningPlatform): Promise<string> {
-  const team = JSON.parse(
-    await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),
-  ) as { id: string };
-  return keyForRole(platform, 'ADMIN', team.id);
-}
 
 export function webhookApi(platform: RunningPlatform) {
   const api = (method: string, path: string, body?: unknown, key?: string) =>

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli, startPlatform, type RunningPlatform } from './platform';
 import type { Json } from './run-waits';
-import { keyForRole, otherTeamKey, webhookApi } from './webhook-helpers';
+import { createMember, otherTeamAdmin } from '@conveyor/testing';
+import { webhookApi } from './webhook-helpers';
 
 describe('webhooks management API end to end (gateway → orchestrator → PostgreSQL/Redis)', () => {
   let platform: RunningPlatform;
@@ -14,7 +15,10 @@ describe('webhooks management API end to end (gateway → orchestrator → Postg
   beforeAll(async () => {
     platform = await startPlatform({ withRunner: false });
     w = webhookApi(platform);
-    [memberKey, outsiderKey] = await Promise.all([keyForRole(platform, 'MEMBER'), otherTeamKey(platform)]);
+    [memberKey, outsiderKey] = await Promise.all([
+      createMember(platform).then((m) => m.key),
+      otherTeamAdmin(platform).then((a) => a.key),
+    ]);
   });
 
   afterAll(async () => {

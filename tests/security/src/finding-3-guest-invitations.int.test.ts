@@ -3,7 +3,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { apiCall, runCli, startPlatform, type Json, type RunningPlatform } from '@conveyor/testing';
+import {
+  apiCall,
+  createMember,
+  createTeam,
+  startPlatform,
+  type Json,
+  type RunningPlatform,
+} from '@conveyor/testing';
 
 jest.setTimeout(120_000);
 
@@ -36,14 +43,7 @@ describe('finding 3: guests by invitation — consent first, no account-existenc
   let bystanderKey: string;
   const guestEmail = `guest-${randomUUID()}@victim.test`;
 
-  const user = async (teamId: string, email: string) => {
-    const created = JSON.parse(
-      await runCli(['user', 'create', '--team', teamId, '--email', email], platform.env),
-    ) as { id: string };
-    return (
-      JSON.parse(await runCli(['key', 'create', '--user', created.id], platform.env)) as { key: string }
-    ).key;
-  };
+  const user = async (teamId: string, email: string) => (await createMember(platform, { teamId, email })).key;
 
   beforeAll(async () => {
     gitRoot = mkdtempSync(path.join(os.tmpdir(), 'conveyor-guests-'));
@@ -57,11 +57,9 @@ describe('finding 3: guests by invitation — consent first, no account-existenc
     });
     expect(env.status).toBe(201);
     environmentId = env.body.uid as string;
-    const victims = JSON.parse(
-      await runCli(['team', 'create', '--name', `Victims ${Date.now()}`], platform.env),
-    ) as { id: string };
-    guestKey = await user(victims.id, guestEmail);
-    bystanderKey = await user(victims.id, `bystander-${randomUUID()}@victim.test`);
+    const victims = await createTeam(platform);
+    guestKey = await user(victims, guestEmail);
+    bystanderKey = await user(victims, `bystander-${randomUUID()}@victim.test`);
   });
 
   afterAll(async () => {

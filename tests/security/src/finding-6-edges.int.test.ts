@@ -1,4 +1,4 @@
-import { apiCall, runCli, startPlatform, type RunningPlatform } from '@conveyor/testing';
+import { apiCall, createMember, createTeam, startPlatform, type RunningPlatform } from '@conveyor/testing';
 import { createWebhook, post } from './webhook-sender';
 
 jest.setTimeout(120_000);
@@ -19,21 +19,9 @@ describe('finding 6: edges — nobody is a trusted proxy, per-key and per-team r
   });
 
   async function teamWithKeys(count: number): Promise<string[]> {
-    const team = JSON.parse(
-      await runCli(['team', 'create', '--name', `Burst ${Date.now()}`], platform.env),
-    ) as { id: string };
+    const teamId = await createTeam(platform);
     const keys: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const user = JSON.parse(
-        await runCli(
-          ['user', 'create', '--team', team.id, '--email', `burst-${Date.now()}-${i}@security.test`],
-          platform.env,
-        ),
-      ) as { id: string };
-      keys.push(
-        (JSON.parse(await runCli(['key', 'create', '--user', user.id], platform.env)) as { key: string }).key,
-      );
-    }
+    for (let i = 0; i < count; i++) keys.push((await createMember(platform, { teamId })).key);
     return keys;
   }
 
