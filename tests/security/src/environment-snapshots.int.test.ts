@@ -238,6 +238,23 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     expect(seen(fromNew)).toEqual([second, 'hello.txt new.txt', second]);
   });
 
+  it('a setup that commits in its repository has not moved it: with no new commit the next run skips setup', async () => {
+    seedRemote(gitRoot, 'acme/patched');
+    const patched = await environment(
+      [
+        'cd repo && git tag base && echo patched > patch.txt && git add patch.txt && git -c user.name=Setup -c user.email=setup@example.com commit --quiet -m patch',
+      ],
+      undefined,
+      { repositories: [{ url: `${gitServer.url}/acme/patched.git`, directory: 'repo', ref: 'main' }] },
+    );
+    const probe = 'git -C repo log --format=%s | paste -sd " "';
+    const maker = await run(patched, probe);
+    expect([maker.ranSetup, maker.report.stdout.trim()]).toEqual([true, 'patch initial']);
+    const later = await run(patched, probe);
+    expect([later.from, later.updated, later.ranSetup]).toEqual([maker.made, undefined, false]);
+    expect(later.report.stdout.trim()).toBe('patch initial');
+  });
+
   it("another team's run of an identical environment neither uses nor sees the first team's snapshot", async () => {
     const team = JSON.parse(
       await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),

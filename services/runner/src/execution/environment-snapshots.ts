@@ -34,12 +34,15 @@ export function snapshotRef(
 
 /**
  * Brings a repository of a snapshot up to its ref (only new commits are fetched). Exit 0: it was current; 10: it
- * moved and the work tree now holds the new commit; anything else: it could not be fetched.
+ * moved and the work tree now holds the new commit; anything else: it could not be fetched. "Moved" compares the
+ * ref as cloned (origin/<ref>, or the tag) with the fetched one, not HEAD: a setup that commits or checks out in the
+ * clone has not moved it.
  */
 const REFRESH = [
   'cd -- "$1" || exit 2',
+  'cloned=$(git rev-parse -q --verify "origin/${2:-HEAD}^{commit}" || git rev-parse -q --verify "${2:-HEAD}^{commit}")',
   'git fetch --quiet origin "${2:-HEAD}" || exit 2',
-  '[ "$(git rev-parse "HEAD^{commit}")" = "$(git rev-parse "FETCH_HEAD^{commit}")" ] && exit 0',
+  '[ "$cloned" = "$(git rev-parse "FETCH_HEAD^{commit}")" ] && exit 0',
   'git reset --quiet --hard "FETCH_HEAD^{commit}" && exit 10',
   'exit 2',
 ].join('\n');
