@@ -308,15 +308,17 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     expect((await stat(store)).mode & 0o777).toBe(0o700);
   });
 
-  it("a snapshot holds no run's key: setup of an environment that keeps snapshots runs without it", async () => {
+  it('a snapshot holds nothing of the run that made it: setup of an environment that keeps snapshots runs without its key and ID', async () => {
     const dumping = await environment(['env > setup-env.txt']);
-    const probe = 'grep -c "^CONVEYOR_API_KEY=." setup-env.txt || true';
+    // What setup saw of the run's key and ID, then whether the agent itself has its ID.
+    const probe =
+      'grep -c -e "^CONVEYOR_API_KEY=." -e "^CONVEYOR_RUN_ID=." setup-env.txt; echo "${CONVEYOR_RUN_ID:+agent-has-id}"';
     const maker = await run(dumping, probe);
     expect(maker.made).toBeDefined();
-    expect(maker.report.stdout.trim()).toBe('0');
+    expect(maker.report.stdout.trim().split('\n')).toEqual(['0', 'agent-has-id']);
     const later = await run(dumping, probe);
     expect(later.from).toBe(maker.made);
-    expect(later.report.stdout.trim()).toBe('0');
+    expect(later.report.stdout.trim().split('\n')).toEqual(['0', 'agent-has-id']);
   });
 
   it('an environment with `snapshot: false` neither makes nor uses one', async () => {

@@ -76,15 +76,22 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
       return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
     report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
     if (p.ref) await sandbox.dropSnapshot?.(p.ref);
-    await setUpEnvironment({ ...environment, repositories: [] }, sandbox, withoutRunKey(env), signal, report);
+    await setUpEnvironment(
+      { ...environment, repositories: [] },
+      sandbox,
+      withoutRunValues(env),
+      signal,
+      report,
+    );
     return p.step(
       'succeeded',
       `started from snapshot ${sandbox.startedFrom}; setup ran again on new commits`,
     );
   }
-  // The run's key must not end up in a snapshot other runs read while this one still lives (a setup writing its
-  // environment to a file): setup of an environment that keeps snapshots runs without it.
-  const setupEnv = p.ref ? withoutRunKey(env) : env;
+  // Setup of an environment that keeps snapshots prepares every later run, so it sees nothing of this one: not its
+  // key (a setup writing its environment to a file would hand it to runs reading the snapshot while this one lives),
+  // not its ID (it would be the first run's in every later one).
+  const setupEnv = p.ref ? withoutRunValues(env) : env;
   if (sandbox.snapshotFailure)
     p.log(
       'warn',
@@ -96,7 +103,11 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
   p.step('succeeded', made ? `made snapshot ${made}` : undefined);
 }
 
-const withoutRunKey = (env: Record<string, string>) => ({ ...env, CONVEYOR_API_KEY: '' });
+const withoutRunValues = (env: Record<string, string>) => ({
+  ...env,
+  CONVEYOR_API_KEY: '',
+  CONVEYOR_RUN_ID: '',
+});
 
 async function capture(
   sandbox: RunSandbox,
