@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 export interface GitHttpServer {
-  /** `http://127.0.0.1:<port>`; repositories are `<url>/<name>.git` under the served root. */
+  /** `http://<host>:<port>`; repositories are `<url>/<name>.git` under the served root. */
   url: string;
   /** Every request, with the credential it carried (the decoded `Authorization: Basic` user:password, or ''). */
   requests: Array<{ method: string; path: string; service: string; credential: string }>;
@@ -14,8 +14,14 @@ export interface GitHttpServer {
 /**
  * A real git server on loopback: git's own smart-HTTP CGI (`git http-backend`) behind a small Node bridge. Fetching is
  * open; pushing (git-receive-pack) needs HTTP Basic `credential` (`user:password`), like a forge with a push token.
+ * `host`: another loopback address (127.0.0.2) for a bubblewrap sandbox's git, which reaches 127.0.0.1 and localhost
+ * directly (NO_PROXY: its own loopback, where nothing serves git) and anything else through the egress proxy.
  */
-export async function startGitHttpServer(root: string, credential: string): Promise<GitHttpServer> {
+export async function startGitHttpServer(
+  root: string,
+  credential: string,
+  host = '127.0.0.1',
+): Promise<GitHttpServer> {
   const backend = path.join(
     execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(),
     'git-http-backend',
@@ -72,10 +78,10 @@ export async function startGitHttpServer(root: string, credential: string): Prom
     cgi.on('close', () => (started ? res.end() : res.writeHead(500).end(head)));
   };
   const server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

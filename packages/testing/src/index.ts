@@ -14,6 +14,7 @@ export { startExtraService, type ExtraService } from './start-extra-service';
 export * from './model-server';
 export { createTestTrust, type TestTrust } from './test-trust';
 export { startGitHttpServer, type GitHttpServer } from './git-http-server';
+export { git, seedRemote } from './git-remote';
 export { startEventReceiver, type EventReceiver, type ReceivedEvent } from './event-receiver';
 export { startPrivatePostgres, startPrivateRedis, type PrivateServer } from './private-servers';
 export { startScriptedGitHub, type ScriptedGitHub, type GitHubRequest } from './github-rest-server';

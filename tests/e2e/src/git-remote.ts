@@ -1,30 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
+import { git } from '@conveyor/testing';
 
-export const git = (args: string[], cwd?: string): string =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  }).trim();
-
-/** A bare repository `<root>/<name>.git` whose main branch has one commit (hello.txt = "hello world"). */
-export function seedRemote(root: string, name = 'origin'): string {
-  const remote = path.join(root, `${name}.git`);
-  const seed = path.join(root, `${name}-seed`);
-  mkdirSync(path.dirname(remote), { recursive: true });
-  git(['init', '--quiet', '--bare', '--initial-branch=main', remote]);
-  git(['init', '--quiet', '--initial-branch=main', seed]);
-  execFileSync('sh', ['-c', 'printf "hello world\\n" > hello.txt'], { cwd: seed });
-  git(['add', '.'], seed);
-  git(
-    ['-c', 'user.name=Seed', '-c', 'user.email=seed@example.com', 'commit', '--quiet', '-m', 'initial'],
-    seed,
-  );
-  git(['push', '--quiet', remote, 'main'], seed);
-  return remote;
-}
+export { git, seedRemote } from '@conveyor/testing';
 
 /** Whether `branch` exists in the bare repository `remote`. */
 export const hasBranch = (remote: string, branch: string): boolean =>

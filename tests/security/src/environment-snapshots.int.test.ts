@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { readdir, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { apiCall, runCli, startPlatform, type RunningPlatform } from '@conveyor/testing';
+import {
+  apiCall,
+  git,
+  runCli,
+  seedRemote,
+  startGitHttpServer,
+  startPlatform,
+  type GitHttpServer,
+  type RunningPlatform,
+} from '@conveyor/testing';
 
 // Issue 26: environment snapshots on the local (bubblewrap) backend. The real platform and runner; a command harness
 // (fixtures/shell-agent.js) runs its prompt as a shell script inside the run's sandbox and reports what it saw.
@@ -26,11 +35,19 @@ const stringsIn = (value: unknown): string[] =>
 describe('environment snapshots: set up once, start from it, per team, read-only to the runs on it', () => {
   let platform: RunningPlatform;
   let workspaceRoot: string;
+  let gitRoot: string;
+  let gitServer: GitHttpServer;
 
   beforeAll(async () => {
     workspaceRoot = path.join(os.tmpdir(), `conveyor-snapshots-${randomUUID()}`);
+    gitRoot = await mkdtemp(path.join(os.tmpdir(), 'snapshot-repositories-'));
+    // A real git server the sandbox's git reaches through the egress proxy (an operator's internal host).
+    gitServer = await startGitHttpServer(gitRoot, 'pusher:unused', '127.0.0.2');
     platform = await startPlatform({
       env: {
+        SANDBOX_INTERNAL_HOSTS: new URL(gitServer.url).host,
+        GIT_ALLOWED_SCHEMES: 'https,http',
+        EGRESS_ALLOWED_ADDRESSES: '127.0.0.2/32',
         RUN_SANDBOX: 'bubblewrap',
         WORKSPACE_ROOT: workspaceRoot,
         HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }),
@@ -43,6 +60,8 @@ describe('environment snapshots: set up once, start from it, per team, read-only
 
   afterAll(async () => {
     await platform?.stop();
+    await gitServer?.close();
+    await rm(gitRoot, { recursive: true, force: true });
   });
 
   const api = (method: string, urlPath: string, body?: unknown, key?: string) =>
@@ -92,6 +111,8 @@ describe('environment snapshots: set up once, start from it, per team, read-only
       report: JSON.parse(text!.slice('SHELL-REPORT '.length)) as Report,
       made: /made snapshot ([0-9a-f]{16})/.exec(detail)?.[1],
       from: /started from snapshot ([0-9a-f]{16}); setup skipped/.exec(detail)?.[1],
+      // Started from a snapshot whose commits had moved: updated, and setup ran on top.
+      updated: /started from snapshot ([0-9a-f]{16}); setup ran again on new commits/.exec(detail)?.[1],
       // Set up from scratch: the setup step started without a snapshot.
       ranSetup: timeline.some(
         (e) =>
@@ -163,6 +184,77 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     expect(first.ranSetup).toBe(true);
   });
 
+  it('a moved commit: the run from the snapshot fetches it and sets up again on top; the next run makes a new snapshot', async () => {
+    const remote = seedRemote(gitRoot, 'acme/moving');
+    const seed = `${remote.slice(0, -'.git'.length)}-seed`;
+    const head = () => git(['--git-dir', remote, 'rev-parse', 'main']);
+    // Each setup appends the commit it set up on: the marker is the last line, and the lines count the setups.
+    const moving = await environment(['git -C repo rev-parse HEAD >> setup-log'], undefined, {
+      repositories: [{ url: `${gitServer.url}/acme/moving.git`, directory: 'repo' }],
+    });
+    const probe = 'git -C repo rev-parse HEAD; ls repo | paste -sd " "; paste -sd " " setup-log';
+    const seen = (r: Awaited<ReturnType<typeof run>>) => r.report.stdout.trim().split('\n');
+    const first = head();
+    const fetches = () => gitServer.requests.filter((q) => q.service === 'git-upload-pack').length;
+
+    const maker = await run(moving, probe);
+    expect([maker.ranSetup, maker.made]).toEqual([true, expect.stringMatching(/^[0-9a-f]{16}$/)]);
+    expect(seen(maker)).toEqual([first, 'hello.txt', first]);
+
+    // No new commit: the run fetches (a request to the server), finds its commit current and skips setup.
+    const before = fetches();
+    const current = await run(moving, probe);
+    expect([current.from, current.ranSetup]).toEqual([maker.made, false]);
+    expect(seen(current)).toEqual([first, 'hello.txt', first]);
+    expect(fetches()).toBeGreaterThan(before);
+
+    await writeFile(path.join(seed, 'new.txt'), 'new\n');
+    git(['add', 'new.txt'], seed);
+    git(
+      ['-c', 'user.name=Seed', '-c', 'user.email=seed@example.com', 'commit', '--quiet', '-m', 'new'],
+      seed,
+    );
+    git(['push', '--quiet', remote, 'main'], seed);
+    const second = head();
+    expect(second).not.toBe(first);
+
+    // Moved: reset to the new commit, setup again on top of the snapshot's (its line, then this run's).
+    const updated = await run(moving, probe);
+    expect([updated.updated, updated.from, updated.made, updated.ranSetup]).toEqual([
+      maker.made,
+      undefined,
+      undefined,
+      false,
+    ]);
+    expect(seen(updated)).toEqual([second, 'hello.txt new.txt', `${first} ${second}`]);
+
+    // That run dropped the snapshot: the next sets up from scratch on the new commit and keeps that (the same key:
+    // commits are not in it), and the one after starts from it — one setup line, the new commit's.
+    const remade = await run(moving, probe);
+    expect([remade.ranSetup, remade.from, remade.made]).toEqual([true, undefined, maker.made]);
+    expect(seen(remade)).toEqual([second, 'hello.txt new.txt', second]);
+    const fromNew = await run(moving, probe);
+    expect([fromNew.from, fromNew.ranSetup]).toEqual([maker.made, false]);
+    expect(seen(fromNew)).toEqual([second, 'hello.txt new.txt', second]);
+  });
+
+  it('a setup that commits in its repository has not moved it: with no new commit the next run skips setup', async () => {
+    seedRemote(gitRoot, 'acme/patched');
+    const patched = await environment(
+      [
+        'cd repo && git tag base && echo patched > patch.txt && git add patch.txt && git -c user.name=Setup -c user.email=setup@example.com commit --quiet -m patch',
+      ],
+      undefined,
+      { repositories: [{ url: `${gitServer.url}/acme/patched.git`, directory: 'repo', ref: 'main' }] },
+    );
+    const probe = 'git -C repo log --format=%s | paste -sd " "';
+    const maker = await run(patched, probe);
+    expect([maker.ranSetup, maker.report.stdout.trim()]).toEqual([true, 'patch initial']);
+    const later = await run(patched, probe);
+    expect([later.from, later.updated, later.ranSetup]).toEqual([maker.made, undefined, false]);
+    expect(later.report.stdout.trim()).toBe('patch initial');
+  });
+
   it("another team's run of an identical environment neither uses nor sees the first team's snapshot", async () => {
     const team = JSON.parse(
       await runCli(['team', 'create', '--name', `Other ${Date.now()}`], platform.env),
@@ -216,15 +308,17 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     expect((await stat(store)).mode & 0o777).toBe(0o700);
   });
 
-  it("a snapshot holds no run's key: setup of an environment that keeps snapshots runs without it", async () => {
+  it('a snapshot holds nothing of the run that made it: setup of an environment that keeps snapshots runs without its key and ID', async () => {
     const dumping = await environment(['env > setup-env.txt']);
-    const probe = 'grep -c "^CONVEYOR_API_KEY=." setup-env.txt || true';
+    // What setup saw of the run's key and ID, then whether the agent itself has its ID.
+    const probe =
+      'grep -c -e "^CONVEYOR_API_KEY=." -e "^CONVEYOR_RUN_ID=." setup-env.txt; echo "${CONVEYOR_RUN_ID:+agent-has-id}"';
     const maker = await run(dumping, probe);
     expect(maker.made).toBeDefined();
-    expect(maker.report.stdout.trim()).toBe('0');
+    expect(maker.report.stdout.trim().split('\n')).toEqual(['0', 'agent-has-id']);
     const later = await run(dumping, probe);
     expect(later.from).toBe(maker.made);
-    expect(later.report.stdout.trim()).toBe('0');
+    expect(later.report.stdout.trim().split('\n')).toEqual(['0', 'agent-has-id']);
   });
 
   it('an environment with `snapshot: false` neither makes nor uses one', async () => {

@@ -34,12 +34,15 @@ export function snapshotRef(
 
 /**
  * Brings a repository of a snapshot up to its ref (only new commits are fetched). Exit 0: it was current; 10: it
- * moved and the work tree now holds the new commit; anything else: it could not be fetched.
+ * moved and the work tree now holds the new commit; anything else: it could not be fetched. "Moved" compares the
+ * ref as cloned (origin/<ref>, or the tag) with the fetched one, not HEAD: a setup that commits or checks out in the
+ * clone has not moved it.
  */
 const REFRESH = [
   'cd -- "$1" || exit 2',
+  'cloned=$(git rev-parse -q --verify "origin/${2:-HEAD}^{commit}" || git rev-parse -q --verify "${2:-HEAD}^{commit}")',
   'git fetch --quiet origin "${2:-HEAD}" || exit 2',
-  '[ "$(git rev-parse "HEAD^{commit}")" = "$(git rev-parse "FETCH_HEAD^{commit}")" ] && exit 0',
+  '[ "$cloned" = "$(git rev-parse "FETCH_HEAD^{commit}")" ] && exit 0',
   'git reset --quiet --hard "FETCH_HEAD^{commit}" && exit 10',
   'exit 2',
 ].join('\n');
@@ -73,15 +76,22 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
       return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
     report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
     if (p.ref) await sandbox.dropSnapshot?.(p.ref);
-    await setUpEnvironment({ ...environment, repositories: [] }, sandbox, withoutRunKey(env), signal, report);
+    await setUpEnvironment(
+      { ...environment, repositories: [] },
+      sandbox,
+      withoutRunValues(env),
+      signal,
+      report,
+    );
     return p.step(
       'succeeded',
       `started from snapshot ${sandbox.startedFrom}; setup ran again on new commits`,
     );
   }
-  // The run's key must not end up in a snapshot other runs read while this one still lives (a setup writing its
-  // environment to a file): setup of an environment that keeps snapshots runs without it.
-  const setupEnv = p.ref ? withoutRunKey(env) : env;
+  // Setup of an environment that keeps snapshots prepares every later run, so it sees nothing of this one: not its
+  // key (a setup writing its environment to a file would hand it to runs reading the snapshot while this one lives),
+  // not its ID (it would be the first run's in every later one).
+  const setupEnv = p.ref ? withoutRunValues(env) : env;
   if (sandbox.snapshotFailure)
     p.log(
       'warn',
@@ -93,7 +103,11 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
   p.step('succeeded', made ? `made snapshot ${made}` : undefined);
 }
 
-const withoutRunKey = (env: Record<string, string>) => ({ ...env, CONVEYOR_API_KEY: '' });
+const withoutRunValues = (env: Record<string, string>) => ({
+  ...env,
+  CONVEYOR_API_KEY: '',
+  CONVEYOR_RUN_ID: '',
+});
 
 async function capture(
   sandbox: RunSandbox,

@@ -20,6 +20,20 @@ async function pidsParent(): Promise<string> {
   );
 }
 
+/** Runs argv on the host as `uid` (and its gid, no other groups) — outside bwrap, and without no_new_privs. */
+const asUid = (uid: number, argv: string[]): string =>
+  execFileSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', ...argv], {
+    encoding: 'utf8',
+  }).trim();
+
+/** The per-mount options (field 6 of /proc/self/mountinfo) of the mount at `mountPoint`. */
+async function mountOptions(mountPoint: string): Promise<string[]> {
+  const line = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .find((l) => l.split(' ')[4] === mountPoint);
+  return line?.split(' ')[5]?.split(',') ?? [];
+}
+
 const groupOf = async (runId: string) => {
   const parent = await pidsParent();
   const name = (await readdir(parent)).find((n) => n.startsWith('conveyor-') && n.includes(runId));
@@ -110,5 +124,41 @@ describe('the privileged helper at start', () => {
     expect(opened.snapshot).toBeUndefined();
     expect(opened.snapshotFailure).toMatch(/mount/);
     expect(await readdir(path.join(root, 'c', 'workspaces', third))).toEqual([]);
+  });
+
+  it("a setuid file planted during setup gains nothing through a later run's workspace, even outside bwrap and without no_new_privs", async () => {
+    const runs = await startHelper('d');
+    const workspaces = path.join(root, 'd', 'workspaces');
+    const ref = { teamId: 'team', key: 'd'.repeat(64) };
+    const maker = randomUUID();
+    const a = (await runs.open({ op: 'open', runId: maker, limits: LIMITS })).uid;
+    // What setup can plant as its own uid: a copy of `id`, setuid and setgid to itself.
+    asUid(a, [
+      'sh',
+      '-c',
+      `cd ${path.join(workspaces, maker)} && cp /usr/bin/id suid-id && chmod 6755 suid-id`,
+    ]);
+    expect((await runs.capture(maker, ref)).snapshot).toBeDefined();
+
+    const later = randomUUID();
+    const opened = await runs.open({ op: 'open', runId: later, limits: LIMITS, snapshot: ref });
+    expect(opened.snapshot).toBeDefined();
+    const b = opened.uid;
+    expect(b).not.toBe(a);
+    const workspace = path.join(workspaces, later);
+    const planted = path.join(workspace, 'suid-id');
+    // The effective uid and gid `uid` gets by executing the planted file.
+    const gained = (uid: number) => ['-u', '-g'].map((flag) => asUid(uid, [planted, flag])).join(' ');
+    // The later run itself never becomes the first run's uid: the idmapped snapshot shows the file as its own.
+    expect(gained(b)).toBe(`${b} ${b}`);
+    // The later run opens its workspace to the host (it owns it): anyone else executing the file there stays
+    // themselves — the workspace's overlay is nosuid (without it this prints the run's uid).
+    asUid(b, ['chmod', '755', workspace]);
+    const other = 2 * 1_000_000 + 4242;
+    expect(gained(other)).toBe(`${other} ${other}`);
+    // Device files are not plantable without privilege; the snapshot's mounts ignore them all the same.
+    const lower = path.join(workspaces, '.layers', later, 'lower');
+    for (const mount of [workspace, lower])
+      expect(await mountOptions(mount)).toEqual(expect.arrayContaining(['nosuid', 'nodev']));
   });
 });
