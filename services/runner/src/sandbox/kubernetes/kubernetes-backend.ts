@@ -122,9 +122,10 @@ export class KubernetesBackend implements SandboxBackend {
         endpointPorts,
         closers,
         this.options.snapshots,
+        log,
       );
+      log.info({ image: settings.image }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot);
-      log.info({ image: settings.image, snapshot: sandbox.startedFrom }, 'run pod started');
       return sandbox;
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -184,6 +185,7 @@ class KubernetesSandbox implements RunSandbox {
     private readonly endpointPorts: Map<string, number>,
     private readonly closers: Array<() => Promise<unknown>>,
     private readonly snapshots: PodSnapshots | undefined,
+    private readonly log: Logger,
   ) {
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
@@ -235,9 +237,12 @@ class KubernetesSandbox implements RunSandbox {
 
   /** Before anything else runs in the Pod: its workspace from the team's snapshot, when the runner keeps one. */
   async restore(ref: SnapshotRef): Promise<void> {
+    const started = Date.now();
     const restored = await this.snapshots?.restore(ref, (argv, stdin) => this.housekeeping(argv, stdin));
     this.startedFrom = restored?.startedFrom;
     this.snapshotFailure = restored?.failure;
+    if (restored?.startedFrom || restored?.failure)
+      this.log.info({ ...restored, ms: Date.now() - started }, 'snapshot restore');
   }
 
   /**
@@ -247,8 +252,11 @@ class KubernetesSandbox implements RunSandbox {
    */
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
     if (!this.snapshots || this.startedFrom) return undefined;
+    const started = Date.now();
     await this.run(['kill', '-KILL', '-1']);
-    return this.snapshots.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    const made = await this.snapshots.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    this.log.info({ made, ms: Date.now() - started }, 'snapshot capture');
+    return made;
   }
 
   async dropSnapshot(ref: SnapshotRef): Promise<void> {

@@ -1,4 +1,5 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { collectBytes } from '../collect-output';
 import type { SandboxProcess, SnapshotRef } from '../run-sandbox';
@@ -46,20 +47,34 @@ export class PodSnapshots {
    * unpack is dropped (this run's setup makes a new one) and leaves the workspace emptied, reported as the failure:
    * the run sets up from scratch. A workspace that cannot even be emptied throws: no run starts on half a snapshot.
    */
-  async restore(ref: SnapshotRef, run: PodCommand): Promise<{ startedFrom?: string; failure?: string }> {
+  async restore(
+    ref: SnapshotRef,
+    run: PodCommand,
+  ): Promise<{ startedFrom?: string; failure?: string; bytes?: number }> {
     const found = await this.store.find(ref);
-    if (!found) return {};
+    // Opened before the Pod is asked to unpack: a snapshot evicted meanwhile is a miss, and once open it stays whole.
+    const file = found && (await open(found.image).catch(() => undefined));
+    if (!found || !file) return {};
+    const { size: bytes } = await file.stat();
     const proc = run(UNPACK, 'pipe');
-    const [unpacked] = await Promise.all([
+    // A command that ends (or never starts) before reading it all must not leave the copy waiting on its stdin.
+    void proc.exited.then(() => proc.stdin!.destroy());
+    const [unpacked, sent] = await Promise.all([
       collectBytes(proc),
-      pipeline(createReadStream(found.image), proc.stdin!).catch(() => undefined),
+      pipeline(file.createReadStream(), proc.stdin!).then(
+        () => true,
+        () => false,
+      ),
     ]);
-    if (unpacked.code === 0) return { startedFrom: found.id };
+    if (unpacked.code === 0 && sent) return { startedFrom: found.id, bytes };
     await this.store.drop(ref);
     const emptied = await collectBytes(run(EMPTY, 'ignore'));
     if (emptied.code !== 0)
       throw new Error(`the workspace could not be emptied after a failed restore: ${emptied.stderr.trim()}`);
-    return { failure: `unpacking snapshot ${found.id} failed: ${unpacked.stderr.trim() || unpacked.code}` };
+    const why = sent
+      ? unpacked.stderr.trim() || `exit ${unpacked.code}`
+      : 'the archive did not reach the Pod';
+    return { failure: `unpacking snapshot ${found.id} failed: ${why}` };
   }
 
   /** Streams the Pod's workspace into the store as the snapshot `ref`; undefined when another run made it first. */
