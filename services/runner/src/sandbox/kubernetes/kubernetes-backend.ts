@@ -70,7 +70,11 @@ export class KubernetesBackend implements SandboxBackend {
         `cannot use the Kubernetes API in namespace ${this.options.namespace}: ${describe(err)}`,
       );
     }
-    await this.options.snapshots?.init();
+    try {
+      await this.options.snapshots?.init();
+    } catch (err) {
+      throw new SandboxUnavailable(`cannot keep environment snapshots: ${(err as Error).message}`);
+    }
   }
 
   /** The workspace lives in the run's Pod and goes with it: nothing is kept on the runner. */
