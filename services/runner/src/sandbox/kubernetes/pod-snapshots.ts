@@ -9,14 +9,14 @@ import { POD_UID, POD_WORKSPACE } from './kubernetes-objects';
 /** Starts a command in the run's Pod, as the run's own user, with stdin from the caller when asked. */
 export type PodCommand = (argv: [string, ...string[]], stdin: 'pipe' | 'ignore') => SandboxProcess;
 
-/** The workspace as an archive on stdout: its files as they are, owners as numbers (they are all the run's uid). */
+/**
+ * The workspace as an archive on stdout (run in the workspace): its entries, not `.` itself — the emptyDir's root is
+ * not the run's, so a later Pod could not restore its mode and times. Owners as numbers (they are all the run's uid).
+ */
 const PACK: [string, ...string[]] = [
-  'tar',
-  '--create',
-  '--file=-',
-  '--numeric-owner',
-  `--directory=${POD_WORKSPACE}`,
-  '.',
+  '/bin/sh',
+  '-c',
+  'find . -mindepth 1 -maxdepth 1 -printf "%P\\0" | tar --create --file=- --numeric-owner --null --verbatim-files-from --files-from=-',
 ];
 /**
  * Unpacks stdin into the workspace. Run by the new run's own user in its own Pod, so it can write nothing the run
