@@ -5,7 +5,8 @@ import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
 // Issue 26 on the Kubernetes backend: the runner keeps an environment's workspace after its setup as the team's
 // snapshot and unpacks it into later runs' Pods (docs/snapshots.md). The real Claude Code CLI in each run's Pod reports
-// what its workspace holds through its Bash tool.
+// what its workspace holds through its Bash tool. The test cluster runs one runner (no metrics server scales it), so
+// every run here meets the same runner's store.
 
 /**
  * Setup: a marker only this setup could write, something under HOME, a setuid copy of `id`, a link to /etc/shadow,
@@ -31,6 +32,24 @@ const PROBE = [
 ].join('; ');
 
 type TimelineEvent = { kind: string; data: Record<string, unknown> };
+
+/** The runner's `conveyor_environment_snapshots` gauge, read inside its Pod (the namespace admits no one else). */
+async function snapshotMetrics(): Promise<Record<string, number>> {
+  const text = await kubectl(
+    'exec',
+    'deploy/conveyor-runner',
+    '--',
+    'node',
+    '-e',
+    "fetch('http://127.0.0.1:8082/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))",
+  );
+  return Object.fromEntries(
+    [...text.matchAll(/^conveyor_environment_snapshots\{[^}]*stat="(\w+)"[^}]*\} (\d+)/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]),
+  );
+}
 
 /** The orchestrator's CLI in its Pod (creating a team needs the database, which only the platform reaches). */
 const cli = async (...args: string[]): Promise<Json> =>
@@ -140,6 +159,11 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
       shadow: 'unreadable',
       blob: '16777216',
     });
+    // Both runs met this runner's store: one miss that made the snapshot, one hit.
+    const metrics = await snapshotMetrics();
+    expect(metrics.count).toBeGreaterThanOrEqual(1);
+    expect(metrics.hits).toBeGreaterThanOrEqual(1);
+    expect(metrics.bytes).toBeGreaterThan(16 * 1024 * 1024);
   });
 
   it("another team's identical environment sets up from scratch and makes a snapshot of its own", async () => {
