@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  apiCall,
   longCommand,
   longCommandScript,
   startScriptedModelServer,
@@ -8,28 +7,14 @@ import {
   type ScriptedModelServer,
 } from '@conveyor/testing';
 import { cluster, eventually, kubectl, pods, runPods } from './cluster';
+import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
 // The platform as deployed from k8s/overlays/test on the single-node cluster of scripts/kubernetes/: every run is a
 // Pod made by the runner's kubernetes backend, and the real Claude Code CLI runs inside it against the scripted model
 // server on the host (the runner's model proxy forwards to it). scripts/kubernetes/test.sh sets the cluster up.
 
-const MODEL = 'claude-sonnet-4-5';
-const RUN_IMAGE = 'conveyor/run-alt:k8s-test';
 /** Where the second run's Pod listens, for the probe of another run's Pod. */
 const LISTENER_PORT = 8099;
-const api = (method: string, path: string, body?: unknown) => apiCall(cluster as never, method, path, body);
-
-async function waitForState(runId: string, states: string[], timeoutMs = 240_000): Promise<Json> {
-  let last: Json = {};
-  return eventually(
-    async () => {
-      last = (await api('GET', `/agent/runs/${runId}`)).body;
-      return states.includes(last.state as string) ? last : undefined;
-    },
-    () => `run ${runId} to reach ${states.join('|')} (last: ${JSON.stringify(last)})`,
-    timeoutMs,
-  );
-}
 
 /** Exits 0 only if a TCP connection to host:port opens: the same connect in the run's Pod and at its controls. */
 const connectCommand = (hostPort: string) => {
@@ -64,14 +49,6 @@ const cancel = async (runId: string): Promise<{ status: number; body: string }> 
     headers: { Authorization: `Bearer ${cluster.apiKey}` },
   });
   return { status: cancelled.status, body: await cancelled.text() };
-};
-
-const toolOutputs = async (runId: string): Promise<string> => {
-  const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
-    messages: Array<{ role: string; steps: Json[] }>;
-  };
-  const steps = conversation.messages.filter((m) => m.role === 'agent').flatMap((m) => m.steps);
-  return JSON.stringify(steps.filter((s) => s.type === 'tool_call'));
 };
 
 describe('the platform on Kubernetes: runs execute as Pods', () => {

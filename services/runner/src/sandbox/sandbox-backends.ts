@@ -4,6 +4,7 @@ import { BwrapBackend } from './bwrap/bwrap-backend';
 import { startHelperAndDropRoot } from './bwrap/privileged/start-helper';
 import { SandboxUnavailable, type SandboxBackend } from './run-sandbox';
 import type { SandboxSettings } from './sandbox-config';
+import { SnapshotStore, type SnapshotLimits } from './snapshot-store';
 import { UnsandboxedBackend } from './unsandboxed-backend';
 
 /** The repository's node_modules, where the agent CLIs live: visible read-only inside local sandboxes. */
@@ -30,10 +31,7 @@ export async function createSandboxBackend(
           workspaceRoot: config.WORKSPACE_ROOT,
           stateDir: config.SANDBOX_STATE_DIR,
           readOnlyPaths,
-          snapshots: {
-            maxAgeMs: Math.round(config.SNAPSHOT_MAX_AGE_HOURS * 3600_000),
-            maxBytes: config.SNAPSHOT_MAX_MB * 1024 * 1024,
-          },
+          snapshots: snapshotLimits(config),
         },
         config.SANDBOX_RUNNER_USER,
         (reason) => {
@@ -61,9 +59,10 @@ export async function createSandboxBackend(
     }
     case 'kubernetes': {
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
-      const [{ KubernetesBackend }, { clusterClient }] = await Promise.all([
+      const [{ KubernetesBackend }, { clusterClient }, { PodSnapshots }] = await Promise.all([
         import('./kubernetes/kubernetes-backend'),
         import('./kubernetes/kubernetes-client'),
+        import('./kubernetes/pod-snapshots'),
       ]);
       backend = new KubernetesBackend(
         {
@@ -77,6 +76,10 @@ export async function createSandboxBackend(
           cpu: config.SANDBOX_K8S_CPU,
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
           startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
+          // The runner's own volume keeps the archives; run Pods never see it.
+          snapshots: new PodSnapshots(
+            new SnapshotStore(config.WORKSPACE_ROOT, snapshotLimits(config), 'tar'),
+          ),
           logger: log,
         },
         clusterClient(),
@@ -93,6 +96,13 @@ export async function createSandboxBackend(
   }
   await backend.check();
   return backend;
+}
+
+function snapshotLimits(config: SandboxSettings): SnapshotLimits {
+  return {
+    maxAgeMs: Math.round(config.SNAPSHOT_MAX_AGE_HOURS * 3600_000),
+    maxBytes: config.SNAPSHOT_MAX_MB * 1024 * 1024,
+  };
 }
 
 /** Node's installation when it is not under /usr (nvm, /opt): the runs' `node` must resolve inside too. */

@@ -61,7 +61,7 @@ export const sandboxEnv = {
    * value of the same name (docs/run-lifecycle.md). Other workspaces are deleted when their execution ends.
    */
   FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).default(10),
-  /** Environment snapshots (docs/snapshots.md, local backend): dropped this many hours after their last use… */
+  /** Environment snapshots (docs/snapshots.md): dropped this many hours after their last use… */
   SNAPSHOT_MAX_AGE_HOURS: z.coerce
     .number()
     .positive()

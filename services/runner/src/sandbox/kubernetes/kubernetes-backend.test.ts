@@ -1,9 +1,14 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { createLogger } from '@conveyor/logger';
 import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './kubernetes-api';
 import { KubernetesBackend, type KubernetesBackendOptions } from './kubernetes-backend';
 import type { runNetworkPolicy, runPod } from './kubernetes-objects';
-import { SandboxUnavailable, type RunSandbox, type SandboxPolicy } from '../run-sandbox';
+import { PodSnapshots } from './pod-snapshots';
+import { SandboxUnavailable, type RunSandbox, type SandboxPolicy, type SnapshotRef } from '../run-sandbox';
+import { SnapshotStore } from '../snapshot-store';
 
 // The Pod backend over a fake of its Kubernetes port (kubernetes-api.ts): what it asks of the API and how it reads the
 // answers. tests/kubernetes runs the same backend against a real cluster.
@@ -273,6 +278,138 @@ describe('KubernetesBackend', () => {
       api.deletePodError = new KubernetesApiError(404, 'pods "run-x" not found');
       await expect(sandbox.destroy()).resolves.toEqual({ diskBytes: 0 });
       expect(api.policies.size).toBe(0);
+    });
+  });
+
+  describe('environment snapshots', () => {
+    const TEAM_A: SnapshotRef = { teamId: 'team_a', key: 'a1'.repeat(32) };
+    const ARCHIVE = Buffer.from('tar bytes of the workspace after setup\0\x01\x02');
+    let root: string;
+    let store: SnapshotStore;
+    /** The archive commands the fake Pod ran: 'create', 'extract' (with what it read from stdin), 'empty'. */
+    let archives: Array<{ op: string; stdin?: Buffer }>;
+    let extractCode: number;
+    let emptyCode: number;
+    let createCode: number;
+
+    const argvOf = (command: string[]) => command.slice(command.indexOf('/workspace') + 1);
+
+    beforeEach(async () => {
+      root = await mkdtemp(path.join(os.tmpdir(), 'k8s-snapshots-'));
+      store = new SnapshotStore(root, { maxAgeMs: 3600_000, maxBytes: 1024 ** 3 }, 'tar');
+      backend = new KubernetesBackend({ ...OPTIONS, snapshots: new PodSnapshots(store) }, api);
+      await backend.check();
+      archives = [];
+      extractCode = 0;
+      emptyCode = 0;
+      createCode = 0;
+      api.script = async (command, { stdout, stdin }, onStatus) => {
+        const argv = argvOf(command);
+        const end = (code: number) => later(onStatus, code === 0 ? { status: 'Success' } : failure(code));
+        if (argv[0] === '/bin/sh' && argv[2]!.includes('tar --create')) {
+          archives.push({ op: 'create' });
+          stdout.write(ARCHIVE);
+          end(createCode);
+        } else if (argv[0] === 'tar' && argv.includes('--extract')) {
+          const chunks: Buffer[] = [];
+          stdin!.on('data', (d: Buffer) => chunks.push(d));
+          stdin!.on('end', () => {
+            archives.push({ op: 'extract', stdin: Buffer.concat(chunks) });
+            end(extractCode);
+          });
+        } else if (argv[0] === 'find') {
+          archives.push({ op: 'empty' });
+          end(emptyCode);
+        } else end(0);
+        return { close: () => undefined };
+      };
+    });
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((s) => s.destroy()));
+      await rm(root, { recursive: true, force: true });
+    });
+
+    const stored = async (teamId: string) =>
+      readdir(path.join(root, '.snapshots', teamId)).catch(() => [] as string[]);
+
+    it("keeps a cold run's workspace as the team's archive after killing what setup left running, and a later run of the team starts from it", async () => {
+      const cold = await prepare(policy({ snapshot: TEAM_A }));
+      expect(cold.startedFrom).toBeUndefined();
+      expect(archives).toEqual([]);
+      expect(await cold.captureSnapshot!(TEAM_A)).toBe(TEAM_A.key.slice(0, 16));
+      const [kill, pack] = api.execs.slice(-2).map(argvOf);
+      expect(kill).toEqual(['kill', '-KILL', '-1']);
+      expect(pack!.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+      expect(pack![2]).toMatch(/^find \. -mindepth 1 -maxdepth 1 .*\| tar --create --file=- /);
+      const file = path.join(root, '.snapshots', 'team_a', `${TEAM_A.key}.tar`);
+      expect(await readFile(file)).toEqual(ARCHIVE);
+
+      const warm = await prepare(policy({ snapshot: TEAM_A }));
+      expect(warm.startedFrom).toBe(TEAM_A.key.slice(0, 16));
+      // Unpacked by the run's own user before anything else ran in its Pod, setuid bits and owners not kept.
+      expect(archives.at(-1)).toEqual({ op: 'extract', stdin: ARCHIVE });
+      expect(argvOf(api.execs.at(-1)!)).toEqual([
+        'tar',
+        '--extract',
+        '--file=-',
+        '--no-same-owner',
+        '--no-same-permissions',
+        '--directory=/workspace',
+      ]);
+      // A run from the snapshot never replaces it with its own workspace.
+      expect(await warm.captureSnapshot!(TEAM_A)).toBeUndefined();
+      expect(await backend.snapshots!.stats()).toMatchObject({ count: 1, hits: 1, misses: 1 });
+    });
+
+    it("never gives one team's snapshot to another team's run of an identical environment", async () => {
+      const cold = await prepare(policy({ snapshot: TEAM_A }));
+      await cold.captureSnapshot!(TEAM_A);
+      const other = await prepare(policy({ snapshot: { teamId: 'team_b', key: TEAM_A.key } }));
+      expect(other.startedFrom).toBeUndefined();
+      expect(archives.map((a) => a.op)).toEqual(['create']);
+      expect(await stored('team_b')).toEqual([]);
+    });
+
+    it('keeps nothing when archiving fails in the Pod', async () => {
+      createCode = 2;
+      const cold = await prepare(policy({ snapshot: TEAM_A }));
+      await expect(cold.captureSnapshot!(TEAM_A)).rejects.toThrow(
+        /archiving the workspace failed \(exit 2\)/,
+      );
+      expect(await stored('team_a')).toEqual([]);
+    });
+
+    it('empties the workspace and drops the snapshot when it does not unpack: the run sets up from scratch', async () => {
+      await (
+        await prepare(policy({ snapshot: TEAM_A }))
+      ).captureSnapshot!(TEAM_A);
+      extractCode = 2;
+      const run = await prepare(policy({ snapshot: TEAM_A }));
+      expect(run.startedFrom).toBeUndefined();
+      expect(run.snapshotFailure).toMatch(/^unpacking snapshot a1a1a1a1a1a1a1a1 failed/);
+      expect(archives.map((a) => a.op)).toEqual(['create', 'extract', 'empty']);
+      expect(await stored('team_a')).toEqual([]);
+    });
+
+    it('refuses the run when a half-unpacked workspace cannot be emptied, and deletes its Pod', async () => {
+      await (
+        await prepare(policy({ snapshot: TEAM_A }))
+      ).captureSnapshot!(TEAM_A);
+      extractCode = 2;
+      emptyCode = 1;
+      const pods = api.pods.size;
+      await expect(backend.prepare(policy({ snapshot: TEAM_A }))).rejects.toThrow(
+        /^cannot start the run's pod: the workspace could not be emptied after a failed restore/,
+      );
+      expect(api.pods.size).toBe(pods);
+    });
+
+    it('drops the snapshot when asked (its repositories moved on)', async () => {
+      const cold = await prepare(policy({ snapshot: TEAM_A }));
+      await cold.captureSnapshot!(TEAM_A);
+      await cold.dropSnapshot!(TEAM_A);
+      expect(await stored('team_a')).toEqual([]);
+      expect((await prepare(policy({ snapshot: TEAM_A }))).startedFrom).toBeUndefined();
     });
   });
 });

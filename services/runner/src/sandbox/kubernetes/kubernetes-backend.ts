@@ -10,6 +10,7 @@ import {
   runPod,
   type PodSettings,
 } from './kubernetes-objects';
+import type { PodSnapshots } from './pod-snapshots';
 import {
   SandboxUnavailable,
   type RunSandbox,
@@ -20,6 +21,7 @@ import {
   type SandboxPolicy,
   type SandboxProcess,
   type SandboxUsage,
+  type SnapshotRef,
 } from '../run-sandbox';
 import { SocketBridge } from '../socket-bridge';
 
@@ -37,6 +39,8 @@ export interface KubernetesBackendOptions {
   internalHosts: string[];
   /** How long a Pod may take to be scheduled and start (image pull included). */
   startTimeoutMs: number;
+  /** Environment snapshots kept by this runner (docs/snapshots.md); absent, runs neither make nor use them. */
+  snapshots?: PodSnapshots;
   logger: Logger;
 }
 
@@ -47,12 +51,16 @@ export interface KubernetesBackendOptions {
  */
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
+  readonly snapshots: SandboxBackend['snapshots'];
 
   constructor(
     private readonly options: KubernetesBackendOptions,
     /** The runner passes clusterClient() (kubernetes-client.ts). */
     private readonly api: KubernetesClient,
-  ) {}
+  ) {
+    const store = options.snapshots;
+    if (store) this.snapshots = { stats: () => store.stats() };
+  }
 
   async check(): Promise<void> {
     try {
@@ -61,6 +69,11 @@ export class KubernetesBackend implements SandboxBackend {
       throw new SandboxUnavailable(
         `cannot use the Kubernetes API in namespace ${this.options.namespace}: ${describe(err)}`,
       );
+    }
+    try {
+      await this.options.snapshots?.init();
+    } catch (err) {
+      throw new SandboxUnavailable(`cannot keep environment snapshots: ${(err as Error).message}`);
     }
   }
 
@@ -103,8 +116,7 @@ export class KubernetesBackend implements SandboxBackend {
       await this.api.createPod(namespace, runPod(policy, settings));
       closers.push(() => this.api.deletePod(namespace, name));
       await this.waitRunning(name);
-      log.info({ image: settings.image }, 'run pod started');
-      return new KubernetesSandbox(
+      const sandbox = new KubernetesSandbox(
         this.api,
         namespace,
         name,
@@ -113,7 +125,12 @@ export class KubernetesBackend implements SandboxBackend {
         this.options.podIp,
         endpointPorts,
         closers,
+        this.options.snapshots,
+        log,
       );
+      log.info({ image: settings.image }, 'run pod started');
+      if (policy.snapshot) await sandbox.restore(policy.snapshot);
+      return sandbox;
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       throw err instanceof SandboxUnavailable
@@ -155,6 +172,8 @@ const API_STATUS_HINTS: Record<number, string> = {
 
 class KubernetesSandbox implements RunSandbox {
   readonly workspaceDir = POD_WORKSPACE;
+  startedFrom: string | undefined;
+  snapshotFailure: string | undefined;
   private limitHit: SandboxLimitHit | undefined;
   private readonly live = new Set<PodProcess>();
   private readonly wallClock: NodeJS.Timeout;
@@ -169,6 +188,8 @@ class KubernetesSandbox implements RunSandbox {
     private readonly podIp: string,
     private readonly endpointPorts: Map<string, number>,
     private readonly closers: Array<() => Promise<unknown>>,
+    private readonly snapshots: PodSnapshots | undefined,
+    private readonly log: Logger,
   ) {
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
@@ -218,12 +239,42 @@ class KubernetesSandbox implements RunSandbox {
     );
   }
 
+  /** Before anything else runs in the Pod: its workspace from the team's snapshot, when the runner keeps one. */
+  async restore(ref: SnapshotRef): Promise<void> {
+    const started = Date.now();
+    const restored = await this.snapshots?.restore(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    this.startedFrom = restored?.startedFrom;
+    this.snapshotFailure = restored?.failure;
+    if (restored?.startedFrom || restored?.failure)
+      this.log.info({ ...restored, ms: Date.now() - started }, 'snapshot restore');
+  }
+
+  /**
+   * Keeps the workspace as the snapshot `ref` once setup has ended: what setup left running is killed first, so the
+   * archive is of a workspace nothing writes to; the archive then lives in the runner's store, out of every Pod's
+   * reach, so nothing this run does later reaches it.
+   */
+  async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
+    if (!this.snapshots || this.startedFrom) return undefined;
+    const started = Date.now();
+    await this.run(['kill', '-KILL', '-1']);
+    const made = await this.snapshots.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    this.log.info({ made, ms: Date.now() - started }, 'snapshot capture');
+    return made;
+  }
+
+  async dropSnapshot(ref: SnapshotRef): Promise<void> {
+    await this.snapshots?.drop(ref);
+  }
+
+  /** A command of the sandbox's own (archives, disk use, signals), with only a PATH. */
+  private housekeeping(argv: [string, ...string[]], stdin: 'pipe' | 'ignore' = 'ignore'): PodProcess {
+    return this.start({ argv, env: { PATH: '/usr/local/bin:/usr/bin:/bin' }, stdin });
+  }
+
   /** Output of a short command in the pod (disk use, signals), or '' when it fails. */
-  private async run(argv: string[]): Promise<string> {
-    const proc = this.start({
-      argv: argv as [string, ...string[]],
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
-    });
+  private async run(argv: [string, ...string[]]): Promise<string> {
+    const proc = this.housekeeping(argv);
     let out = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
     proc.stderr.resume();

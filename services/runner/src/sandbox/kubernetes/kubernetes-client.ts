@@ -1,3 +1,4 @@
+import { PassThrough, type Readable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { KubernetesApiError, type KubernetesClient } from './kubernetes-api';
 
@@ -54,8 +55,49 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
         })),
       ),
     exec: (namespace, pod, command, { stdout, stderr, stdin }, onStatus) =>
-      mapErrors(execApi.exec(namespace, pod, 'run', command, stdout, stderr, stdin, false, onStatus)),
+      mapErrors(
+        (async () => {
+          const wire = stdin ? new PassThrough() : null;
+          const socket = await execApi.exec(
+            namespace,
+            pod,
+            'run',
+            command,
+            stdout,
+            stderr,
+            wire,
+            false,
+            onStatus,
+          );
+          if (stdin && wire) void paced(stdin, wire, socket);
+          return socket;
+        })(),
+      ),
   };
+}
+
+type ExecSocket = Awaited<ReturnType<k8s.Exec['exec']>>;
+
+/** Bytes of stdin the exec websocket may hold unsent before the copy waits. */
+const STDIN_HIGH_WATER = 4 * 1024 * 1024;
+
+/**
+ * Copies stdin into the exec stream no faster than the socket sends it: the client writes whatever stdin emits
+ * straight to the websocket, so a snapshot's archive would otherwise sit whole in the runner's memory. The end of
+ * stdin reaches the process as EOF (the v5 exec protocol, Kubernetes 1.30 and later).
+ */
+async function paced(from: Readable, to: PassThrough, socket: ExecSocket): Promise<void> {
+  try {
+    for await (const chunk of from) {
+      to.write(chunk);
+      while (socket.bufferedAmount > STDIN_HIGH_WATER && socket.readyState === socket.OPEN)
+        await new Promise((r) => setTimeout(r, 10));
+      if (socket.readyState !== socket.OPEN) break;
+    }
+  } catch {
+    // stdin failed: the process sees its end
+  }
+  to.end();
 }
 
 function inClusterConfig(): k8s.KubeConfig {

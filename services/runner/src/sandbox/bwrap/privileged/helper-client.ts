@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import type { HelperMessage, HelperRequest, HelperSettings, RunStatus } from './helper-protocol';
-import type { SnapshotStats } from './snapshot-store';
+import type { SnapshotStats } from '../../snapshot-store';
 
 type SnapshotRef = Extract<HelperRequest, { op: 'capture' }>['snapshot'];
 

@@ -12,7 +12,8 @@ import { RunCgroup } from '../run-cgroup';
 import { writeSeccompFilter } from '../seccomp-filter';
 import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol';
 import { RunDisks } from './run-disks';
-import { copyFrozen, SnapshotStore } from './snapshot-store';
+import { copyFrozen } from './frozen-copy';
+import { SnapshotStore } from '../../snapshot-store';
 
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 

@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
-const exec = promisify(execFile);
-const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const TEAM = /^[A-Za-z0-9_-]{1,64}$/;
 const KEY = /^[0-9a-f]{64}$/;
 
@@ -19,7 +15,7 @@ export interface SnapshotRef {
   key: string;
 }
 
-/** A snapshot ready to be a run's lower layer: its image and the uid that owns its files. */
+/** A stored snapshot: its file (an ext4 image or a tar archive, by backend) and the uid that owns its files. */
 export interface StoredSnapshot {
   id: string;
   image: string;
@@ -38,10 +34,11 @@ export interface SnapshotStats {
 export const snapshotId = (key: string): string => key.slice(0, 16);
 
 /**
- * Environment snapshots (docs/snapshots.md): read-only ext4 images of a workspace right after its environment's
- * setup, in a root-only directory per team (`<root>/.snapshots/<team>/<key>.img`, the uid owning its files beside it
- * in `<key>.uid`). An image appears under its final name only complete (copied to a temporary name, renamed), so a
- * half-written one is never used. Evicted by age and total size, least recently used first.
+ * Environment snapshots (docs/snapshots.md): one read-only file per snapshot holding a workspace right after its
+ * environment's setup — an ext4 image (`img`, the bubblewrap backend) or a tar archive (`tar`, the Kubernetes
+ * backend) — in a directory per team only its owner reads (`<root>/.snapshots/<team>/<key>.<format>`, the uid owning
+ * its files beside it in `<key>.uid`). A file appears under its final name only complete (written to a temporary
+ * name, renamed), so a half-written one is never used. Evicted by age and total size, least recently used first.
  */
 export class SnapshotStore {
   private readonly dir: string;
@@ -51,6 +48,7 @@ export class SnapshotStore {
   constructor(
     root: string,
     private readonly limits: SnapshotLimits,
+    private readonly format: 'img' | 'tar' = 'img',
   ) {
     this.dir = path.join(root, '.snapshots');
   }
@@ -81,7 +79,8 @@ export class SnapshotStore {
   }
 
   /**
-   * Copies a run's (frozen, unmounted or idle) image into the store as the snapshot for `key`. Returns its ID, or
+   * Writes a run's workspace into the store as the snapshot for `key` (`copyFrom` writes the file: a frozen image, an
+   * archive streamed from the run's Pod). Returns its ID, or
    * undefined when one exists or another run is making it (that run's copy wins; nobody waits for it).
    */
   async capture(
@@ -145,8 +144,8 @@ export class SnapshotStore {
     for (const teamId of await readdir(this.dir)) {
       if (!TEAM.test(teamId)) continue;
       for (const file of await readdir(path.join(this.dir, teamId)).catch(() => [])) {
-        const key = file.replace(/\.img$/, '');
-        if (!KEY.test(key) || !file.endsWith('.img')) continue;
+        const key = file.slice(0, -`.${this.format}`.length);
+        if (!KEY.test(key) || !file.endsWith(`.${this.format}`)) continue;
         const { image, uidFile } = this.paths({ teamId, key });
         const [img, used] = await Promise.all([stat(image), stat(uidFile)]).catch(() => []);
         // Sparse images: what they hold on the host's disk, not their nominal size.
@@ -161,21 +160,8 @@ export class SnapshotStore {
     const teamDir = path.join(this.dir, ref.teamId);
     return {
       teamDir,
-      image: path.join(teamDir, `${ref.key}.img`),
+      image: path.join(teamDir, `${ref.key}.${this.format}`),
       uidFile: path.join(teamDir, `${ref.key}.uid`),
     };
-  }
-}
-
-/**
- * Copies a mounted run filesystem's image consistently: freezes it (every write flushed, none accepted), copies the
- * image keeping its holes, thaws it. No process of the run runs at that point (setup has ended).
- */
-export async function copyFrozen(mountPoint: string, image: string, target: string): Promise<void> {
-  await exec('fsfreeze', ['--freeze', mountPoint], { env: { PATH: HOST_PATH } });
-  try {
-    await exec('cp', ['--sparse=always', '--', image, target], { env: { PATH: HOST_PATH } });
-  } finally {
-    await exec('fsfreeze', ['--unfreeze', mountPoint], { env: { PATH: HOST_PATH } });
   }
 }

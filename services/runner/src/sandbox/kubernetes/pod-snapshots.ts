@@ -1,0 +1,106 @@
+import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { collectBytes } from '../collect-output';
+import type { SandboxProcess, SnapshotRef } from '../run-sandbox';
+import type { SnapshotStats, SnapshotStore } from '../snapshot-store';
+import { POD_UID, POD_WORKSPACE } from './kubernetes-objects';
+
+/** Starts a command in the run's Pod, as the run's own user, with stdin from the caller when asked. */
+export type PodCommand = (argv: [string, ...string[]], stdin: 'pipe' | 'ignore') => SandboxProcess;
+
+/**
+ * The workspace as an archive on stdout (run in the workspace): its entries, not `.` itself — the emptyDir's root is
+ * not the run's, so a later Pod could not restore its mode and times. Owners as numbers (they are all the run's uid).
+ */
+const PACK: [string, ...string[]] = [
+  '/bin/sh',
+  '-c',
+  'find . -mindepth 1 -maxdepth 1 -printf "%P\\0" | tar --create --file=- --numeric-owner --null --verbatim-files-from --files-from=-',
+];
+/**
+ * Unpacks stdin into the workspace. Run by the new run's own user in its own Pod, so it can write nothing the run
+ * could not; `--no-same-permissions` applies the umask and drops setuid/setgid bits, `--no-same-owner` keeps every
+ * file the run's; GNU tar refuses members outside the directory and creates links out of it only after the files.
+ */
+const UNPACK: [string, ...string[]] = [
+  'tar',
+  '--extract',
+  '--file=-',
+  '--no-same-owner',
+  '--no-same-permissions',
+  `--directory=${POD_WORKSPACE}`,
+];
+/** Empties the workspace after an unpack that failed half-way: the run then sets up from scratch. */
+const EMPTY: [string, ...string[]] = ['find', POD_WORKSPACE, '-mindepth', '1', '-delete'];
+
+/**
+ * Environment snapshots on the Kubernetes backend (docs/snapshots.md): the runner keeps each team's snapshots as tar
+ * archives in its own store (never mounted into a run's Pod) and streams one through the exec API into a new run's
+ * empty workspace before anything else runs there. A restore is a copy, not copy-on-write.
+ */
+export class PodSnapshots {
+  constructor(private readonly store: SnapshotStore) {}
+
+  /**
+   * Unpacks the team's snapshot `ref` into the Pod's workspace, if the store has one. A snapshot that does not
+   * unpack is dropped (this run's setup makes a new one) and leaves the workspace emptied, reported as the failure:
+   * the run sets up from scratch. A workspace that cannot even be emptied throws: no run starts on half a snapshot.
+   */
+  async restore(
+    ref: SnapshotRef,
+    run: PodCommand,
+  ): Promise<{ startedFrom?: string; failure?: string; bytes?: number }> {
+    const found = await this.store.find(ref);
+    // Opened before the Pod is asked to unpack: a snapshot evicted meanwhile is a miss, and once open it stays whole.
+    const file = found && (await open(found.image).catch(() => undefined));
+    if (!found || !file) return {};
+    const { size: bytes } = await file.stat();
+    const proc = run(UNPACK, 'pipe');
+    // A command that ends (or never starts) before reading it all must not leave the copy waiting on its stdin.
+    void proc.exited.then(() => proc.stdin!.destroy());
+    const [unpacked, sent] = await Promise.all([
+      collectBytes(proc),
+      pipeline(file.createReadStream(), proc.stdin!).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    if (unpacked.code === 0 && sent) return { startedFrom: found.id, bytes };
+    await this.store.drop(ref);
+    const emptied = await collectBytes(run(EMPTY, 'ignore'));
+    if (emptied.code !== 0)
+      throw new Error(`the workspace could not be emptied after a failed restore: ${emptied.stderr.trim()}`);
+    const why = sent
+      ? unpacked.stderr.trim() || `exit ${unpacked.code}`
+      : 'the archive did not reach the Pod';
+    return { failure: `unpacking snapshot ${found.id} failed: ${why}` };
+  }
+
+  /** Streams the Pod's workspace into the store as the snapshot `ref`; undefined when another run made it first. */
+  capture(ref: SnapshotRef, run: PodCommand): Promise<string | undefined> {
+    return this.store.capture(ref, POD_UID, async (target) => {
+      const proc = run(PACK, 'ignore');
+      let stderr = '';
+      proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+      const [exit] = await Promise.all([
+        proc.exited,
+        pipeline(proc.stdout, createWriteStream(target, { mode: 0o600 })),
+      ]);
+      if (exit.code !== 0)
+        throw new Error(`archiving the workspace failed (exit ${exit.code}): ${stderr.trim()}`);
+    });
+  }
+
+  drop(ref: SnapshotRef): Promise<void> {
+    return this.store.drop(ref);
+  }
+
+  init(): Promise<void> {
+    return this.store.init();
+  }
+
+  stats(): Promise<SnapshotStats> {
+    return this.store.stats();
+  }
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { startScriptedModelServer, type Json, type ScriptedModelServer } from '@conveyor/testing';
+import { cluster, kubectl } from './cluster';
+import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
+
+// Issue 26 on the Kubernetes backend: the runner keeps an environment's workspace after its setup as the team's
+// snapshot and unpacks it into later runs' Pods (docs/snapshots.md). The real Claude Code CLI in each run's Pod reports
+// what its workspace holds through its Bash tool. The test cluster runs one runner (no metrics server scales it), so
+// every run here meets the same runner's store.
+
+/**
+ * Setup: a marker only this setup could write, something under HOME, a setuid copy of `id`, a link to /etc/shadow,
+ * 16 MiB more than the exec stream holds unsent (the archive's copy into a Pod is paced), and a few seconds of work.
+ */
+const SETUP = [
+  'echo "marker-$(od -An -N8 -tx8 /dev/urandom | tr -d " ")" > marker.txt',
+  'mkdir -p "$HOME/.cache" && echo cached > "$HOME/.cache/setup"',
+  'cp "$(command -v id)" suid-id && chmod 4755 suid-id',
+  'ln -s /etc/shadow shadow',
+  'head -c 16777216 /dev/urandom > blob',
+  'sleep 3',
+].join(' && ');
+
+/** What the agent reports of its workspace: the marker, HOME, the setuid copy's mode and whose it runs as. */
+const PROBE = [
+  'cat marker.txt',
+  'echo "home=$(cat "$HOME/.cache/setup")"',
+  'echo "suid_mode=$(stat -c %a suid-id)"',
+  'echo "ran_as=$(./suid-id -u)"',
+  '(cat shadow >/dev/null 2>&1 && echo shadow=read) || echo shadow=unreadable',
+  'echo "blob=$(stat -c %s blob)"',
+].join('; ');
+
+type TimelineEvent = { kind: string; data: Record<string, unknown> };
+
+/** The runner's `conveyor_environment_snapshots` gauge, read inside its Pod (the namespace admits no one else). */
+async function snapshotMetrics(): Promise<Record<string, number>> {
+  const text = await kubectl(
+    'exec',
+    'deploy/conveyor-runner',
+    '--',
+    'node',
+    '-e',
+    "fetch('http://127.0.0.1:8082/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))",
+  );
+  return Object.fromEntries(
+    [...text.matchAll(/^conveyor_environment_snapshots\{[^}]*stat="(\w+)"[^}]*\} (\d+)/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]),
+  );
+}
+
+/** The orchestrator's CLI in its Pod (creating a team needs the database, which only the platform reaches). */
+const cli = async (...args: string[]): Promise<Json> =>
+  JSON.parse(
+    await kubectl(
+      'exec',
+      'deploy/conveyor-orchestrator',
+      '--',
+      'node',
+      'services/orchestrator/dist/cli/main.js',
+      ...args,
+    ),
+  ) as Json;
+
+describe('environment snapshots on Kubernetes: set up once, later runs of the team start from it', () => {
+  let server: ScriptedModelServer;
+
+  beforeAll(async () => {
+    server = await startScriptedModelServer([], { host: cluster.nodeIp, port: cluster.modelServerPort });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** A run of `environmentId` whose agent runs PROBE; what it saw and what the timeline says of setup. */
+  async function probeRun(environmentId: string, key?: string) {
+    server.enqueue(
+      { text: 'Looking.', toolCalls: [{ name: 'Bash', input: { command: PROBE, description: 'Look' } }] },
+      { text: 'Looked.' },
+    );
+    const created = await api(
+      'POST',
+      '/agent/runs',
+      {
+        prompt: 'Look at your workspace',
+        config: { environment_id: environmentId, harness: { model_id: MODEL } },
+      },
+      key,
+    );
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const done = await waitForState(runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 240_000, key);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'Looked.' } });
+    const output = (JSON.parse(await toolOutputs(runId, key)) as Json[])
+      .map((step) => String(step.output ?? ''))
+      .join('\n');
+    const seen = Object.fromEntries(
+      [...output.matchAll(/^(\w+)=(\S+)$/gm)].map(([, name, value]) => [name, value]),
+    );
+    const timeline = (await api('GET', `/agent/runs/${runId}/timeline`, undefined, key)).body
+      .events as TimelineEvent[];
+    const setup = timeline.filter((e) => e.kind === 'setup_step' && e.data.step === 'setup_commands');
+    const detail = String(setup.find((e) => e.data.status === 'succeeded')?.data.detail ?? '');
+    return {
+      marker: /^marker-[0-9a-f]+$/m.exec(output)?.[0],
+      seen,
+      made: /made snapshot ([0-9a-f]{16})/.exec(detail)?.[1],
+      from: /started from snapshot ([0-9a-f]{16}); setup skipped/.exec(detail)?.[1],
+      ranSetup: setup.some(
+        (e) => e.data.status === 'started' && !String(e.data.detail ?? '').startsWith('from snapshot'),
+      ),
+    };
+  }
+
+  const environment = async (key?: string): Promise<string> => {
+    const created = await api(
+      'POST',
+      '/agent/environments',
+      { name: `snapshots ${randomUUID()}`, docker_image: RUN_IMAGE, setup_commands: [SETUP] },
+      key,
+    );
+    expect(created.status).toBe(201);
+    return created.body.uid as string;
+  };
+
+  const providerKey = async (key?: string) =>
+    expect(
+      (await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: `sk-k8s-provider-${randomUUID()}` }, key))
+        .status,
+    ).toBe(200);
+
+  let firstMarker = '';
+  let snapshot = '';
+
+  it('the second run starts from the snapshot the first made: setup skipped, its files there, no setuid bit, no shadow', async () => {
+    await providerKey();
+    const environmentId = await environment();
+    const cold = await probeRun(environmentId);
+    expect(cold.ranSetup).toBe(true);
+    expect(cold.made).toMatch(/^[0-9a-f]{16}$/);
+    expect(cold.marker).toBeDefined();
+    // In the Pod setup ran in, as it left it (the bit gives nothing: no privilege escalation in a run's Pod).
+    expect(cold.seen).toMatchObject({ suid_mode: '4755', ran_as: '65534', shadow: 'unreadable' });
+    firstMarker = cold.marker!;
+    snapshot = cold.made!;
+
+    const warm = await probeRun(environmentId);
+    expect(warm.from).toBe(snapshot);
+    expect(warm.ranSetup).toBe(false);
+    expect(warm.made).toBeUndefined();
+    expect(warm.marker).toBe(firstMarker);
+    expect(warm.seen).toEqual({
+      home: 'cached',
+      // Unpacked by the run's own user: owners and setuid bits are not restored.
+      suid_mode: '755',
+      ran_as: '65534',
+      shadow: 'unreadable',
+      blob: '16777216',
+    });
+    // Both runs met this runner's store: one miss that made the snapshot, one hit.
+    const metrics = await snapshotMetrics();
+    expect(metrics.count).toBeGreaterThanOrEqual(1);
+    expect(metrics.hits).toBeGreaterThanOrEqual(1);
+    expect(metrics.bytes).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
+  it("another team's identical environment sets up from scratch and makes a snapshot of its own", async () => {
+    expect(snapshot).not.toBe('');
+    const team = await cli('team', 'create', '--name', `Snapshots ${Date.now()}`);
+    const user = await cli(
+      'user',
+      'create',
+      '--team',
+      team.id as string,
+      '--email',
+      `snap-${Date.now()}@k8s.test`,
+      '--role',
+      'ADMIN',
+    );
+    const { key } = (await cli('key', 'create', '--user', user.id as string)) as { key: string };
+    await providerKey(key);
+    const theirs = await probeRun(await environment(key), key);
+    expect(theirs.from).toBeUndefined();
+    expect(theirs.ranSetup).toBe(true);
+    expect(theirs.made).toMatch(/^[0-9a-f]{16}$/);
+    expect(theirs.made).not.toBe(snapshot);
+    expect(theirs.marker).toBeDefined();
+    expect(theirs.marker).not.toBe(firstMarker);
+  });
+});

@@ -1,0 +1,38 @@
+import { apiCall, type Json } from '@conveyor/testing';
+import { cluster, eventually } from './cluster';
+
+// Runs through the deployed platform's public API, as the suite's cases make and follow them.
+
+export const MODEL = 'claude-sonnet-4-5';
+/** A run image of its own (a marker file on the default one), so a Pod's image shows it came from the environment. */
+export const RUN_IMAGE = 'conveyor/run-alt:k8s-test';
+
+/** The public API with the seeded key, or another team's `key`. */
+export const api = (method: string, path: string, body?: unknown, key?: string) =>
+  apiCall(cluster as never, method, path, body, key);
+
+export async function waitForState(
+  runId: string,
+  states: string[],
+  timeoutMs = 240_000,
+  key?: string,
+): Promise<Json> {
+  let last: Json = {};
+  return eventually(
+    async () => {
+      last = (await api('GET', `/agent/runs/${runId}`, undefined, key)).body;
+      return states.includes(last.state as string) ? last : undefined;
+    },
+    () => `run ${runId} to reach ${states.join('|')} (last: ${JSON.stringify(last)})`,
+    timeoutMs,
+  );
+}
+
+/** The agent's tool calls with their outputs, as JSON text. */
+export const toolOutputs = async (runId: string, key?: string): Promise<string> => {
+  const conversation = (await api('GET', `/agent/runs/${runId}/conversation`, undefined, key)).body as {
+    messages: Array<{ role: string; steps: Json[] }>;
+  };
+  const steps = conversation.messages.filter((m) => m.role === 'agent').flatMap((m) => m.steps);
+  return JSON.stringify(steps.filter((s) => s.type === 'tool_call'));
+};
