@@ -1,5 +1,8 @@
 import { environmentSchema } from '../environment-setup';
-import { snapshotRef } from './environment-snapshots';
+import { SetupFailure } from '../harness/harness';
+import type { RunSandbox, SnapshotRef } from '../sandbox/run-sandbox';
+import { fakeSandbox } from '../test-support/execution-fakes';
+import { setUpWithSnapshot, snapshotRef } from './environment-snapshots';
 
 const spec = (extra: object = {}) =>
   environmentSchema.parse({
@@ -27,5 +30,80 @@ describe('snapshotRef', () => {
     expect(snapshotRef('team-a', spec(), true)).toBeUndefined();
     expect(snapshotRef('team-a', spec({ snapshot: false }), false)).toBeUndefined();
     expect(snapshotRef('team-a', environmentSchema.parse({}), false)).toBeUndefined();
+  });
+});
+
+describe('setUpWithSnapshot', () => {
+  const ref = { teamId: 'team-a', key: 'k'.repeat(64) };
+  const runEnv = { CONVEYOR_API_KEY: 'ck_live', CONVEYOR_RUN_ID: 'run-1', HOME: '/home/run' };
+
+  /** A sandbox that started from snapshot `startedFrom` (or empty) whose refresh script exits `refresh`. */
+  function prepared(startedFrom: string | undefined, refresh = 0) {
+    const { sandbox: base, commands } = fakeSandbox({
+      exitCode: (argv) => (argv[2]?.includes('git fetch') ? refresh : 0),
+    });
+    const dropped: SnapshotRef[] = [];
+    const captured: SnapshotRef[] = [];
+    const envs: Array<Record<string, string>> = [];
+    const sandbox: RunSandbox = {
+      ...base,
+      startedFrom,
+      exec: (options) => {
+        envs.push(options.env);
+        return base.exec(options);
+      },
+      dropSnapshot: async (r) => void dropped.push(r),
+      captureSnapshot: async (r) => (captured.push(r), 'snap-new'),
+    };
+    const steps: Array<[string, string | undefined]> = [];
+    const run = () =>
+      setUpWithSnapshot({
+        environment: spec(),
+        sandbox,
+        ref,
+        capturable: true,
+        env: runEnv,
+        signal: new AbortController().signal,
+        step: (status, detail) => void steps.push([status, detail]),
+        log: () => undefined,
+      });
+    const setupRan = () => commands.some((argv) => argv[2] === 'npm ci');
+    return { run, dropped, captured, steps, envs, setupRan };
+  }
+
+  it('from a current snapshot: fetches, skips setup, keeps the snapshot', async () => {
+    const s = prepared('snap-1', 0);
+    await s.run();
+    expect(s.setupRan()).toBe(false);
+    expect(s.dropped).toEqual([]);
+    expect(s.steps.at(-1)).toEqual(['succeeded', 'started from snapshot snap-1; setup skipped']);
+  });
+
+  it('when a commit moved: drops the snapshot and runs setup again without the run key or ID', async () => {
+    const s = prepared('snap-1', 10);
+    await s.run();
+    expect(s.dropped).toEqual([ref]);
+    expect(s.setupRan()).toBe(true);
+    expect(s.envs.at(-1)).toMatchObject({ CONVEYOR_API_KEY: '', CONVEYOR_RUN_ID: '', HOME: '/home/run' });
+    expect(s.steps.at(-1)?.[1]).toContain('setup ran again on new commits');
+  });
+
+  it('when the snapshot clone cannot be fetched: drops it, so only this run fails', async () => {
+    const s = prepared('snap-1', 2);
+    await expect(s.run()).rejects.toThrow(
+      expect.objectContaining({ message: expect.stringMatching(/snapshot snap-1 dropped/) }),
+    );
+    await expect(s.run()).rejects.toBeInstanceOf(SetupFailure);
+    expect(s.dropped).toEqual([ref, ref]);
+    expect(s.setupRan()).toBe(false);
+  });
+
+  it('cold: sets up without the run key or ID and keeps the result as the snapshot', async () => {
+    const s = prepared(undefined);
+    await s.run();
+    expect(s.setupRan()).toBe(true);
+    expect(s.envs.every((e) => e.CONVEYOR_API_KEY === '' && e.CONVEYOR_RUN_ID === '')).toBe(true);
+    expect(s.captured).toEqual([ref]);
+    expect(s.steps.at(-1)).toEqual(['succeeded', 'made snapshot snap-new']);
   });
 });

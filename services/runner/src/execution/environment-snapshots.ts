@@ -71,7 +71,19 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
   const report = (text: string) => p.log('info', text);
   if (sandbox.startedFrom) {
     p.step('started', `from snapshot ${sandbox.startedFrom}`);
-    const moved = await refreshRepositories(environment, sandbox, env, signal);
+    let moved: string[];
+    try {
+      moved = await refreshRepositories(environment, sandbox, env, signal);
+    } catch (err) {
+      // A snapshot whose clone cannot be fetched (a setup that broke its .git, a ref gone) would fail every later run
+      // until it aged out: drop it, so the next run sets up from scratch.
+      if (p.ref) await sandbox.dropSnapshot?.(p.ref);
+      throw err instanceof SetupFailure
+        ? new SetupFailure(
+            `${err.message} (snapshot ${sandbox.startedFrom} dropped: the next run sets up from scratch)`,
+          )
+        : err;
+    }
     if (moved.length === 0)
       return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
     report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
