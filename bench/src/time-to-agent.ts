@@ -392,6 +392,7 @@ function cpuMs(pid: number): number {
  */
 async function orchestratorCpu(): Promise<Record<string, unknown>> {
   progress('starting the platform (no sandbox, demo harness)…');
+  const loadBefore = os.loadavg()[0];
   const platform = await startBenchPlatform({ RUN_SANDBOX: 'none', DEFAULT_HARNESS: 'demo' });
   const db = createPrismaClient(platform.databaseUrl);
   let runner: ExtraService | undefined;
@@ -437,6 +438,8 @@ async function orchestratorCpu(): Promise<Record<string, unknown>> {
         (((idleCpu / IDLE_SECONDS) * seconds) / CPU_RUNS).toFixed(2),
       ),
       runner_cpu_ms_per_run_including_start: Number((runnerCpu / CPU_RUNS).toFixed(2)),
+      // The figure follows the machine's load (a slower drain makes more batches per run): the 1-minute averages.
+      load_average: { before: loadBefore, after: os.loadavg()[0] },
     };
   } finally {
     await runner?.stop();
