@@ -115,6 +115,7 @@ async function claimQueuedRun(
     // Resolved at creation (runs/resolve-run-catalog.ts), so later edits of the environment or skill don't change a queued run.
     environment_json: JSON.stringify(run.environmentSpec ?? {}),
     skill_instructions: run.skillInstructions ?? '',
+    completion_takes_events: true,
   };
 }
 
@@ -175,6 +176,7 @@ async function claimRunLocked(db: PrismaClient, req: RunnerExecution, now: Date)
       debug_session: debug,
       environment_json: JSON.stringify(run.environmentSpec ?? {}),
       skill_instructions: run.skillInstructions ?? '',
+      completion_takes_events: true,
     };
   });
 }

@@ -4,7 +4,7 @@ import type { RunEvent } from '@conveyor/run-events';
 import type { ExecutionOutcome, RunnerControl } from './runner-messages';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
 import type { HarnessSessions } from './harness-sessions';
-import { noLongerHeld } from './report-events';
+import { noLongerHeld, parseEvents, recordBatch } from './report-events';
 
 export type TranscriptSink = (runId: string, execution: number, transcript: Buffer) => Promise<void>;
 
@@ -54,7 +54,8 @@ WITH held AS (
 SELECT h.debug, h.source FROM held h`;
 
 /**
- * Records the end of an execution. A run cancelled meanwhile stays CANCELLED. A setup failure opens the
+ * Records the end of an execution, after the events it carries (the runner's last batch: one gRPC call less per
+ * run). A run cancelled meanwhile stays CANCELLED. A setup failure opens the
  * retained-session debug window when the run's environment keeps failed sessions. Returns the run's source too:
  * the caller comments on the GitHub issue of a run a webhook delivery started.
  */
@@ -70,6 +71,9 @@ export async function completeRun(
 ): Promise<{ control: RunnerControl; source: string }> {
   if (!OUTCOMES.has(req.state))
     throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
+  // Validated before anything is written; recorded first, in their own statement (REPORT_SQL), as ReportEvents would.
+  const events = parseEvents(req.events_json ?? []);
+  if (events.length > 0 && !(await recordBatch(deps.db, req, events, true, now))) throw noLongerHeld();
   const outcome = req.state as RunState;
   const succeeded = outcome === 'SUCCEEDED';
   const setupFailed = req.setup_failed && outcome === 'FAILED';

@@ -131,7 +131,7 @@ interface ReportRow {
 type Execution = { run_id: string; execution: number; runner_id: string };
 
 /** Undefined when this runner does not hold the run's current execution (nothing was written). */
-async function report(
+export async function recordBatch(
   db: PrismaClient,
   req: Execution,
   events: RunEvent[],
@@ -167,12 +167,12 @@ export async function reportEvents(
   req: Execution & { events_json: string[] },
   now = new Date(),
 ): Promise<RunnerControl> {
-  const control = await report(db, req, parseEvents(req.events_json), true, now);
+  const control = await recordBatch(db, req, parseEvents(req.events_json), true, now);
   if (!control) throw noLongerHeld();
   return control;
 }
 
 export async function heartbeat(db: PrismaClient, req: Execution, now = new Date()): Promise<RunnerControl> {
   // A runner that lost its run (cancelled and re-executed, or swept as lost) must stop.
-  return (await report(db, req, [], false, now)) ?? { cancel_requested: true, followups: [] };
+  return (await recordBatch(db, req, [], false, now)) ?? { cancel_requested: true, followups: [] };
 }

@@ -55,11 +55,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
   let sessions: HarnessSessions;
   const complete = (
-    req: Omit<CompleteRunRequest__Output, 'session'> & { session?: CompleteRunRequest__Output['session'] },
+    req: Omit<CompleteRunRequest__Output, 'session' | 'events_json'> &
+      Partial<Pick<CompleteRunRequest__Output, 'session' | 'events_json'>>,
   ) =>
     completeRun(
       { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
-      { session: null, ...req },
+      { session: null, events_json: [], ...req },
     );
 
   beforeAll(async () => {
@@ -212,6 +213,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
     const assignment = await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
     const key = await db.apiKey.findFirstOrThrow({ where: { runId } });
     expect(assignment.run_api_key.startsWith(key.prefix)).toBe(true);
+    expect(assignment.completion_takes_events).toBe(true);
     expect(key).toMatchObject({
       userId: caller.principal_id,
       revokedAt: null,
@@ -268,7 +270,10 @@ describe('run engine over real PostgreSQL and Redis', () => {
       error_code: 'agent_failed',
       setup_failed: false,
       transcript: Buffer.alloc(0),
+      // The last batch rides on the completion (the assignment said the orchestrator takes it), before the outcome.
+      events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
     });
+    expect((await timeline()).at(-2)).toEqual({ kind: 'agent_message', text: 'last' });
     expect((await timeline()).at(-1)).toEqual({
       kind: 'state_changed',
       from: 'INPROGRESS',
