@@ -21,6 +21,7 @@ const SETUP_RUNS = Number(process.env.BENCH_SETUP_RUNS ?? 4);
 const WEBHOOK_RUNS = Number(process.env.BENCH_WEBHOOK_RUNS ?? 6);
 const SETUP_SECONDS = Number(process.env.BENCH_SETUP_SECONDS ?? 20);
 const CPU_RUNS = Number(process.env.BENCH_CPU_RUNS ?? 200);
+const IDLE_SECONDS = Number(process.env.BENCH_CPU_IDLE_SECONDS ?? 10);
 const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 180_000;
@@ -391,6 +392,7 @@ function cpuMs(pid: number): number {
  */
 async function orchestratorCpu(): Promise<Record<string, unknown>> {
   progress('starting the platform (no sandbox, demo harness)…');
+  const loadBefore = os.loadavg()[0];
   const platform = await startBenchPlatform({ RUN_SANDBOX: 'none', DEFAULT_HARNESS: 'demo' });
   const db = createPrismaClient(platform.databaseUrl);
   let runner: ExtraService | undefined;
@@ -403,6 +405,12 @@ async function orchestratorCpu(): Promise<Record<string, unknown>> {
     }
     const createCpu = cpuMs(orchestratorPid) - created;
     await sleep(2000);
+    // What the orchestrator spends with nothing to do (its timers, loops and listeners), over IDLE_SECONDS.
+    const idleFrom = cpuMs(orchestratorPid);
+    await sleep(IDLE_SECONDS * 1000);
+    const idleCpu = cpuMs(orchestratorPid) - idleFrom;
+    // The profile (BENCH_CPU_PROF_DIR) covers the drain only.
+    if (process.env.BENCH_CPU_PROF_DIR) process.kill(orchestratorPid, 'SIGUSR2');
     const before = cpuMs(orchestratorPid);
     const started = Date.now();
     progress(`${CPU_RUNS} runs queued; draining with one runner…`);
@@ -424,7 +432,14 @@ async function orchestratorCpu(): Promise<Record<string, unknown>> {
       runs_per_second: Number((CPU_RUNS / seconds).toFixed(1)),
       orchestrator_cpu_ms_per_executed_run: Number((drainCpu / CPU_RUNS).toFixed(2)),
       orchestrator_cpu_ms_per_created_run: Number((createCpu / CPU_RUNS).toFixed(2)),
+      orchestrator_idle_cpu_ms_per_second: Number((idleCpu / IDLE_SECONDS).toFixed(2)),
+      // The idle share of the per-run figure: the drain's seconds at the idle rate, per run.
+      orchestrator_idle_cpu_ms_per_executed_run: Number(
+        (((idleCpu / IDLE_SECONDS) * seconds) / CPU_RUNS).toFixed(2),
+      ),
       runner_cpu_ms_per_run_including_start: Number((runnerCpu / CPU_RUNS).toFixed(2)),
+      // The figure follows the machine's load (a slower drain makes more batches per run): the 1-minute averages.
+      load_average: { before: loadBefore, after: os.loadavg()[0] },
     };
   } finally {
     await runner?.stop();

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@conveyor/db';
+import { sqlPool, type PrismaClient } from '@conveyor/db';
 import { assertValidBlobKey, type BlobStore, type StoredObject } from './blob-store';
 
 /**
@@ -10,12 +10,15 @@ export class PostgresBlobStore implements BlobStore {
 
   async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
     assertValidBlobKey(key);
-    const data = new Uint8Array(bytes);
-    await this.db.storedBlob.upsert({
-      where: { key },
-      create: { key, contentType, bytes: data, size: data.byteLength },
-      update: { contentType, bytes: data, size: data.byteLength, createdAt: new Date() },
-    });
+    const data = Buffer.from(bytes);
+    // Plain SQL on the client's pool: every executed run stores a transcript here (sqlPool says why).
+    await sqlPool(this.db).query(
+      `INSERT INTO "Blob" (key, "contentType", bytes, size, "createdAt") VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (key) DO UPDATE
+         SET "contentType" = EXCLUDED."contentType", bytes = EXCLUDED.bytes, size = EXCLUDED.size,
+             "createdAt" = EXCLUDED."createdAt"`,
+      [key, contentType, data, data.byteLength, new Date()],
+    );
   }
 
   async get(key: string): Promise<StoredObject | undefined> {

@@ -39,6 +39,7 @@ describe('outageOf', () => {
       'node-postgres while starting up',
       shaped('DatabaseError', 'the database system is starting up', { code: '57P03' }),
     ],
+    ['a node-postgres connection lost mid-query', shaped('Error', 'Connection terminated unexpectedly')],
   ])('is postgres for %s', (_, err) => {
     expect(outageOf(err)).toBe('postgres');
   });

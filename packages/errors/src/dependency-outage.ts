@@ -23,6 +23,9 @@ const DRIVER_OUTAGE_KINDS = new Set([
 const PG_OUTAGE_STATE = /^(08|57P0[1-3]$|53300$)/;
 
 /** Node's socket errors: whoever was called is not reachable. */
+/** What node-postgres throws for a connection lost mid-query or a connect that timed out (plain Errors, no code). */
+const PG_CONNECTION_MESSAGES = ['Connection terminated', 'timeout exceeded when trying to connect'];
+
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -80,6 +83,8 @@ function classify(e: ErrorLike): Dependency | undefined {
   }
   // node-postgres (LISTEN connections, migrations): a DatabaseError carries the SQLSTATE as its code.
   if (name === 'DatabaseError' && code && PG_OUTAGE_STATE.test(code)) return 'postgres';
+  // node-postgres' own connection failures (the runner hot path's statements go straight to its pool).
+  if (PG_CONNECTION_MESSAGES.some((m) => message.startsWith(m))) return 'postgres';
   if (name === 'MaxRetriesPerRequestError' || name === 'ConnectionClosedError') return 'redis';
   if (REDIS_OUTAGE_MESSAGES.some((m) => message.startsWith(m))) return 'redis';
   if (KAFKA_OUTAGE_NAMES.has(name)) return 'kafka';

@@ -9,6 +9,8 @@ import {
   type ISocketFactory,
 } from 'kafkajs';
 import type { KafkaSecurityOptions } from './kafka-security';
+// Every client of the platform's services is made here: the queue's idle timer loop is fixed before the first.
+import './request-queue-idle-fix';
 
 export type KafkaLog = (
   level: 'error' | 'warn' | 'info' | 'debug',

@@ -20,16 +20,19 @@ export interface ArtifactRecord {
 export const artifactBlobKey = (runId: string, artifactUid: string): string =>
   `artifacts/${runId}/${artifactUid}`;
 
-/**
- * The one way an artifact row is written, for both paths: the runner's event stream (`artifact` events) and
- * harness support (`POST /harness-support/report-artifact`). It stamps `artifact_uid` into the data of the
- * types that carry it and stores an external reference's canonical URL (docs/artifacts.md) as its locator;
- * an external reference whose URL cannot be canonicalised is kept but cannot be looked up.
- */
-export async function recordArtifact(
-  tx: Prisma.TransactionClient,
-  record: ArtifactRecord,
-): Promise<Artifact> {
+export interface ArtifactRow {
+  id: string;
+  runId: string;
+  type: string;
+  isPublic: boolean;
+  data: Record<string, unknown>;
+  canonicalUrl: string | null;
+  blobKey: string | null;
+  createdAt: Date;
+}
+
+/** An artifact's row as it is stored: `artifact_uid` stamped into the types that carry it, a canonical locator. */
+export function artifactRow(record: ArtifactRecord): ArtifactRow {
   const id = record.id ?? newUuid();
   const data: Record<string, unknown> = { ...record.data };
   if (SELF_REFERENCING.has(record.type)) data.artifact_uid = id;
@@ -38,16 +41,29 @@ export async function recordArtifact(
     canonicalUrl = canonicalizeUrl(data.url) ?? null;
     if (canonicalUrl) data.url = canonicalUrl;
   }
-  return tx.artifact.create({
-    data: {
-      id,
-      runId: record.runId,
-      type: record.type,
-      isPublic: record.isPublic ?? false,
-      data: data as Prisma.InputJsonValue,
-      canonicalUrl,
-      blobKey: record.blobKey ?? null,
-      createdAt: record.now ?? new Date(),
-    },
-  });
+  return {
+    id,
+    runId: record.runId,
+    type: record.type,
+    isPublic: record.isPublic ?? false,
+    data,
+    canonicalUrl,
+    blobKey: record.blobKey ?? null,
+    createdAt: record.now ?? new Date(),
+  };
+}
+
+/**
+ * The one way an artifact row is written, for both paths: the runner's event stream (`artifact` events, as plain
+ * SQL in report-events.ts with the same artifactRow) and harness support (`POST /harness-support/report-artifact`).
+ * It stamps `artifact_uid` into the data of the types that carry it and stores an external reference's canonical URL
+ * (docs/artifacts.md) as its locator; an external reference whose URL cannot be canonicalised is kept but cannot be
+ * looked up.
+ */
+export async function recordArtifact(
+  tx: Prisma.TransactionClient,
+  record: ArtifactRecord,
+): Promise<Artifact> {
+  const row = artifactRow(record);
+  return tx.artifact.create({ data: { ...row, data: row.data as Prisma.InputJsonValue } });
 }

@@ -1,19 +1,63 @@
 import { AppError } from '@conveyor/errors';
-import type { PrismaClient, RunState } from '@conveyor/db';
+import { sqlPool, type PrismaClient, type RunState } from '@conveyor/db';
+import type { RunEvent } from '@conveyor/run-events';
 import type { ExecutionOutcome, RunnerControl } from './runner-messages';
-import { revokeRunApiKeys } from '../auth/run-api-key';
-import { isTerminal, transitionRun } from '../runs/run-state-machine';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
 import type { HarnessSessions } from './harness-sessions';
-import { lockRunForRunner } from './report-events';
+import { noLongerHeld, parseEvents, recordBatch } from './report-events';
 
 export type TranscriptSink = (runId: string, execution: number, transcript: Buffer) => Promise<void>;
 
 const OUTCOMES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED']);
 
 /**
- * Records the end of an execution. A run cancelled meanwhile stays CANCELLED. A setup failure opens the
- * retained-session debug window when the run's environment keeps failed sessions.
+ * The end of an execution as one statement (it was a transaction of lock, update, key revocation and event: 6
+ * statements with BEGIN/COMMIT). $1 run, $2 execution, $3 runner, $4 outcome, $5 now, $6 status message, $7 error
+ * code, $8 retryable, $9 end of the debug window, $10 the state change's event without its `from`.
+ * - `held` locks the run only for the runner holding its current execution (no row: nothing written).
+ * - A debug execution leaves the run's state alone and frees its debug slot; a run still running moves to the
+ *   outcome (run-state-machine.ts's terminal transition: times, message, code, retryable, runner released) with its
+ *   state change recorded as a RunEvent (whose trigger writes the outbound event in this same statement); a run that
+ *   ended meanwhile (cancelled) stays as it is.
+ * - Either way the execution's run-scoped keys are revoked now rather than at their expiry.
+ */
+const COMPLETE_SQL = `
+WITH held AS (
+  SELECT r.id, r.state::text AS state, r.source, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug
+    FROM "Run" r
+   WHERE r.id = $1::uuid AND r."runnerId" = $3 AND r.execution = $2
+   FOR UPDATE
+), ended AS (
+  UPDATE "Run" r
+     SET state = CASE WHEN h.debug THEN r.state ELSE $4::"RunState" END,
+         "updatedAt" = CASE WHEN h.debug THEN r."updatedAt" ELSE $5 END,
+         "endedAt" = CASE WHEN h.debug THEN r."endedAt" ELSE $5 END,
+         "statusMessage" = CASE WHEN h.debug THEN r."statusMessage" ELSE $6 END,
+         "errorCode" = CASE WHEN h.debug THEN r."errorCode" ELSE $7 END,
+         retryable = CASE WHEN h.debug THEN r.retryable ELSE $8 END,
+         "sessionDebugUntil" = CASE WHEN h.debug THEN r."sessionDebugUntil" ELSE $9 END,
+         "debugExecution" = CASE WHEN h.debug THEN NULL ELSE r."debugExecution" END,
+         "runnerId" = NULL
+    FROM held h
+   WHERE r.id = h.id AND (h.debug OR h.state NOT IN ('SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'))
+  RETURNING h.id, h.state, h.debug
+), recorded AS (
+  INSERT INTO "RunEvent" ("runId", execution, kind, data, "createdAt")
+  SELECT e.id, $2, 'state_changed', $10::jsonb || jsonb_build_object('from', e.state), $5
+    FROM ended e
+   WHERE NOT e.debug
+), revoked AS (
+  UPDATE "ApiKey" k SET "revokedAt" = $5
+    FROM held h
+   WHERE k."runId" = h.id AND k."revokedAt" IS NULL
+)
+SELECT h.debug, h.source FROM held h`;
+
+/**
+ * Records the end of an execution, after the events it carries (the runner's last batch: one gRPC call less per
+ * run). A run cancelled meanwhile stays CANCELLED. A setup failure opens the
+ * retained-session debug window when the run's environment keeps failed sessions. Returns the run's source too:
+ * the caller comments on the GitHub issue of a run a webhook delivery started.
  */
 export async function completeRun(
   deps: {
@@ -24,43 +68,42 @@ export async function completeRun(
   },
   req: ExecutionOutcome,
   now = new Date(),
-): Promise<RunnerControl> {
+): Promise<{ control: RunnerControl; source: string }> {
   if (!OUTCOMES.has(req.state))
     throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
+  // Validated before anything is written; recorded first, in their own statement (REPORT_SQL), as ReportEvents would.
+  const events = parseEvents(req.events_json ?? []);
+  if (events.length > 0 && !(await recordBatch(deps.db, req, events, true, now))) throw noLongerHeld();
   const outcome = req.state as RunState;
-  const debug = await deps.db.$transaction(async (tx) => {
-    const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
-    // The execution is over: its run-scoped key stops working now rather than at its expiry (the transition to a
-    // terminal state below revokes it itself).
-    if (run.debugExecution === req.execution) {
-      await revokeRunApiKeys(tx, run.id, now);
-      await tx.run.update({ where: { id: run.id }, data: { debugExecution: null, runnerId: null } });
-      return true;
-    }
-    if (isTerminal(run.state)) {
-      await revokeRunApiKeys(tx, run.id, now);
-      return false;
-    }
-    const setupFailed = req.setup_failed && outcome === 'FAILED';
-    const errorCode = setupFailed ? SETUP_FAILED_CODE : req.error_code || undefined;
-    const windowMinutes = deps.debugWindowMinutes;
-    await transitionRun(tx, run, run.state, outcome, {
-      now,
-      message: req.message || (outcome === 'SUCCEEDED' ? 'Run completed' : `Run ended ${outcome}`),
-      errorCode: outcome === 'SUCCEEDED' ? undefined : errorCode,
-      retryable: outcome === 'ERROR' ? true : outcome === 'SUCCEEDED' ? undefined : false,
-      extra: {
-        runnerId: null,
-        sessionDebugUntil:
-          setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
-      },
-    });
-    return false;
-  });
+  const succeeded = outcome === 'SUCCEEDED';
+  const setupFailed = req.setup_failed && outcome === 'FAILED';
+  const errorCode = succeeded ? null : (setupFailed ? SETUP_FAILED_CODE : req.error_code) || null;
+  const message = req.message || (succeeded ? 'Run completed' : `Run ended ${outcome}`);
+  const windowMinutes = deps.debugWindowMinutes;
+  const event: Omit<Extract<RunEvent, { kind: 'state_changed' }>, 'from'> = {
+    kind: 'state_changed',
+    to: outcome,
+    message,
+    ...(errorCode ? { error_code: errorCode } : {}),
+  };
+  const { rows } = await sqlPool(deps.db).query<{ debug: boolean; source: string }>(COMPLETE_SQL, [
+    req.run_id,
+    req.execution,
+    req.runner_id,
+    outcome,
+    now,
+    message,
+    errorCode,
+    outcome === 'ERROR' ? true : succeeded ? null : false,
+    setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
+    JSON.stringify(event),
+  ]);
+  const held = rows[0];
+  if (!held) throw noLongerHeld();
   if (req.transcript.length > 0)
     await deps.saveTranscript(req.run_id, req.execution, Buffer.from(req.transcript));
   // A debug agent's session is its own; the run's next execution resumes the run's.
-  if (req.session && req.session.content.length > 0 && !debug)
+  if (req.session && req.session.content.length > 0 && !held.debug)
     await deps.sessions?.save(req.run_id, req.session);
-  return { cancel_requested: false, followups: [] };
+  return { control: { cancel_requested: false, followups: [] }, source: held.source };
 }

@@ -1,10 +1,8 @@
 import { AppError } from '@conveyor/errors';
-import type { Prisma, PrismaClient, Run } from '@conveyor/db';
+import { sqlPool, type Prisma, type PrismaClient, type Run } from '@conveyor/db';
 import type { RunnerControl } from './runner-messages';
 import { runEventSchema, type RunEvent } from '@conveyor/run-events';
-import { recordArtifact } from '../artifacts/record-artifact';
-import { transitionRun } from '../runs/run-state-machine';
-import { takeRunnerControl } from './runner-control';
+import { artifactRow } from '../artifacts/record-artifact';
 
 /** Locks the run's row for the transaction and reads it, in one statement (Prisma's findUnique cannot lock). */
 export async function lockRun(tx: Prisma.TransactionClient, runId: string): Promise<Run | undefined> {
@@ -12,6 +10,8 @@ export async function lockRun(tx: Prisma.TransactionClient, runId: string): Prom
   const [run] = await tx.$queryRaw<Run[]>`SELECT * FROM "Run" WHERE "id" = ${runId}::uuid FOR UPDATE`;
   return run;
 }
+
+export const noLongerHeld = () => new AppError('conflict', 'This runner no longer holds the run');
 
 /** Only the runner holding the current execution may write; a stale or foreign runner is told to stop. */
 export async function lockRunForRunner(
@@ -21,13 +21,11 @@ export async function lockRunForRunner(
   runnerId: string,
 ): Promise<Run> {
   const run = await lockRun(tx, runId);
-  if (!run || run.runnerId !== runnerId || run.execution !== execution) {
-    throw new AppError('conflict', 'This runner no longer holds the run');
-  }
+  if (!run || run.runnerId !== runnerId || run.execution !== execution) throw noLongerHeld();
   return run;
 }
 
-function parseEvents(raw: string[]): RunEvent[] {
+export function parseEvents(raw: string[]): RunEvent[] {
   return raw.map((json, i) => {
     let value: unknown;
     try {
@@ -46,67 +44,135 @@ function parseEvents(raw: string[]): RunEvent[] {
 }
 
 /**
+ * One statement for a runner's batch of events, its heartbeat and its control answer (per executed run this is the
+ * orchestrator's most frequent write; a transaction of lock, inserts, update and follow-up read cost 5–8 statements).
+ * $1 run, $2 execution, $3 runner, $4 the events (jsonb array, in order), $5 now, $6 the artifact rows of the batch's
+ * `artifact` events (artifactRow), $7 whether a write (true: ReportEvents) or a heartbeat (false).
+ *
+ * - `held` locks the run only for the runner holding its current execution: no row, nothing written (the caller
+ *   answers conflict or cancellation).
+ * - A runner moves its run forward through CLAIMED (1) → PENDING (2) → INPROGRESS (3) only; `steps` gives each
+ *   `state_changed` event the state before it (the run's, or the highest target earlier in the batch). A forward one
+ *   is recorded as the state machine records it ({kind, from, to}); one to the current state, to another target, or
+ *   while the run is CANCELLED or a debug execution is dropped; a backward one (INPROGRESS → PENDING) refuses the
+ *   whole batch (`valid` false, nothing written) as run-state-machine.ts does.
+ * - Events and recorded state changes go in as one INSERT in the batch's order (the RunEvent triggers write the
+ *   outbound events in this same statement); then the run's new state, startedAt, updatedAt and lastHeartbeatAt;
+ *   then the follow-ups waiting for this execution are taken (marked delivered) and returned.
+ */
+const REPORT_SQL = `
+WITH held AS (
+  SELECT r.id, r.state::text AS state, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug,
+         CASE WHEN r."debugExecution" IS NOT DISTINCT FROM r.execution THEN NULL
+              ELSE CASE r.state WHEN 'CLAIMED' THEN 1 WHEN 'PENDING' THEN 2 WHEN 'INPROGRESS' THEN 3 END END AS rank
+    FROM "Run" r
+   WHERE r.id = $1::uuid AND r."runnerId" = $3 AND r.execution = $2
+   FOR UPDATE
+), input AS (
+  SELECT e.ord, e.data, e.data->>'kind' AS kind,
+         CASE WHEN e.data->>'kind' = 'state_changed' THEN
+           CASE e.data->>'to' WHEN 'PENDING' THEN 2 WHEN 'INPROGRESS' THEN 3 END END AS rank
+    FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS e(data, ord)
+), steps AS (
+  SELECT i.ord, i.data, i.kind, i.rank,
+         greatest(h.rank, max(i.rank) OVER (ORDER BY i.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS prior
+    FROM input i CROSS JOIN held h
+), outcome AS (
+  SELECT h.id, h.debug, h.rank,
+         NOT EXISTS (SELECT 1 FROM steps s WHERE h.rank IS NOT NULL AND s.rank < s.prior) AS valid,
+         CASE WHEN h.rank IS NOT NULL THEN greatest(h.rank, (SELECT max(rank) FROM input)) END AS target
+    FROM held h
+), updated AS (
+  UPDATE "Run" r
+     SET state = CASE WHEN o.target > o.rank
+                      THEN (CASE o.target WHEN 2 THEN 'PENDING' ELSE 'INPROGRESS' END)::"RunState"
+                      ELSE r.state END,
+         "startedAt" = CASE WHEN o.target = 3 AND o.rank < 3 THEN $5 ELSE r."startedAt" END,
+         "updatedAt" = CASE WHEN $7 AND NOT o.debug THEN $5 ELSE r."updatedAt" END,
+         "lastHeartbeatAt" = $5
+    FROM outcome o
+   WHERE r.id = o.id AND o.valid
+  RETURNING r.state::text AS state
+), recorded AS (
+  INSERT INTO "RunEvent" ("runId", execution, kind, data, "createdAt")
+  SELECT o.id, $2, s.kind,
+         CASE WHEN s.kind = 'state_changed'
+              THEN jsonb_build_object('kind', 'state_changed',
+                                      'from', CASE s.prior WHEN 1 THEN 'CLAIMED' WHEN 2 THEN 'PENDING' ELSE 'INPROGRESS' END,
+                                      'to', s.data->>'to')
+              ELSE s.data END,
+         $5
+    FROM steps s CROSS JOIN outcome o
+   WHERE o.valid AND (s.kind <> 'state_changed' OR (o.rank IS NOT NULL AND s.rank > s.prior))
+   ORDER BY s.ord
+), artifacts AS (
+  INSERT INTO "Artifact" (id, "runId", type, "isPublic", data, "canonicalUrl", "createdAt")
+  SELECT a.id::uuid, o.id, a.type, false, a.data, a."canonicalUrl", $5
+    FROM outcome o CROSS JOIN jsonb_to_recordset($6::jsonb) AS a(id text, type text, data jsonb, "canonicalUrl" text)
+   WHERE o.valid
+), taken AS (
+  UPDATE "RunFollowup" f SET "deliveredAt" = $5
+    FROM outcome o
+   WHERE o.valid AND f."runId" = o.id AND f.execution = $2 AND f."deliveredAt" IS NULL
+  RETURNING f.id, f.message, f."createdAt"
+)
+SELECT o.valid, o.debug, (SELECT state FROM updated) AS state,
+       (SELECT coalesce(json_agg(json_build_object('followup_id', t.id, 'message', t.message) ORDER BY t."createdAt"), '[]')
+          FROM taken t) AS followups
+  FROM outcome o`;
+
+interface ReportRow {
+  valid: boolean;
+  debug: boolean;
+  state: string | null;
+  followups: RunnerControl['followups'];
+}
+
+type Execution = { run_id: string; execution: number; runner_id: string };
+
+/** Undefined when this runner does not hold the run's current execution (nothing was written). */
+export async function recordBatch(
+  db: PrismaClient,
+  req: Execution,
+  events: RunEvent[],
+  write: boolean,
+  now: Date,
+): Promise<RunnerControl | undefined> {
+  const artifacts = events.flatMap((event) =>
+    event.kind === 'artifact'
+      ? [artifactRow({ runId: req.run_id, type: event.artifact_type, data: event.data, now })]
+      : [],
+  );
+  const { rows } = await sqlPool(db).query<ReportRow>(REPORT_SQL, [
+    req.run_id,
+    req.execution,
+    req.runner_id,
+    JSON.stringify(events),
+    now,
+    JSON.stringify(artifacts),
+    write,
+  ]);
+  const row = rows[0];
+  if (!row) return undefined;
+  if (!row.valid) throw new AppError('conflict', 'A run cannot move back from INPROGRESS to PENDING');
+  return { cancel_requested: !row.debug && row.state === 'CANCELLED', followups: row.followups };
+}
+
+/**
  * Appends what the harness did. A runner may only move its run forward through setup (PENDING) and start
  * (INPROGRESS); terminal states arrive through CompleteRun. Debug executions never change the run's state.
  */
 export async function reportEvents(
   db: PrismaClient,
-  req: { run_id: string; execution: number; runner_id: string; events_json: string[] },
+  req: Execution & { events_json: string[] },
   now = new Date(),
 ): Promise<RunnerControl> {
-  const events = parseEvents(req.events_json);
-  return db.$transaction(async (tx) => {
-    const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id);
-    const debug = run.debugExecution === req.execution;
-    let state = run.state;
-    // Consecutive events are written in one statement; a state change (its own event row) comes between, in order.
-    let pending: Prisma.RunEventCreateManyInput[] = [];
-    const writePending = async () => {
-      if (pending.length > 0) await tx.runEvent.createMany({ data: pending });
-      pending = [];
-    };
-    for (const event of events) {
-      if (event.kind === 'state_changed') {
-        if (debug || (event.to !== 'PENDING' && event.to !== 'INPROGRESS') || state === event.to) continue;
-        if (state === 'CANCELLED') continue;
-        await writePending();
-        const moved = await transitionRun(tx, run, state, event.to, { now });
-        if (moved) state = event.to;
-        continue;
-      }
-      pending.push({
-        runId: run.id,
-        execution: req.execution,
-        kind: event.kind,
-        data: event as Prisma.InputJsonValue,
-        createdAt: now,
-      });
-      if (event.kind === 'artifact') {
-        await recordArtifact(tx, { runId: run.id, type: event.artifact_type, data: event.data, now });
-      }
-    }
-    await writePending();
-    await tx.run.update({
-      where: { id: run.id },
-      data: { lastHeartbeatAt: now, ...(debug ? {} : { updatedAt: now }) },
-    });
-    return takeRunnerControl(tx, { ...run, state }, req.execution);
-  });
+  const control = await recordBatch(db, req, parseEvents(req.events_json), true, now);
+  if (!control) throw noLongerHeld();
+  return control;
 }
 
-export async function heartbeat(
-  db: PrismaClient,
-  req: { run_id: string; execution: number; runner_id: string },
-  now = new Date(),
-): Promise<RunnerControl> {
-  return db.$transaction(async (tx) => {
-    const run = await lockRunForRunner(tx, req.run_id, req.execution, req.runner_id).catch((err: unknown) => {
-      if (err instanceof AppError) return undefined;
-      throw err;
-    });
-    // A runner that lost its run (cancelled and re-executed, or swept as lost) must stop.
-    if (!run) return { cancel_requested: true, followups: [] };
-    await tx.run.update({ where: { id: run.id }, data: { lastHeartbeatAt: now } });
-    return takeRunnerControl(tx, run, req.execution);
-  });
+export async function heartbeat(db: PrismaClient, req: Execution, now = new Date()): Promise<RunnerControl> {
+  // A runner that lost its run (cancelled and re-executed, or swept as lost) must stop.
+  return (await recordBatch(db, req, [], false, now)) ?? { cancel_requested: true, followups: [] };
 }

@@ -35,6 +35,8 @@ export interface RunAssignment {
   /** Set by the worker endpoint: the API a self-hosted worker's agent reaches. */
   api_base_url?: string;
   session?: HarnessSession | null;
+  /** Always true from this orchestrator: CompleteRun records the events it carries (the runner may skip its last batch). */
+  completion_takes_events: boolean;
 }
 
 /** What the runner must act on now: cancellation, and follow-ups for the live harness. */
@@ -51,6 +53,8 @@ export interface ExecutionOutcome extends RunnerExecution {
   setup_failed: boolean;
   transcript: Buffer;
   session: HarnessSession | null;
+  /** The execution's last events, recorded before the outcome (ReportEvents' format); empty when it sent them itself. */
+  events_json: string[];
 }
 
 /** The run's model key and budget for its execution; the key stays in the runner's model proxy. */

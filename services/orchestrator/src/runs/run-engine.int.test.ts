@@ -55,11 +55,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
   let sessions: HarnessSessions;
   const complete = (
-    req: Omit<CompleteRunRequest__Output, 'session'> & { session?: CompleteRunRequest__Output['session'] },
+    req: Omit<CompleteRunRequest__Output, 'session' | 'events_json'> &
+      Partial<Pick<CompleteRunRequest__Output, 'session' | 'events_json'>>,
   ) =>
     completeRun(
       { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
-      { session: null, ...req },
+      { session: null, events_json: [], ...req },
     );
 
   beforeAll(async () => {
@@ -205,6 +206,88 @@ describe('run engine over real PostgreSQL and Redis', () => {
       await db.runEvent.findMany({ where: { runId, kind: 'state_changed' }, orderBy: { id: 'asc' } })
     ).map((e) => (e.data as { to: string }).to);
     expect(states).toEqual(['QUEUED', 'CLAIMED', 'PENDING', 'INPROGRESS', 'SUCCEEDED']);
+  });
+
+  it('writes claim, batches, heartbeats and completion in one statement each as the state machine would', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'one statement each' });
+    const assignment = await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
+    const key = await db.apiKey.findFirstOrThrow({ where: { runId } });
+    expect(assignment.run_api_key.startsWith(key.prefix)).toBe(true);
+    expect(assignment.completion_takes_events).toBe(true);
+    expect(key).toMatchObject({
+      userId: caller.principal_id,
+      revokedAt: null,
+      name: `run ${runId} execution 1`,
+    });
+
+    const batch = (...events: object[]) =>
+      reportEvents(db, {
+        run_id: runId,
+        execution: 1,
+        runner_id: 'r',
+        events_json: events.map((e) => JSON.stringify(e)),
+      });
+    await batch(
+      { kind: 'setup_step', step: 'harness_start', status: 'started' },
+      { kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' },
+      { kind: 'agent_message', text: 'one' },
+      { kind: 'state_changed', from: 'PENDING', to: 'PENDING' },
+      { kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' },
+      { kind: 'agent_message', text: 'two' },
+    );
+    const timeline = async () =>
+      (await db.runEvent.findMany({ where: { runId }, orderBy: { id: 'asc' } })).map((e) => e.data);
+    const written = await timeline();
+    expect(written.slice(written.findIndex((e) => (e as { to?: string }).to === 'CLAIMED'))).toEqual([
+      { kind: 'state_changed', from: 'QUEUED', to: 'CLAIMED' },
+      { kind: 'setup_step', step: 'harness_start', status: 'started' },
+      { kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' },
+      { kind: 'agent_message', text: 'one' },
+      { kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' },
+      { kind: 'agent_message', text: 'two' },
+    ]);
+    // A move back is refused whole: nothing of the batch is written.
+    await expect(
+      batch(
+        { kind: 'agent_message', text: 'lost' },
+        { kind: 'state_changed', from: 'INPROGRESS', to: 'PENDING' },
+      ),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    expect(await timeline()).toEqual(written);
+
+    const before = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    await heartbeat(db, { run_id: runId, execution: 1, runner_id: 'r' }, new Date(Date.now() + 1000));
+    const beaten = await db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(beaten.updatedAt).toEqual(before.updatedAt);
+    expect(beaten.lastHeartbeatAt!.getTime()).toBeGreaterThan(before.lastHeartbeatAt!.getTime());
+
+    await complete({
+      run_id: runId,
+      execution: 1,
+      runner_id: 'r',
+      state: 'FAILED',
+      message: 'tests failed',
+      error_code: 'agent_failed',
+      setup_failed: false,
+      transcript: Buffer.alloc(0),
+      // The last batch rides on the completion (the assignment said the orchestrator takes it), before the outcome.
+      events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
+    });
+    expect((await timeline()).at(-2)).toEqual({ kind: 'agent_message', text: 'last' });
+    expect((await timeline()).at(-1)).toEqual({
+      kind: 'state_changed',
+      from: 'INPROGRESS',
+      to: 'FAILED',
+      message: 'tests failed',
+      error_code: 'agent_failed',
+    });
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'FAILED',
+      errorCode: 'agent_failed',
+      retryable: false,
+      runnerId: null,
+    });
+    expect((await db.apiKey.findFirstOrThrow({ where: { runId } })).revokedAt).toBeTruthy();
   });
 
   it('cancels per state: queued at once (job removed), running via the next heartbeat, PENDING conflicts, ended rejected', async () => {

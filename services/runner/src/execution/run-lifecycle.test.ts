@@ -83,6 +83,24 @@ describe('ExecutionLifecycle', () => {
     );
   });
 
+  it('sends the last batch with the completion when the orchestrator takes it there, else as a batch of its own', async () => {
+    for (const takes of [true, false]) {
+      const { link, calls, completed } = fakeLink();
+      const lifecycle = new ExecutionLifecycle(
+        link,
+        fakeAssignment({ completion_takes_events: takes }),
+        settings,
+        log,
+        new AbortController().signal,
+      );
+      lifecycle.context.reporter.emit({ kind: 'agent_message', text: 'last' });
+      await lifecycle.finish({ state: 'SUCCEEDED', message: 'done' });
+      const last = JSON.stringify({ kind: 'agent_message', text: 'last' });
+      expect(calls.map((c) => c.method)).toEqual(takes ? ['CompleteRun'] : ['ReportEvents', 'CompleteRun']);
+      expect(completed()!.events_json).toEqual(takes ? [last] : []);
+    }
+  });
+
   it('reports a halt’s outcome over what the harness said, keeping its transcript and session', async () => {
     const { link, completed } = fakeLink();
     const lifecycle = new ExecutionLifecycle(

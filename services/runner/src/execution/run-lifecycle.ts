@@ -100,11 +100,15 @@ export class ExecutionLifecycle {
   async finish(driven: Completion): Promise<string> {
     clearInterval(this.heartbeat);
     this.stopSignal.removeEventListener('abort', this.onStop);
-    await this.reporter.close();
+    // The last batch rides on the completion when the orchestrator records it there (it says so at claim).
+    let rest: string[] = [];
+    if (this.context.assignment.completion_takes_events) rest = await this.reporter.takeRest();
+    else await this.reporter.close();
     const completion = this.settle(driven);
     await this.link
       .call('CompleteRun', {
         ...this.context.target,
+        events_json: rest,
         state: completion.state,
         message: completion.message,
         error_code: completion.errorCode ?? '',

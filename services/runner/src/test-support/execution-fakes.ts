@@ -33,6 +33,7 @@ export function fakeAssignment(over: Partial<RunAssignment__Output> = {}): RunAs
     skill_instructions: '',
     api_base_url: '',
     session: null,
+    completion_takes_events: false,
     ...over,
   };
 }

@@ -1,9 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { RunnerServiceHandlers } from '@conveyor/proto';
-import { AppError } from '@conveyor/errors';
 import { unary } from '../unary-handler';
-import { isSelfHostedRun } from '../../workers/self-hosted-routing';
 import { claimRun } from '../../runner/claim-run';
 import { commentOnRunSource, type SourceCommentDeps } from '../../github/comment-on-source';
 import { completeRun, type TranscriptSink } from '../../runner/complete-run';
@@ -28,10 +26,8 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
   return {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
-      if (await isSelfHostedRun(db, req.run_id))
-        throw new AppError('conflict', 'Run is not claimable: routed to a self-hosted worker');
       const assignment = {
-        ...(await deps.sessions.attach(await claimRun(db, req))),
+        ...(await deps.sessions.attach(await claimRun(db, req, { refuseSelfHosted: true }))),
         api_base_url: deps.apiBaseUrl ?? '',
       };
       logger.info(
@@ -48,7 +44,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
     ReportEvents: unary(logger, 'ReportEvents', (req) => reportEvents(db, req)),
     Heartbeat: unary(logger, 'Heartbeat', (req) => heartbeat(db, req)),
     CompleteRun: unary(logger, 'CompleteRun', async (req) => {
-      const control = await completeRun(deps, req);
+      const { control, source } = await completeRun(deps, req);
       logger.info(
         {
           runId: req.run_id,
@@ -58,13 +54,15 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
         },
         'run execution completed',
       );
-      // After the answer: the runner does not wait on GitHub, and a failed comment is only logged.
-      void commentOnRunSource({ ...deps, logger }, req.run_id).catch((err: unknown) =>
-        logger.warn(
-          { runId: req.run_id, err: (err as Error).message },
-          'commenting on the run source failed',
-        ),
-      );
+      // After the answer: the runner does not wait on GitHub, and a failed comment is only logged. Only runs a GitHub
+      // delivery started comment (the check saves two reads on every other completion).
+      if (source === 'GITHUB_WEBHOOK')
+        void commentOnRunSource({ ...deps, logger }, req.run_id).catch((err: unknown) =>
+          logger.warn(
+            { runId: req.run_id, err: (err as Error).message },
+            'commenting on the run source failed',
+          ),
+        );
       return control;
     }),
     GetHarnessCredential: unary(logger, 'GetHarnessCredential', async (req) => {

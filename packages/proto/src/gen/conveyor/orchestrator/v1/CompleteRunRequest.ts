@@ -13,6 +13,7 @@ export interface CompleteRunRequest {
   'setup_failed'?: (boolean);
   'transcript'?: (Buffer | Uint8Array | string);
   'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
+  'events_json'?: (string)[];
 }
 
 export interface CompleteRunRequest__Output {
@@ -25,4 +26,5 @@ export interface CompleteRunRequest__Output {
   'setup_failed': (boolean);
   'transcript': (Buffer);
   'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
+  'events_json': (string)[];
 }

@@ -20,6 +20,7 @@ export interface RunAssignment {
   'skill_instructions'?: (string);
   'api_base_url'?: (string);
   'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
+  'completion_takes_events'?: (boolean);
 }
 
 export interface RunAssignment__Output {
@@ -38,4 +39,5 @@ export interface RunAssignment__Output {
   'skill_instructions': (string);
   'api_base_url': (string);
   'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
+  'completion_takes_events': (boolean);
 }
