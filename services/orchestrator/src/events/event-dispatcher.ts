@@ -26,9 +26,6 @@ export interface EventDispatcherOptions {
   intervalMs: number;
 }
 
-/** Deliveries claimed per pass at most (each endpoint gets only its free slots). */
-const CLAIM_BATCH = 2000;
-
 /** A claimed delivery with its event: the stored body, or what building it needs when it was never sent. */
 interface Claimed {
   id: bigint;
@@ -121,29 +118,32 @@ export class EventDispatcher {
     const busy = [...this.inFlight].filter(([, n]) => n >= concurrency).map(([id]) => id);
     const used = JSON.stringify(Object.fromEntries(this.inFlight));
     const leaseMs = timeoutMs + 30_000;
+    // Per endpoint, the oldest due deliveries up to its free slots (an index range each: the backlog is not read), of
+    // which only a run's oldest pending one per endpoint (its order). LIMIT cannot depend on the endpoint, so each
+    // range takes up to `concurrency` and the window trims it to the free slots; the rows it trims are only locked.
     const claimed = await db.$queryRaw<Claimed[]>`
-      WITH candidates AS (
-        SELECT d.id, d."endpointId", d."nextAttemptAt"
-          FROM "EventDelivery" d
-         WHERE d.status = 'pending' AND d."nextAttemptAt" <= now()
-           AND NOT (d."endpointId" = ANY(${busy}::text[]))
-           AND EXISTS (SELECT 1 FROM "EventEndpoint" e WHERE e.id = d."endpointId" AND e.enabled)
-           AND NOT EXISTS (SELECT 1 FROM "EventDelivery" p
-                            WHERE p."endpointId" = d."endpointId" AND p."runId" = d."runId"
-                              AND p.status = 'pending' AND p.id < d.id)
-         ORDER BY d."nextAttemptAt", d.id
-         LIMIT ${CLAIM_BATCH}
-           FOR UPDATE OF d SKIP LOCKED
-      ), ranked AS (
-        SELECT id, "endpointId",
-               row_number() OVER (PARTITION BY "endpointId" ORDER BY "nextAttemptAt", id) AS n
-          FROM candidates
+      WITH free AS (
+        SELECT e.id, ${concurrency} - COALESCE((${used}::jsonb ->> e.id)::int, 0) AS slots
+          FROM "EventEndpoint" e
+         WHERE e.enabled AND NOT (e.id = ANY(${busy}::text[]))
+      ), due AS (
+        SELECT c.id, f.slots, row_number() OVER (PARTITION BY f.id ORDER BY c."nextAttemptAt", c.id) AS n
+          FROM free f
+         CROSS JOIN LATERAL (
+           SELECT d.id, d."nextAttemptAt"
+             FROM "EventDelivery" d
+            WHERE d."endpointId" = f.id AND d.status = 'pending' AND d."nextAttemptAt" <= now()
+              AND NOT EXISTS (SELECT 1 FROM "EventDelivery" p
+                               WHERE p."endpointId" = d."endpointId" AND p."runId" = d."runId"
+                                 AND p.status = 'pending' AND p.id < d.id)
+            ORDER BY d."nextAttemptAt", d.id
+            LIMIT ${concurrency}
+              FOR UPDATE OF d SKIP LOCKED) c
       )
       UPDATE "EventDelivery" d
          SET "nextAttemptAt" = now() + make_interval(secs => ${leaseMs / 1000})
-        FROM ranked, "OutboundEvent" o
-       WHERE d.id = ranked.id AND o.id = d."eventId"
-         AND ranked.n <= ${concurrency} - COALESCE((${used}::jsonb ->> ranked."endpointId")::int, 0)
+        FROM due, "OutboundEvent" o
+       WHERE d.id = due.id AND due.n <= due.slots AND o.id = d."eventId"
       RETURNING d.id, d."eventId", d."endpointId", d.attempts, o.body, o."teamId", o."runId", o.type, o.data,
                 o."occurredAt"`;
     if (claimed.length === 0) return 0;
