@@ -118,9 +118,12 @@ export class EventDispatcher {
     const busy = [...this.inFlight].filter(([, n]) => n >= concurrency).map(([id]) => id);
     const used = JSON.stringify(Object.fromEntries(this.inFlight));
     const leaseMs = timeoutMs + 30_000;
-    // Per endpoint, the oldest due deliveries up to its free slots (an index range each: the backlog is not read), of
-    // which only a run's oldest pending one per endpoint (its order). LIMIT cannot depend on the endpoint, so each
-    // range takes up to `concurrency` and the window trims it to the free slots; the rows it trims are only locked.
+    // Per endpoint, its oldest due deliveries (an index range each: the backlog is not read), of which only a run's
+    // oldest pending one per endpoint may go (its order); the window reaches `concurrency` rows past the free slots
+    // for the runs' later events waiting behind the ones in flight (a retry pushes them back with it: record()).
+    // Checking order after the window, with min() on (endpointId, runId, id), keeps the plan the same with or without
+    // table statistics: as an anti-join inside the window, a freshly filled table (never analyzed) got a plan
+    // reading every pending delivery of the endpoint per candidate (1.8 s a pass at 100k rows; docs/events.md).
     const claimed = await db.$queryRaw<Claimed[]>`
       WITH free AS (
         SELECT e.id, ${concurrency} - COALESCE((${used}::jsonb ->> e.id)::int, 0) AS slots
@@ -130,15 +133,14 @@ export class EventDispatcher {
         SELECT c.id, f.slots, row_number() OVER (PARTITION BY f.id ORDER BY c."nextAttemptAt", c.id) AS n
           FROM free f
          CROSS JOIN LATERAL (
-           SELECT d.id, d."nextAttemptAt"
+           SELECT d.id, d."endpointId", d."runId", d."nextAttemptAt"
              FROM "EventDelivery" d
             WHERE d."endpointId" = f.id AND d.status = 'pending' AND d."nextAttemptAt" <= now()
-              AND NOT EXISTS (SELECT 1 FROM "EventDelivery" p
-                               WHERE p."endpointId" = d."endpointId" AND p."runId" = d."runId"
-                                 AND p.status = 'pending' AND p.id < d.id)
             ORDER BY d."nextAttemptAt", d.id
-            LIMIT ${concurrency}
+            LIMIT f.slots + ${concurrency}
               FOR UPDATE OF d SKIP LOCKED) c
+         WHERE c.id = (SELECT min(p.id) FROM "EventDelivery" p
+                        WHERE p."endpointId" = c."endpointId" AND p."runId" = c."runId" AND p.status = 'pending')
       )
       UPDATE "EventDelivery" d
          SET "nextAttemptAt" = now() + make_interval(secs => ${leaseMs / 1000})
@@ -332,7 +334,14 @@ export class EventDispatcher {
            SET attempts = v.attempts, status = v.status, "nextAttemptAt" = COALESCE(v.next, d."nextAttemptAt")
           FROM v
          WHERE d.id = v.id
-        RETURNING d.id
+        RETURNING d.id, d."endpointId", d."runId", v.status, v.next
+      ), behind AS (
+        -- A run's later events for the endpoint wait behind its retry (order), so they are not due before it either.
+        UPDATE "EventDelivery" l
+           SET "nextAttemptAt" = u.next
+          FROM updated u
+         WHERE u.status = 'pending' AND l."endpointId" = u."endpointId" AND l."runId" = u."runId"
+           AND l.status = 'pending' AND l.id > u.id AND l."nextAttemptAt" < u.next
       )
       INSERT INTO "EventDeliveryAttempt"
              ("deliveryId", "endpointId", "attemptedAt", "statusCode", "latencyMs", error, "nextAttemptAt")
