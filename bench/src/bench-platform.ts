@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startPlatform, type RunningPlatform } from '@conveyor/testing';
 
@@ -60,4 +61,36 @@ export function reportServerErrors(
   if (results.some((r) => Object.keys(r.status_codes).some((code) => code.startsWith('5')))) {
     progress(`5xx answers were counted; the services' last log lines:\n${platform.logs().slice(-6000)}`);
   }
+}
+
+/** The /proc/PID/stat fields after the command name (field 3, the state, is index 0). */
+const statFields = (pid: number): string[] => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+};
+
+/** user + system CPU time of a process so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** The PostgreSQL server's main process, from one of its backends' (`SELECT pg_backend_pid()`). */
+export const postmasterOf = (backendPid: number): number => Number(statFields(backendPid)[1]);
+
+/**
+ * CPU time of a PostgreSQL server so far, in ms: the postmaster's own and its exited children's (reaped: cutime and
+ * cstime), plus its live backends' and workers'.
+ */
+export function postgresCpuMs(postmaster: number): number {
+  const own = statFields(postmaster);
+  let total = (Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])) * 10;
+  for (const entry of readdirSync('/proc'))
+    if (/^\d+$/.test(entry))
+      try {
+        if (Number(statFields(Number(entry))[1]) === postmaster) total += cpuMs(Number(entry));
+      } catch {
+        // The process ended between the listing and the read; its time is now in the postmaster's cutime.
+      }
+  return total;
 }

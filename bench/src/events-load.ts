@@ -2,7 +2,7 @@
 // changes per second for BENCH_SECONDS into the platform's database, written as the platform writes them (RunEvent
 // rows; the record_outbound_event trigger fans each out to the subscribed endpoints and notifies the orchestrator).
 // Batches every 100 ms; each event belongs to another of BENCH_RUNS runs, as a busy installation's would. IPC: sends
-// {write_seconds} when done.
+// {write_seconds, events, cpu_ms} (its own CPU time) when done.
 import { createPrismaClient } from '@conveyor/db';
 
 const RATE = Number(process.env.BENCH_EVENT_RATE ?? 1000);
@@ -24,7 +24,12 @@ async function main() {
     const wait = started + ((written + perTick) / RATE) * 1000 - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
-  process.send!({ write_seconds: (Date.now() - started) / 1000, events: total });
+  const cpu = process.cpuUsage();
+  process.send!({
+    write_seconds: (Date.now() - started) / 1000,
+    events: total,
+    cpu_ms: (cpu.user + cpu.system) / 1000,
+  });
   await db.$disconnect();
 }
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
 import { apiCall, startExtraService, type ExtraService, type RunningPlatform } from '@conveyor/testing';
-import { printJson, progress, startBenchPlatform } from './bench-platform';
+import { cpuMs, printJson, progress, startBenchPlatform } from './bench-platform';
 
 /**
  * Time to agent (issue #26): from a request to the platform to the agent CLI's first model request, with the real
@@ -376,13 +376,6 @@ function claudeManifest(): string {
 
 function readCliVersion(): string {
   return (JSON.parse(readFileSync(claudeManifest(), 'utf8')) as { version: string }).version;
-}
-
-/** user + system CPU time of a process so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**

@@ -9,10 +9,13 @@ const pools = new WeakMap<PrismaClient, pg.Pool>();
 
 /**
  * Prisma Client on the `pg` driver adapter: no Rust engines, one pg pool per client, shared with sqlPool(). Call
- * `$disconnect()` to close it (the pool closes with it).
+ * `$disconnect()` to close it (the pool closes with it). JIT is off for these sessions: PostgreSQL compiles any
+ * statement whose estimated cost passes `jit_above_cost`, and for the platform's short statements the compile is the
+ * cost (the event dispatcher's claim, estimated high but running in ~10 ms, spent ~250 ms compiling each pass:
+ * docs/events.md).
  */
 export function createPrismaClient(databaseUrl: string): DbClient {
-  const pool = new pg.Pool({ connectionString: databaseUrl });
+  const pool = new pg.Pool({ connectionString: databaseUrl, options: '-c jit=off' });
   const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   pools.set(client, pool);
   return client;

@@ -1,13 +1,16 @@
 import { startEventReceiver } from '@conveyor/testing';
-import { parseRetryAfter, sendEvent } from './event-sender';
+import { EventSender, parseRetryAfter } from './event-sender';
 
-describe('sendEvent', () => {
+describe('EventSender', () => {
+  const sender = new EventSender(2);
+  afterAll(() => sender.close());
+
   it('connects to the address the egress policy checked, not to whatever DNS answers for the name now', async () => {
     const rx = await startEventReceiver();
     try {
       // No DNS knows this name: the request can only arrive through the pinned address.
       const url = new URL(rx.url.replace('127.0.0.1', 'hooks.never-resolves.invalid'));
-      const sent = sendEvent(url, '127.0.0.1', { 'webhook-id': 'msg_1' }, '{"a":1}', 10_000);
+      const sent = sender.send(url, '127.0.0.1', { 'webhook-id': 'msg_1' }, '{"a":1}', 10_000);
       const received = await rx.next();
       expect(received.headers).toMatchObject({
         host: url.host,
@@ -25,7 +28,7 @@ describe('sendEvent', () => {
   it('reports a refused connection as an error without a status', async () => {
     const rx = await startEventReceiver();
     rx.close();
-    const result = await sendEvent(new URL(rx.url), '127.0.0.1', {}, '{}', 10_000);
+    const result = await sender.send(new URL(rx.url), '127.0.0.1', {}, '{}', 10_000);
     expect(result.statusCode).toBeUndefined();
     expect(result.error).toMatch(/ECONNREFUSED/);
   });

@@ -48,6 +48,7 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
   let db: PrismaClient;
   let deps: EventEndpointDeps;
   let dispatcher: EventDispatcher;
+  let dispatcherOptions: ConstructorParameters<typeof EventDispatcher>[0];
   let admin: Caller__Output;
   let member: Caller__Output;
   let stranger: Caller__Output;
@@ -61,7 +62,7 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     const cipher = SecretCipher.fromConfig(config);
     const urls = { policy: new EgressPolicy(['127.0.0.0/8']), httpHosts: ['127.0.0.1'] };
     deps = { db, cipher, urls, secretGraceMs: 60 * 60 * 1000 };
-    dispatcher = new EventDispatcher({
+    dispatcherOptions = {
       db,
       cipher,
       urls,
@@ -73,7 +74,8 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
       disableAfterMs: 24 * 60 * 60 * 1000,
       concurrency: 2,
       intervalMs: 20,
-    });
+    };
+    dispatcher = new EventDispatcher(dispatcherOptions);
     dispatcher.start();
     const team = await createTeam(db, 'Events');
     const other = await createTeam(db, 'Elsewhere');
@@ -325,5 +327,44 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
     const left = await db.outboundEvent.findMany({ where: { id: { startsWith: 'msg_old_' } } });
     expect(left.map((e) => e.id)).toEqual(['msg_old_pending']);
     await db.eventEndpoint.delete({ where: { id: endpoint.id } });
+  });
+
+  // Last: it stops the shared dispatcher so that only its own, with a long retry, attempts.
+  it("holds a run's later events back until its retry, so they cannot crowd the claim meanwhile", async () => {
+    await dispatcher.stop();
+    const hourly = new EventDispatcher({ ...dispatcherOptions, schedule: [0, 3_600_000] });
+    const rx = await receiver();
+    try {
+      const { endpoint } = await createEventEndpoint(deps, admin, {
+        url: rx.url,
+        event_types: ['run.queued', 'run.inprogress', 'run.succeeded'],
+        description: '',
+      });
+      const { runId } = await createRun(runDeps, admin, { prompt: 'retry me later' });
+      await succeed(runId);
+      await hourly.dispatch();
+      const queued = await rx.next();
+      expect(queued.body).toContain('"run.queued"');
+      queued.respond(503);
+      await hourly.settled();
+
+      const deliveries = await db.eventDelivery.findMany({
+        where: { endpointId: endpoint.id },
+        orderBy: { id: 'asc' },
+      });
+      expect(deliveries.map((d) => [d.status, d.attempts])).toEqual([
+        ['pending', 1],
+        ['pending', 0],
+        ['pending', 0],
+      ]);
+      const retryAt = deliveries[0]!.nextAttemptAt.getTime();
+      expect(retryAt).toBeGreaterThan(Date.now() + 30 * 60_000);
+      for (const later of deliveries.slice(1)) expect(later.nextAttemptAt.getTime()).toBe(retryAt);
+      await db.eventEndpoint.delete({ where: { id: endpoint.id } });
+    } finally {
+      // Closed first: an attempt still waiting for an answer ends at once instead of holding stop().
+      rx.close();
+      await hourly.stop();
+    }
   });
 });
