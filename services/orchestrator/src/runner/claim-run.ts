@@ -4,7 +4,7 @@ import type { RunAssignment, RunnerExecution } from './runner-messages';
 import { generateApiKey } from '../auth/api-key';
 import { mintRunApiKey, RUN_API_KEY_TTL_MS } from '../auth/run-api-key';
 import { transitionRun } from '../runs/run-state-machine';
-import { isSelfHostedRun } from '../workers/self-hosted-routing';
+import { isSelfHostedRun } from '../runs/self-hosted-routing';
 import { lockRun } from './report-events';
 import { takeRunnerControl } from './runner-control';
 

@@ -72,7 +72,7 @@ export class OutboxRelay {
    */
   private async relayBatch(): Promise<number> {
     return this.db.$transaction(async (tx) => {
-      // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), not in the pool's queue.
+      // Self-hosted runs wait in PostgreSQL for their worker (runs/self-hosted-routing.ts), not in the pool's queue.
       const entries = await tx.$queryRaw<
         Array<{ id: bigint; kind: string; payload: unknown; selfHosted: boolean }>
       >(pendingEntries(RELAY_BATCH));

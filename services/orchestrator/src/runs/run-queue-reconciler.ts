@@ -50,7 +50,7 @@ export class RunQueueReconciler {
     const repair: QueueRepair = { enqueued: 0, retried: 0 };
     let after = '';
     for (;;) {
-      // Self-hosted runs wait in PostgreSQL for their worker (workers/self-hosted-routing.ts), never in Redis.
+      // Self-hosted runs wait in PostgreSQL for their worker (runs/self-hosted-routing.ts), never in Redis.
       const runs = await this.deps.db.run.findMany({
         where: { state: 'QUEUED', workerHost: null, ...(after ? { id: { gt: after } } : {}) },
         orderBy: { id: 'asc' },
