@@ -53,6 +53,11 @@ export class SnapshotStore {
     this.dir = path.join(root, '.snapshots');
   }
 
+  /** The store's size limit: no single snapshot may be larger. */
+  get maxBytes(): number {
+    return this.limits.maxBytes;
+  }
+
   /** Creates the store and removes the temporary files of captures a crash interrupted. */
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });

@@ -379,6 +379,15 @@ describe('KubernetesBackend', () => {
       expect(await stored('team_a')).toEqual([]);
     });
 
+    it("keeps nothing when the archive passes the store's size limit (the bytes come from the run's own image)", async () => {
+      store = new SnapshotStore(root, { maxAgeMs: 3600_000, maxBytes: ARCHIVE.length - 1 }, 'tar');
+      backend = new KubernetesBackend({ ...OPTIONS, snapshots: new PodSnapshots(store) }, api);
+      await backend.check();
+      const cold = await prepare(policy({ snapshot: TEAM_A }));
+      await expect(cold.captureSnapshot!(TEAM_A)).rejects.toThrow(/passed the snapshot store's limit/);
+      expect(await stored('team_a')).toEqual([]);
+    });
+
     it('empties the workspace and drops the snapshot when it does not unpack: the run sets up from scratch', async () => {
       await (
         await prepare(policy({ snapshot: TEAM_A }))

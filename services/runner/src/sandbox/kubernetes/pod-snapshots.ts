@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { collectBytes } from '../collect-output';
 import type { SandboxProcess, SnapshotRef } from '../run-sandbox';
@@ -77,7 +78,11 @@ export class PodSnapshots {
     return { failure: `unpacking snapshot ${found.id} failed: ${why}` };
   }
 
-  /** Streams the Pod's workspace into the store as the snapshot `ref`; undefined when another run made it first. */
+  /**
+   * Streams the Pod's workspace into the store as the snapshot `ref`; undefined when another run made it first. The
+   * bytes come from the run's own image (its `tar`), so they are cut off at the store's size limit: a run cannot fill
+   * the runner's volume through its snapshot.
+   */
   capture(ref: SnapshotRef, run: PodCommand): Promise<string | undefined> {
     return this.store.capture(ref, POD_UID, async (target) => {
       const proc = run(PACK, 'ignore');
@@ -85,7 +90,12 @@ export class PodSnapshots {
       proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
       const [exit] = await Promise.all([
         proc.exited,
-        pipeline(proc.stdout, createWriteStream(target, { mode: 0o600 })),
+        pipeline(proc.stdout, atMost(this.store.maxBytes), createWriteStream(target, { mode: 0o600 })).catch(
+          async (err: unknown) => {
+            await proc.kill();
+            throw err;
+          },
+        ),
       ]);
       if (exit.code !== 0)
         throw new Error(`archiving the workspace failed (exit ${exit.code}): ${stderr.trim()}`);
@@ -103,4 +113,17 @@ export class PodSnapshots {
   stats(): Promise<SnapshotStats> {
     return this.store.stats();
   }
+}
+
+/** Passes bytes through until more than `limit` came, then fails the pipeline. */
+function atMost(limit: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > limit)
+        return done(new Error(`the workspace's archive passed the snapshot store's limit of ${limit} bytes`));
+      done(null, chunk);
+    },
+  });
 }
