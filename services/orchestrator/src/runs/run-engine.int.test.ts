@@ -208,6 +208,28 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(states).toEqual(['QUEUED', 'CLAIMED', 'PENDING', 'INPROGRESS', 'SUCCEEDED']);
   });
 
+  it("mints no run key for an executor or creator outside the run's team: neither a user nor an agent of another team", async () => {
+    const elsewhere = await createTeam(db, 'Elsewhere');
+    const outsider = await createUser(db, { teamId: elsewhere.id, email: `${uniqueName('o')}@x.dev` });
+    const { runId } = await createRun(deps(), caller, { prompt: 'whose key?' });
+    await db.run.update({
+      where: { id: runId },
+      data: { executorType: 'USER', executorId: outsider.id, creatorType: 'USER', creatorId: outsider.id },
+    });
+    const assignment = await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
+    expect(assignment.run_id).toBe(runId);
+    expect(assignment.run_api_key).toBe('');
+    expect(await db.apiKey.count({ where: { runId } })).toBe(0);
+
+    const { runId: agentRun } = await createRun(deps(), caller, { prompt: 'an agent of another team' });
+    await db.run.update({
+      where: { id: agentRun },
+      data: { executorType: 'AGENT', executorId: outsider.id },
+    });
+    expect((await claimRun(db, { run_id: agentRun, execution: 1, runner_id: 'r' })).run_api_key).toBe('');
+    expect(await db.apiKey.count({ where: { runId: agentRun } })).toBe(0);
+  });
+
   it('writes claim, batches, heartbeats and completion in one statement each as the state machine would', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'one statement each' });
     const assignment = await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
