@@ -24,6 +24,7 @@ take_lock() {
 }
 
 APT_UPDATED=0
+APT_GET="$(dirname "${BASH_SOURCE[0]}")/../lib/apt-get-locked.sh"
 # apt_install PACKAGE...: Debian packages, with a single `apt-get update` per run (fresh images have no lists).
 apt_install() {
   local sudo=()
@@ -35,10 +36,10 @@ apt_install() {
   mkdir -p "$CONVEYOR_DATA_DIR"
   if [[ $APT_UPDATED -eq 0 ]]; then
     log "apt-get update (once per run)..."
-    "${sudo[@]}" apt-get update >>"$apt_log" 2>&1 9>&- || apt_failed "apt-get update" "$apt_log"
+    "${sudo[@]}" "$APT_GET" update >>"$apt_log" 2>&1 9>&- || apt_failed "apt-get update" "$apt_log"
     APT_UPDATED=1
   fi
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" \
+  "${sudo[@]}" "$APT_GET" install -y --no-install-recommends "$@" \
     >>"$apt_log" 2>&1 9>&- || apt_failed "apt-get install $*" "$apt_log"
 }
 

@@ -9,6 +9,6 @@ ensure_host_packages() {
   for p in "${K8S_DEBIAN_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   log "apt-get install ${missing[*]}…"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  "$ROOT/scripts/lib/apt-get-locked.sh" update -qq
+  "$ROOT/scripts/lib/apt-get-locked.sh" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }

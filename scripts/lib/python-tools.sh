@@ -13,7 +13,7 @@ ensure_python_tools() {
   if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
     log "installing python3-venv (needed for the Python test tools)…"
     command -v apt-get >/dev/null || { log "ERROR: python3 with the venv module is required"; return 1; }
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+    "$ROOT/scripts/lib/apt-get-locked.sh" install -y -qq python3-venv >/dev/null
   fi
   log "installing Python test tools into .conveyor/venv: $wanted (first run only)…"
   rm -rf "$CONVEYOR_VENV"
