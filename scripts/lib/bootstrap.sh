@@ -33,6 +33,17 @@ build_all() {
   (cd "$ROOT" && npx turbo run build --output-logs=errors-only)
 }
 
+# Dependencies and every workspace's dist/, unless the caller did both already (CONVEYOR_PREBUILT=1: .ci/run builds once
+# for the two suites it runs side by side, so neither rewrites dist/ while the other reads it).
+ensure_built() {
+  if [ "${CONVEYOR_PREBUILT:-}" = 1 ]; then
+    log "dependencies and build: done by the caller (CONVEYOR_PREBUILT=1)"
+    return 0
+  fi
+  ensure_node_modules
+  build_all
+}
+
 run_migrations() {
   log "applying database migrations…"
   node "$ROOT/packages/db/dist/migrate-cli.js"
