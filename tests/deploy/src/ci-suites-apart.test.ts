@@ -33,7 +33,7 @@ describe('the two CI suites run apart', () => {
   it('uses no port of the other', () => {
     const ports = (env: Record<string, string>) =>
       ['DATABASE_URL', 'REDIS_URL', 'KAFKA_BROKERS'].map((name) =>
-        Number(/:(\d+)(\/|$)/.exec(env[name])?.[1]),
+        Number(/:(\d+)(\/|$)/.exec(env[name] ?? '')?.[1]),
       );
     const theirs = new Set(ports(npmTest));
     expect(ports(kubernetes).filter((port) => theirs.has(port))).toEqual([]);
