@@ -96,6 +96,17 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     expect([...hosts, `conveyor-gateway.${namespace}.svc`]).toContain(new URL(config.PUBLIC_URL).host);
   });
 
+  it("runs without a docker_image on the runner's own image, where the harness CLIs are", () => {
+    const configMap = objects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-config'),
+    );
+    const runner = find(objects, 'Deployment', 'conveyor-runner').spec.template.spec.containers[0];
+    // The test overlay names the same layers `conveyor/run` (scripts/kubernetes/images.sh).
+    expect((configMap as Spec).data.SANDBOX_K8S_DEFAULT_IMAGE.replace('/run:', '/runner:')).toBe(
+      runner.image,
+    );
+  });
+
   it('denies ingress traffic by default and opens only the documented paths', () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy') as Spec[];
     expect(policies.find((p) => p.metadata.name === 'conveyor-default-deny-ingress')?.spec).toEqual({
