@@ -5,11 +5,13 @@ export const commonEnv = {
   NODE_ENV: z
     .enum(['development', 'test', 'production'])
     .default('development')
-    .describe('`production` hides nothing but turns on stricter defaults elsewhere.'),
+    .describe(
+      "`production` requires the orchestrator's DEFAULT_HARNESS (no silent demo runs); libraries such as express read it too.",
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
-    .describe('pino level.'),
+    .describe('Lowest level logged (pino, JSON lines on stdout).'),
   SHUTDOWN_TIMEOUT_MS: z.coerce
     .number()
     .int()

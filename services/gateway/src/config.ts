@@ -18,7 +18,7 @@ export const gatewaySettings = z.object({
     'Largest JSON body the API accepts (run attachments are base64 and up to 5 per run). Only parsed once the caller is authenticated and within its rate budget; anonymous bodies are never read.',
   ),
   TRUST_PROXY: trustProxy.describe(
-    "Whose X-Forwarded-For names the client (nobody by default; see @conveyor/config's trustProxy).",
+    "Whose X-Forwarded-For names the client: `false` (nobody, the default), `true`, a hop count, or comma-separated addresses, subnets, `loopback`, `linklocal`, `uniquelocal` (express's trust proxy).",
   ),
   REDIS_URL: z
     .string()

@@ -31,7 +31,7 @@ export const ingressSettings = z.object({
     'Deadline of a configuration lookup; a lookup that fails answers 503.',
   ),
   TRUST_PROXY: trustProxy.describe(
-    "Whose X-Forwarded-For names the sender (nobody by default; see @conveyor/config's trustProxy).",
+    "Whose X-Forwarded-For names the sender: `false` (nobody, the default), `true`, a hop count, or comma-separated addresses, subnets, `loopback`, `linklocal`, `uniquelocal` (express's trust proxy).",
   ),
   MAX_BODY_BYTES: positiveInt(256 * 1024).describe(
     'Largest body accepted (the contract says 256 KB); larger ones get 413 while streaming.',

@@ -27,7 +27,13 @@ export const modelProxyEnv = {
     .describe(
       "Where the proxy listens on the platform's side; runs reach it only through their sandbox's `model-proxy` endpoint.",
     ),
-  MODEL_PROXY_PORT: z.coerce.number().int().min(0).max(65535).default(0).describe('0 = any free port.'),
+  MODEL_PROXY_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(0)
+    .describe('Port of the model proxy; 0 = any free port.'),
 };
 
 export type ModelProxySettings = { [K in keyof typeof modelProxyEnv]: z.infer<(typeof modelProxyEnv)[K]> };
