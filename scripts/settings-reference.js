@@ -99,10 +99,24 @@ function describeOutput(output) {
 
 const cell = (text) => text.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
+const shapeOf = (schema) => (schema._def.typeName === 'ZodEffects' ? schema._def.schema.shape : schema.shape);
+
+/** Settings more than one program reads (each must be set alike where they name the same thing, e.g. REDIS_URL). */
+function sharedSettings(all) {
+  const readers = new Map();
+  for (const [name, , schema] of all)
+    for (const key of Object.keys(shapeOf(schema))) readers.set(key, [...(readers.get(key) ?? []), name]);
+  return [...readers]
+    .filter(([, names]) => names.length > 1)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, names]) => `| ${code(key)} | ${names.join(', ')} |`);
+}
+
 function render() {
   const missing = [];
-  const sections = programs().map(([name, where, schema]) => {
-    const shape = schema._def.typeName === 'ZodEffects' ? schema._def.schema.shape : schema.shape;
+  const all = programs();
+  const sections = all.map(([name, where, schema]) => {
+    const shape = shapeOf(schema);
     const rows = Object.entries(shape)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([key, setting]) => {
@@ -138,6 +152,14 @@ function render() {
     'its type or bounds stops the program with every problem listed. Where a deployment path sets a value (`npm start`,',
     '`docker-compose.yml`, `k8s/`), that is said in `deploy/README.md`; conditional rules (for example `S3_BUCKET` with',
     '`BLOB_STORE=s3`) are in the descriptions.',
+    '',
+    '## Read by more than one program',
+    '',
+    'Each program reads its own environment: where these name the same server or queue, set them alike.',
+    '',
+    '| setting | read by |',
+    '| --- | --- |',
+    ...sharedSettings(all),
     '',
     ...sections,
   ].join('\n');
