@@ -14,13 +14,13 @@ export interface DocCommand {
   skipReason?: string;
 }
 
-/** The documents whose commands must work: README.md and docs/*.md. */
+/** The documents whose commands must work: README.md, docs/*.md and the deployment guide. */
 export function documentedFiles(root: string): string[] {
   const docs = readdirSync(path.join(root, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .sort()
     .map((f) => `docs/${f}`);
-  return ['README.md', ...docs];
+  return ['README.md', ...docs, 'deploy/README.md'];
 }
 
 export function shellBlocks(root: string, file: string): DocCommand[] {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { documentedFiles, shellBlocks } from './doc-commands';
 import { startPlatform, type RunningPlatform } from './platform';
 
-// Every shell block of README.md and docs/*.md runs as a reader would paste it, against a started platform: the
+// Every shell block of README.md, docs/*.md and deploy/README.md runs as a reader would paste it, against a started platform: the
 // documented addresses (127.0.0.1:8080 the gateway, :8090 the ingress) are this platform's, `$KEY` is its seeded
 // admin key (team_dev, as `npm start` seeds), and HTTP errors fail the block (curl --fail-with-body). Blocks that
 // cannot run here carry `<!-- doc-test: skip — why -->` (docs/README.md).
