@@ -47,6 +47,9 @@ function unwrap(schema) {
 
 const code = (value) => `\`${value}\``;
 
+/** Settings that hold a credential: keys, secrets, passwords, tokens (not sizes such as AUTH_CACHE_MAX_KEYS). */
+const SECRET_NAME = /_(SECRET|KEY|KEYS|PASSWORD|TOKEN)$/;
+
 /** A default as an operator would write it; machine-dependent parts named rather than printed. */
 function renderDefault(defaultValue) {
   const first = defaultValue();
@@ -114,6 +117,7 @@ function sharedSettings(all) {
 
 function render() {
   const missing = [];
+  const builtInSecrets = [];
   const all = programs();
   const sections = all.map(([name, where, schema]) => {
     const shape = shapeOf(schema);
@@ -122,6 +126,8 @@ function render() {
       .map(([key, setting]) => {
         const found = unwrap(setting);
         if (!found.description) missing.push(`${name}: ${key}`);
+        if (SECRET_NAME.test(key) && found.base._def.typeName === 'ZodString' && found.default?.())
+          builtInSecrets.push(`${name}: ${key}`);
         const { type, bounds } = describeBase(found.base);
         const fallback = found.default
           ? renderDefault(found.default)
@@ -163,10 +169,15 @@ function render() {
     '',
     ...sections,
   ].join('\n');
-  return { text, missing };
+  return { text, missing, builtInSecrets };
 }
 
-const { text, missing } = render();
+const { text, missing, builtInSecrets } = render();
+// A key or password with a default would be the same, public value in every installation that forgot to set it.
+if (builtInSecrets.length > 0) {
+  console.error(`secrets with a built-in default (there must be none):\n  ${builtInSecrets.join('\n  ')}`);
+  process.exit(1);
+}
 if (missing.length > 0) {
   console.error(`settings without a .describe() text:\n  ${missing.join('\n  ')}`);
   process.exit(1);
