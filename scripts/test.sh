@@ -10,6 +10,7 @@ ensure_deploy_tools
 ensure_python_tools
 ensure_infra
 ensure_browser
+ensure_doc_tools
 log "integration tests run against these real servers:"
 bash "$ROOT/scripts/infra.sh" status >&2
 

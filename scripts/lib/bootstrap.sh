@@ -28,6 +28,13 @@ ensure_browser() {
   bash "$ROOT/scripts/infra.sh" browser
 }
 
+# The documentation's command blocks (tests/e2e docs-commands) call curl and jq, as a reader pasting them would.
+ensure_doc_tools() {
+  command -v curl >/dev/null && command -v jq >/dev/null && return 0
+  log "installing curl and jq (the documentation test runs the docs' commands)…"
+  "$ROOT/scripts/lib/apt-get-locked.sh" install -y -qq --no-install-recommends curl jq >/dev/null
+}
+
 build_all() {
   log "building all workspaces…"
   (cd "$ROOT" && npx turbo run build --output-logs=errors-only)
