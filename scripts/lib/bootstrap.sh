@@ -32,6 +32,7 @@ ensure_browser() {
 ensure_doc_tools() {
   command -v curl >/dev/null && command -v jq >/dev/null && return 0
   log "installing curl and jq (the documentation test runs the docs' commands)…"
+  "$ROOT/scripts/lib/apt-get-locked.sh" update -qq
   "$ROOT/scripts/lib/apt-get-locked.sh" install -y -qq --no-install-recommends curl jq >/dev/null
 }
 
