@@ -77,6 +77,11 @@ const schema = z
     BLOB_SIGNING_SECRET: z
       .string({ required_error: `required (${KEYS_HINT})` })
       .min(32, 'must be 32+ random characters'),
+    /** Earlier BLOB_SIGNING_SECRETs (comma-separated), still accepted for links they signed: keep them one BLOB_URL_TTL_SECONDS after a rotation, then drop them. */
+    BLOB_SIGNING_PREVIOUS_SECRETS: csv('').refine(
+      (secrets) => secrets.every((s) => s.length >= 32),
+      'each must be 32+ random characters',
+    ),
     /** The REST API's public base URL (ending in /v1): the prefix of signed download links. */
     PUBLIC_API_BASE_URL: z.string().url().default('http://127.0.0.1:8080/v1'),
     /** Where downloadable bytes live: `postgres` (default, the Blob table) or `s3` (an S3-compatible object store). */

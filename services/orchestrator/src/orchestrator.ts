@@ -309,7 +309,11 @@ export class Orchestrator implements Service {
           logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');
         },
       }),
-      blobs: blobHandlers({ blobs, secret: config.BLOB_SIGNING_SECRET, logger }),
+      blobs: blobHandlers({
+        blobs,
+        secrets: [config.BLOB_SIGNING_SECRET, ...config.BLOB_SIGNING_PREVIOUS_SECRETS],
+        logger,
+      }),
       artifacts: artifactHandlers({ db, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
       factories: factoryHandlers(webhookHandlerDeps),
       webhookIngress: webhookIngressHandlers(webhookHandlerDeps),

@@ -9,6 +9,7 @@ import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
 import { fillFromKeysFile, installationKeysFile } from './installation-keys-env';
+import { registerKeyRotationCommands } from './key-rotation-commands';
 
 // Read when a command needs it, so `--help` works whatever the environment holds. Keys left unset come from the
 // installation's keys file ($CONVEYOR_DATA_DIR/keys.env, else .conveyor/keys.env from the repository root, where
@@ -107,7 +108,7 @@ registerWorkerAndJudgeCommands(program, withDb);
 
 registerApplyCommand(program, cliConfig);
 
-registerPkiCommands(program);
+registerKeyRotationCommands(registerPkiCommands(program), cliConfig, withDb);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);

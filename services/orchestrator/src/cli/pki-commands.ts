@@ -8,7 +8,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
  * One-shot setup of an installation's trust material (docs/service-trust.md), idempotent so `npm start`, a compose
  * init container or a Kubernetes Job can run it at every start: the CA and per-service certificates, and the keys.
  */
-export function registerPkiCommands(program: Command): void {
+export function registerPkiCommands(program: Command): Command {
   const pki = program
     .command('pki')
     .description("the installation's certificate authority and service certificates");
@@ -23,11 +23,11 @@ export function registerPkiCommands(program: Command): void {
     .action(async (opts: { dir: string; host: string[]; renewWithinDays: string }) =>
       print(await initPki(opts.dir, { hosts: opts.host, renewWithinDays: Number(opts.renewWithinDays) })),
     );
-  program
-    .command('keys')
-    .description("the installation's signing and encryption keys")
+  const keys = program.command('keys').description("the installation's signing and encryption keys");
+  keys
     .command('init')
     .description('write an env file of fresh random keys unless it exists')
     .requiredOption('--file <file>', 'env file to create (e.g. .conveyor/keys.env)')
     .action(async (opts: { file: string }) => print(await initKeysFile(opts.file)));
+  return keys;
 }
