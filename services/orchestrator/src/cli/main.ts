@@ -5,6 +5,7 @@ import { createTeam, createUser, createUserApiKey, revokeApiKey } from '../auth/
 import { loadCliConfig, type CliConfig } from '../config';
 import { seedDev } from './seed-dev';
 import { setAgentIdentityLimit } from '../identities/team-identity-limit';
+import { setTeamRunRetention } from '../retention/team-run-retention';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
@@ -63,6 +64,22 @@ team
   .requiredOption('--limit <n>', 'non-negative integer')
   .action((opts: { team: string; limit: string }) =>
     withDb((db) => setAgentIdentityLimit(db, opts.team, Number(opts.limit))),
+  );
+team
+  .command('set-retention')
+  .description(
+    "days the team's finished runs (transcripts, artifacts, blobs) are kept after their last update; 0 = forever, default = RUN_RETENTION_DAYS",
+  )
+  .requiredOption('--team <teamId>', 'team ID')
+  .requiredOption('--days <n|default>', 'whole days, 0 for forever, or "default"')
+  .action((opts: { team: string; days: string }) =>
+    withDb((db) =>
+      setTeamRunRetention(
+        db,
+        opts.team,
+        opts.days === 'default' ? null : /^\d+$/.test(opts.days) ? Number(opts.days) : NaN,
+      ),
+    ),
   );
 
 const user = program.command('user').description('manage users');
