@@ -117,12 +117,13 @@ const schema = z
     /** How often the delivery log (entries older than 7 days beyond each webhook's 50 most recent) and old outbound events are pruned. */
     /** Days a finished run (transcripts, artifacts, blobs) is kept after its last update, unless its team sets its own (`conveyor team set-retention`); 0 = forever (default). */
     RUN_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(0),
-    /** How often each replica deletes expired runs, and how many per statement. */
+    /** How often each replica deletes expired runs. */
     RUN_RETENTION_INTERVAL_MS: z.coerce
       .number()
       .int()
       .min(1000)
       .default(60 * 60 * 1000),
+    /** Expired runs deleted per statement, so a large backlog never holds long locks. */
     RUN_RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
     DELIVERY_RETENTION_INTERVAL_MS: z.coerce
       .number()
