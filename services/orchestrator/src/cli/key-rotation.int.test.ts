@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { parseEnv, promisify } from 'node:util';
 import { Client } from 'pg';
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
-import { generateInstallationKeys } from '@conveyor/pki';
+import { generateInstallationKeys, initKeysFile } from '@conveyor/pki';
 import { createTestDatabase, REDIS_URL, type TestDatabase } from '@conveyor/testing';
 import { encryptEndpointSecret, signingSecrets } from '../events/endpoint-secret';
 import { reencryptSecrets, SEALED_COLUMNS } from '../secrets/reencrypt-secrets';
@@ -230,5 +232,62 @@ describe('reencryptSecrets beside a concurrent writer', () => {
     const [again] = await reencryptSecrets(prisma, cipher, { batchSize: 10 });
     expect(again).toMatchObject({ reencrypted: 1, changedMeanwhile: 0 });
     expect(await readTeamSecretValue(prisma, cipherOf(newKey), 'team_race', 'RACE')).toBe('newer');
+  });
+});
+
+describe('the whole rotation on an npm start installation (keys in $CONVEYOR_DATA_DIR/keys.env)', () => {
+  let db: TestDatabase;
+  let prisma: PrismaClient;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    prisma = createPrismaClient(db.url);
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'conveyor-rotation-'));
+    await initKeysFile(path.join(dataDir, 'keys.env'));
+  });
+
+  afterAll(async () => {
+    await prisma.$disconnect();
+    await db.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  const keysFile = () => path.join(dataDir, 'keys.env');
+  const fileKeys = async () => parseEnv(await readFile(keysFile(), 'utf8'));
+  // The CLI as an operator runs it: no key in the environment, the installation's keys file instead.
+  const cli = (args: string[]) => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      CONVEYOR_DATA_DIR: dataDir,
+    };
+    delete env.CONVEYOR_SECRETS_KEY;
+    delete env.CONVEYOR_SECRETS_PREVIOUS_KEYS;
+    delete env.BLOB_SIGNING_SECRET;
+    return promisify(execFile)(process.execPath, [CLI, ...args], { env });
+  };
+
+  it('roll, rotate, drop-previous: the secret written under the first key reads with the last one alone', async () => {
+    const first = await fileKeys();
+    await prisma.team.create({ data: { id: 'team_file', name: 'File' } });
+    await writeTeamSecret(prisma, cipherOf(first.CONVEYOR_SECRETS_KEY!), {
+      teamId: 'team_file',
+      name: 'OPENAI_API_KEY',
+      value: 'sk-kept',
+    });
+    await cli(['keys', 'roll', '--file', keysFile(), '--key', 'secrets']);
+    const rotated = JSON.parse((await cli(['keys', 'rotate'])).stdout) as RotateReport;
+    expect(rotated.columns[0]).toMatchObject({ reencrypted: 1, failed: [] });
+    expect(rotated.oldKeysStillInUse).toEqual([]);
+    await cli(['keys', 'drop-previous', '--file', keysFile(), '--key', 'secrets']);
+
+    const last = await fileKeys();
+    expect(last.CONVEYOR_SECRETS_PREVIOUS_KEYS).toBeUndefined();
+    expect(last.CONVEYOR_SECRETS_KEY).not.toBe(first.CONVEYOR_SECRETS_KEY);
+    expect(
+      await readTeamSecretValue(prisma, cipherOf(last.CONVEYOR_SECRETS_KEY!), 'team_file', 'OPENAI_API_KEY'),
+    ).toBe('sk-kept');
   });
 });
