@@ -4,7 +4,8 @@ import { chmod, chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 
-const KEYS_FILE_HEADER = '# Conveyor installation keys, generated once; keep secret, back up with the database.\n';
+const KEYS_FILE_HEADER =
+  '# Conveyor installation keys, generated once; keep secret, back up with the database.\n';
 
 /** The per-installation secrets the orchestrator refuses to start without (docs/service-trust.md). */
 export interface InstallationKeys {
@@ -30,11 +31,7 @@ export async function initKeysFile(file: string): Promise<{ written: boolean }> 
   if (existsSync(file)) return { written: false };
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const lines = Object.entries(generateInstallationKeys()).map(([k, v]) => `${k}=${v}`);
-  await writeFile(
-    file,
-    `${KEYS_FILE_HEADER}${lines.join('\n')}\n`,
-    { mode: 0o600, flag: 'wx' },
-  );
+  await writeFile(file, `${KEYS_FILE_HEADER}${lines.join('\n')}\n`, { mode: 0o600, flag: 'wx' });
   await chmod(file, 0o600);
   return { written: true };
 }
