@@ -134,6 +134,11 @@ export const orchestratorSettings = z
       .describe(
         'HMAC-SHA256 key of signed download links (`GET /v1/blobs/{token}`); required, 32+ random characters.',
       ),
+    BLOB_SIGNING_PREVIOUS_SECRETS: csv('')
+      .refine((secrets) => secrets.every((s) => s.length >= 32), 'each must be 32+ random characters')
+      .describe(
+        'Earlier BLOB_SIGNING_SECRETs (comma-separated), still accepted for links they signed: keep them one BLOB_URL_TTL_SECONDS after a rotation, then drop them.',
+      ),
     PUBLIC_API_BASE_URL: z
       .string()
       .url()
@@ -221,6 +226,28 @@ export const orchestratorSettings = z
     CONVEYOR_SECRETS_PREVIOUS_KEYS: csv('').describe(
       'Earlier secrets keys (comma-separated base64), still accepted for decryption during a key rotation.',
     ),
+    RUN_RETENTION_DAYS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(36_500)
+      .default(0)
+      .describe(
+        'Days a finished run (transcripts, artifacts, blobs) is kept after its last update, unless its team sets its own (`conveyor team set-retention`); 0 = forever (default).',
+      ),
+    RUN_RETENTION_INTERVAL_MS: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .default(60 * 60 * 1000)
+      .describe('How often each replica deletes expired runs.'),
+    RUN_RETENTION_BATCH_SIZE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(500)
+      .describe('Expired runs deleted per statement, so a large backlog never holds long locks.'),
     DELIVERY_RETENTION_INTERVAL_MS: z.coerce
       .number()
       .int()
