@@ -39,7 +39,8 @@ describe('no outcome is lost: reports the database dropped (57P01) are sent agai
   });
 
   afterAll(async () => {
-    await db?.$disconnect();
+    // Only its pg pool was used (Prisma never connected, so $disconnect would leave the pool's sessions open).
+    if (db) await sqlPool(db).end();
     await platform?.stop();
   });
 
@@ -71,6 +72,7 @@ describe('no outcome is lost: reports the database dropped (57P01) are sent agai
       '→INPROGRESS',
       'reported once',
       'the last one',
+      'Done: the task',
       '→SUCCEEDED',
     ]);
   });

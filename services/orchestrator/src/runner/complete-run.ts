@@ -54,7 +54,6 @@ WITH held AS (
   UPDATE "ApiKey" k SET "revokedAt" = $5
     FROM held h
    WHERE k."runId" = h.id AND k."revokedAt" IS NULL
-)
 ), replayed AS (
   SELECT r.source
     FROM "Run" r

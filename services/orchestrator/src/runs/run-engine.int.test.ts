@@ -577,7 +577,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await locker.connect();
     try {
       await locker.query('BEGIN; LOCK TABLE "Run" IN ACCESS EXCLUSIVE MODE');
-      const failed = sweeper.sweep(at(40_000));
+      const failed = sweeper.sweep(at(40_000)).then(() => 'swept', outageOf);
       const waiting = async () =>
         (
           await locker.query(
@@ -586,7 +586,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
           )
         ).rowCount;
       while ((await waiting()) === 0) await new Promise((resolve) => setImmediate(resolve));
-      expect(await failed.then(() => 'swept', outageOf)).toBe('postgres');
+      expect(await failed).toBe('postgres');
     } finally {
       await locker.query('ROLLBACK');
       await locker.end();
