@@ -15,7 +15,7 @@ describe('signedContentDigest', () => {
     '%s: a copy with new delivery headers and extra entries has the same digest',
     (scheme) => {
       const signed = sign(scheme);
-      const copy = {
+      const copy: Record<string, string> = {
         ...signed,
         'x-github-delivery': 'another',
         'x-shopify-webhook-id': 'another',
