@@ -15,6 +15,16 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = {
   'git:': 9418,
 };
 
+/** A destination the egress policy refused: `invalid_request` to API callers, with why for the event dispatcher. */
+export class EgressRefusedError extends AppError {
+  constructor(
+    message: string,
+    readonly reason: 'unresolvable' | 'not_permitted',
+  ) {
+    super('invalid_request', message);
+  }
+}
+
 /** The port a URL connects to: its own, or its scheme's default. */
 export function urlPort(url: URL): number {
   return url.port ? Number(url.port) : (DEFAULT_PORTS[url.protocol] ?? 0);
@@ -52,13 +62,13 @@ export class EgressPolicy {
     try {
       addresses = parseAddress(bare) ? [bare] : await this.resolve(bare);
     } catch {
-      throw new AppError('invalid_request', `host ${host} does not resolve`);
+      throw new EgressRefusedError(`host ${host} does not resolve`, 'unresolvable');
     }
     const refused = addresses.filter((a) => !this.permits(a, port));
     if (addresses.length === 0 || refused.length > 0) {
-      throw new AppError(
-        'invalid_request',
+      throw new EgressRefusedError(
         `host ${host} resolves to an address outbound fetches may not reach on port ${port} (${refused.join(', ') || 'none'}); an operator can allow an address:port with EGRESS_ALLOWED_ADDRESSES`,
+        addresses.length === 0 ? 'unresolvable' : 'not_permitted',
       );
     }
     return addresses;
