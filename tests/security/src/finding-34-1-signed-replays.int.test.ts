@@ -121,4 +121,42 @@ describe('issue 34.1: a replayed signed body starts no second run', () => {
       expect(await runsOfAutomation()).toHaveLength(1);
     });
   });
+
+  it('github: eight copies sent at once under eight delivery IDs start one run', async () => {
+    const secret = 'github-secret-0123456789';
+    const created = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, {
+      name: 'replay-race',
+      auth_mode: 'signature',
+      signature_scheme: 'github',
+      provider_secret: secret,
+    });
+    const uid = created.body.webhook_uid as string;
+    const automation = await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, {
+      name: 'on-race',
+      prompt: 'Handle the delivery.',
+      trigger: { provider: 'webhook', event: 'received', filter: { webhook_ids: [uid] } },
+    });
+    const body = JSON.stringify({ action: 'race' });
+    const signed = signWebhook('github', { secret, body, now: new Date() });
+    const statuses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        post(created.body.ingress_url as string, body, { ...signed, 'x-github-delivery': `race-${i}` }).then(
+          (r) => r.status,
+        ),
+      ),
+    );
+    expect(statuses).toEqual(Array.from({ length: 8 }, () => 202));
+    const entries = await until(
+      uid,
+      (e) => e.length === 8 && e.some((x) => x.label === 'Accepted' && (x.run_ids as string[]).length === 1),
+      'eight log entries, the accepted one processed',
+    );
+    expect(entries.filter((e) => e.label === 'Accepted')).toHaveLength(1);
+    const runs = await apiCall(
+      platform,
+      'GET',
+      `/agent/runs?automation_id=${automation.body.automation_id as string}`,
+    );
+    expect(runs.body.runs).toHaveLength(1);
+  });
 });

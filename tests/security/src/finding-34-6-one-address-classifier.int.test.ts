@@ -33,6 +33,9 @@ const NOT_PUBLIC = [
   '4000::1',
 ];
 
+/** IPv4 literals that are not dotted-decimal: URL parsing and getaddrinfo read them as the address they mean. */
+const NON_CANONICAL = ['2130706433', '0x7f000001', '0x7f.1', '0177.0.0.1', '127.1', '0xa9.0xfe.0xa9.0xfe'];
+
 describe('issue 34.6: the runner and the orchestrator refuse the same non-public addresses', () => {
   let platform: RunningPlatform;
   let proxy: EgressProxy;
@@ -43,7 +46,7 @@ describe('issue 34.6: the runner and the orchestrator refuse the same non-public
     // An environment that allow-lists each literal: what refuses it must be the address check.
     proxy = await EgressProxy.listen(
       { host: '127.0.0.1', port: 0 },
-      { allowedHosts: NOT_PUBLIC, internalHosts: [] },
+      { allowedHosts: [...NOT_PUBLIC, ...NON_CANONICAL], internalHosts: [] },
       ({ host, decision }) => decisions.push({ host, allowed: decision.allowed }),
     );
   });
@@ -80,4 +83,17 @@ describe('issue 34.6: the runner and the orchestrator refuse the same non-public
     expect(created.status).toBe(400);
     expect(created.body.detail).toMatch(/may not reach/);
   });
+
+  it.each(NON_CANONICAL)(
+    '%s: judged as the address it reaches, by the proxy and the orchestrator',
+    async (literal) => {
+      expect(await connectThrough(literal)).toBe('HTTP/1.1 403 Forbidden');
+      const created = await apiCall(platform, 'POST', '/event-endpoints', {
+        url: `https://${literal}/hook`,
+        event_types: ['*'],
+      });
+      expect(created.status).toBe(400);
+      expect(created.body.detail).toMatch(/may not reach/);
+    },
+  );
 });
