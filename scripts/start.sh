@@ -33,6 +33,7 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
+require_sandbox_privileges || exit 1
 ensure_node_modules
 if ! bash "$ROOT/scripts/infra.sh" status >/dev/null 2>&1; then infra_started_here=1; fi
 ensure_infra

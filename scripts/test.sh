@@ -5,14 +5,14 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 source "$ROOT/scripts/lib/bootstrap.sh"
 
-ensure_node_modules
+ensure_built
 ensure_deploy_tools
 ensure_python_tools
 ensure_infra
 ensure_browser
+ensure_doc_tools
 log "integration tests run against these real servers:"
 bash "$ROOT/scripts/infra.sh" status >&2
-build_all
 
 log "checking that generated gRPC types match protos/…"
 (cd "$ROOT" && npm run --silent check-generated -w @conveyor/proto)

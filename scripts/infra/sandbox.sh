@@ -23,9 +23,14 @@ sandbox_up() {
     log "sandbox: WARNING unprivileged user namespaces are disabled; runs will be refused (sysctl kernel.unprivileged_userns_clone=1)"
   fi
   # The runner drops to this account once it has forked its privileged helper (docs/sandbox.md).
-  if ! id conveyor-runner >/dev/null 2>&1; then
+  if id conveyor-runner >/dev/null 2>&1; then
+    :
+  elif is_root; then
     log "sandbox: creating the unprivileged runner account conveyor-runner"
     useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin conveyor-runner
+  else
+    # Only a runner started as root uses it, and that start creates it (npm start refuses the sandbox without root).
+    log "sandbox: no account conveyor-runner yet; created by the first start as root"
   fi
   [[ -e /dev/loop-control ]] ||
     log "sandbox: WARNING no /dev/loop-control; runs' filesystems cannot be mounted and runs will be refused (modprobe loop)"

@@ -27,7 +27,7 @@ go_build_into() {
   [ -x "$K8S_BIN/$name" ] && return 0
   start=$(date +%s)
   log "building $name ($pkg)…"
-  (cd "$dir" && CGO_ENABLED=0 nice -n 19 go build -mod=mod -trimpath -ldflags "-s -w $ldflags" -o "$K8S_BIN/$name.tmp" "$pkg")
+  (cd "$dir" && bounded "go build of $name" 3600 env CGO_ENABLED=0 nice -n 19 go build -mod=mod -trimpath -ldflags "-s -w $ldflags" -o "$K8S_BIN/$name.tmp" "$pkg")
   mv "$K8S_BIN/$name.tmp" "$K8S_BIN/$name"
   echo "$name $(($(date +%s) - start))s" >>"$K8S_CACHE/build-times"
 }

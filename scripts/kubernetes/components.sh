@@ -38,6 +38,16 @@ wait_for() {
   return 1
 }
 
+# bounded WHAT SECONDS COMMAND...: COMMAND, stopped after SECONDS with an error naming WHAT (a slow machine must fail
+# saying what it waited for, never hang until CI's own limit).
+bounded() {
+  local what=$1 seconds=$2 rc=0
+  shift 2
+  timeout "$seconds" "$@" || rc=$?
+  [ "$rc" != 124 ] || log "ERROR: $what did not finish within ${seconds}s (logs: $K8S_LOGS)"
+  return "$rc"
+}
+
 kubectl_admin() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
 start_control_plane() {

@@ -7,6 +7,13 @@
 K8S_NAMESPACE=conveyor-test
 K8S_KAFKA_POD_PORT="${K8S_KAFKA_POD_PORT:-19092}"
 
+# The suite's own PostgreSQL, Redis and Kafka and data directory, apart from `npm test`'s (scripts/infra.sh's
+# defaults), so the two suites run side by side (.ci/run; tests/deploy checks they stay apart). A caller may pick ports.
+k8s_host_infra_env() {
+  export PGPORT="${PGPORT:-15432}" REDIS_PORT="${REDIS_PORT:-16379}" KAFKA_PORT="${KAFKA_PORT:-19093}"
+  export KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19094}" CONVEYOR_DATA_DIR="$ROOT/.conveyor/k8s"
+}
+
 # Host services reachable from Pods at the node's address: loopback-only servers get a forwarder.
 start_host_infra() {
   KAFKA_EXTRA_LISTENER="$K8S_NODE_IP:$K8S_KAFKA_POD_PORT" bash "$ROOT/scripts/infra.sh" up
@@ -45,7 +52,8 @@ create_secrets() {
 deploy_platform() {
   local k=(kubectl_admin -n "$K8S_NAMESPACE")
   create_secrets
-  kubectl_admin apply -k "$ROOT/k8s/overlays/test" >/dev/null
+  bounded "kubectl apply -k k8s/overlays/test" 180 "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" \
+    apply -k "$ROOT/k8s/overlays/test" >/dev/null
   log "waiting for the migrate Job and the four Deployments…"
   "${k[@]}" wait --for=condition=complete job/conveyor-migrate --timeout=300s >/dev/null
   local d
@@ -56,7 +64,8 @@ deploy_platform() {
 
 # Prints the seeded team's API key.
 seed_platform() {
-  kubectl_admin -n "$K8S_NAMESPACE" exec deploy/conveyor-orchestrator -- \
+  bounded "seeding the dev team (conveyor seed-dev in the orchestrator's Pod)" 180 \
+    "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" -n "$K8S_NAMESPACE" exec deploy/conveyor-orchestrator -- \
     node services/orchestrator/dist/cli/main.js seed-dev | node -e \
     'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).apiKey))'
 }

@@ -44,7 +44,7 @@ build_base_layer() {
   packages="$(grep -v '^#' "$ROOT/deploy/image/packages.txt" | paste -sd, -)"
   log "debootstrap: Debian bookworm minbase + $packages…"
   rm -rf "$rootfs"
-  nice -n 19 debootstrap --variant=minbase --include="$packages" \
+  bounded debootstrap 1800 nice -n 19 debootstrap --variant=minbase --include="$packages" \
     bookworm "$rootfs" "$(debian_mirror)" >"$K8S_IMAGES/debootstrap.log" 2>&1
   install -m 0755 "$(readlink -f "$(command -v node)")" "$rootfs/usr/local/bin/node"
   cp -a "$ROOT/deploy/image" "$rootfs/tmp/image"
@@ -68,7 +68,7 @@ build_app_layer() {
   fi
   rm -rf "$stage"
   # npm's cache is warm from the host's install.
-  nice -n 19 sh "$ROOT/scripts/docker/stage-app.sh" "$ROOT" "$stage/app" "${SERVICES[@]/#/@conveyor/}"
+  bounded "the app layer's npm install" 900 nice -n 19 sh "$ROOT/scripts/docker/stage-app.sh" "$ROOT" "$stage/app" "${SERVICES[@]/#/@conveyor/}"
   tar --numeric-owner --owner=0 --group=0 -C "$stage" -cf "$K8S_IMAGES/app.tar" app
   echo "$key" >"$K8S_IMAGES/app.key"
   rm -rf "$stage"
@@ -119,13 +119,13 @@ assemble_images() {
   "$crane" append --insecure --oci-empty-base -f "$K8S_IMAGES/pause.tar" -t "$reg/conveyor/pause:1" >/dev/null 2>&1
   "$crane" mutate --insecure --set-platform linux/amd64 --entrypoint /catatonit,-P -t "$reg/conveyor/pause:1" "$reg/conveyor/pause:1" >/dev/null 2>&1
   refs+=("$reg/conveyor/run:$K8S_IMAGE_TAG" "$reg/conveyor/run-alt:$K8S_IMAGE_TAG" "$reg/conveyor/pause:1")
-  "$crane" pull --insecure "${refs[@]}" "$K8S_IMAGES/images.tar" 2>/dev/null
+  bounded "crane pull of the images" 600 "$crane" pull --insecure "${refs[@]}" "$K8S_IMAGES/images.tar" 2>/dev/null
 }
 
 # import_images: into the cluster's containerd, under the names the manifests use.
 import_images() {
   local ctr=(ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io) reg="127.0.0.1:$K8S_REGISTRY_PORT" name
-  "${ctr[@]}" images import "$K8S_IMAGES/images.tar" >/dev/null
+  bounded "ctr images import" 600 "${ctr[@]}" images import "$K8S_IMAGES/images.tar" >/dev/null
   for name in "${SERVICES[@]}" run run-alt; do
     "${ctr[@]}" images tag --force "$reg/conveyor/$name:$K8S_IMAGE_TAG" "docker.io/conveyor/$name:$K8S_IMAGE_TAG" >/dev/null
     "${ctr[@]}" images rm "$reg/conveyor/$name:$K8S_IMAGE_TAG" >/dev/null

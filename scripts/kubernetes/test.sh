@@ -14,8 +14,7 @@ source "$ROOT/scripts/kubernetes/lib.sh"
   exit 1
 }
 # Its own PostgreSQL, Redis and Kafka (Kafka needs the extra listener for Pods), unless the caller picks ports.
-export PGPORT="${PGPORT:-15432}" REDIS_PORT="${REDIS_PORT:-16379}" KAFKA_PORT="${KAFKA_PORT:-19093}"
-export KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19094}" CONVEYOR_DATA_DIR="$ROOT/.conveyor/k8s"
+k8s_host_infra_env
 MODEL_SERVER_PORT=18090 # k8s/overlays/test points the runner's ANTHROPIC_BASE_URL here
 
 started=$(date +%s)
@@ -37,8 +36,7 @@ teardown() {
 }
 trap teardown EXIT
 
-ensure_node_modules
-build_all
+ensure_built
 phase build
 ensure_host_packages
 ensure_cluster_binaries

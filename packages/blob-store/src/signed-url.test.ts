@@ -75,4 +75,14 @@ describe('signed blob links', () => {
     }
     expect(verifyBlobToken('a.b', secret, now)).toEqual({ ok: false, reason: 'malformed' });
   });
+
+  it('during a signing-secret rotation, accepts links of the listed earlier secrets only', () => {
+    const rotated = 'the-new-secret-0123456789abcdef';
+    const oldLink = signBlobToken(key, expiresAt, secret);
+    expect(verifyBlobToken(signBlobToken(key, expiresAt, rotated), [rotated, secret], now).ok).toBe(true);
+    expect(verifyBlobToken(oldLink, [rotated, secret], now)).toEqual({ ok: true, key, expiresAt });
+    // Once the old secret is dropped from the list, its links stop working.
+    expect(verifyBlobToken(oldLink, [rotated], now)).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(verifyBlobToken(oldLink, [], now)).toEqual({ ok: false, reason: 'bad_signature' });
+  });
 });

@@ -28,8 +28,15 @@ export function signBlobUrl(baseUrl: string, key: string, expiresAt: Date, secre
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
-/** Expected failures are results, not throws: a bad link is an everyday event. */
-export function verifyBlobToken(token: string, secret: string, now: Date): BlobTokenCheck {
+/**
+ * Expected failures are results, not throws: a bad link is an everyday event. `secrets` is the current signing
+ * secret, optionally followed by earlier ones still accepted while links signed with them live out their TTL.
+ */
+export function verifyBlobToken(
+  token: string,
+  secrets: string | readonly string[],
+  now: Date,
+): BlobTokenCheck {
   const parts = token.split('.');
   if (parts.length !== 3) return { ok: false, reason: 'malformed' };
   const [encodedKey, expText, sigText] = parts as [string, string, string];
@@ -40,9 +47,12 @@ export function verifyBlobToken(token: string, secret: string, now: Date): BlobT
   if (Buffer.from(key, 'utf8').toString('base64url') !== encodedKey)
     return { ok: false, reason: 'malformed' };
   const exp = Number(expText);
-  const expected = signature(key, exp, secret);
   const given = Buffer.from(sigText, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+  const signedWith = (secret: string): boolean => {
+    const expected = signature(key, exp, secret);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  if (!(typeof secrets === 'string' ? [secrets] : secrets).some(signedWith))
     return { ok: false, reason: 'bad_signature' };
   if (now.getTime() >= exp * 1000) return { ok: false, reason: 'expired' };
   // A validly signed link living longer than the cap was not minted by this configuration.

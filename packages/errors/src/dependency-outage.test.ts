@@ -35,9 +35,17 @@ describe('outageOf', () => {
       'P2024',
       shaped('PrismaClientKnownRequestError', 'Timed out fetching a new connection', { code: 'P2024' }),
     ],
+    // node-postgres' DatabaseError is named after the protocol message ('error'); the server's severity says it is one.
     [
       'node-postgres while starting up',
-      shaped('DatabaseError', 'the database system is starting up', { code: '57P03' }),
+      shaped('error', 'the database system is starting up', { code: '57P03', severity: 'FATAL' }),
+    ],
+    [
+      'a node-postgres connection the stopping server terminated',
+      shaped('error', 'terminating connection due to administrator command', {
+        code: '57P01',
+        severity: 'FATAL',
+      }),
     ],
     ['a node-postgres connection lost mid-query', shaped('Error', 'Connection terminated unexpectedly')],
   ])('is postgres for %s', (_, err) => {
@@ -88,6 +96,9 @@ describe('outageOf', () => {
         }),
       ),
     ).toBeUndefined();
+    expect(outageOf(shaped('error', 'syntax error', { code: '42601', severity: 'ERROR' }))).toBeUndefined();
+    // An SQLSTATE-looking code on something that is not a server's error.
+    expect(outageOf(shaped('Error', 'x', { code: '08001' }))).toBeUndefined();
     expect(outageOf(undefined)).toBeUndefined();
   });
 });

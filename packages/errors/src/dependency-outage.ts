@@ -22,10 +22,17 @@ const DRIVER_OUTAGE_KINDS = new Set([
  */
 const PG_OUTAGE_STATE = /^(08|57P0[1-3]$|53300$)/;
 
-/** Node's socket errors: whoever was called is not reachable. */
-/** What node-postgres throws for a connection lost mid-query or a connect that timed out (plain Errors, no code). */
-const PG_CONNECTION_MESSAGES = ['Connection terminated', 'timeout exceeded when trying to connect'];
+/**
+ * What node-postgres throws for a connection lost mid-query ("Connection terminated unexpectedly"), ended by a
+ * timeout, a connect that timed out, or a query on a client whose connection already failed (plain Errors, no code).
+ */
+const PG_CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+];
 
+/** Node's socket errors: whoever was called is not reachable. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -62,6 +69,7 @@ interface ErrorLike {
   code?: unknown;
   message?: unknown;
   kind?: unknown;
+  severity?: unknown;
   details?: unknown;
   metadata?: unknown;
   meta?: { driverAdapterError?: { cause?: { kind?: unknown; originalCode?: unknown } } };
@@ -81,8 +89,9 @@ function classify(e: ErrorLike): Dependency | undefined {
       return 'postgres';
     return undefined;
   }
-  // node-postgres (LISTEN connections, migrations): a DatabaseError carries the SQLSTATE as its code.
-  if (name === 'DatabaseError' && code && PG_OUTAGE_STATE.test(code)) return 'postgres';
+  // node-postgres (the sqlPool statements, LISTEN connections, migrations): its DatabaseError carries the SQLSTATE as
+  // its code and the server's severity; its name is the protocol message's ('error'), not the class's.
+  if (typeof e.severity === 'string' && code && PG_OUTAGE_STATE.test(code)) return 'postgres';
   // node-postgres' own connection failures (the runner hot path's statements go straight to its pool).
   if (PG_CONNECTION_MESSAGES.some((m) => message.startsWith(m))) return 'postgres';
   if (name === 'MaxRetriesPerRequestError' || name === 'ConnectionClosedError') return 'redis';

@@ -14,17 +14,33 @@ const flag = (fallback: boolean) =>
  * client's config schema. All off by default: the local broker is plain text on loopback.
  */
 export const kafkaSecurityEnv = {
-  /** TLS to the brokers; the system CAs are trusted unless KAFKA_SSL_CA_FILE names others. */
-  KAFKA_SSL: flag(false),
-  /** PEM files: the CA(s) that signed the brokers' certificates; a client certificate and key for mutual TLS. */
-  KAFKA_SSL_CA_FILE: z.string().optional(),
-  KAFKA_SSL_CERT_FILE: z.string().optional(),
-  KAFKA_SSL_KEY_FILE: z.string().optional(),
-  /** Verify the brokers' certificates (turn off only to diagnose, never in production). */
-  KAFKA_SSL_REJECT_UNAUTHORIZED: flag(true),
-  KAFKA_SASL_MECHANISM: z.enum(['none', 'plain', 'scram-sha-256', 'scram-sha-512']).default('none'),
-  KAFKA_SASL_USERNAME: z.string().optional(),
-  KAFKA_SASL_PASSWORD: z.string().optional(),
+  KAFKA_SSL: flag(false).describe(
+    'TLS to the brokers; the system CAs are trusted unless KAFKA_SSL_CA_FILE names others.',
+  ),
+  KAFKA_SSL_CA_FILE: z
+    .string()
+    .optional()
+    .describe("KAFKA_SSL: the CA(s) that signed the brokers' certificates (PEM)."),
+  KAFKA_SSL_CERT_FILE: z
+    .string()
+    .optional()
+    .describe('KAFKA_SSL: client certificate (PEM) for mutual TLS with the brokers.'),
+  KAFKA_SSL_KEY_FILE: z.string().optional().describe('KAFKA_SSL: private key (PEM) of KAFKA_SSL_CERT_FILE.'),
+  KAFKA_SSL_REJECT_UNAUTHORIZED: flag(true).describe(
+    "Verify the brokers' certificates (turn off only to diagnose, never in production).",
+  ),
+  KAFKA_SASL_MECHANISM: z
+    .enum(['none', 'plain', 'scram-sha-256', 'scram-sha-512'])
+    .default('none')
+    .describe('SASL authentication to the brokers: `none`, `plain`, `scram-sha-256` or `scram-sha-512`.'),
+  KAFKA_SASL_USERNAME: z
+    .string()
+    .optional()
+    .describe('SASL user name (required unless KAFKA_SASL_MECHANISM=none).'),
+  KAFKA_SASL_PASSWORD: z
+    .string()
+    .optional()
+    .describe('SASL password (required unless KAFKA_SASL_MECHANISM=none); a secret.'),
 };
 
 export type KafkaSecurityConfig = z.infer<z.ZodObject<typeof kafkaSecurityEnv>>;

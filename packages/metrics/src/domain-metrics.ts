@@ -7,6 +7,7 @@ export const RUN_QUEUE_DEPTH = 'conveyor_run_queue_depth';
 export const RUN_JOB_DURATION_SECONDS = 'conveyor_run_job_duration_seconds';
 export const KAFKA_CONSUMER_LAG = 'conveyor_kafka_consumer_lag';
 export const WEBHOOK_DELIVERIES_TOTAL = 'conveyor_webhook_deliveries_total';
+export const RETENTION_DELETED_TOTAL = 'conveyor_retention_deleted_total';
 
 export const RUN_QUEUE_STATES = ['waiting', 'active', 'delayed'] as const;
 export type RunQueueState = (typeof RUN_QUEUE_STATES)[number];
@@ -115,4 +116,25 @@ export function createEnvironmentSnapshotsGauge(
         },
       }),
   );
+}
+
+export const RETENTION_KINDS = ['runs', 'artifacts', 'blob_keys', 'blob_failures'] as const;
+export type RetentionKind = (typeof RETENTION_KINDS)[number];
+
+/**
+ * `conveyor_retention_deleted_total{kind}`: what run retention deleted — `runs`, their `artifacts`, `blob_keys` deleted from the blob store (transcripts,
+ * artifact bytes, handoff files, harness sessions; a key never written counts too) — and `blob_failures`, blobs it failed to delete (left orphaned,
+ * logged). Each series is present from the start at 0.
+ */
+export function createRetentionDeletedCounter(registry: Registry): Counter<'kind'> {
+  return getOrCreate(registry, RETENTION_DELETED_TOTAL, () => {
+    const counter = new Counter<'kind'>({
+      name: RETENTION_DELETED_TOTAL,
+      help: 'Expired runs, artifacts and blobs deleted by run retention, and blobs that failed to delete',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+    for (const kind of RETENTION_KINDS) counter.inc({ kind }, 0);
+    return counter;
+  });
 }

@@ -12,7 +12,7 @@ export { freePort, startPlatform, runCli, type RunningPlatform } from './start-p
 export { apiCall, type Json } from './api-call';
 export { startExtraService, type ExtraService } from './start-extra-service';
 export * from './model-server';
-export { createTestTrust, type TestTrust } from './test-trust';
+export { createTestTrust, trustOf, type TestTrust } from './test-trust';
 export { startGitHttpServer, type GitHttpServer } from './git-http-server';
 export { git, seedRemote } from './git-remote';
 export { startEventReceiver, type EventReceiver, type ReceivedEvent } from './event-receiver';

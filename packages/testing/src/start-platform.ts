@@ -91,10 +91,17 @@ export async function startPlatform(
     /** Servers of the test's own (private-servers.ts), for tests that stop them; the shared ones otherwise. */
     databaseAdminUrl?: string;
     redisUrl?: string;
+    /**
+     * An installation's own database and trust material (a restored backup, docs/operations.md), used as they are
+     * and left in place at `stop()`; a fresh database and CA otherwise.
+     */
+    installation?: { databaseUrl: string; trust: TestTrust };
   } = {},
 ): Promise<RunningPlatform> {
-  const db = await createTestDatabase({ adminUrl: options.databaseAdminUrl });
-  const trust = await createTestTrust();
+  const db = options.installation
+    ? { url: options.installation.databaseUrl, drop: async () => undefined }
+    : await createTestDatabase({ adminUrl: options.databaseAdminUrl });
+  const trust = options.installation?.trust ?? (await createTestTrust());
   const [grpcPort, workerGrpcPort, orchHttp, gatewayPort, ingressPort, runnerHttp] = await Promise.all([
     freePort(),
     freePort(),
@@ -152,7 +159,7 @@ export async function startPlatform(
       ),
     );
     await db.drop();
-    await trust.remove();
+    if (!options.installation) await trust.remove();
   };
 
   try {

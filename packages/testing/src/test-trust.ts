@@ -25,7 +25,11 @@ export interface TestTrust {
 export async function createTestTrust(): Promise<TestTrust> {
   const pkiDir = mkdtempSync(path.join(os.tmpdir(), 'conveyor-test-pki-'));
   await initPki(pkiDir);
-  const keys = generateInstallationKeys();
+  return trustOf(pkiDir, generateInstallationKeys());
+}
+
+/** An installation's existing trust material: its PKI directory and its keys (e.g. restored from a backup). */
+export function trustOf(pkiDir: string, keys: InstallationKeys): TestTrust {
   return {
     pkiDir,
     caFile: caCertFile(pkiDir),

@@ -39,6 +39,13 @@ describe('orchestrator config: no default secrets, capped link lifetimes', () =>
     expect(() => loadOrchestratorConfig({ ...required, BLOB_URL_TTL_SECONDS: '3601' })).toThrow(
       /BLOB_URL_TTL_SECONDS/,
     );
+    expect(() =>
+      loadOrchestratorConfig({ ...required, BLOB_SIGNING_PREVIOUS_SECRETS: `${'p'.repeat(32)},short` }),
+    ).toThrow(/BLOB_SIGNING_PREVIOUS_SECRETS/);
+    expect(
+      loadOrchestratorConfig({ ...required, BLOB_SIGNING_PREVIOUS_SECRETS: 'p'.repeat(32) })
+        .BLOB_SIGNING_PREVIOUS_SECRETS,
+    ).toEqual(['p'.repeat(32)]);
   });
 });
 

@@ -8,6 +8,7 @@ import type { Logger } from '@conveyor/logger';
 import {
   createKafkaConsumerLagGauge,
   createMetricsRegistry,
+  createRetentionDeletedCounter,
   createRunQueueDepthGauge,
   httpMetrics,
   metricsRouter,
@@ -37,6 +38,7 @@ import { EgressPolicy } from './egress/egress-policy';
 import { planGitFetch } from './egress/git-egress';
 import { EventDispatcher } from './events/event-dispatcher';
 import { eventRetentionLoop } from './events/event-retention';
+import { RunRetention } from './retention/run-retention';
 import { AgentIdentities } from './identities/agent-identities';
 import { IdentityKeys } from './identities/identity-keys';
 import { HarnessSessions } from './runner/harness-sessions';
@@ -96,6 +98,7 @@ export class Orchestrator implements Service {
   private schedules: ScheduleModule | undefined;
   private events: EventDispatcher | undefined;
   private eventRetention: BackgroundLoop | undefined;
+  private runRetention: RunRetention | undefined;
   private outboundEvents: ChannelListener | undefined;
   private workerDispatch: WorkerDispatch | undefined;
   private runEventFeed: RunEventFeed | undefined;
@@ -241,6 +244,20 @@ export class Orchestrator implements Service {
       intervalMs: config.DELIVERY_RETENTION_INTERVAL_MS,
     });
     this.eventRetention.start();
+    this.runRetention = new RunRetention(
+      {
+        db,
+        blobs,
+        logger: logger.child({ component: 'run-retention' }),
+        deleted: createRetentionDeletedCounter(this.metrics),
+      },
+      {
+        defaultDays: config.RUN_RETENTION_DAYS,
+        batchSize: config.RUN_RETENTION_BATCH_SIZE,
+        intervalMs: config.RUN_RETENTION_INTERVAL_MS,
+      },
+    );
+    this.runRetention.start();
     // The trigger that records an event notifies; a lost notification waits for the next poll at worst.
     const outboundEvents = new ChannelListener({
       databaseUrl: config.DATABASE_URL,
@@ -309,7 +326,11 @@ export class Orchestrator implements Service {
           logger.info({ runId, execution, bytes: transcript.length }, 'transcript stored');
         },
       }),
-      blobs: blobHandlers({ blobs, secret: config.BLOB_SIGNING_SECRET, logger }),
+      blobs: blobHandlers({
+        blobs,
+        secrets: [config.BLOB_SIGNING_SECRET, ...config.BLOB_SIGNING_PREVIOUS_SECRETS],
+        logger,
+      }),
       artifacts: artifactHandlers({ db, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
       factories: factoryHandlers(webhookHandlerDeps),
       webhookIngress: webhookIngressHandlers(webhookHandlerDeps),
@@ -421,6 +442,7 @@ export class Orchestrator implements Service {
       ['outbound events', () => this.outboundEvents?.stop()],
       ['event dispatcher', () => this.events?.stop()],
       ['event retention', () => this.eventRetention?.stop()],
+      ['run retention', () => this.runRetention?.stop()],
       ['run queue', () => this.runQueue?.close()],
       ['redis', () => this.redis?.quit()],
       ['database', () => this.db?.$disconnect()],

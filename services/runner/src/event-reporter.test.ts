@@ -5,16 +5,21 @@ import type { OrchestratorLink } from './orchestrator-link';
 /** A link whose ReportEvents answers with what the test queued: an error to throw, or a control answer. */
 function scriptedLink(answers: Array<Error | 'ok'>) {
   const sent: number[] = [];
+  const attempts: Array<{ first_event: number; events_json: string[] }> = [];
   const link = {
-    call: async (_method: string, request: { events_json: string[] }) => {
+    call: async (_method: string, request: { events_json: string[]; first_event: number }) => {
+      attempts.push({ first_event: request.first_event, events_json: request.events_json });
       const answer = answers.shift() ?? 'ok';
       if (answer !== 'ok') throw answer;
       sent.push(request.events_json.length);
       return { cancel_requested: false, followups: [] };
     },
   } as unknown as OrchestratorLink;
-  return { link, sent };
+  return { link, sent, attempts };
 }
+
+const text = (attempt: { events_json: string[] }) =>
+  attempt.events_json.map((e) => (JSON.parse(e) as { text: string }).text);
 
 describe('EventReporter', () => {
   it('reports an unreachable orchestrator once per outage, keeps the events, and still reports every other failure', async () => {
@@ -53,5 +58,36 @@ describe('EventReporter', () => {
       'conflict',
     ]);
     await reporter.close();
+  });
+
+  it('numbers every batch from the execution’s first event, sending an unacknowledged one again from the same place', async () => {
+    const { link, attempts } = scriptedLink([
+      'ok',
+      // No answer: the orchestrator may have recorded the batch or not; sent again, it records it once.
+      new AppError('resource_unavailable', 'The platform is temporarily unavailable; retry'),
+      'ok',
+    ]);
+    const reporter = new EventReporter(
+      link,
+      { runId: 'r', execution: 1, runnerId: 'x' },
+      () => undefined,
+      () => undefined,
+      60_000,
+    );
+    const say = (t: string) => reporter.emit({ kind: 'agent_message', text: t });
+    say('a');
+    say('b');
+    await reporter.flush();
+    say('c');
+    await reporter.flush();
+    say('d');
+    await reporter.flush();
+    say('e');
+    expect(await reporter.takeRest()).toMatchObject({ first_event: 5 });
+    expect(attempts.map((a) => [a.first_event, text(a)])).toEqual([
+      [1, ['a', 'b']],
+      [3, ['c']],
+      [3, ['c', 'd']],
+    ]);
   });
 });

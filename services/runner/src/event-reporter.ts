@@ -1,19 +1,36 @@
 import type { RunEvent } from '@conveyor/run-events';
 import type { RunnerControl__Output } from '@conveyor/proto';
+import { Backoff } from '@conveyor/runtime';
+import { retryableReport } from './acknowledged-call';
 import type { OrchestratorLink } from './orchestrator-link';
 import { orchestratorUnreachable } from './run-control';
 import { SecretRedactor } from './secret-redactor';
+
+/** The events a batch or the completion carries, and where the first of them is in the execution (from 1). */
+export interface NumberedEvents {
+  events_json: string[];
+  first_event: number;
+}
 
 /**
  * Batches a run's events to the orchestrator (a flush every `intervalMs`, or on demand), keeps the raw
  * transcript, and hands the control answers (cancel, follow-ups) to `onControl`. Every event and the transcript
  * pass through `redactor`, so a secret the run knows of never reaches the run's record.
+ *
+ * Events stay until the orchestrator acknowledges them. Each batch says where it starts in the execution's events
+ * (`first_event`), so one sent again because its answer was lost is recorded once; after a retryable failure the
+ * timer's batches back off (250 ms doubled up to 5 s), while heartbeats keep telling the orchestrator the run lives.
  */
 export class EventReporter {
-  private buffer: RunEvent[] = [];
+  /** The events not acknowledged yet, in order: the first is the execution's event number `acknowledged + 1`. */
+  private pending: RunEvent[] = [];
+  private acknowledged = 0;
   private readonly transcript: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly backoff = new Backoff(250, 5000);
+  /** After a retryable failure, the timer sends nothing before this (epoch ms). */
+  private retryAt = 0;
   /** The last batch failed because the orchestrator was unreachable: the next such failure is not reported again. */
   private unreachable = false;
   /** When the orchestrator last answered a batch (epoch ms; 0: never). */
@@ -28,13 +45,15 @@ export class EventReporter {
     intervalMs = 200,
   ) {
     // flush() hands its failures to onError; the catch is for onError's own.
-    this.timer = setInterval(() => void this.flush().catch(this.onError), intervalMs);
+    this.timer = setInterval(() => {
+      if (Date.now() >= this.retryAt) void this.flush().catch(this.onError);
+    }, intervalMs);
     this.timer.unref();
   }
 
   emit(raw: RunEvent): void {
     const event = this.redactor.json(raw);
-    this.buffer.push(event);
+    this.pending.push(event);
     this.transcript.push(
       JSON.stringify({ at: new Date().toISOString(), execution: this.target.execution, ...event }),
     );
@@ -43,23 +62,26 @@ export class EventReporter {
   /** Serialized so events keep their order across flushes. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      if (this.buffer.length === 0) return;
-      const batch = this.buffer;
-      this.buffer = [];
+      if (this.pending.length === 0) return;
+      const batch = this.numbered();
       try {
         const control = await this.link.call('ReportEvents', {
           run_id: this.target.runId,
           execution: this.target.execution,
           runner_id: this.target.runnerId,
-          events_json: batch.map((e) => JSON.stringify(e)),
+          ...batch,
         });
+        this.pending.splice(0, batch.events_json.length);
+        this.acknowledged += batch.events_json.length;
+        this.backoff.reset();
+        this.retryAt = 0;
         this.unreachable = false;
         this.answeredAt = Date.now();
         this.onControl(control);
       } catch (err) {
-        // Keep the events for the next attempt, unless the run was taken from us (onError decides). An unreachable
-        // orchestrator is reported once per outage, not at every batch (5 a second).
-        this.buffer = [...batch, ...this.buffer];
+        // The events stay for the next attempt, unless the run was taken from us (onError decides). An unreachable
+        // orchestrator is reported once per outage, not at every batch.
+        if (retryableReport(err)) this.retryAt = Date.now() + this.backoff.next();
         const outage = orchestratorUnreachable(err);
         if (!outage || !this.unreachable) this.onError(err);
         this.unreachable = outage;
@@ -78,15 +100,22 @@ export class EventReporter {
   }
 
   /**
-   * Stops batching and hands over what was not reported yet (each event as JSON, in order), for the completion to
-   * carry: one call less per execution than a last batch of its own. Waits for a batch in flight first.
+   * Stops batching and hands over what was not acknowledged yet (each event as JSON, in order, numbered), for the
+   * completion to carry: one call less per execution than a last batch of its own. Waits for a batch in flight first.
    */
-  async takeRest(): Promise<string[]> {
+  async takeRest(): Promise<NumberedEvents> {
     this.stop();
     await this.flushing;
-    const rest = this.buffer.map((e) => JSON.stringify(e));
-    this.buffer = [];
+    const rest = this.numbered();
+    this.pending = [];
     return rest;
+  }
+
+  private numbered(): NumberedEvents {
+    return {
+      events_json: this.pending.map((e) => JSON.stringify(e)),
+      first_event: this.acknowledged + 1,
+    };
   }
 
   private stop(): void {

@@ -5,3 +5,6 @@ export { PrivilegedHelper } from './sandbox/bwrap/privileged/helper-client';
 export { UnsandboxedBackend } from './sandbox/unsandboxed-backend';
 export { runNetworkPolicy, runPod, type PodSettings } from './sandbox/kubernetes/kubernetes-objects';
 export { EgressProxy } from './sandbox/egress-proxy';
+// The settings of its two programs, for the settings reference (scripts/settings-reference.js).
+export { runnerSettings } from './config';
+export { workerSettings } from './worker-config';

@@ -21,6 +21,39 @@ export const unfinishedRuns = (databaseUrl: string, from: Date, to: Date) =>
     [from, to, TERMINAL],
   );
 
+/**
+ * Runs created in [from, to) that did not end with their agent's own outcome. Every run the suite creates is a demo
+ * run whose script says succeed, so that is SUCCEEDED; an ended run that is not, or a run not ended yet, is listed.
+ */
+export const runsNotSucceeded = (databaseUrl: string, from: Date, to: Date) =>
+  query<{ id: string; state: string; message: string | null }>(
+    databaseUrl,
+    `SELECT id, state::text AS state, "statusMessage" AS message FROM "Run"
+      WHERE "createdAt" >= $1 AND "createdAt" < $2 AND state::text <> 'SUCCEEDED'`,
+    [from, to],
+  );
+
+/** How many of these runs have ended. */
+export const endedCount = async (databaseUrl: string, ids: string[]): Promise<number> =>
+  Number(
+    (
+      await query<{ n: string }>(
+        databaseUrl,
+        `SELECT count(*) AS n FROM "Run" WHERE id = ANY($1::uuid[]) AND state::text = ANY($2)`,
+        [ids, TERMINAL],
+      )
+    )[0]!.n,
+  );
+
+/** Ends every connection to the database but this one, as a server restart or a failover does (SQLSTATE 57P01). */
+export const terminateConnections = (databaseUrl: string) =>
+  query(
+    databaseUrl,
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    [],
+  );
+
 export const runState = async (databaseUrl: string, id: string): Promise<string | undefined> =>
   (await query<{ state: string }>(databaseUrl, `SELECT state FROM "Run" WHERE id = $1`, [id]))[0]?.state;
 

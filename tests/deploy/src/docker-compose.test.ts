@@ -75,6 +75,17 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('scales runners safely (`--scale runner=N`): each replica its own workspace volume, no fixed name or port', () => {
+    const runner = services.runner!;
+    const workspaceRoot = '/workspaces';
+    // Short syntax `[SOURCE:]TARGET[:MODE]`: without a source the volume is anonymous, one per container.
+    const mounts = (runner.volumes as string[]).filter((v) => v.split(':').includes(workspaceRoot));
+    expect(mounts).toEqual([workspaceRoot]);
+    expect(Object.keys((compose as { volumes?: object }).volumes ?? {})).not.toContain('runner-workspaces');
+    expect(runner.container_name).toBeUndefined();
+    expect(runner.ports).toBeUndefined();
+  });
+
   it('builds every Conveyor image from an existing Dockerfile and publishes ports on loopback only', () => {
     for (const service of Object.values(services)) {
       if (service.build)

@@ -71,15 +71,40 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     );
   });
 
-  it('routes /v1 to the gateway and /webhooks to the ingress service, nothing else', () => {
+  it('routes /v1 and /console to the gateway and /webhooks to the ingress service, nothing else', () => {
     const backends = find(objects, 'Ingress', 'conveyor').spec.rules.flatMap((rule: Spec) =>
       rule.http.paths.map((p: Spec) => `${p.path} -> ${p.backend.service.name}`),
     );
     expect(backends).toEqual([
       '/v1 -> conveyor-gateway',
       '/api/v1 -> conveyor-gateway',
+      '/console -> conveyor-gateway',
       '/webhooks -> conveyor-ingress',
     ]);
+  });
+
+  it('tells the gateway its public URL, so links such as session_link point where the Ingress serves it', () => {
+    const configMap = objects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-config'),
+    );
+    const config = (configMap as Spec).data;
+    const gatewayEnv = find(objects, 'Deployment', 'conveyor-gateway').spec.template.spec.containers[0].env;
+    expect(gatewayEnv.map((e: Spec) => e.name)).not.toContain('PUBLIC_URL');
+    expect(`${config.PUBLIC_URL}/v1`).toBe(config.PUBLIC_API_BASE_URL);
+    // Served through the Ingress's host, or (the test overlay, whose clients are in the cluster) the gateway's Service.
+    const hosts = find(objects, 'Ingress', 'conveyor').spec.rules.map((r: Spec) => r.host);
+    expect([...hosts, `conveyor-gateway.${namespace}.svc`]).toContain(new URL(config.PUBLIC_URL).host);
+  });
+
+  it("runs without a docker_image on the runner's own image, where the harness CLIs are", () => {
+    const configMap = objects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-config'),
+    );
+    const runner = find(objects, 'Deployment', 'conveyor-runner').spec.template.spec.containers[0];
+    // The test overlay names the same layers `conveyor/run` (scripts/kubernetes/images.sh).
+    expect((configMap as Spec).data.SANDBOX_K8S_DEFAULT_IMAGE.replace('/run:', '/runner:')).toBe(
+      runner.image,
+    );
   });
 
   it('denies ingress traffic by default and opens only the documented paths', () => {

@@ -35,7 +35,7 @@ describe('the run sandbox of every shipped configuration', () => {
       dockerfile: 'deploy/Dockerfile',
       args: { SERVICE: 'runner' },
     });
-    expect(runner.volumes).toContain('runner-workspaces:/workspaces');
+    expect(runner.volumes).toContain('/workspaces');
   });
 
   it('sets RUN_SANDBOX=none nowhere in docker-compose.yml, k8s/ or deploy/ (documentation aside)', () => {

@@ -7,11 +7,12 @@ import { AppError, notFound } from '@conveyor/errors';
  */
 export async function readBlob(
   blobs: BlobStore,
-  secret: string,
+  /** The current signing secret, then the earlier ones still accepted (BLOB_SIGNING_PREVIOUS_SECRETS). */
+  secrets: string | readonly string[],
   token: string,
   now: Date = new Date(),
 ): Promise<{ data: Buffer; content_type: string; expires_at: string }> {
-  const check = verifyBlobToken(token, secret, now);
+  const check = verifyBlobToken(token, secrets, now);
   if (!check.ok)
     throw new AppError('not_authorized', 'The download link is invalid or has expired', {
       details: { reason: check.reason },

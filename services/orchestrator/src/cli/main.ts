@@ -5,10 +5,12 @@ import { createTeam, createUser, createUserApiKey, revokeApiKey } from '../auth/
 import { loadCliConfig, type CliConfig } from '../config';
 import { seedDev } from './seed-dev';
 import { setAgentIdentityLimit } from '../identities/team-identity-limit';
+import { setTeamRunRetention } from '../retention/team-run-retention';
 import { registerWorkerAndJudgeCommands } from './worker-and-judge-commands';
 import { registerApplyCommand } from './apply-command';
 import { registerPkiCommands } from './pki-commands';
 import { fillFromKeysFile, installationKeysFile } from './installation-keys-env';
+import { registerKeyRotationCommands } from './key-rotation-commands';
 
 // Read when a command needs it, so `--help` works whatever the environment holds. Keys left unset come from the
 // installation's keys file ($CONVEYOR_DATA_DIR/keys.env, else .conveyor/keys.env from the repository root, where
@@ -63,6 +65,22 @@ team
   .action((opts: { team: string; limit: string }) =>
     withDb((db) => setAgentIdentityLimit(db, opts.team, Number(opts.limit))),
   );
+team
+  .command('set-retention')
+  .description(
+    "days the team's finished runs (transcripts, artifacts, blobs) are kept after their last update; 0 = forever, default = RUN_RETENTION_DAYS",
+  )
+  .requiredOption('--team <teamId>', 'team ID')
+  .requiredOption('--days <n|default>', 'whole days, 0 for forever, or "default"')
+  .action((opts: { team: string; days: string }) =>
+    withDb((db) =>
+      setTeamRunRetention(
+        db,
+        opts.team,
+        opts.days === 'default' ? null : /^\d+$/.test(opts.days) ? Number(opts.days) : NaN,
+      ),
+    ),
+  );
 
 const user = program.command('user').description('manage users');
 user
@@ -107,7 +125,7 @@ registerWorkerAndJudgeCommands(program, withDb);
 
 registerApplyCommand(program, cliConfig);
 
-registerPkiCommands(program);
+registerKeyRotationCommands(registerPkiCommands(program), cliConfig, withDb);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : err);

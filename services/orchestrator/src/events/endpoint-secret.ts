@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { EventEndpoint } from '@conveyor/db';
-import type { SecretCipher } from '../secrets/secret-cipher';
-
-/** Associated data of an endpoint's signing secret: a ciphertext copied onto another endpoint does not decrypt. */
-const secretContext = (endpointId: string): string => `event-endpoint:${endpointId}`;
+import { eventEndpointSecretContext as secretContext, type SecretCipher } from '../secrets/secret-cipher';
 
 /** Standard Webhooks' secret format: `whsec_` and the base64 of the key (32 random bytes). */
 export const newEndpointSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;

@@ -3,6 +3,7 @@ import { AppError, toGrpcError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import { serviceOfCertificate } from '@conveyor/pki';
 import type { OrchestratorHandlers } from './orchestrator-handler-set';
+import { toAppError } from './database-errors';
 import { allowedPeers, type PeerKind } from './rpc-permissions';
 
 /** Who is calling, as the transport established it; `teamId` for workers, whose calls are scoped to their team. */
@@ -92,7 +93,8 @@ export function guardService(
         },
         (err: unknown) => {
           logger.error({ err, rpc: `${service}.${method}` }, 'peer authentication failed');
-          refuse(call, callback, new AppError('internal_error', 'internal error'));
+          // A database outage while checking a worker token is the retryable UNAVAILABLE, so the caller retries.
+          refuse(call, callback, toAppError(err));
         },
       );
     };

@@ -15,7 +15,7 @@ const notClaimable = (why: string) => new AppError('conflict', `Run is not claim
  * key insert was 9 statements with BEGIN/COMMIT): QUEUED → CLAIMED by compare-and-set on state and execution, with
  * the state change's RunEvent, the follow-ups waiting for the execution taken, the run key minted for the run's
  * executor (or, for a user's run, its creator: the same owner mintRunApiKey picks; none when neither is in the team)
- * and the attachments read. $1 run, $2 execution, $3 runner, $4 now, $5 key id, $6 key prefix, $7 key hash,
+ * and the attachments read; the execution's count of recorded events starts at 0 (report-events.ts). $1 run, $2 execution, $3 runner, $4 now, $5 key id, $6 key prefix, $7 key hash,
  * $8 key expiry, $9 whether a self-hosted run is refused (the pool's claims). No row: not claimable this way (the
  * caller finds out why, or claims a debug execution, in claimRunLocked).
  */
@@ -23,7 +23,7 @@ const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE "Run"
      SET state = 'CLAIMED', "updatedAt" = $4, "runnerId" = $3, "lastHeartbeatAt" = $4,
-         "claimAttempts" = "claimAttempts" + 1
+         "claimAttempts" = "claimAttempts" + 1, "reportedEvents" = 0
    WHERE id = $1::uuid AND execution = $2 AND state = 'QUEUED'
      AND "debugExecution" IS DISTINCT FROM $2 AND (NOT $9 OR "workerHost" IS NULL)
   RETURNING id, execution, prompt, config, harness, mode, "teamId", "environmentSpec", "skillInstructions",
@@ -147,12 +147,20 @@ async function claimRunLocked(db: PrismaClient, req: RunnerExecution, now: Date)
     const debug = run.debugExecution === req.execution;
     if (debug) {
       if (run.runnerId) throw notClaimable('debug session already claimed');
-      await tx.run.update({ where: { id: run.id }, data: { runnerId: req.runner_id, lastHeartbeatAt: now } });
+      await tx.run.update({
+        where: { id: run.id },
+        data: { runnerId: req.runner_id, lastHeartbeatAt: now, reportedEvents: 0 },
+      });
     } else {
       if (run.state !== 'QUEUED') throw notClaimable(`state is ${run.state}`);
       const claimed = await transitionRun(tx, run, 'QUEUED', 'CLAIMED', {
         now,
-        extra: { runnerId: req.runner_id, lastHeartbeatAt: now, claimAttempts: { increment: 1 } },
+        extra: {
+          runnerId: req.runner_id,
+          lastHeartbeatAt: now,
+          claimAttempts: { increment: 1 },
+          reportedEvents: 0,
+        },
       });
       if (!claimed) throw notClaimable('claimed concurrently');
     }

@@ -20,6 +20,10 @@ const OUTCOMES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', '
  *   state change recorded as a RunEvent (whose trigger writes the outbound event in this same statement); a run that
  *   ended meanwhile (cancelled) stays as it is.
  * - Either way the execution's run-scoped keys are revoked now rather than at their expiry.
+ * - `replayed`: not held because this very completion already committed (its answer was lost: the orchestrator
+ *   restarted, or PostgreSQL dropped the connection after the commit): the execution is still the run's current one,
+ *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
+ *   first time.
  */
 const COMPLETE_SQL = `
 WITH held AS (
@@ -50,14 +54,22 @@ WITH held AS (
   UPDATE "ApiKey" k SET "revokedAt" = $5
     FROM held h
    WHERE k."runId" = h.id AND k."revokedAt" IS NULL
+), replayed AS (
+  SELECT r.source
+    FROM "Run" r
+   WHERE r.id = $1::uuid AND r.execution = $2 AND r."runnerId" IS NULL AND r.state = $4::"RunState"
+     AND NOT EXISTS (SELECT 1 FROM held)
 )
-SELECT h.debug, h.source FROM held h`;
+SELECT h.debug, h.source, false AS replayed FROM held h
+UNION ALL
+SELECT false, p.source, true FROM replayed p`;
 
 /**
  * Records the end of an execution, after the events it carries (the runner's last batch: one gRPC call less per
- * run). A run cancelled meanwhile stays CANCELLED. A setup failure opens the
+ * run). Idempotent: sent again after a lost answer, the events already recorded are not recorded again and a
+ * completion that committed is answered as the first time. A run cancelled meanwhile stays CANCELLED. A setup failure opens the
  * retained-session debug window when the run's environment keeps failed sessions. Returns the run's source too:
- * the caller comments on the GitHub issue of a run a webhook delivery started.
+ * the caller comments on the GitHub issue of a run a webhook delivery started (once: not for a replay).
  */
 export async function completeRun(
   deps: {
@@ -68,12 +80,14 @@ export async function completeRun(
   },
   req: ExecutionOutcome,
   now = new Date(),
-): Promise<{ control: RunnerControl; source: string }> {
+): Promise<{ control: RunnerControl; source: string; replayed: boolean }> {
   if (!OUTCOMES.has(req.state))
     throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
   // Validated before anything is written; recorded first, in their own statement (REPORT_SQL), as ReportEvents would.
+  // Not held: COMPLETE_SQL tells a replay of this completion from a run this runner no longer holds.
   const events = parseEvents(req.events_json ?? []);
-  if (events.length > 0 && !(await recordBatch(deps.db, req, events, true, now))) throw noLongerHeld();
+  if (events.length > 0)
+    await recordBatch(deps.db, req, { events, first_event: req.first_event ?? 0 }, true, now);
   const outcome = req.state as RunState;
   const succeeded = outcome === 'SUCCEEDED';
   const setupFailed = req.setup_failed && outcome === 'FAILED';
@@ -86,18 +100,21 @@ export async function completeRun(
     message,
     ...(errorCode ? { error_code: errorCode } : {}),
   };
-  const { rows } = await sqlPool(deps.db).query<{ debug: boolean; source: string }>(COMPLETE_SQL, [
-    req.run_id,
-    req.execution,
-    req.runner_id,
-    outcome,
-    now,
-    message,
-    errorCode,
-    outcome === 'ERROR' ? true : succeeded ? null : false,
-    setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
-    JSON.stringify(event),
-  ]);
+  const { rows } = await sqlPool(deps.db).query<{ debug: boolean; source: string; replayed: boolean }>(
+    COMPLETE_SQL,
+    [
+      req.run_id,
+      req.execution,
+      req.runner_id,
+      outcome,
+      now,
+      message,
+      errorCode,
+      outcome === 'ERROR' ? true : succeeded ? null : false,
+      setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
+      JSON.stringify(event),
+    ],
+  );
   const held = rows[0];
   if (!held) throw noLongerHeld();
   if (req.transcript.length > 0)
@@ -105,5 +122,9 @@ export async function completeRun(
   // A debug agent's session is its own; the run's next execution resumes the run's.
   if (req.session && req.session.content.length > 0 && !held.debug)
     await deps.sessions?.save(req.run_id, req.session);
-  return { control: { cancel_requested: false, followups: [] }, source: held.source };
+  return {
+    control: { cancel_requested: false, followups: [] },
+    source: held.source,
+    replayed: held.replayed,
+  };
 }

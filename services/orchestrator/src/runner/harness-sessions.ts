@@ -2,7 +2,7 @@ import type { BlobStore } from '@conveyor/blob-store';
 import type { HarnessSession, RunAssignment } from './runner-messages';
 
 /** One kept session per run: the last execution's replaces the one before. */
-const harnessSessionKey = (runId: string): string => `sessions/${runId}/harness-session.json`;
+export const harnessSessionKey = (runId: string): string => `sessions/${runId}/harness-session.json`;
 
 /**
  * The agent CLI sessions of runs, kept by the platform (not by a runner) so that a follow-up after the end resumes

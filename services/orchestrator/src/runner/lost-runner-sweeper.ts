@@ -1,4 +1,5 @@
 import type { PrismaClient } from '@conveyor/db';
+import { outageOf } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import { BackgroundLoop } from '@conveyor/runtime';
 import { ENQUEUE_RUN } from '../runs/outbox-relay';
@@ -10,9 +11,16 @@ export const MAX_CLAIM_ATTEMPTS = 3;
  * Runs whose runner stopped heartbeating are never left INPROGRESS: before the harness started (CLAIMED, PENDING)
  * the run is queued again as a new execution, up to MAX_CLAIM_ATTEMPTS; after that, or once the harness was
  * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`.
+ *
+ * Silence counts only while a heartbeat could have landed: the sweeper judges nothing until it has reached
+ * PostgreSQL without a break for `lostAfterMs` (after its start, and again after any pass that failed), so a runner
+ * alive and retrying through this orchestrator's restart or a database outage is not taken for lost
+ * (docs/run-lifecycle.md "Lost runners").
  */
 export class LostRunnerSweeper {
   private sweeping: Promise<number> | undefined;
+  /** The first pass that reached PostgreSQL since the sweeper started or a pass failed (epoch ms). */
+  private watchingSince: number | undefined;
   /** PostgreSQL only: the runs and their outbox entries; the relay takes the entries to Redis. */
   readonly loop: BackgroundLoop;
 
@@ -40,6 +48,15 @@ export class LostRunnerSweeper {
   }
 
   private async sweepOnce(now: Date): Promise<number> {
+    try {
+      return await this.judge(now);
+    } catch (err) {
+      this.watchingSince = undefined;
+      throw err;
+    }
+  }
+
+  private async judge(now: Date): Promise<number> {
     const { db, logger } = this.deps;
     const cutoff = new Date(now.getTime() - this.lostAfterMs);
     const stale = await db.run.findMany({
@@ -51,6 +68,8 @@ export class LostRunnerSweeper {
       },
       take: 100,
     });
+    this.watchingSince ??= now.getTime();
+    if (now.getTime() - this.watchingSince < this.lostAfterMs) return 0;
     let handled = 0;
     for (const run of stale) {
       try {
@@ -87,6 +106,8 @@ export class LostRunnerSweeper {
         handled++;
         logger.warn({ runId: run.id, runnerId: run.runnerId, requeued }, 'runner lost');
       } catch (err) {
+        // The database went away mid-pass: the pass fails, and silence is judged afresh once it is back.
+        if (outageOf(err)) throw err;
         logger.warn({ err, runId: run.id }, 'lost-runner sweep failed for run');
       }
     }

@@ -55,6 +55,8 @@ export interface ExecutionOutcome extends RunnerExecution {
   session: HarnessSession | null;
   /** The execution's last events, recorded before the outcome (ReportEvents' format); empty when it sent them itself. */
   events_json: string[];
+  /** events_json's first position in the execution (ReportEvents' `first_event`; 0: not numbered). */
+  first_event?: number;
 }
 
 /** The run's model key and budget for its execution; the key stays in the runner's model proxy. */

@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import { createPrismaClient, Prisma, type PrismaClient } from '@conveyor/db';
+import { outageOf } from '@conveyor/errors';
 import { createLogger } from '@conveyor/logger';
 import { createBlobStore } from '@conveyor/blob-store';
 import type { Caller__Output, CompleteRunRequest__Output } from '@conveyor/proto';
@@ -55,12 +57,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
   let sessions: HarnessSessions;
   const complete = (
-    req: Omit<CompleteRunRequest__Output, 'session' | 'events_json'> &
-      Partial<Pick<CompleteRunRequest__Output, 'session' | 'events_json'>>,
+    req: Omit<CompleteRunRequest__Output, 'session' | 'events_json' | 'first_event'> &
+      Partial<Pick<CompleteRunRequest__Output, 'session' | 'events_json' | 'first_event'>>,
   ) =>
     completeRun(
       { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
-      { session: null, events_json: [], ...req },
+      { session: null, events_json: [], first_event: 0, ...req },
     );
 
   beforeAll(async () => {
@@ -479,6 +481,128 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(
       (await sessions.attach(await claimRun(db, { run_id: runId, execution: 3, runner_id: 'r' }))).session,
     ).toBeUndefined();
+  });
+
+  it('records a batch and a completion sent again after a lost answer once, and answers the completion as the first time', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'answers get lost' });
+    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
+    const target = { run_id: runId, execution: 1, runner_id: 'r' };
+    const json = (events: unknown[]) => events.map((e) => JSON.stringify(e));
+    const first = json([
+      { kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' },
+      { kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' },
+      { kind: 'agent_message', text: 'one' },
+      { kind: 'artifact', artifact_type: 'PLAN', data: { title: 'plan' } },
+    ]);
+    // The first answer was lost: the runner sends the same batch again, with what it had emitted since.
+    await reportEvents(db, { ...target, events_json: first, first_event: 1 });
+    await reportEvents(db, {
+      ...target,
+      events_json: [...first, ...json([{ kind: 'agent_message', text: 'two' }])],
+      first_event: 1,
+    });
+    const outcome = {
+      ...target,
+      state: 'SUCCEEDED',
+      message: 'done',
+      error_code: '',
+      setup_failed: false,
+      transcript: Buffer.from('{}\n'),
+      events_json: json([{ kind: 'agent_message', text: 'three' }]),
+      first_event: 6,
+    };
+    const answered = await complete(outcome);
+    // Sent again (the orchestrator restarted before answering, or the connection dropped after the commit).
+    expect(await complete(outcome)).toEqual({ ...answered, replayed: true });
+    expect(answered.replayed).toBe(false);
+
+    const events = await db.runEvent.findMany({ where: { runId }, orderBy: { id: 'asc' } });
+    const kinds = events.map((e) => {
+      const data = e.data as { kind: string; to?: string; text?: string };
+      return data.kind === 'state_changed' ? `→${data.to}` : (data.text ?? data.kind);
+    });
+    expect(kinds).toEqual([
+      '→QUEUED',
+      'answers get lost',
+      '→CLAIMED',
+      '→PENDING',
+      '→INPROGRESS',
+      'one',
+      'artifact',
+      'two',
+      'three',
+      '→SUCCEEDED',
+    ]);
+    expect(await db.artifact.count({ where: { runId } })).toBe(1);
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'SUCCEEDED',
+      runnerId: null,
+    });
+
+    // A completion this runner did not make stays a conflict: the run it reports on ended otherwise.
+    await expect(complete({ ...outcome, state: 'FAILED', events_json: [] })).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    // The next execution counts its events afresh.
+    await submitFollowup(deps(), caller, { runId, message: 'again' });
+    await claimRun(db, { run_id: runId, execution: 2, runner_id: 'r' });
+    await reportEvents(db, {
+      ...target,
+      execution: 2,
+      events_json: json([{ kind: 'agent_message', text: 'four' }]),
+      first_event: 1,
+    });
+    expect(await db.runEvent.count({ where: { runId, execution: 2, kind: 'agent_message' } })).toBe(1);
+  });
+
+  it('takes no runner for lost across its own database outage: silence counts only while a heartbeat could land', async () => {
+    // The sweeper on a pool of its own, named so the test can end its connection the way a restarting server does.
+    const url = new URL(database.url);
+    url.searchParams.set('application_name', 'sweeper-under-test');
+    const sweeperDb = createPrismaClient(url.toString());
+    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
+    const { runId } = await createRun(deps(), caller, { prompt: 'alive and retrying' });
+    const target = { run_id: runId, execution: 1, runner_id: 'alive' };
+    await claimRun(db, target);
+    await reportEvents(db, {
+      ...target,
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
+    const state = async () => (await db.run.findUniqueOrThrow({ where: { id: runId } })).state;
+    const at = (ms: number) => new Date(Date.now() + ms);
+
+    await sweeper.sweep(at(0));
+    // A pass fails on PostgreSQL's outage: its connection is terminated (57P01) while the statement waits.
+    const locker = new pg.Client({ connectionString: database.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN; LOCK TABLE "Run" IN ACCESS EXCLUSIVE MODE');
+      const failed = sweeper.sweep(at(40_000)).then(() => 'swept', outageOf);
+      const waiting = async () =>
+        (
+          await locker.query(
+            `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+              WHERE application_name = 'sweeper-under-test' AND wait_event_type = 'Lock'`,
+          )
+        ).rowCount;
+      while ((await waiting()) === 0) await new Promise((resolve) => setImmediate(resolve));
+      expect(await failed).toBe('postgres');
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    // Back: the run's last heartbeat is 45 s old, but no heartbeat could land while the database was away.
+    await sweeper.sweep(at(45_000));
+    expect(await state()).toBe('INPROGRESS');
+    // The runner, retrying all along, gets through; 24 s later it is still not lost.
+    await heartbeat(db, target, at(46_000));
+    await sweeper.sweep(at(70_000));
+    expect(await state()).toBe('INPROGRESS');
+    // Silent for 34 s of a sweeper that could see its heartbeats: lost.
+    await sweeper.sweep(at(80_000));
+    expect(await state()).toBe('ERROR');
+    await sweeper.stop();
+    await sweeperDb.$disconnect();
   });
 
   it('requeues a run whose runner vanished before starting, and errors one lost mid-run', async () => {

@@ -20,6 +20,11 @@ export const TRANSCRIPT_CONTENT_TYPE = 'application/x-ndjson';
 export const executionTranscriptKey = (runId: string, execution: number): string =>
   `transcripts/${runId}/${execution}.jsonl`;
 
+/** The combined transcripts, rewritten on request: every execution of a run, every run of a conversation. */
+export const runTranscriptKey = (runId: string): string => `transcripts/${runId}/all.jsonl`;
+export const conversationTranscriptKey = (conversationId: string): string =>
+  `conversations/${conversationId}/all.jsonl`;
+
 /**
  * A time-limited link to the raw transcript (JSON lines) of a run, or of a whole conversation: the stored
  * per-execution transcripts in order. One part is linked as is; several are joined into one combined blob
@@ -45,9 +50,7 @@ export async function getTranscript(
 
   let key = parts[0]!.key;
   if (parts.length > 1) {
-    key = request.run_id
-      ? `transcripts/${request.run_id}/all.jsonl`
-      : `conversations/${conversationId}/all.jsonl`;
+    key = request.run_id ? runTranscriptKey(request.run_id) : conversationTranscriptKey(conversationId);
     const chunks = parts.flatMap(({ blob }) => {
       const bytes = blob!.bytes;
       return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? [bytes, Buffer.from('\n')] : [bytes];

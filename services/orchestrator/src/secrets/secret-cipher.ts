@@ -107,3 +107,6 @@ export const teamSecretContext = (teamId: string, name: string): string => `team
 
 /** Associated data of a webhook's credential snapshot. */
 export const webhookSecretContext = (webhookUid: string): string => `webhook:${webhookUid}`;
+
+/** Associated data of an event endpoint's signing secret (current and rotated-out alike). */
+export const eventEndpointSecretContext = (endpointId: string): string => `event-endpoint:${endpointId}`;

@@ -6,7 +6,7 @@ import { claimExecution, ExecutionLifecycle, type LifecycleLink } from './run-li
 
 const log = createLogger({ service: 'runner-test', level: 'silent' });
 const job = { runId: 'run-1', execution: 1 };
-const settings = { runnerId: 'runner-1', heartbeatIntervalMs: 60_000 };
+const settings = { runnerId: 'runner-1', heartbeatIntervalMs: 60_000, limits: { wallClockMs: 60_000 } };
 
 /** An orchestrator that answers each method as `answers` says (control answers by default) and records the calls. */
 function fakeLink(answers: Record<string, (request: Record<string, unknown>) => unknown> = {}) {
@@ -165,7 +165,7 @@ describe('ExecutionLifecycle', () => {
       const lifecycle = new ExecutionLifecycle(
         link,
         fakeAssignment(),
-        { runnerId: 'runner-1', heartbeatIntervalMs: 1000 },
+        { ...settings, heartbeatIntervalMs: 1000 },
         log,
         new AbortController().signal,
       );
@@ -182,10 +182,10 @@ describe('ExecutionLifecycle', () => {
     }
   });
 
-  it('still finishes when the completion cannot be reported', async () => {
-    const { link } = fakeLink({
+  it('still finishes when the orchestrator refuses the completion, sending it once', async () => {
+    const { link, calls } = fakeLink({
       CompleteRun: () => {
-        throw new AppError('resource_unavailable', 'down');
+        throw new AppError('internal_error', 'An unexpected error occurred');
       },
     });
     const lifecycle = new ExecutionLifecycle(
@@ -196,5 +196,50 @@ describe('ExecutionLifecycle', () => {
       new AbortController().signal,
     );
     expect(await lifecycle.finish({ state: 'FAILED', message: 'no' })).toBe('failed');
+    expect(calls.filter((c) => c.method === 'CompleteRun')).toHaveLength(1);
+  });
+
+  it('sends the same completion until the orchestrator takes it, heartbeating meanwhile, then stops both', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      let refusals = 4;
+      const { link, calls } = fakeLink({
+        CompleteRun: () => {
+          if (refusals-- > 0)
+            throw new AppError('resource_unavailable', 'The database is temporarily unavailable');
+          return { cancel_requested: false, followups: [] };
+        },
+      });
+      const count = (method: string) => calls.filter((c) => c.method === method).length;
+      const lifecycle = new ExecutionLifecycle(
+        link,
+        fakeAssignment({ completion_takes_events: true }),
+        { ...settings, heartbeatIntervalMs: 1000 },
+        log,
+        new AbortController().signal,
+      );
+      lifecycle.context.reporter.emit({ kind: 'agent_message', text: 'last' });
+      let outcome: string | undefined;
+      const finished = lifecycle.finish({ state: 'SUCCEEDED', message: 'done' }).then((o) => (outcome = o));
+      // 250 ms doubled per failure, half of each random: four retries take under 0.25 + 0.5 + 1 + 2 s.
+      await jest.advanceTimersByTimeAsync(4000);
+      await finished;
+      expect(outcome).toBe('succeeded');
+      const completions = calls.filter((c) => c.method === 'CompleteRun').map((c) => c.request);
+      expect(completions).toHaveLength(5);
+      // The same report each time: the same events from the same place, so the orchestrator records them once.
+      for (const sent of completions) expect(sent).toEqual(completions[0]);
+      expect(completions[0]).toMatchObject({
+        first_event: 1,
+        events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
+        state: 'SUCCEEDED',
+      });
+      expect(count('Heartbeat')).toBeGreaterThanOrEqual(1);
+      const heartbeats = count('Heartbeat');
+      await jest.advanceTimersByTimeAsync(5000);
+      expect([count('Heartbeat'), count('CompleteRun')]).toEqual([heartbeats, 5]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

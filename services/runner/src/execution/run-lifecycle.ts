@@ -2,7 +2,8 @@ import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunJob } from '@conveyor/run-events';
-import { EventReporter } from '../event-reporter';
+import { untilAcknowledged } from '../acknowledged-call';
+import { EventReporter, type NumberedEvents } from '../event-reporter';
 import { FollowupInbox } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
 import { RunControl } from '../run-control';
@@ -55,7 +56,12 @@ export class ExecutionLifecycle {
   constructor(
     private readonly link: LifecycleLink,
     assignment: RunAssignment__Output,
-    settings: { runnerId: string; heartbeatIntervalMs: number },
+    private readonly settings: {
+      runnerId: string;
+      heartbeatIntervalMs: number;
+      /** The run's own time limit: a completion the orchestrator cannot take is retried for as long. */
+      limits: { wallClockMs: number };
+    },
     private readonly log: Logger,
     private readonly stopSignal: AbortSignal,
     trace = new RunTrace(),
@@ -96,27 +102,36 @@ export class ExecutionLifecycle {
     trace.mark('claimed');
   }
 
-  /** Reports the execution's end and returns its outcome as the job's result (lower-case run state). */
+  /**
+   * Reports the execution's end and returns its outcome as the job's result (lower-case run state). The completion
+   * is sent until the orchestrator acknowledges it (acknowledged-call.ts), for at most the run's own time limit;
+   * heartbeats go on meanwhile, so the run is not taken for lost while its outcome waits.
+   */
   async finish(driven: Completion): Promise<string> {
-    clearInterval(this.heartbeat);
     this.stopSignal.removeEventListener('abort', this.onStop);
     // The last batch rides on the completion when the orchestrator records it there (it says so at claim).
-    let rest: string[] = [];
+    let rest: NumberedEvents = { events_json: [], first_event: 0 };
     if (this.context.assignment.completion_takes_events) rest = await this.reporter.takeRest();
     else await this.reporter.close();
     const completion = this.settle(driven);
-    await this.link
-      .call('CompleteRun', {
-        ...this.context.target,
-        events_json: rest,
-        state: completion.state,
-        message: completion.message,
-        error_code: completion.errorCode ?? '',
-        setup_failed: completion.setupFailed ?? false,
-        transcript: completion.transcript ?? this.reporter.transcriptBytes(),
-        ...(completion.session ? { session: completion.session } : {}),
-      })
-      .catch((err: unknown) => this.log.warn({ err }, 'could not report completion'));
+    const request = {
+      ...this.context.target,
+      ...rest,
+      state: completion.state,
+      message: completion.message,
+      error_code: completion.errorCode ?? '',
+      setup_failed: completion.setupFailed ?? false,
+      transcript: completion.transcript ?? this.reporter.transcriptBytes(),
+      ...(completion.session ? { session: completion.session } : {}),
+    };
+    await untilAcknowledged(
+      'run completion',
+      () => this.link.call('CompleteRun', request),
+      { giveUpAfterMs: this.settings.limits.wallClockMs },
+      this.log,
+    )
+      .catch((err: unknown) => this.log.warn({ err }, 'could not report completion'))
+      .finally(() => clearInterval(this.heartbeat));
     const { trace } = this.context;
     trace.mark('completed');
     this.log.info(

@@ -12,82 +12,136 @@ export const NONE_ACKNOWLEDGEMENT = 'runs-are-not-isolated';
 
 /** Sandbox settings shared by the runner and the self-hosted worker program (docs/sandbox.md). */
 export const sandboxEnv = {
-  /**
-   * Isolation backend for everything a run executes: `bubblewrap` (local, the default), `kubernetes` (a Pod per run)
-   * or `none` (no isolation: development only, logged loudly at start and on every run).
-   */
-  RUN_SANDBOX: z.enum(SANDBOX_BACKENDS).default('bubblewrap'),
-  /**
-   * `RUN_SANDBOX=none` starts only with this set to `runs-are-not-isolated`: a second, explicit setting, so that no
-   * configuration runs agents bare by a stray or copied `none`.
-   */
-  RUN_SANDBOX_NONE_ACKNOWLEDGED: z.enum(['', NONE_ACKNOWLEDGEMENT]).default(''),
-  /** Hosts every run may reach (model providers, git hosts, registries): names or `*.suffix`, comma-separated. */
-  SANDBOX_ALLOWED_HOSTS: csv(''),
-  /** `host:port` pairs on private networks runs may reach through the egress filter (an internal git server). */
-  SANDBOX_INTERNAL_HOSTS: csv(''),
-  /** Extra host directories visible read-only inside local sandboxes (agent CLIs installed outside node_modules). */
-  SANDBOX_READONLY_PATHS: csv(''),
-  /** Where the local backend keeps each run's sockets (short: unix socket paths are limited to 108 bytes). */
-  SANDBOX_STATE_DIR: z.string().default(path.join(os.tmpdir(), 'conveyor-sandbox')),
-  /**
-   * The unprivileged account the runner drops to after forking its privileged helper (local backend; created by
-   * scripts/infra.sh up).
-   */
-  SANDBOX_RUNNER_USER: z.string().min(1).default('conveyor-runner'),
-  /** How often the local backend measures each run's workspace and processes against their limits. */
-  SANDBOX_MONITOR_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
-  /** Kubernetes backend: namespace of the runs' Pods (the runner's own, by the downward API). */
-  SANDBOX_K8S_NAMESPACE: z.string().default('conveyor'),
-  /** Kubernetes backend: this runner pod's IP (downward API `status.podIP`). */
-  SANDBOX_K8S_POD_IP: z.string().default(''),
-  /**
-   * Kubernetes backend: this runner pod's name and uid (downward API `metadata.name`, `metadata.uid`). Each run's Pod
-   * and NetworkPolicy name it as their owner, so the garbage collector deletes them when this pod goes, however it
-   * ends (a runner killed mid-run cannot delete them itself).
-   */
-  SANDBOX_K8S_POD_NAME: z.string().default(''),
-  SANDBOX_K8S_POD_UID: z.string().default(''),
-  /** Kubernetes backend: labels of the runner pods, `key=value` comma-separated. */
-  SANDBOX_K8S_RUNNER_LABELS: csv('app.kubernetes.io/name=conveyor-runner').transform((pairs) =>
-    Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])),
+  RUN_SANDBOX: z
+    .enum(SANDBOX_BACKENDS)
+    .default('bubblewrap')
+    .describe(
+      'Isolation backend for everything a run executes: `bubblewrap` (local, the default), `kubernetes` (a Pod per run) or `none` (no isolation: development only, logged loudly at start and on every run).',
+    ),
+  RUN_SANDBOX_NONE_ACKNOWLEDGED: z
+    .enum(['', NONE_ACKNOWLEDGEMENT])
+    .default('')
+    .describe(
+      '`RUN_SANDBOX=none` starts only with this set to `runs-are-not-isolated`: a second, explicit setting, so that no configuration runs agents bare by a stray or copied `none`.',
+    ),
+  SANDBOX_ALLOWED_HOSTS: csv('').describe(
+    'Hosts every run may reach (model providers, git hosts, registries): names or `*.suffix`, comma-separated.',
   ),
-  /** Kubernetes backend: image of environments without a `docker_image`. */
-  SANDBOX_K8S_DEFAULT_IMAGE: z.string().default('node:20-bookworm-slim'),
-  SANDBOX_K8S_CPU: z.string().default('1'),
-  SANDBOX_K8S_START_TIMEOUT_MS: z.coerce.number().int().positive().default(180_000),
-  /**
-   * How long a workspace is kept after a failed environment setup for a debug session: set it to the orchestrator's
-   * value of the same name (docs/run-lifecycle.md). Other workspaces are deleted when their execution ends.
-   */
-  FAILURE_SESSION_RETENTION_MINUTES: z.coerce.number().int().min(0).default(10),
-  /** Environment snapshots (docs/snapshots.md): dropped this many hours after their last use… */
+  SANDBOX_INTERNAL_HOSTS: csv('').describe(
+    '`host:port` pairs on private networks runs may reach through the egress filter (an internal git server).',
+  ),
+  SANDBOX_READONLY_PATHS: csv('').describe(
+    'Extra host directories visible read-only inside local sandboxes (agent CLIs installed outside node_modules).',
+  ),
+  SANDBOX_STATE_DIR: z
+    .string()
+    .default(path.join(os.tmpdir(), 'conveyor-sandbox'))
+    .describe(
+      "Where the local backend keeps each run's sockets (short: unix socket paths are limited to 108 bytes).",
+    ),
+  SANDBOX_RUNNER_USER: z
+    .string()
+    .min(1)
+    .default('conveyor-runner')
+    .describe(
+      'The unprivileged account the runner drops to after forking its privileged helper (local backend; created by scripts/infra.sh up).',
+    ),
+  SANDBOX_MONITOR_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(1000)
+    .describe(
+      "How often the local backend measures each run's workspace and processes against their limits.",
+    ),
+  SANDBOX_K8S_NAMESPACE: z
+    .string()
+    .default('conveyor')
+    .describe("Kubernetes backend: namespace of the runs' Pods (the runner's own, by the downward API)."),
+  SANDBOX_K8S_POD_IP: z
+    .string()
+    .default('')
+    .describe("Kubernetes backend: this runner pod's IP (downward API `status.podIP`)."),
+  SANDBOX_K8S_POD_NAME: z
+    .string()
+    .default('')
+    .describe(
+      "Kubernetes backend: this runner pod's name (downward API `metadata.name`). Each run's Pod and NetworkPolicy name it as their owner, so the garbage collector deletes them when this pod goes, however it ends (a runner killed mid-run cannot delete them itself).",
+    ),
+  SANDBOX_K8S_POD_UID: z
+    .string()
+    .default('')
+    .describe(
+      "Kubernetes backend: this runner pod's uid (downward API `metadata.uid`), the owner of its runs' Pods.",
+    ),
+  SANDBOX_K8S_RUNNER_LABELS: csv('app.kubernetes.io/name=conveyor-runner')
+    .transform((pairs) =>
+      Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)])),
+    )
+    .describe('Kubernetes backend: labels of the runner pods, `key=value` comma-separated.'),
+  SANDBOX_K8S_DEFAULT_IMAGE: z
+    .string()
+    .default('node:20-bookworm-slim')
+    .describe('Kubernetes backend: image of environments without a `docker_image`.'),
+  SANDBOX_K8S_CPU: z
+    .string()
+    .default('1')
+    .describe(
+      "Kubernetes backend: CPU request and limit of each run's Pod (a Kubernetes quantity such as `1` or `500m`).",
+    ),
+  SANDBOX_K8S_START_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(180_000)
+    .describe(
+      "Kubernetes backend: how long a run's Pod may take to be running (image pull included) before the run fails as sandbox-unavailable.",
+    ),
+  FAILURE_SESSION_RETENTION_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10)
+    .describe(
+      "How long a workspace is kept after a failed environment setup for a debug session: set it to the orchestrator's value of the same name (docs/run-lifecycle.md). Other workspaces are deleted when their execution ends.",
+    ),
   SNAPSHOT_MAX_AGE_HOURS: z.coerce
     .number()
     .positive()
-    .default(7 * 24),
-  /** …and, least recently used first, while together they hold more than this many MiB of the host's disk. */
+    .default(7 * 24)
+    .describe('Environment snapshots (docs/snapshots.md): dropped this many hours after their last use.'),
   SNAPSHOT_MAX_MB: z.coerce
     .number()
     .int()
     .nonnegative()
-    .default(20 * 1024),
-  /** Wall-clock budget of one execution. */
+    .default(20 * 1024)
+    .describe(
+      "Environment snapshots: dropped, least recently used first, while together they hold more than this many MiB of the host's disk.",
+    ),
   RUN_TIMEOUT_MS: z.coerce
     .number()
     .int()
     .positive()
-    .default(60 * 60 * 1000),
-  /** Processes (tasks, threads included) one run may have at once. */
-  RUN_MAX_PROCESSES: z.coerce.number().int().min(8).default(512),
-  /** Memory of one run's processes together, in MiB. */
-  RUN_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
-  /** Size the workspace may reach, in MiB. */
+    .default(60 * 60 * 1000)
+    .describe('Wall-clock budget of one execution.'),
+  RUN_MAX_PROCESSES: z.coerce
+    .number()
+    .int()
+    .min(8)
+    .default(512)
+    .describe('Processes (tasks, threads included) one run may have at once.'),
+  RUN_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .default(4096)
+    .describe("Memory of one run's processes together, in MiB."),
   RUN_DISK_MB: z.coerce
     .number()
     .int()
     .min(16)
-    .default(10 * 1024),
+    .default(10 * 1024)
+    .describe('Size the workspace may reach, in MiB.'),
 };
 
 export type SandboxSettings = z.infer<z.ZodObject<typeof sandboxEnv>>;

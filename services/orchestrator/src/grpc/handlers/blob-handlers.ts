@@ -6,14 +6,14 @@ import { readBlob } from '../../blobs/read-blob';
 
 export function blobHandlers({
   blobs,
-  secret,
+  secrets,
   logger,
 }: {
   blobs: BlobStore;
-  secret: string;
+  secrets: readonly string[];
   logger: Logger;
 }): BlobServiceHandlers {
   return {
-    ReadBlob: unary(logger, 'ReadBlob', async (req) => readBlob(blobs, secret, req.token)),
+    ReadBlob: unary(logger, 'ReadBlob', async (req) => readBlob(blobs, secrets, req.token)),
   };
 }

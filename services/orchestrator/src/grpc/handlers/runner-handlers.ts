@@ -44,19 +44,20 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
     ReportEvents: unary(logger, 'ReportEvents', (req) => reportEvents(db, req)),
     Heartbeat: unary(logger, 'Heartbeat', (req) => heartbeat(db, req)),
     CompleteRun: unary(logger, 'CompleteRun', async (req) => {
-      const { control, source } = await completeRun(deps, req);
+      const { control, source, replayed } = await completeRun(deps, req);
       logger.info(
         {
           runId: req.run_id,
           execution: req.execution,
           state: req.state,
           errorCode: req.error_code || undefined,
+          ...(replayed ? { replayed } : {}),
         },
         'run execution completed',
       );
       // After the answer: the runner does not wait on GitHub, and a failed comment is only logged. Only runs a GitHub
       // delivery started comment (the check saves two reads on every other completion).
-      if (source === 'GITHUB_WEBHOOK')
+      if (source === 'GITHUB_WEBHOOK' && !replayed)
         void commentOnRunSource({ ...deps, logger }, req.run_id).catch((err: unknown) =>
           logger.warn(
             { runId: req.run_id, err: (err as Error).message },

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { PrismaClient } from '@conveyor/db';
 import { AppError, toGrpcError } from '@conveyor/errors';
 import type { RunnerServiceHandlers, WorkerServiceHandlers } from '@conveyor/proto';
+import { toAppError } from '../database-errors';
 import { peerOf, type PeerAuthenticator } from '../rpc-guard';
 import { authenticateWorkerToken } from '../../workers/worker-token';
 
@@ -45,7 +46,8 @@ export function teamScopedRunReporting(db: PrismaClient, handlers: RunnerService
           run
             ? inner(call, callback)
             : callback(toGrpcError(new AppError('resource_not_found', 'Run not found')) as grpc.ServiceError),
-        () => callback(toGrpcError(new AppError('internal_error', 'internal error')) as grpc.ServiceError),
+        // A database outage is the retryable UNAVAILABLE: the worker sends its report again.
+        (err: unknown) => callback(toGrpcError(toAppError(err)) as grpc.ServiceError),
       );
     };
     return outer as unknown as RunReporting[M];

@@ -14,6 +14,7 @@ export interface CompleteRunRequest {
   'transcript'?: (Buffer | Uint8Array | string);
   'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
   'events_json'?: (string)[];
+  'first_event'?: (number);
 }
 
 export interface CompleteRunRequest__Output {
@@ -27,4 +28,5 @@ export interface CompleteRunRequest__Output {
   'transcript': (Buffer);
   'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
   'events_json': (string)[];
+  'first_event': (number);
 }

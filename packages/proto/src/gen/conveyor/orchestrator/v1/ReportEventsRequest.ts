@@ -7,6 +7,7 @@ export interface ReportEventsRequest {
   'execution'?: (number);
   'runner_id'?: (string);
   'events_json'?: (string)[];
+  'first_event'?: (number);
 }
 
 export interface ReportEventsRequest__Output {
@@ -14,4 +15,5 @@ export interface ReportEventsRequest__Output {
   'execution': (number);
   'runner_id': (string);
   'events_json': (string)[];
+  'first_event': (number);
 }

@@ -1,0 +1,3 @@
+// The gateway is a deployable, not a library; this entry exists for tools beside it (the settings reference,
+// scripts/settings-reference.js). Services never import it.
+export { gatewaySettings } from './config';
