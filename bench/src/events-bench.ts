@@ -27,6 +27,8 @@ const RATES = (process.env.BENCH_EVENT_RATES ?? process.env.BENCH_EVENT_RATE ?? 
   .map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 10);
+/** The receivers' loopback ports: BENCH_RECEIVER_BASE_PORT and the next BENCH_ENDPOINTS - 1. */
+const RECEIVER_BASE_PORT = Number(process.env.BENCH_RECEIVER_BASE_PORT ?? 18600);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const DRAIN_TIMEOUT_MS = Number(process.env.BENCH_DRAIN_TIMEOUT_S ?? 300) * 1000;
@@ -70,6 +72,7 @@ async function phase(platform: RunningPlatform, postmaster: number, rate: number
     env: {
       ...process.env,
       BENCH_ENDPOINTS: String(ENDPOINTS),
+      BENCH_RECEIVER_BASE_PORT: String(RECEIVER_BASE_PORT),
       BENCH_SLOW_MS: String(SLOW_MS),
       BENCH_SLOW_INDEX: withSlow ? '0' : '-1',
     },
@@ -173,7 +176,10 @@ async function seedRuns(db: PrismaClient): Promise<void> {
 
 async function main() {
   const platform = await startBenchPlatform({
-    EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8',
+    EGRESS_ALLOWED_ADDRESSES: Array.from(
+      { length: ENDPOINTS },
+      (_, i) => `127.0.0.1:${RECEIVER_BASE_PORT + i}`,
+    ).join(','),
     EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
     EVENT_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
     EVENT_RETRY_SCHEDULE_MS: '0,5000',

@@ -10,8 +10,10 @@ const COUNT = Number(process.env.BENCH_ENDPOINTS ?? 10);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 2000);
 /** Index of the slow endpoint; -1 for none. */
 const SLOW_INDEX = Number(process.env.BENCH_SLOW_INDEX ?? -1);
+/** Receiver i listens on this + i: the platform allows exactly these loopback ports (EGRESS_ALLOWED_ADDRESSES). */
+const BASE_PORT = Number(process.env.BENCH_RECEIVER_BASE_PORT);
 
-async function receiver(delayMs: number): Promise<{ url: string; latencies: number[] }> {
+async function receiver(port: number, delayMs: number): Promise<{ url: string; latencies: number[] }> {
   const latencies: number[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -24,14 +26,14 @@ async function receiver(delayMs: number): Promise<{ url: string; latencies: numb
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1');
+  server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, latencies };
 }
 
 async function main() {
   const receivers = await Promise.all(
-    Array.from({ length: COUNT }, (_, i) => receiver(i === SLOW_INDEX ? SLOW_MS : 0)),
+    Array.from({ length: COUNT }, (_, i) => receiver(BASE_PORT + i, i === SLOW_INDEX ? SLOW_MS : 0)),
   );
   process.on('message', (message) => {
     if (message === 'report') process.send!({ latencies: receivers.map((r) => r.latencies) });

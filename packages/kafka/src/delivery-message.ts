@@ -9,6 +9,12 @@ export const DELIVERY_LABELS = [
 ] as const;
 export type DeliveryLabel = (typeof DELIVERY_LABELS)[number];
 
+/** The delivery log's reason for a `Duplicate`, by what was accepted before: the same ID, or the same signed message. */
+export const DUPLICATE_REASONS = {
+  delivery_id: 'delivery ID already accepted',
+  signed_content: 'replay: the same signed content was already accepted',
+} as const;
+
 /**
  * What the ingress publishes for every delivery it answers. Accepted ones carry the raw body (base64, exactly the
  * bytes received); rejected and duplicate ones carry metadata only, so the orchestrator can keep one log.
@@ -23,6 +29,15 @@ export const deliveryMessageSchema = z.object({
   receivedAt: z.string().datetime(),
   sizeBytes: z.number().int().nonnegative(),
   bodyBase64: z.string().optional(),
+  /**
+   * Accepted signature deliveries: the hex SHA-256 of what the signature covers (webhook-auth's
+   * signedContentDigest). The orchestrator accepts one digest once per webhook, so a replayed signed body starts
+   * nothing whatever its delivery header says.
+   */
+  signedDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   reason: z.string().optional(),
   /** The sender as the ingress saw it (client IP, proxies trusted per TRUST_PROXY), for the delivery log. */
   sender: z.string().optional(),

@@ -2,6 +2,7 @@ export { SIGNATURE_SCHEMES, isSignatureScheme, type SignatureScheme } from './si
 export type { IngressWebhook, VerifyResult, WebhookHeaders } from './types';
 export { verifySignature, type VerifySignatureInput } from './verify-signature';
 export { providerDeliveryId } from './provider-delivery-id';
+export { signedContentDigest } from './signed-content';
 export { secretsEqual } from './hmac';
 export { generateStandardWebhooksSecret, generateWebhookSecret, isUrlSafeSecret } from './secrets';
 export {

@@ -8,9 +8,14 @@ export const SLACK_TIMESTAMP_HEADER = 'x-slack-request-timestamp';
 const VERSION = 'v0';
 const TOLERANCE_SECONDS = 5 * 60;
 
-/** `v0=` + the hex MAC of `v0:{timestamp}:{body}`, as the header carries it. */
+/** What a Slack signature covers: `v0:{timestamp}:{body}`. */
+export function slackSignedMessage(timestamp: string, body: Buffer | string): Array<string | Buffer> {
+  return [VERSION, ':', timestamp, ':', body];
+}
+
+/** `v0=` + the hex MAC of the signed message, as the header carries it. */
 export function slackSignature(secret: string, timestamp: string, body: Buffer | string): string {
-  return `${VERSION}=${hmacSha256(secret, [VERSION, ':', timestamp, ':', body]).toString('hex')}`;
+  return `${VERSION}=${hmacSha256(secret, slackSignedMessage(timestamp, body)).toString('hex')}`;
 }
 
 export function verifySlack({ secret, headers, rawBody, now }: SchemeVerifyInput): VerifyResult {

@@ -31,7 +31,16 @@ export function standardWebhooksSignature(
   timestamp: string,
   body: Buffer | string,
 ): string {
-  return hmacSha256(key, [id, '.', timestamp, '.', body]).toString('base64');
+  return hmacSha256(key, standardWebhooksSignedMessage(id, timestamp, body)).toString('base64');
+}
+
+/** What a Standard Webhooks signature covers: `{id}.{timestamp}.{body}`. */
+export function standardWebhooksSignedMessage(
+  id: string,
+  timestamp: string,
+  body: Buffer | string,
+): Array<string | Buffer> {
+  return [id, '.', timestamp, '.', body];
 }
 
 export function verifyStandardWebhooks({ secret, headers, rawBody, now }: SchemeVerifyInput): VerifyResult {

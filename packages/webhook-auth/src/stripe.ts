@@ -11,14 +11,19 @@ const TOLERANCE_SECONDS = 5 * 60;
  * the same secret derives a different key under Standard Webhooks.
  */
 export function stripeSignature(secret: string, timestamp: string, body: Buffer | string): string {
-  return hmacSha256(secret, [timestamp, '.', body]).toString('hex');
+  return hmacSha256(secret, stripeSignedMessage(timestamp, body)).toString('hex');
+}
+
+/** What a Stripe signature covers: `{t}.{body}`. */
+export function stripeSignedMessage(timestamp: string, body: Buffer | string): Array<string | Buffer> {
+  return [timestamp, '.', body];
 }
 
 type ParsedStripeHeader =
   { ok: true; timestamp: string; signatures: string[] } | { ok: false; reason: string };
 
 /** `t=<unix>,v1=<hex>[,v1=<hex>...]`; other schemes (v0) are ignored, a repeated or missing `t` is malformed. */
-function parseStripeHeader(value: string): ParsedStripeHeader {
+export function parseStripeHeader(value: string): ParsedStripeHeader {
   const malformed = { ok: false, reason: `malformed header ${STRIPE_HEADER}` } as const;
   let timestamp: string | undefined;
   const signatures: string[] = [];

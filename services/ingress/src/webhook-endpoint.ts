@@ -1,12 +1,12 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { AppError } from '@conveyor/errors';
-import type { DeliveryLabel, DeliveryMessage } from '@conveyor/kafka';
+import { DUPLICATE_REASONS, type DeliveryLabel, type DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import { sendProblem } from '@conveyor/runtime';
-import { isSignatureScheme } from '@conveyor/webhook-auth';
+import { isSignatureScheme, signedContentDigest } from '@conveyor/webhook-auth';
 import { randomUUID } from 'node:crypto';
 import { authenticateDelivery } from './authenticate-delivery';
-import type { DedupeStore } from './dedupe-store';
+import type { DedupeStore, DeliveryKeys } from './dedupe-store';
 import { deliveryIdentity } from './delivery-identity';
 import { PublishError, type DeliveryPublisher } from './delivery-publisher';
 import type { RateLimits } from './rate-limits';
@@ -237,6 +237,10 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       parsedBody,
       rawBody,
     });
+    const keys: DeliveryKeys = {
+      deliveryId: identity.id,
+      signedDigest: scheme && signedContentDigest(scheme, req.headers, rawBody),
+    };
     const record = {
       ...base,
       deliveryId: identity.id,
@@ -247,11 +251,11 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     // The delivery budget and the dedupe reservation go to Redis together; a refused budget gives the ID back.
     const [budgetResult, reservationResult] = await Promise.allSettled([
       deps.limits.consumeDelivery(uid, sender),
-      deps.dedupe.reserve(uid, identity.id),
+      deps.dedupe.reserve(uid, keys),
     ]);
     if (budgetResult.status === 'rejected' || reservationResult.status === 'rejected') {
       if (reservationResult.status === 'fulfilled' && reservationResult.value.kind === 'reserved') {
-        await deps.dedupe.release(uid, identity.id, reservationResult.value.token).catch(() => undefined);
+        await deps.dedupe.release(uid, keys, reservationResult.value.token).catch(() => undefined);
       }
       const err: unknown =
         budgetResult.status === 'rejected'
@@ -268,12 +272,12 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     const reservation = reservationResult.value;
     if (!budget.allowed) {
       if (reservation.kind === 'reserved')
-        await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
+        await deps.dedupe.release(uid, keys, reservation.token).catch(() => undefined);
       return sendProblem(req, res, deliveryRateLimited(budget.retryAfterSeconds));
     }
     if (reservation.kind === 'duplicate') {
-      publishRecord({ ...record, label: 'Duplicate', reason: 'delivery ID already accepted' });
-      log.info({ deliveryId: identity.id, webhookUid: uid }, 'Duplicate delivery');
+      publishRecord({ ...record, label: 'Duplicate', reason: DUPLICATE_REASONS[reservation.of] });
+      log.info({ deliveryId: identity.id, webhookUid: uid, of: reservation.of }, 'Duplicate delivery');
       res.status(202).json({ delivery_id: identity.id });
       return;
     }
@@ -282,11 +286,16 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
 
     try {
       await deps.publisher.publish(
-        { ...record, label: 'Accepted', bodyBase64: rawBody.toString('base64') },
+        {
+          ...record,
+          label: 'Accepted',
+          bodyBase64: rawBody.toString('base64'),
+          ...(keys.signedDigest && { signedDigest: keys.signedDigest }),
+        },
         deps.publishTimeoutMs,
       );
     } catch (err) {
-      await deps.dedupe.release(uid, identity.id, reservation.token).catch(() => undefined);
+      await deps.dedupe.release(uid, keys, reservation.token).catch(() => undefined);
       const kind = err instanceof PublishError ? err.kind : 'failed';
       log.warn(
         { err: err instanceof Error ? err.message : err, kind, deliveryId: identity.id, webhookUid: uid },
@@ -300,9 +309,9 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     }
     deps.onOutcome?.('Accepted');
     // Not awaited: until it lands, a request with the same ID waits on the reservation and then sees "accepted".
-    // Should it fail, the reservation expires and the orchestrator's unique (webhook, delivery ID) still logs the
+    // Should it fail, the reservation expires and the orchestrator's unique (webhook, delivery ID) and (webhook, signed digest) still log the
     // next copy as Duplicate and starts nothing.
-    deps.dedupe.markAccepted(uid, identity.id).catch((err: unknown) => {
+    deps.dedupe.markAccepted(uid, keys).catch((err: unknown) => {
       log.warn(
         { err: err instanceof Error ? err.message : err, deliveryId: identity.id },
         'accepted delivery not marked for dedupe',

@@ -1,4 +1,4 @@
-import ipaddr from 'ipaddr.js';
+import { isAddressPortEntry } from '@conveyor/egress-address';
 import { z } from 'zod';
 import { commonEnv, csv, grpcTlsEnv, loadConfig, port } from '@conveyor/config';
 import { DEFAULT_RUN_QUEUE } from '@conveyor/run-events';
@@ -294,11 +294,11 @@ export const orchestratorSettings = z
       ),
     EGRESS_ALLOWED_ADDRESSES: csv('')
       .refine(
-        (cidrs) => cidrs.every((c) => ipaddr.isValidCIDR(c)),
-        'must be comma-separated CIDRs, e.g. 10.0.0.0/8,::1/128',
+        (entries) => entries.every(isAddressPortEntry),
+        'must be comma-separated ADDRESS:PORT or CIDR:PORT entries, e.g. 10.20.0.7:443,[fd00::5]:8443',
       )
       .describe(
-        "CIDRs the platform's own outbound fetches may reach although they are loopback, private or link-local (e.g. `10.20.0.0/16` for an internal git server, `127.0.0.0/8,::1/128` for tests). Empty: public addresses only.",
+        "Internal destinations the platform's own outbound fetches (git, GitHub's API, event endpoints) may reach although they are loopback, private or link-local: `ADDRESS:PORT` or `CIDR:PORT`, IPv6 in brackets (e.g. `10.20.0.7:443` for an internal git server, `[fd00::5]:8443`). One port per entry: an allowed address never opens its other ports. Empty: public addresses only.",
       ),
     EVENT_HTTP_ALLOWED_HOSTS: csv('').describe(
       'Hosts an event endpoint may name with http:// (e.g. `127.0.0.1` for tests); every other endpoint is https.',

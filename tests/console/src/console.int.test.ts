@@ -38,15 +38,15 @@ describe('web console', () => {
     (await page.context().cookies()).find((c) => c.name === 'conveyor_console')!;
 
   beforeAll(async () => {
+    rx = await startEventReceiver();
     platform = await startPlatform({
       // The event endpoint of the attempts view is a receiver on loopback; its 503 is retried a minute later.
       env: {
-        EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8',
+        EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host,
         EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
         EVENT_RETRY_SCHEDULE_MS: '0,60000',
       },
     });
-    rx = await startEventReceiver();
     origin = originOf(platform);
     browser = await launchChromium();
     page = await browser.newPage();

@@ -21,16 +21,16 @@ describe('event endpoints end to end (gateway → orchestrator → receiver)', (
   let outsiderKey: string;
 
   beforeAll(async () => {
+    rx = await startEventReceiver();
     platform = await startPlatform({
       env: {
-        EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8',
+        EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host,
         EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
         // Retries at once: the test waits for the second request, not for a clock.
         EVENT_RETRY_SCHEDULE_MS: '0,0,0',
       },
     });
     db = createPrismaClient(platform.databaseUrl);
-    rx = await startEventReceiver();
     [memberKey, outsiderKey] = await Promise.all([
       createMember(platform).then((m) => m.key),
       otherTeamAdmin(platform).then((a) => a.key),

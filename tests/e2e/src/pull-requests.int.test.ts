@@ -41,7 +41,7 @@ describe('pull requests from the pushed branch', () => {
       env: {
         RUN_SANDBOX: 'none',
         GIT_ALLOWED_SCHEMES: 'https,http',
-        EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8',
+        EGRESS_ALLOWED_ADDRESSES: `${new URL(http.url).host},${new URL(github.url).host}`,
         GITHUB_API_URL: github.url,
       },
     });

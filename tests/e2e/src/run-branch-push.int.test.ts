@@ -156,7 +156,7 @@ describe('pushing a run to its branch over HTTP with the team credential', () =>
       env: {
         ...LOCAL_REMOTE_SANDBOX,
         GIT_ALLOWED_SCHEMES: 'https,http',
-        EGRESS_ALLOWED_ADDRESSES: '127.0.0.0/8',
+        EGRESS_ALLOWED_ADDRESSES: new URL(http.url).host,
       },
     });
     expect((await apiCall(platform, 'PUT', '/secrets/FORGE_PUSH', { value: credential })).status).toBe(200);

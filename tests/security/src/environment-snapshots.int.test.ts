@@ -47,7 +47,7 @@ describe('environment snapshots: set up once, start from it, per team, read-only
       env: {
         SANDBOX_INTERNAL_HOSTS: new URL(gitServer.url).host,
         GIT_ALLOWED_SCHEMES: 'https,http',
-        EGRESS_ALLOWED_ADDRESSES: '127.0.0.2/32',
+        EGRESS_ALLOWED_ADDRESSES: new URL(gitServer.url).host,
         RUN_SANDBOX: 'bubblewrap',
         WORKSPACE_ROOT: workspaceRoot,
         HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }),

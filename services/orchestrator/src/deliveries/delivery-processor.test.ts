@@ -6,7 +6,7 @@ import type { Caller__Output } from '@conveyor/proto';
 import type { DeliveryPosition } from './delivery-consumer';
 import type { NewRun } from '../runs/insert-runs';
 import { DeliveryProcessor, type StartRunInput } from './delivery-processor';
-import type { DeliveryStore, LockedWork, NewDeliveryEntry } from './delivery-store';
+import type { DeliveryStore, LockedWork, NewDeliveryEntry, SignedContentClaim } from './delivery-store';
 
 const TEAM = 'team-1';
 const HOOK = 'wh_events';
@@ -21,6 +21,7 @@ class InMemoryDeliveryStore implements DeliveryStore {
   readonly automations: Automation[] = [];
   readonly entries: WebhookDelivery[] = [];
   readonly runs: NewRun[] = [];
+  readonly signedContents: SignedContentClaim[] = [];
   failNextWrite = false;
   private lock: Promise<unknown> = Promise.resolve();
 
@@ -43,6 +44,14 @@ class InMemoryDeliveryStore implements DeliveryStore {
       );
       if (!conflicts) this.entries.push({ ...entry, outcome: null, runIds: [], createdAt: new Date() });
     }
+  }
+
+  async claimSignedContents(claims: SignedContentClaim[]) {
+    const same = (a: SignedContentClaim, b: SignedContentClaim) =>
+      a.webhookId === b.webhookId && a.digest === b.digest;
+    for (const claim of claims)
+      if (!this.signedContents.some((c) => same(c, claim))) this.signedContents.push({ ...claim });
+    return this.signedContents.filter((c) => claims.some((claim) => same(c, claim)));
   }
 
   async findEnabledAutomations(teamIds: string[], webhookUids: string[]) {
@@ -146,6 +155,13 @@ const at = (offset: number): DeliveryPosition => ({
   topic: 'deliveries',
   partition: 0,
   offset: String(offset),
+});
+
+const DIGEST_A = 'a'.repeat(64);
+const signed = (deliveryId: string, body: unknown, signedDigest = DIGEST_A): DeliveryMessage => ({
+  ...accepted(deliveryId, body),
+  identitySource: 'provider_header',
+  signedDigest,
 });
 
 describe('DeliveryProcessor', () => {
@@ -398,5 +414,60 @@ describe('DeliveryProcessor', () => {
     expect(prepareRun).not.toHaveBeenCalled();
     expect(entryOf('dlv-not-json')).toMatchObject({ processedAt: expect.any(Date), outcome: [], runIds: [] });
     expect(logger.error).toHaveBeenCalledWith('accepted delivery without a JSON payload');
+  });
+  describe('replayed signed content', () => {
+    beforeEach(() => store.automations.push(automation('always', onEveryDelivery)));
+
+    it('logs a second message with the same signed content under a new delivery ID as a replay and starts nothing', async () => {
+      await processor.handle(signed('gh-1', { action: 'opened' }), at(1));
+      await processor.handle(signed('gh-2-forged', { action: 'opened' }), at(2));
+      expect(started.map((s) => s.input.metadata.delivery_id)).toEqual(['gh-1']);
+      expect(entryOf('gh-2-forged', 'Duplicate')).toMatchObject({
+        acceptedDeliveryId: null,
+        payload: null,
+        reason: 'replay: the same signed content was already accepted',
+        runIds: [],
+      });
+    });
+
+    it('catches a replay inside one batch', async () => {
+      await processor.handleBatch([
+        { message: signed('gh-1', { action: 'opened' }), position: at(1) },
+        { message: signed('gh-2', { action: 'opened' }), position: at(2) },
+      ]);
+      expect(started).toHaveLength(1);
+      expect(entryOf('gh-2', 'Duplicate')?.reason).toMatch(/^replay/);
+    });
+
+    it('keeps catching it after the delivery log entry was pruned', async () => {
+      await processor.handle(signed('gh-1', { action: 'opened' }), at(1));
+      store.entries.length = 0;
+      await processor.handle(signed('gh-2', { action: 'opened' }), at(2));
+      expect(started).toHaveLength(1);
+    });
+
+    it('is not fooled by its own message consumed again after a crash before the entry was written', async () => {
+      await store.claimSignedContents([
+        { webhookId: HOOK, digest: DIGEST_A, sourcePosition: 'deliveries:0:1' },
+      ]);
+      await processor.handle(signed('gh-1', { action: 'opened' }), at(1));
+      expect(started).toHaveLength(1);
+      expect(entryOf('gh-1')?.acceptedDeliveryId).toBe('gh-1');
+    });
+
+    it('accepts different signed content, and the same content on another webhook', async () => {
+      store.webhooks.push(webhook({ id: 'wh_other' }));
+      store.automations.push(
+        automation(
+          'other',
+          { ...onEveryDelivery, filter: { webhook_ids: ['wh_other'] } },
+          { webhookIds: ['wh_other'] },
+        ),
+      );
+      await processor.handle(signed('gh-1', { action: 'opened' }), at(1));
+      await processor.handle(signed('gh-2', { action: 'closed' }, 'b'.repeat(64)), at(2));
+      await processor.handle({ ...signed('gh-3', { action: 'opened' }), webhookUid: 'wh_other' }, at(3));
+      expect(started.map((s) => s.input.metadata.delivery_id)).toEqual(['gh-1', 'gh-2', 'gh-3']);
+    });
   });
 });

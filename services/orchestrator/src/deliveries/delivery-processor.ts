@@ -1,6 +1,6 @@
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Automation, type Webhook, type WebhookDelivery } from '@conveyor/db';
-import type { DeliveryMessage } from '@conveyor/kafka';
+import { DUPLICATE_REASONS, type DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
 import pLimit from 'p-limit';
 import type { Caller } from '../auth/caller';
@@ -48,7 +48,9 @@ export function runSourceFor(webhook: Pick<Webhook, 'authMode' | 'signatureSchem
  * - each Kafka message writes at most one log entry (unique `sourcePosition` = topic:partition:offset), so a
  *   re-consumed message after a restart or rebalance finds its entry and only finishes what was left undone;
  * - one delivery ID is Accepted at most once per webhook (unique `acceptedDeliveryId`), so a second message
- *   accepting the same ID (a retry after an unclear 503) is logged Duplicate and starts nothing.
+ *   accepting the same ID (a retry after an unclear 503) is logged Duplicate and starts nothing;
+ * - one signed message is Accepted at most once per webhook, for as long as the webhook exists (its digest claimed
+ *   in WebhookSignedContent), so a replay under a new delivery header is logged Duplicate and starts nothing.
  * The runs an entry starts commit in the same transaction as the entry's processed mark, so an entry is either open
  * with no runs or processed with all of them: a crash in between never starts a run twice nor loses one.
  */
@@ -123,19 +125,21 @@ export class DeliveryProcessor {
       sourcePosition: positionOf(d),
       receivedAt: new Date(d.message.receivedAt),
     });
+    const replays = await this.replays(deliveries, webhooks, positionOf);
     const rows: NewDeliveryEntry[] = deliveries.map((d) => {
       const { message } = d;
-      const accepted = message.label === 'Accepted';
+      const replay = replays.has(positionOf(d));
+      const accepted = message.label === 'Accepted' && !replay;
       return {
         ...base(d),
         id: newUuid(),
-        label: message.label,
+        label: replay ? 'Duplicate' : message.label,
         acceptedDeliveryId: accepted ? message.deliveryId : null,
         payload:
           accepted && message.bodyBase64 !== undefined
             ? new Uint8Array(Buffer.from(message.bodyBase64, 'base64'))
             : null,
-        reason: message.reason ?? null,
+        reason: replay ? DUPLICATE_REASONS.signed_content : (message.reason ?? null),
         // Rejected and duplicate entries need no processing.
         processedAt: accepted ? null : new Date(),
       };
@@ -154,7 +158,7 @@ export class DeliveryProcessor {
           label: 'Duplicate',
           acceptedDeliveryId: null,
           payload: null,
-          reason: 'delivery ID already accepted',
+          reason: DUPLICATE_REASONS.delivery_id,
           processedAt: new Date(),
         })),
       );
@@ -170,6 +174,42 @@ export class DeliveryProcessor {
       if (!entry) throw new Error(`delivery log entry for ${positionOf(d)} not found after writing it`);
       return entry;
     });
+  }
+
+  /**
+   * The positions of accepted messages whose signed content another message of the webhook claimed first: replays.
+   * A message consumed again finds its own claim and is not one.
+   */
+  private async replays(
+    deliveries: ConsumedDelivery[],
+    webhooks: Map<string, Webhook>,
+    positionOf: (d: ConsumedDelivery) => string,
+  ): Promise<Set<string>> {
+    const claims = deliveries.flatMap((d) =>
+      d.message.label === 'Accepted' && d.message.signedDigest !== undefined
+        ? [
+            {
+              webhookId: webhooks.get(d.message.webhookUid)!.id,
+              digest: d.message.signedDigest,
+              sourcePosition: positionOf(d),
+            },
+          ]
+        : [],
+    );
+    if (claims.length === 0) return new Set();
+    const owners = new Map(
+      (await this.deps.store.claimSignedContents(claims)).map((c) => [
+        `${c.webhookId}:${c.digest}`,
+        c.sourcePosition,
+      ]),
+    );
+    const replays = claims.filter((c) => owners.get(`${c.webhookId}:${c.digest}`) !== c.sourcePosition);
+    for (const c of replays)
+      this.deps.logger.warn(
+        { webhookUid: c.webhookId, sourcePosition: c.sourcePosition },
+        'replayed signed delivery logged Duplicate',
+      );
+    return new Set(replays.map((c) => c.sourcePosition));
   }
 
   /**

@@ -27,6 +27,13 @@ export interface LockedWork {
   runs: NewRun[];
 }
 
+/** A signed message an accepted delivery carries, claimed for its webhook by the Kafka message at `sourcePosition`. */
+export interface SignedContentClaim {
+  webhookId: string;
+  digest: string;
+  sourcePosition: string;
+}
+
 /** The persistence the delivery processor needs: the delivery log, the webhooks and automations it reads, runs. */
 export interface DeliveryStore {
   /** The webhooks among these UIDs that still exist. */
@@ -38,6 +45,11 @@ export interface DeliveryStore {
    * `acceptedDeliveryId` its webhook already accepted (by an earlier entry, also one earlier in this call).
    */
   insertEntries(entries: NewDeliveryEntry[]): Promise<void>;
+  /**
+   * Claims each signed message for its webhook unless claimed before (by an earlier message, also one earlier in
+   * this call); returns the claims as stored, so a claim whose position differs from the caller's is a replay.
+   */
+  claimSignedContents(claims: SignedContentClaim[]): Promise<SignedContentClaim[]>;
   /** The enabled automations of these teams whose trigger selects one of these webhooks, oldest first. */
   findEnabledAutomations(teamIds: string[], webhookUids: string[]): Promise<Automation[]>;
   /**

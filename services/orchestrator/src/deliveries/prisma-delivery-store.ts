@@ -1,6 +1,6 @@
 import type { PrismaClient } from '@conveyor/db';
 import { insertRuns } from '../runs/insert-runs';
-import type { DeliveryStore, LockedWork, NewDeliveryEntry } from './delivery-store';
+import type { DeliveryStore, LockedWork, NewDeliveryEntry, SignedContentClaim } from './delivery-store';
 
 /** The delivery log in PostgreSQL: a fixed number of statements per batch, whatever its size. */
 export class PrismaDeliveryStore implements DeliveryStore {
@@ -17,6 +17,19 @@ export class PrismaDeliveryStore implements DeliveryStore {
   async insertEntries(entries: NewDeliveryEntry[]): Promise<void> {
     // One multi-row INSERT … ON CONFLICT DO NOTHING: the unique sourcePosition and (webhookId, acceptedDeliveryId).
     await this.db.webhookDelivery.createMany({ data: entries, skipDuplicates: true });
+  }
+
+  async claimSignedContents(claims: SignedContentClaim[]): Promise<SignedContentClaim[]> {
+    // INSERT … ON CONFLICT DO NOTHING on the (webhookId, digest) key, then the winners read back.
+    await this.db.webhookSignedContent.createMany({ data: claims, skipDuplicates: true });
+    const stored = await this.db.webhookSignedContent.findMany({
+      where: {
+        webhookId: { in: claims.map((c) => c.webhookId) },
+        digest: { in: claims.map((c) => c.digest) },
+      },
+      select: { webhookId: true, digest: true, sourcePosition: true },
+    });
+    return stored;
   }
 
   findEnabledAutomations(teamIds: string[], webhookUids: string[]) {

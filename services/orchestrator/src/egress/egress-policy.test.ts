@@ -17,45 +17,39 @@ const resolve = async (host: string) => {
 describe('egress policy', () => {
   const policy = new EgressPolicy([], resolve);
 
-  it('permits public unicast only: loopback, private, link-local, unique-local, mapped and unspecified are refused', () => {
+  it('permits public addresses only, by the classifier the runner uses too', () => {
     for (const ok of ['140.82.112.3', '2606:50c0:8000::153', '8.8.8.8'])
-      expect(policy.permits(ok)).toBe(true);
-    for (const bad of [
-      '127.0.0.1',
-      '10.0.0.1',
-      '172.16.5.4',
-      '192.168.1.1',
-      '169.254.169.254',
-      '100.64.0.1',
-      '0.0.0.0',
-      '::1',
-      '::',
-      'fe80::1',
-      'fc00::1',
-      'fd12:3456::1',
-      '::ffff:127.0.0.1',
-      '::ffff:169.254.169.254',
-      '224.0.0.1',
-      'not-an-ip',
-    ]) {
-      expect(policy.permits(bad)).toBe(false);
-    }
+      expect(policy.permits(ok, 443)).toBe(true);
+    for (const bad of ['127.0.0.1', '169.254.169.254', '::ffff:127.0.0.1', '2002:7f00:1::1', 'not-an-ip'])
+      expect(policy.permits(bad, 443)).toBe(false);
   });
 
-  it('an operator allow-list opens exactly its ranges (IPv4-mapped addresses included)', () => {
-    const allowing = new EgressPolicy(['127.0.0.0/8', '::1/128', '10.20.0.0/16'], resolve);
-    for (const ok of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.20.0.7'])
-      expect(allowing.permits(ok)).toBe(true);
-    for (const bad of ['10.21.0.1', '169.254.169.254', 'fe80::1']) expect(allowing.permits(bad)).toBe(false);
-    expect(() => new EgressPolicy(['not a cidr'])).toThrow(/EGRESS_ALLOWED_ADDRESSES/);
+  it('an operator allow-list opens exactly its address:port pairs (IPv4-mapped addresses included)', () => {
+    const allowing = new EgressPolicy(['127.0.0.0/8:8443', '[::1]:8443', '10.20.0.0/16:443'], resolve);
+    for (const [ok, port] of [
+      ['127.0.0.1', 8443],
+      ['::1', 8443],
+      ['::ffff:127.0.0.1', 8443],
+      ['10.20.0.7', 443],
+    ] as const)
+      expect(allowing.permits(ok, port)).toBe(true);
+    for (const [bad, port] of [
+      ['127.0.0.1', 22],
+      ['10.20.0.7', 8443],
+      ['10.21.0.1', 443],
+      ['169.254.169.254', 80],
+      ['fe80::1', 8443],
+    ] as const)
+      expect(allowing.permits(bad, port)).toBe(false);
+    expect(() => new EgressPolicy(['127.0.0.0/8'])).toThrow(/EGRESS_ALLOWED_ADDRESSES: .* CIDR:PORT/);
   });
 
   it('judges names after resolution: every address must be permitted', async () => {
-    await expect(policy.resolvePermitted('git.example.com')).resolves.toEqual(['140.82.112.3']);
-    await expect(policy.resolvePermitted('metadata.example')).rejects.toThrow(/169\.254\.169\.254/);
-    await expect(policy.resolvePermitted('mixed.example')).rejects.toThrow(/10\.1\.2\.3/);
-    await expect(policy.resolvePermitted('[::1]')).rejects.toThrow(/may not reach/);
-    await expect(policy.resolvePermitted('nowhere.example')).rejects.toThrow(/does not resolve/);
+    await expect(policy.resolvePermitted('git.example.com', 443)).resolves.toEqual(['140.82.112.3']);
+    await expect(policy.resolvePermitted('metadata.example', 80)).rejects.toThrow(/169\.254\.169\.254/);
+    await expect(policy.resolvePermitted('mixed.example', 443)).rejects.toThrow(/10\.1\.2\.3/);
+    await expect(policy.resolvePermitted('[::1]', 443)).rejects.toThrow(/may not reach/);
+    await expect(policy.resolvePermitted('nowhere.example', 443)).rejects.toThrow(/does not resolve/);
   });
 });
 
@@ -101,7 +95,7 @@ describe('git fetch plans', () => {
     });
     const internal = {
       ...options,
-      policy: new EgressPolicy(['10.20.0.0/16'], resolve),
+      policy: new EgressPolicy(['10.20.0.0/16:443', '10.20.0.0/16:22'], resolve),
       allowedSchemes: ['https', 'ssh'],
     };
     expect((await planGitFetch('https://internal.example/a/b.git', internal)).env).toEqual({

@@ -38,7 +38,7 @@ describe('git through the egress plan, against a real git and a real socket', ()
 
   it('allow-listed: git connects to the pinned address with the name in Host', async () => {
     await expect(
-      scanner(['127.0.0.0/8', '::1/128']).headCommit(`http://localhost:${port}/acme/api.git`),
+      scanner([`127.0.0.0/8:${port}`, `[::1]:${port}`]).headCommit(`http://localhost:${port}/acme/api.git`),
     ).rejects.toThrow(/git ls-remote failed/);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen[0]!.host).toBe(`localhost:${port}`);

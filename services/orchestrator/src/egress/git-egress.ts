@@ -1,7 +1,7 @@
-import ipaddr from 'ipaddr.js';
+import { parseAddress } from '@conveyor/egress-address';
 import { AppError } from '@conveyor/errors';
 import { isLocalRepositoryUrl, SCP_LIKE } from './repository-url';
-import type { EgressPolicy } from './egress-policy';
+import { urlPort, type EgressPolicy } from './egress-policy';
 
 /** What git may use for one fetch: extra `-c` options (before the subcommand) and environment. */
 export interface GitFetchPlan {
@@ -16,8 +16,6 @@ export interface GitEgressOptions {
   /** file:// and local paths (GIT_ALLOW_LOCAL_URLS). */
   allowLocal: boolean;
 }
-
-const DEFAULT_PORTS: Record<string, number> = { https: 443, http: 80 };
 
 /**
  * Checks a repository URL right before git fetches it, after DNS: the scheme must be allowed and every address the
@@ -35,11 +33,12 @@ export async function planGitFetch(url: string, options: GitEgressOptions): Prom
   }
   let scheme: string;
   let host: string;
-  let port: number | undefined;
+  let port: number;
   const scp = SCP_LIKE.exec(url);
   if (scp) {
     scheme = 'ssh';
     host = scp[1]!;
+    port = 22;
   } else {
     let parsed: URL;
     try {
@@ -49,16 +48,16 @@ export async function planGitFetch(url: string, options: GitEgressOptions): Prom
     }
     scheme = parsed.protocol.replace(/:$/, '');
     host = parsed.hostname;
-    port = parsed.port ? Number(parsed.port) : DEFAULT_PORTS[scheme];
+    port = urlPort(parsed);
   }
   if (!options.allowedSchemes.includes(scheme))
     throw refuse(`uses ${scheme}, which outbound fetches may not use (GIT_ALLOWED_SCHEMES)`);
-  const addresses = await options.policy.resolvePermitted(host);
+  const addresses = await options.policy.resolvePermitted(host, port);
   const env = { GIT_ALLOW_PROTOCOL: scheme };
   if (scheme !== 'http' && scheme !== 'https') return { configArgs: [], env };
   const noRedirects = ['-c', 'http.followRedirects=false'];
   // An address literal is connected to as is; a name is pinned to what was checked.
-  if (ipaddr.isValid(host.replace(/^\[(.*)\]$/, '$1'))) return { configArgs: noRedirects, env };
+  if (parseAddress(host.replace(/^\[(.*)\]$/, '$1'))) return { configArgs: noRedirects, env };
   const pinned = addresses.map((a) => (a.includes(':') ? `[${a}]` : a)).join(',');
   return { configArgs: ['-c', `http.curloptResolve=${host}:${port}:${pinned}`, ...noRedirects], env };
 }

@@ -36,6 +36,18 @@ export function repositorySpec(r: RepositoryRef): {
   };
 }
 
+/**
+ * A repository as a guest's run of another team's environment gets it: to clone, never to push. The push would use a
+ * secret of the run's team sent to a URL the environment's team chose, or the owner's secret for work the guest's
+ * run made; neither team agreed to that (docs/guests.md "Pushes").
+ */
+export function withoutPush(
+  spec: ReturnType<typeof repositorySpec>,
+): Omit<ReturnType<typeof repositorySpec>, 'push_secret_name' | 'pull_request'> {
+  const { push_secret_name: _secret, pull_request: _pullRequest, ...clone } = spec;
+  return clone;
+}
+
 /** `user@host:path`, git's ssh shorthand. */
 export const SCP_LIKE = /^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):(.+)$/;
 /** git's `<transport>::<address>` remote-helper syntax (an IPv6 literal's `[::1]` is not one). */

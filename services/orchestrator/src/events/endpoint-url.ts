@@ -1,5 +1,5 @@
 import { AppError } from '@conveyor/errors';
-import type { EgressPolicy } from '../egress/egress-policy';
+import { urlPort, type EgressPolicy } from '../egress/egress-policy';
 
 export interface EndpointUrlRules {
   /** The egress rules of the platform's git fetches: public addresses, plus EGRESS_ALLOWED_ADDRESSES. */
@@ -35,5 +35,5 @@ export function parseEndpointUrl(raw: string, rules: EndpointUrlRules): URL {
  * to the address checked here.
  */
 export async function resolveEndpoint(url: URL, rules: EndpointUrlRules): Promise<string[]> {
-  return rules.policy.resolvePermitted(url.hostname);
+  return rules.policy.resolvePermitted(url.hostname, urlPort(url));
 }

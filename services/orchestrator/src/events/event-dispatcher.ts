@@ -2,6 +2,7 @@ import type { EventEndpoint, OutboundEvent, PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { BackgroundLoop } from '@conveyor/runtime';
 import type { SecretCipher } from '../secrets/secret-cipher';
+import { classifyRouteError, statusError, type AttemptError } from './attempt-error';
 import { buildEventBodies } from './event-body';
 import { EventSender, type SendResult } from './event-sender';
 import { signingSecrets } from './endpoint-secret';
@@ -43,7 +44,7 @@ interface Claimed {
 /** What a pass knows of an endpoint it attempts: where to connect and what to sign with (or why not), worked out once. */
 interface Target {
   endpoint: EventEndpoint;
-  route: { url: URL; address: string; keys: Buffer[] } | { refused: string };
+  route: { url: URL; address: string; keys: Buffer[] } | { refused: AttemptError };
 }
 
 /** One finished attempt waiting to be recorded with the others of its flush. */
@@ -202,7 +203,7 @@ export class EventDispatcher {
         return { url, address: address!, keys: signingSecrets(cipher, endpoint, now).map(signingKey) };
       } catch (err) {
         // Recorded as each attempt's error, like a refused connection: the endpoint's health sees it.
-        return { refused: err instanceof Error ? err.message : String(err) };
+        return { refused: classifyRouteError(err) };
       }
     };
     return new Map(
@@ -310,8 +311,7 @@ export class EventDispatcher {
       ats[i] = at.toISOString();
       codes[i] = status ?? null;
       latencies[i] = result.latencyMs;
-      errors[i] =
-        result.error ?? (ok ? null : `HTTP ${status}${gone ? ' (Gone: the endpoint was disabled)' : ''}`);
+      errors[i] = result.error ?? (ok ? null : statusError(status!));
       counts[i] = count;
       statuses[i] = ok ? 'succeeded' : nextAttemptAt ? 'pending' : 'failed';
       nexts[i] = nextAttemptAt?.toISOString() ?? null;

@@ -1,3 +1,5 @@
+import net from 'node:net';
+import { once } from 'node:events';
 import { startEventReceiver } from '@conveyor/testing';
 import { EventSender, parseRetryAfter } from './event-sender';
 
@@ -30,8 +32,44 @@ describe('EventSender', () => {
     rx.close();
     const result = await sender.send(new URL(rx.url), '127.0.0.1', {}, '{}', 10_000);
     expect(result.statusCode).toBeUndefined();
-    expect(result.error).toMatch(/ECONNREFUSED/);
+    expect(result.error).toBe('connection refused');
   });
+
+  /** A TCP service on loopback that does `onConnection` with every connection; its port. */
+  const service = async (onConnection: (socket: net.Socket) => void) => {
+    const server = net.createServer(onConnection);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { server, port: (server.address() as net.AddressInfo).port };
+  };
+
+  it.each([
+    [
+      'a TLS handshake with a service that does not speak TLS',
+      'https',
+      (s: net.Socket) => s.end('SSH-2.0-OpenSSH_9.6\r\n'),
+      'tls failure',
+    ],
+    ['a connection the service resets', 'http', (s: net.Socket) => s.resetAndDestroy(), 'connection reset'],
+    ['a service that never answers', 'http', () => undefined, 'timeout'],
+  ] as const)(
+    'reports %s as a stable class, without the driver text',
+    async (_what, scheme, onConnection, expected) => {
+      const { server, port } = await service(onConnection);
+      try {
+        const result = await sender.send(
+          new URL(`${scheme}://127.0.0.1:${port}/hook`),
+          '127.0.0.1',
+          {},
+          '{}',
+          500,
+        );
+        expect(result).toEqual({ error: expected, latencyMs: expect.any(Number) });
+      } finally {
+        server.close();
+      }
+    },
+  );
 
   it('reads Retry-After as seconds or an HTTP date', () => {
     const now = Date.parse('2026-11-25T20:00:00Z');

@@ -1,12 +1,14 @@
 import { Pool } from 'undici';
 import { pinnedLookup } from '../egress/pinned-lookup';
+import { classifySendError, type AttemptError } from './attempt-error';
 
 export interface SendResult {
   /** Absent when no response arrived (refused, reset, timed out). */
   statusCode?: number;
   /** What `Retry-After` asked for, in ms (429 and 503 only). */
   retryAfterMs?: number;
-  error?: string;
+  /** Why no response arrived, as a stable class (never the driver's text). */
+  error?: AttemptError;
   latencyMs: number;
 }
 
@@ -75,9 +77,7 @@ export class EventSender {
           : {}),
       };
     } catch (err) {
-      const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-      const message = cause instanceof Error ? cause.message : String(cause);
-      return { error: signal.aborted ? `no answer within ${timeoutMs} ms` : message, latencyMs: latency() };
+      return { error: classifySendError(err, signal.aborted), latencyMs: latency() };
     }
   }
 

@@ -5,7 +5,7 @@ import type { Caller__Output } from '@conveyor/proto';
 import {
   createTestDatabase,
   createTestTrust,
-  startEventReceiver as receiver,
+  startEventReceiver,
   type ReceivedEvent as Received,
   type TestDatabase,
   type TestTrust,
@@ -54,13 +54,23 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
   let stranger: Caller__Output;
   let runDeps: Parameters<typeof createRun>[0];
 
+  let urls: { policy: EgressPolicy; httpHosts: string[] };
+  /** A receiver on loopback, allowed on its one port as an operator would (EGRESS_ALLOWED_ADDRESSES). */
+  const allowedReceivers: string[] = [];
+  const receiver = async () => {
+    const rx = await startEventReceiver();
+    allowedReceivers.push(new URL(rx.url).host);
+    urls.policy = new EgressPolicy(allowedReceivers);
+    return rx;
+  };
+
   beforeAll(async () => {
     database = await createTestDatabase();
     trust = await createTestTrust();
     db = createPrismaClient(database.url);
     const config = loadOrchestratorConfig(trust.serviceEnv('orchestrator'));
     const cipher = SecretCipher.fromConfig(config);
-    const urls = { policy: new EgressPolicy(['127.0.0.0/8']), httpHosts: ['127.0.0.1'] };
+    urls = { policy: new EgressPolicy([]), httpHosts: ['127.0.0.1'] };
     deps = { db, cipher, urls, secretGraceMs: 60 * 60 * 1000 };
     dispatcherOptions = {
       db,
@@ -304,6 +314,8 @@ describe('event endpoints and their delivery over real PostgreSQL', () => {
   });
 
   it('prunes old events once delivered or given up, never one still pending', async () => {
+    // Discard port: allowed like a receiver, nothing answers there.
+    urls.policy = new EgressPolicy([...allowedReceivers, '127.0.0.1:9']);
     const { endpoint } = await createEventEndpoint(deps, admin, {
       url: 'http://127.0.0.1:9/never',
       event_types: ['*'],

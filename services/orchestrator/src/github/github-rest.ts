@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { AppError } from '@conveyor/errors';
-import type { EgressPolicy } from '../egress/egress-policy';
+import { urlPort, type EgressPolicy } from '../egress/egress-policy';
 import { pinnedLookup } from '../egress/pinned-lookup';
 
 export interface GitHubApi {
@@ -36,7 +36,7 @@ export async function githubRequest(
   payload?: unknown,
 ): Promise<GitHubResponse> {
   const url = new URL(`${api.baseUrl.replace(/\/+$/, '')}${path}`);
-  const [address] = await api.policy.resolvePermitted(url.hostname);
+  const [address] = await api.policy.resolvePermitted(url.hostname, urlPort(url));
   const body = payload === undefined ? undefined : JSON.stringify(payload);
   const client = url.protocol === 'https:' ? https : http;
   const unavailable = (why: string) =>

@@ -2,7 +2,7 @@ import { AppError, notFound } from '@conveyor/errors';
 import type { Caller } from '../auth/caller';
 import { ENVIRONMENT_ID } from '../catalog/environment-access';
 import type { ModelCatalog } from '../catalog/model-catalog';
-import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
+import { repositorySpec, withoutPush, type RepositoryRef } from '../egress/repository-url';
 import type { SkillCatalog } from '../catalog/skill-catalog';
 import { assertIdentityAvailable } from '../identities/identity-availability';
 import { parseHarnessName } from '@conveyor/harnesses';
@@ -36,7 +36,8 @@ export interface ResolvedRunCatalog {
  * - executor identity (`agent_identity_uid`, or the identity whose key is calling) must be available (403);
  * - model: `harness.model_id` → `model_id` → identity base_model → the catalog's default for the run's harness;
  *   unknown, disabled, or not offered for that harness → 400;
- * - environment: run → identity default; malformed → 400; not reachable by the caller → 404;
+ * - environment: run → identity default; malformed → 400; not reachable by the caller → 404; a guest's run of
+ *   another team's environment clones its repositories but pushes none (docs/guests.md "Pushes");
  * - skill: resolved to one SKILL.md of the caller's environments (its instructions go to the harness).
  */
 export async function resolveRunCatalog(
@@ -77,8 +78,11 @@ export async function resolveRunCatalog(
     const env = await references.findEnvironment(caller, environmentId);
     if (!env) throw notFound('Environment');
     config.environment_id = env.id;
+    const guest = env.teamId !== caller.team_id;
     environmentSpec = {
-      repositories: ((env.repositories ?? []) as unknown as RepositoryRef[]).map(repositorySpec),
+      repositories: ((env.repositories ?? []) as unknown as RepositoryRef[])
+        .map(repositorySpec)
+        .map((r) => (guest ? withoutPush(r) : r)),
       setup_commands: env.setupCommands,
       allowed_hosts: env.allowedHosts,
       // Honoured by the runner's container sandbox backend (docs/sandbox.md).

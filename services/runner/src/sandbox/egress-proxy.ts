@@ -2,54 +2,18 @@ import http from 'node:http';
 import net from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { unlink } from 'node:fs/promises';
+import { isPublicAddress } from '@conveyor/egress-address';
 import type { Logger } from '@conveyor/logger';
 import type { SandboxPolicy } from './run-sandbox';
 
 /**
  * The only way out of a local sandbox: an HTTP proxy (CONNECT for TLS, absolute-URI requests for plain HTTP)
  * listening on a unix socket bridged into the sandbox. It resolves the name itself, refuses hosts off the allow-list
- * and any address on loopback, private, link-local or other special ranges (cloud metadata among them), then connects
+ * and any address that is not public (`@conveyor/egress-address`, the classifier the orchestrator's egress uses
+ * too: loopback, private, link-local with cloud metadata, NAT64, 6to4, Teredo and the other special ranges), then connects
  * to the very address it checked, so a name that resolves differently on a second lookup (DNS rebinding) gains nothing.
  * Hand-written because the general-purpose proxies on npm have no hook between resolution and connection.
  */
-
-const nonPublic = new net.BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  nonPublic.addSubnet(prefix, bits, 'ipv4');
-for (const [prefix, bits] of [
-  ['::', 127],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  nonPublic.addSubnet(prefix, bits, 'ipv6');
-
-/** Whether an address is on the public internet (IPv4-mapped IPv6 judged by its IPv4 part). */
-export function isPublicAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return !nonPublic.check(mapped[1]!, 'ipv4');
-  const family = net.isIP(address);
-  if (family === 0) return false;
-  return !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 /** `example.com` matches itself only; `*.example.com` matches its subdomains, not the apex. */
 export function hostMatches(patterns: readonly string[], host: string): boolean {
