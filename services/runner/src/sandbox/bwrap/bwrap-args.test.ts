@@ -33,14 +33,27 @@ describe('bwrapOptions', () => {
 
   it('binds only the tool chain read-only, the workspace read-write and the sockets read-only', () => {
     expect(option(args, '--bind', 2)).toEqual([['/srv/workspaces/run-1', '/workspace']]);
-    const readOnly = option(args, '--ro-bind', 2).map(([src]) => src);
-    expect(readOnly).toEqual(['/usr', '/repo/node_modules', '/tmp/conveyor-sandbox/s-abc']);
+    const readOnly = option(args, '--ro-bind', 2).filter(([src]) => src !== '/dev/null');
+    expect(readOnly.map(([src]) => src)).toEqual([
+      '/usr',
+      '/repo/node_modules',
+      '/tmp/conveyor-sandbox/s-abc',
+    ]);
     expect(option(args, '--ro-bind-try', 2).every(([src]) => src!.startsWith('/etc/'))).toBe(true);
     expect(option(args, '--symlink', 2)).toEqual([
       ['usr/bin', '/bin'],
       ['usr/lib', '/lib'],
     ]);
     expect(option(args, '--tmpfs', 1)).toEqual([['/tmp']]);
+  });
+
+  it("covers the memory of the sandbox's init (PID 1) after mounting /proc: nothing inside can write it", () => {
+    const covered = option(args, '--ro-bind', 2).filter(([src]) => src === '/dev/null');
+    expect(covered).toEqual([
+      ['/dev/null', '/proc/1/mem'],
+      ['/dev/null', '/proc/1/task/1/mem'],
+    ]);
+    expect(args.indexOf('/proc/1/mem')).toBeGreaterThan(args.indexOf('--proc'));
   });
 
   it('mounts the private /tmp before the read-only paths, so one under the host /tmp stays visible', () => {
