@@ -134,9 +134,14 @@ describe('issue 34: no vsock or exotic sockets, an init no run can freeze, setup
   });
 
   describe("item 3: the sandbox's init and setup deadlines", () => {
-    it('a setup command cannot stop or rewrite the init (ptrace, process_vm_writev, /proc/1/mem, SIGSTOP) and the run goes on', async () => {
+    it('a setup command cannot stop or rewrite the init (SIGSTOP to 1 and -1, ptrace, process_vm_writev, /proc/1/mem) and the run goes on', async () => {
       const environmentId = await environment(
-        [`/usr/bin/python3 ${INIT_PROBE} > /workspace/init-probe.json`],
+        [
+          // Signals first: init ignores its own namespace's SIGSTOP; -1 stops only the step's neighbours, and
+          // the step's end takes its whole PID namespace down.
+          'kill -STOP 1; kill -STOP -1; true',
+          `/usr/bin/python3 ${INIT_PROBE} > /workspace/init-probe.json`,
+        ],
         { setup_timeout_seconds: 20 },
       );
       const { state, message, report } = await run(

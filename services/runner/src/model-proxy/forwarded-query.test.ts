@@ -14,6 +14,7 @@ describe('the query string the model proxy forwards with the real key', () => {
   it("drops Gemini's key parameter (the run's token) and forwards the rest rebuilt, whatever its encoding", () => {
     expect(forward('gemini', '?alt=sse&key=cvr_token')).toEqual({ search: '?alt=sse' });
     expect(forward('gemini', '?%61lt=%73se&%6Bey=cvr_token')).toEqual({ search: '?alt=sse' });
+    expect(forward('gemini', '?alt=sse&')).toEqual({ search: '?alt=sse' });
   });
 
   it.each([
@@ -27,6 +28,10 @@ describe('the query string the model proxy forwards with the real key', () => {
     ['gemini', '?%24alt=media', /"\$alt" is not one/],
     ['gemini', '?uploadType=resumable', /"uploadType" is not one/],
     ['gemini', '?constructor=x', /"constructor" is not one/],
+    ['gemini', '?alt=sse;upload=1', /"alt" is not one/],
+    ['gemini', '?ALT=sse', /"ALT" is not one/],
+    ['gemini', '?=sse', /"" is not one/],
+    ['gemini', '?alt=sse&alt', /"alt" is repeated/],
   ])('refuses %s %s', (provider, search, reason) => {
     const result = forward(provider as keyof typeof PROTOCOLS, search);
     expect(result).toEqual({ refused: expect.stringMatching(reason) });
