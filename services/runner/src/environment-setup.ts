@@ -23,8 +23,8 @@ export const environmentSchema = z.object({
   docker_image: z.string().optional(),
   /** `false`: runs of this environment neither make nor use an environment snapshot (docs/snapshots.md). */
   snapshot: z.boolean().optional(),
-  /** Deadline of each setup step (docs/catalog.md); the environment's, else the default. */
-  setup_timeout_seconds: z.number().int().positive().default(DEFAULT_SETUP_TIMEOUT_SECONDS),
+  /** Deadline of each setup step (docs/catalog.md); absent: the default. */
+  setup_timeout_seconds: z.number().int().positive().optional(),
 });
 export type EnvironmentSpec = z.infer<typeof environmentSchema>;
 
@@ -60,7 +60,7 @@ export async function runSetupStep(
   sandbox: RunSandbox,
   options: SandboxExecOptions,
   signal: AbortSignal,
-  timeoutSeconds: number,
+  timeoutSeconds: number = DEFAULT_SETUP_TIMEOUT_SECONDS,
   step: string,
 ): Promise<Awaited<ReturnType<typeof runToCompletion>>> {
   const deadline = AbortSignal.timeout(timeoutSeconds * 1000);

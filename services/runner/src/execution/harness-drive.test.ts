@@ -1,11 +1,10 @@
 import type { RunEvent } from '@conveyor/run-events';
-import { environmentSchema } from '../environment-setup';
 import { SetupFailure, type Harness, type HarnessInput } from '../harness/harness';
 import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
 import { fakeContext, fakeSandbox } from '../test-support/execution-fakes';
 import { driveHarness } from './harness-drive';
 
-const environment = environmentSchema.parse({ setup_commands: ['make deps'] });
+const environment = { repositories: [], setup_commands: ['make deps'], allowed_hosts: [] };
 
 /** A harness whose agent emits `emitted` and succeeds; `prepare` may throw. */
 function fakeHarness(prepare: (input: HarnessInput) => Promise<void> = async () => undefined) {
