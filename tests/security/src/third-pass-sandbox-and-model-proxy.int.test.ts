@@ -132,6 +132,8 @@ describe('issue 34: no vsock or exotic sockets, an init no run can freeze, setup
         proc_task_mem: 'EACCES',
         // The kernel protects a PID namespace's init from its own namespace's signals: ignored, not refused.
         sigstop: 'ok',
+        pidfd_getfd: 'EPERM',
+        kcmp: 'EPERM',
         init_state: 'S',
       };
       expect(report!.file).toEqual(refused); // from the setup command

@@ -124,6 +124,9 @@ export const DENIED_SYSCALLS: readonly DeniedSyscall[] = [
   // and its command never ends. Its memory file is covered by the mount table (bwrap-args.ts) for the same reason.
   { names: ['ptrace'], errno: 'EPERM', when: int32Is(1, [SANDBOX_INIT_PID]) },
   { names: ['process_vm_readv', 'process_vm_writev'], errno: 'EPERM', when: int32Is(0, [SANDBOX_INIT_PID]) },
+  // Docker allows these only with CAP_SYS_PTRACE; pidfd_getfd would copy any descriptor out of the init, whose
+  // target (a pidfd) a filter cannot see.
+  { names: ['kcmp', 'pidfd_getfd', 'process_madvise'], errno: 'EPERM' },
   // Docker's profile dropped io_uring (its own paths around seccomp); Node and the CLIs fall back to threads.
   { names: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'], errno: 'EPERM' },
 ];
