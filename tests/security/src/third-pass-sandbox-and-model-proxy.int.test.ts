@@ -186,6 +186,22 @@ describe('issue 34: no vsock or exotic sockets, an init no run can freeze, setup
       expect(created.status).toBe(201);
       expect((created.body.config as Report).setup_timeout_seconds).toBe(value);
     });
+
+    it('PUT changes setup_timeout_seconds, keeps it when omitted, clears it with null and refuses it out of bounds', async () => {
+      const id = await environment(['true'], { setup_timeout_seconds: 30 });
+      const shown = async () =>
+        ((await api('GET', `/agent/environments/${id}`)).body.config as Report)
+          .setup_timeout_seconds as unknown;
+      expect((await api('PUT', `/agent/environments/${id}`, { setup_timeout_seconds: 45 })).status).toBe(200);
+      expect(await shown()).toBe(45);
+      expect((await api('PUT', `/agent/environments/${id}`, { description: 'kept' })).status).toBe(200);
+      expect(await shown()).toBe(45);
+      expect((await api('PUT', `/agent/environments/${id}`, { setup_timeout_seconds: 0 })).status).toBe(400);
+      expect((await api('PUT', `/agent/environments/${id}`, { setup_timeout_seconds: null })).status).toBe(
+        200,
+      );
+      expect(await shown()).toBeNull();
+    });
   });
 
   describe('item 4: query strings through the model proxy', () => {
