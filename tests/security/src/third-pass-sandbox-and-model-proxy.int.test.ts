@@ -152,6 +152,7 @@ describe('issue 34: no vsock or exotic sockets, an init no run can freeze, setup
         '(setsid sleep 7215 &) ; sleep 7216',
         ['sleep', '7215'],
       ],
+      ['a setup that ignores SIGTERM', "trap '' TERM; sleep 7217 & wait", ['sleep', '7217']],
     ])(
       '%s ends FAILED at the setup deadline, naming the step, with nothing of it left running',
       async (_name, command, leftover) => {
