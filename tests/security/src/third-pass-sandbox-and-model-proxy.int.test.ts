@@ -128,8 +128,8 @@ describe('issue 34: no vsock or exotic sockets, an init no run can freeze, setup
         ptrace_seize: 'EPERM',
         ptrace_attach_wide_pid: 'EPERM',
         process_vm_writev: 'EPERM',
-        proc_mem: 'EACCES',
-        proc_task_mem: 'EACCES',
+        proc_mem: 'EROFS',
+        proc_task_mem: 'EROFS',
         // The kernel protects a PID namespace's init from its own namespace's signals: ignored, not refused.
         sigstop: 'ok',
         pidfd_getfd: 'EPERM',

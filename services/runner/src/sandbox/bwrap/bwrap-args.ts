@@ -47,9 +47,6 @@ export const ETC_ALLOW_LIST = [
   'mime.types',
 ];
 
-/** The sandbox's init's memory as /proc shows it (bwrap mounts /proc as that init, so PID 1 there is the same). */
-const SANDBOX_INIT_MEMORY = ['/proc/1/mem', '/proc/1/task/1/mem'];
-
 /** The descriptor on which bwrap reads the seccomp filter's BPF (`hostArgv` opens the file there). */
 export const SECCOMP_FD = 4;
 
@@ -70,9 +67,10 @@ export function bwrapOptions(layout: BwrapLayout, env: Record<string, string>, c
   // The private /tmp first: a read-only path under the host's /tmp (an installation there) is bound on top of it,
   // not hidden under it.
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  // The sandbox's init (PID 1, bwrap itself) may not have its memory written: code put there could stop it, and a
-  // stopped init never reports its command's end. The filter refuses ptrace and process_vm_* on it; this is the rest.
-  for (const mem of SANDBOX_INIT_MEMORY) args.push('--ro-bind', '/dev/null', mem);
+  // /proc read-only: nothing in it is written to, and the sandbox's init (PID 1, bwrap itself) may not have its
+  // memory written through /proc/1/mem (EROFS): code put there could stop it, and a stopped init never reports its
+  // command's end. The filter refuses ptrace and process_vm_* on it; this is the rest.
+  args.push('--remount-ro', '/proc');
   for (const p of layout.readOnlyPaths) args.push('--ro-bind', p, p);
   args.push('--bind', layout.workspaceDir, SANDBOX_WORKSPACE);
   args.push('--ro-bind', layout.socketsDir, SANDBOX_SOCKETS);
