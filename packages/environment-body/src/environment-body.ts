@@ -7,6 +7,15 @@ import { z } from 'zod';
  */
 export const SECRET_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
+/**
+ * A setup step's deadline (`setup_timeout_seconds`): a step past it is killed with everything in the sandbox and the
+ * run ends FAILED naming it. Ten minutes covers a large clone or dependency install; a step may take at most an hour
+ * (the default run timeout).
+ */
+export const DEFAULT_SETUP_TIMEOUT_SECONDS = 600;
+export const MIN_SETUP_TIMEOUT_SECONDS = 5;
+export const MAX_SETUP_TIMEOUT_SECONDS = 3600;
+
 const repoName = z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'must be a repository owner or name');
 const directory = z
   .string()
@@ -75,6 +84,16 @@ const environmentFields = {
   // false: runs neither keep nor start from a snapshot of this environment's setup (docs/snapshots.md).
   snapshot: z.boolean().nullable(),
   failure_session_retention_minutes: z.number().int().min(1).max(60).nullable(),
+  // Deadline of each setup step (a clone, a setup command); null = the default (docs/catalog.md).
+  setup_timeout_seconds: z
+    .number()
+    .int()
+    .min(MIN_SETUP_TIMEOUT_SECONDS)
+    .max(MAX_SETUP_TIMEOUT_SECONDS)
+    .nullable()
+    .describe(
+      `Seconds each setup step (repository clone, setup command) may take before the run fails; default ${DEFAULT_SETUP_TIMEOUT_SECONDS}`,
+    ),
   // Accepted for compatibility; cloud provider federation is not implemented (docs/catalog.md).
   providers: z.record(z.unknown()).nullable(),
   team: z.boolean(),

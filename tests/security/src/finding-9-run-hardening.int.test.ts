@@ -1,51 +1,23 @@
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import {
-  apiCall,
-  startPlatform,
-  startScriptedModelServer,
-  type RunningPlatform,
-  type ScriptedModelServer,
-} from '@conveyor/testing';
+import { apiCall, type RunningPlatform, type ScriptedModelServer } from '@conveyor/testing';
+import { startHardeningPlatform, stringsIn } from './hardening-platform';
 
 // Issue 23, the hardening part: what a run reaches from inside its bubblewrap sandbox beyond its own work. A hostile
 // command harness (fixtures/run-hardening-agent.js, standing in for each CLI type) probes the model proxy, the kernel
 // and the harness-support endpoint, and reports what happened; the real runner, bubblewrap and services answer.
 jest.setTimeout(180_000);
 
-const AGENT = path.resolve(__dirname, '../fixtures/run-hardening-agent.js');
 const PROVIDER_KEY = `sk-hardening-${randomUUID()}`;
 
 type Report = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the agent's free-form report
 type Call = [method: string, path: string, body?: unknown];
-
-/** Every string anywhere in a JSON value (the conversation's messages, whatever their nesting). */
-const stringsIn = (value: unknown): string[] =>
-  typeof value === 'string'
-    ? [value]
-    : value && typeof value === 'object'
-      ? Object.values(value).flatMap(stringsIn)
-      : [];
 
 describe('finding 9: a run reaches only inference, a kernel without namespaces or Docker-denied syscalls, and harness support', () => {
   let platform: RunningPlatform;
   let model: ScriptedModelServer;
 
   beforeAll(async () => {
-    model = await startScriptedModelServer();
-    const agent = `${process.execPath} ${AGENT}`;
-    platform = await startPlatform({
-      env: {
-        RUN_SANDBOX: 'bubblewrap',
-        HARNESS_COMMANDS: JSON.stringify({ claude: agent, codex: agent, gemini: agent }),
-        SANDBOX_READONLY_PATHS: path.dirname(AGENT),
-        ANTHROPIC_BASE_URL: model.url,
-        OPENAI_BASE_URL: `${model.url}/v1`,
-        GOOGLE_GEMINI_BASE_URL: model.url,
-      },
-    });
-    for (const name of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY'])
-      expect((await apiCall(platform, 'PUT', `/secrets/${name}`, { value: PROVIDER_KEY })).status).toBe(200);
+    ({ platform, model } = await startHardeningPlatform(PROVIDER_KEY));
   }, 120_000);
 
   afterAll(async () => {

@@ -15,6 +15,7 @@ export function environmentConfig(env: EnvironmentWithGrants): Record<string, un
     allowed_hosts: env.allowedHosts,
     snapshot: env.snapshots,
     failure_session_retention_minutes: env.failureSessionRetentionMinutes,
+    setup_timeout_seconds: env.setupTimeoutSeconds,
   };
 }
 

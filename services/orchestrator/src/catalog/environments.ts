@@ -51,6 +51,7 @@ export class Environments {
         allowedHosts: body.allowed_hosts ?? [],
         snapshots: body.snapshot ?? true,
         failureSessionRetentionMinutes: body.failure_session_retention_minutes ?? null,
+        setupTimeoutSeconds: body.setup_timeout_seconds ?? null,
         createdById: caller.principal_id,
         lastEditorId: caller.principal_id,
         createdAt: now,
@@ -99,6 +100,9 @@ export class Environments {
         ...(body.snapshot !== undefined ? { snapshots: body.snapshot ?? true } : {}),
         ...(body.failure_session_retention_minutes !== undefined
           ? { failureSessionRetentionMinutes: body.failure_session_retention_minutes }
+          : {}),
+        ...(body.setup_timeout_seconds !== undefined
+          ? { setupTimeoutSeconds: body.setup_timeout_seconds }
           : {}),
         lastEditorId: caller.principal_id,
         updatedAt: new Date(),

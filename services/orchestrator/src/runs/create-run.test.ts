@@ -54,6 +54,7 @@ const environment = (id: string, teamId = TEAM): Environment => ({
   allowedHosts: ['registry.npmjs.org'],
   snapshots: true,
   failureSessionRetentionMinutes: null,
+  setupTimeoutSeconds: null,
   shareToken: null,
   createdById: USER_ID,
   lastEditorId: USER_ID,

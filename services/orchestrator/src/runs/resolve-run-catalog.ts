@@ -28,6 +28,8 @@ export interface ResolvedRunCatalog {
     docker_image?: string;
     /** Present (false) only for an environment that opted out of snapshots. */
     snapshot?: false;
+    /** Present only when the environment sets it; the runner applies the default otherwise. */
+    setup_timeout_seconds?: number;
   };
 }
 
@@ -88,6 +90,7 @@ export async function resolveRunCatalog(
       // Honoured by the runner's container sandbox backend (docs/sandbox.md).
       ...(env.dockerImage ? { docker_image: env.dockerImage } : {}),
       ...(env.snapshots ? {} : { snapshot: false as const }),
+      ...(env.setupTimeoutSeconds ? { setup_timeout_seconds: env.setupTimeoutSeconds } : {}),
     };
   }
 

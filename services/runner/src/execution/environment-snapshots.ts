@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
-import { repositoryDirectory, setUpEnvironment, type EnvironmentSpec } from '../environment-setup';
+import {
+  repositoryDirectory,
+  runSetupStep,
+  setUpEnvironment,
+  type EnvironmentSpec,
+} from '../environment-setup';
 import { SetupFailure } from '../harness/harness';
-import { runToCompletion } from '../sandbox/collect-output';
 import type { RunSandbox, SnapshotRef } from '../sandbox/run-sandbox';
 
 /** Bumped when what a snapshot holds or how it is keyed changes: older snapshots then simply miss and age out. */
@@ -145,7 +149,13 @@ async function refreshRepositories(
   for (const repo of environment.repositories) {
     const dir = repositoryDirectory(repo);
     const argv: [string, ...string[]] = ['/bin/sh', '-c', REFRESH, 'sh', dir, repo.ref ?? ''];
-    const result = await runToCompletion(sandbox, { argv, env }, signal);
+    const result = await runSetupStep(
+      sandbox,
+      { argv, env },
+      signal,
+      environment.setup_timeout_seconds,
+      `fetching ${dir} on top of the snapshot`,
+    );
     if (result.code === 10) moved.push(dir);
     else if (result.code !== 0)
       throw new SetupFailure(`Fetching ${dir} on top of the snapshot failed: ${result.output.trim()}`);

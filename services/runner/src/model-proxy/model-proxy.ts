@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Logger } from '@conveyor/logger';
 import { HOP_BY_HOP } from '../sandbox/hop-by-hop';
+import { forwardedQuery } from './forwarded-query';
 import {
   CREDENTIAL_HEADERS,
-  CREDENTIAL_QUERY,
   isProvider,
   PROTOCOLS,
   type Provider,
@@ -148,8 +148,12 @@ export class ModelProxy {
     if (entry.exceeded) return refuse(res, 403, 'budget_exceeded', 'The run has exceeded its budget');
     // Only inference reaches the upstream: the key opens the provider's whole API (files, batches, admin).
     const path = `/${rest.join('/')}`;
-    if (req.method !== 'POST' || !protocol.inference.test(path)) {
-      const reason = `${req.method} ${url.pathname} is not an inference call; the model proxy forwards only those`;
+    const query = forwardedQuery(protocol, url.searchParams);
+    if (req.method !== 'POST' || !protocol.inference.test(path) || 'refused' in query) {
+      const reason =
+        'refused' in query
+          ? `${req.method} ${url.pathname}: ${query.refused}; the model proxy forwards only inference calls`
+          : `${req.method} ${url.pathname} is not an inference call; the model proxy forwards only those`;
       log.warn({ method: req.method, path: url.pathname }, 'model proxy refused a non-inference request');
       run.onRefused({ ...hostAndPort(this.upstreams[provider]), reason });
       return refuse(res, 403, 'not_authorized', reason);
@@ -173,8 +177,7 @@ export class ModelProxy {
       );
     }
 
-    url.searchParams.delete(CREDENTIAL_QUERY);
-    const upstream = `${this.upstreams[provider].replace(/\/+$/, '')}${path}${url.search}`;
+    const upstream = `${this.upstreams[provider].replace(/\/+$/, '')}${path}${query.search}`;
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (

@@ -28,11 +28,17 @@ export interface ProviderProtocol {
    * (docs/harnesses.md, "What the proxy forwards").
    */
   inference: RegExp;
+  /**
+   * The query parameters those calls carry, each with the values the pinned CLIs send: nothing else reaches the
+   * upstream, which gets the real key (docs/harnesses.md, "What the proxy forwards").
+   */
+  query: Readonly<Record<string, readonly string[]>>;
+  /** The query parameter that may carry the run's token instead of a header (read, never forwarded). */
+  credentialQuery?: string;
 }
 
-/** Headers and query parameters that may carry a credential: never forwarded as sent. */
+/** Headers that may carry a credential: never forwarded as sent. */
 export const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key'];
-export const CREDENTIAL_QUERY = 'key';
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
   value && typeof value === 'object' && !Array.isArray(value)
@@ -94,6 +100,9 @@ const geminiUsage = (event: unknown): Partial<TokenCounts> => {
   });
 };
 
+/** Gemini's REST clients may put the key in `?key=`. */
+const GEMINI_KEY_QUERY = 'key';
+
 export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
   // Claude Code sends ANTHROPIC_API_KEY as x-api-key and ANTHROPIC_AUTH_TOKEN as a bearer token.
   anthropic: {
@@ -102,6 +111,8 @@ export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
     model: (_path, body) => bodyModel(body),
     usage: anthropicUsage,
     inference: /^\/v1\/messages(?:\/count_tokens)?$/,
+    // The SDK's beta client marks every call `?beta=true`.
+    query: { beta: ['true'] },
   },
   openai: {
     presentedKey: (headers) => bearer(headers),
@@ -110,14 +121,18 @@ export const PROTOCOLS: Record<Provider, ProviderProtocol> = {
     usage: openaiUsage,
     // The upstream base carries `/v1`.
     inference: /^\/(?:responses|chat\/completions)$/,
+    query: {},
   },
   // The Gemini CLI sends x-goog-api-key; REST clients often use `?key=`.
   gemini: {
     presentedKey: (headers, query) =>
-      header(headers, 'x-goog-api-key') ?? query.get(CREDENTIAL_QUERY) ?? bearer(headers),
+      header(headers, 'x-goog-api-key') ?? query.get(GEMINI_KEY_QUERY) ?? bearer(headers),
     credentialHeaders: (apiKey) => ({ 'x-goog-api-key': apiKey }),
     model: (path) => /\/models\/([^/:]+)(?::|$)/.exec(path)?.[1],
     usage: geminiUsage,
     inference: /^\/v1beta\/models\/[^/:]+:(?:generateContent|streamGenerateContent|countTokens)$/,
+    // Streaming as server-sent events.
+    query: { alt: ['sse'] },
+    credentialQuery: GEMINI_KEY_QUERY,
   },
 };

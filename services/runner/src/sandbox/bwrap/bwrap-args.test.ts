@@ -43,6 +43,11 @@ describe('bwrapOptions', () => {
     expect(option(args, '--tmpfs', 1)).toEqual([['/tmp']]);
   });
 
+  it("mounts /proc read-only right after it, so nothing writes the sandbox's init's memory through it", () => {
+    expect(option(args, '--remount-ro', 1)).toEqual([['/proc'], ['/']]);
+    expect(args.indexOf('/proc', args.indexOf('--remount-ro'))).toBeGreaterThan(args.indexOf('--proc'));
+  });
+
   it('mounts the private /tmp before the read-only paths, so one under the host /tmp stays visible', () => {
     const under = bwrapOptions(
       { ...layout, readOnlyPaths: ['/tmp/checkout/node_modules'] },
@@ -53,7 +58,8 @@ describe('bwrapOptions', () => {
   });
 
   it('makes the root read-only after the mounts, and sets exactly the given environment', () => {
-    expect(args.indexOf('--remount-ro')).toBeGreaterThan(args.lastIndexOf('--bind'));
+    expect(args.slice(args.lastIndexOf('--remount-ro'))[1]).toBe('/');
+    expect(args.lastIndexOf('--remount-ro')).toBeGreaterThan(args.lastIndexOf('--bind'));
     expect(args).toContain('--clearenv');
     expect(option(args, '--setenv', 2)).toEqual([
       ['CONVEYOR_API_KEY', 'secret'],

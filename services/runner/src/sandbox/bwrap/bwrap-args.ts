@@ -67,6 +67,10 @@ export function bwrapOptions(layout: BwrapLayout, env: Record<string, string>, c
   // The private /tmp first: a read-only path under the host's /tmp (an installation there) is bound on top of it,
   // not hidden under it.
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  // /proc read-only: nothing in it is written to, and the sandbox's init (PID 1, bwrap itself) may not have its
+  // memory written through /proc/1/mem (EROFS): code put there could stop it, and a stopped init never reports its
+  // command's end. The filter refuses ptrace and process_vm_* on it; this is the rest.
+  args.push('--remount-ro', '/proc');
   for (const p of layout.readOnlyPaths) args.push('--ro-bind', p, p);
   args.push('--bind', layout.workspaceDir, SANDBOX_WORKSPACE);
   args.push('--ro-bind', layout.socketsDir, SANDBOX_SOCKETS);

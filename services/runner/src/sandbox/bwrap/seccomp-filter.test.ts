@@ -1,4 +1,4 @@
-import { buildSeccompFilter, DENIED_SYSCALLS } from './seccomp-filter';
+import { ALLOWED_SOCKET_FAMILIES, buildSeccompFilter, DENIED_SYSCALLS } from './seccomp-filter';
 import { SandboxUnavailable } from '../run-sandbox';
 
 describe('the sandbox seccomp filter (libseccomp, python3-seccomp)', () => {
@@ -43,6 +43,16 @@ describe('the sandbox seccomp filter (libseccomp, python3-seccomp)', () => {
         'ioperm',
       ]),
     );
+  });
+
+  it('refuses socket() in every address family but unix, inet, inet6 and netlink, and any wider value', () => {
+    const rule = DENIED_SYSCALLS.find((r) => r.names.includes('socket'));
+    expect(rule?.names).toEqual(['socket', 'socketpair']);
+    const denied = (rule?.when ?? []).flatMap((c) => (c.op === 'MASKED_EQ' ? [c.value] : []));
+    for (let family = 0; family <= 45; family++)
+      expect([family, denied.includes(family)]).toEqual([family, !ALLOWED_SOCKET_FAMILIES.includes(family)]);
+    expect(denied).toContain(40); // AF_VSOCK
+    expect(rule?.when).toContainEqual({ arg: 0, op: 'GT', value: 45 });
   });
 
   it('refuses an architecture it has no filter for, so no run starts unfiltered', async () => {

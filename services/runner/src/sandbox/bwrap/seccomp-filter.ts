@@ -5,19 +5,51 @@ import { SandboxUnavailable } from '../run-sandbox';
 
 /**
  * Syscalls a run's processes may not make (docs/sandbox.md, "Seccomp filter"): what Docker's default profile denies
- * an unprivileged container. Each fails with its errno; everything else is allowed. `flags`: denied only when the
- * argument at `arg` has any of these bits set (`clone` making a namespace); without it, denied outright.
+ * an unprivileged container. Each fails with its errno; everything else is allowed. `when`: denied only when one of
+ * these argument conditions holds; without it, denied outright.
  */
 export interface DeniedSyscall {
   names: string[];
   errno: 'EPERM' | 'ENOSYS';
-  flags?: { arg: number; bits: number[] };
+  when?: ArgCondition[];
 }
+
+/**
+ * One comparison on one argument, libseccomp's: `MASKED_EQ` is `(arg & mask) == value`, `GT` compares all 64 bits.
+ */
+export type ArgCondition =
+  { arg: number; op: 'MASKED_EQ'; mask: number; value: number } | { arg: number; op: 'GT'; value: number };
+
+/** Any of `bits` set in argument `arg`. */
+const anyBit = (arg: number, bits: number[]): ArgCondition[] =>
+  bits.map((bit) => ({ arg, op: 'MASKED_EQ', mask: bit, value: bit }));
+
+/** Argument `arg` as the kernel reads a 32-bit `int`/`pid_t` (upper bits ignored) equal to one of `values`. */
+const int32Is = (arg: number, values: number[]): ArgCondition[] =>
+  values.map((value) => ({ arg, op: 'MASKED_EQ', mask: 0xffffffff, value }));
 
 /** CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET. */
 const CLONE_NAMESPACE_FLAGS = [
   0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
 ];
+
+/**
+ * The address families a run may open sockets in: local sockets, IPv4, IPv6 and netlink (interface and route
+ * listing: getaddrinfo, Node's os.networkInterfaces). Docker's default profile allows `socket` only for a list of
+ * families (moby/profiles seccomp/default.json: below 12, then 13–18, 21, 22, 24, 26–33, 35, 36, 39, 41–45), which
+ * leaves out AF_VSOCK (40), AF_ALG (38), DECnet, Econet, ATM SVC, IrDA, WAN pipe, ISDN and CAIF; this list is
+ * narrower still: the sandbox's network namespace has only loopback, and every other family (packet, RDS, TIPC,
+ * KCM, XDP, Bluetooth, CAN…) is kernel attack surface no run's tools use.
+ */
+export const ALLOWED_SOCKET_FAMILIES = [1, 2, 10, 16];
+/** AF_MAX - 1 on current kernels (AF_MCTP): families above it do not exist yet. */
+const HIGHEST_SOCKET_FAMILY = 45;
+const DENIED_SOCKET_FAMILIES = Array.from({ length: HIGHEST_SOCKET_FAMILY + 1 }, (_, f) => f).filter(
+  (family) => !ALLOWED_SOCKET_FAMILIES.includes(family),
+);
+
+/** The sandbox's init (bwrap, PID 1 of the run's PID namespace): stopping it would freeze the whole sandbox. */
+const SANDBOX_INIT_PID = 1;
 
 export const DENIED_SYSCALLS: readonly DeniedSyscall[] = [
   // The kernel's keyring, BPF, perf and userfaultfd: large attack surfaces no run needs.
@@ -46,7 +78,7 @@ export const DENIED_SYSCALLS: readonly DeniedSyscall[] = [
     ],
     errno: 'EPERM',
   },
-  { names: ['clone'], errno: 'EPERM', flags: { arg: 0, bits: CLONE_NAMESPACE_FLAGS } },
+  { names: ['clone'], errno: 'EPERM', when: anyBit(0, CLONE_NAMESPACE_FLAGS) },
   // clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C library fall back to clone.
   { names: ['clone3'], errno: 'ENOSYS' },
   // The machine itself: modules, kexec, reboot, swap, clocks, the kernel log, accounting, I/O ports, vm86.
@@ -81,6 +113,20 @@ export const DENIED_SYSCALLS: readonly DeniedSyscall[] = [
     ],
     errno: 'EPERM',
   },
+  // Sockets only in the families above; the family is `socket`'s and `socketpair`'s first argument, an `int`:
+  // anything whose 64 bits are above the highest family is refused as well (no upper-bit games).
+  {
+    names: ['socket', 'socketpair'],
+    errno: 'EPERM',
+    when: [...int32Is(0, DENIED_SOCKET_FAMILIES), { arg: 0, op: 'GT', value: HIGHEST_SOCKET_FAMILY }],
+  },
+  // Debuggers work on the run's own processes, but not on the sandbox's init: attached (then left), it stays stopped
+  // and its command never ends. Its memory file is covered by the mount table (bwrap-args.ts) for the same reason.
+  { names: ['ptrace'], errno: 'EPERM', when: int32Is(1, [SANDBOX_INIT_PID]) },
+  { names: ['process_vm_readv', 'process_vm_writev'], errno: 'EPERM', when: int32Is(0, [SANDBOX_INIT_PID]) },
+  // Docker allows these only with CAP_SYS_PTRACE; pidfd_getfd would copy any descriptor out of the init, whose
+  // target (a pidfd) a filter cannot see.
+  { names: ['kcmp', 'pidfd_getfd', 'process_madvise'], errno: 'EPERM' },
   // Docker's profile dropped io_uring (its own paths around seccomp); Node and the CLIs fall back to threads.
   { names: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'], errno: 'EPERM' },
 ];
@@ -106,12 +152,15 @@ for rule in spec["rules"]:
     for name in rule["names"]:
         if seccomp.resolve_syscall(arch, name) < 0:
             continue
-        flags = rule.get("flags")
-        if flags is None:
+        conditions = rule.get("when")
+        if conditions is None:
             f.add_rule(action, name)
-        else:
-            for bit in flags["bits"]:
-                f.add_rule(action, name, seccomp.Arg(flags["arg"], seccomp.MASKED_EQ, bit, bit))
+            continue
+        for c in conditions:
+            if c["op"] == "MASKED_EQ":
+                f.add_rule(action, name, seccomp.Arg(c["arg"], seccomp.MASKED_EQ, c["mask"], c["value"]))
+            else:
+                f.add_rule(action, name, seccomp.Arg(c["arg"], seccomp.GT, c["value"]))
 f.export_bpf(sys.stdout.buffer)
 `;
 
