@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import path from 'node:path';
 import express from 'express';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -21,15 +22,19 @@ import {
   logConnectionOutages,
 } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
+import { AdoptionRecords } from './execution/adoption-records';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
 import { RunExecutor } from './run-executor';
 import { executorOptions } from './run-executor-options';
+import type { SandboxBackend } from './sandbox/run-sandbox';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 
 /**
- * A runner process: a BullMQ worker taking run jobs with bounded concurrency. On stop it takes no new jobs, lets
- * in-flight runs finish until the shutdown deadline, then aborts them (they end in ERROR, retryable).
+ * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
+ * agents outlived its previous process (docs/run-lifecycle.md "Runner restarts"). On stop it takes no new jobs and
+ * leaves the runs whose agents run durable to its next process; the others it lets finish until the shutdown
+ * deadline, then aborts them (they end in ERROR, retryable).
  */
 export class Runner implements Service {
   readonly readiness = new Readiness();
@@ -41,6 +46,9 @@ export class Runner implements Service {
   private link: OrchestratorLink | undefined;
   private server: Server | undefined;
   private modelProxy: RunningModelProxy | undefined;
+  private sandbox: SandboxBackend | undefined;
+  /** Executions taken back from the previous runner process (not jobs of this one's worker). */
+  private readonly adopted = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
   private stopped: Promise<void> | undefined;
 
@@ -68,14 +76,30 @@ export class Runner implements Service {
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
+    this.sandbox = sandbox;
     const snapshots = sandbox.snapshots;
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
     this.modelProxy = await startModelProxy(config, logger);
+    // Only a backend that can reopen a run's sandbox keeps its agents apart from this process.
+    const records = sandbox.reopen
+      ? new AdoptionRecords(path.join(config.SANDBOX_STATE_DIR, 'adopt'))
+      : undefined;
     const executor = new RunExecutor(
       link,
-      executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy),
+      { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), adoptionRecords: records },
       logger,
     );
+    for (const record of (await records?.list()) ?? []) {
+      const adopted = executor
+        .adopt(record, this.stopAll.signal)
+        .catch((err: unknown) => logger.error({ err, runId: record.assignment.run_id }, 'run not taken back'))
+        .finally(() => this.adopted.delete(adopted));
+      this.adopted.add(adopted);
+      logger.info(
+        { runId: record.assignment.run_id, sinceProcessStartMs: Math.round(process.uptime() * 1000) },
+        'taking back a run the previous runner process left',
+      );
+    }
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
       async (job) => {
@@ -103,12 +127,15 @@ export class Runner implements Service {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
+      // Agents running durable go on alone; the next runner process takes them back.
+      this.sandbox?.detach?.();
       const drainDeadline = setTimeout(
         () => this.stopAll.abort(),
         Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000),
       );
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
+        ['runs taken back', () => Promise.all(this.adopted)],
         ['http server', () => this.server && closeServer(this.server)],
         ['model proxy', () => this.modelProxy?.proxy.close()],
         ['orchestrator link', () => this.link?.close()],

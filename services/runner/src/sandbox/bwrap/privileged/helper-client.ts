@@ -128,6 +128,24 @@ export class PrivilegedHelper {
     return { execId, exited };
   }
 
+  /** Starts the run's durable command (its stdio on files, under a keeper that outlives the helper). */
+  async execDurable(request: Omit<Extract<HelperRequest, { op: 'exec' }>, 'op' | 'execId' | 'durable'>) {
+    await this.request({ op: 'exec', execId: this.nextExec++, durable: true, ...request });
+  }
+
+  /** Takes back a run whose durable command a previous runner process started. */
+  adopt(runId: string) {
+    return this.request({ op: 'adopt', runId }) as Promise<{
+      uid: number;
+      cgroups: boolean;
+      socketsDir: string;
+    }>;
+  }
+
+  durable(runId: string, action: Extract<HelperRequest, { op: 'durable' }>['action']): Promise<unknown> {
+    return this.request({ op: 'durable', runId, action });
+  }
+
   signal(runId: string, execId: number, signal: 'SIGTERM' | 'SIGKILL'): Promise<unknown> {
     return this.request({ op: 'signal', runId, execId, signal });
   }

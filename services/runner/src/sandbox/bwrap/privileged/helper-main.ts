@@ -27,7 +27,13 @@ async function handle(request: HelperRequest, socket: unknown): Promise<unknown>
       pendingStdio.set(request.execId, slots);
       return null;
     }
+    case 'adopt':
+      return runs.adopt(request.runId);
+    case 'durable':
+      runs.durableAction(request.runId, request.action);
+      return null;
     case 'exec': {
+      if (request.durable) return { pid: await runs.execDurable(request) };
       const stdio = pendingStdio.get(request.execId) ?? new Map<number, Socket>();
       pendingStdio.delete(request.execId);
       try {
@@ -71,7 +77,8 @@ process.on('message', (message: { id?: unknown; request?: unknown }, socket: unk
   );
 });
 
-// The runner is gone (exit, crash): release its runs, whose processes die with us anyway (bwrap --die-with-parent).
+// The runner is gone (exit, crash): release its runs, whose commands die with us anyway (bwrap --die-with-parent),
+// except the durable ones (the agents), which the next runner process takes back.
 process.on('disconnect', () => {
   void runs.releaseAll().finally(() => process.exit(0));
 });

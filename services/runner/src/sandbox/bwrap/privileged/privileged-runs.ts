@@ -14,11 +14,13 @@ import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol
 import { RunDisks } from './run-disks';
 import { copyFrozen } from './frozen-copy';
 import { SnapshotStore } from '../../snapshot-store';
+import { DurableCommands } from './durable-commands';
 
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 type Open = Extract<HelperRequest, { op: 'open' }>;
 type Exec = Extract<HelperRequest, { op: 'exec' }>;
+type DurableAction = Extract<HelperRequest, { op: 'durable' }>['action'];
 type SnapshotRef = Extract<HelperRequest, { op: 'capture' }>['snapshot'];
 
 interface OpenRun {
@@ -27,6 +29,8 @@ interface OpenRun {
   cgroup: RunCgroup | undefined;
   socketsDir: string;
   children: Map<number, ChildProcess>;
+  /** The keeper of the run's durable command (the agent), which outlives this helper. */
+  keeper?: number;
 }
 
 /** `/bin`, `/lib`… as symlinks into /usr where the host has them so (usrmerge), so the same names resolve inside. */
@@ -58,6 +62,7 @@ export class PrivilegedRuns {
   private seccompFile = '';
   /** Names this runner's cgroups: one runner per workspace root (its filesystems live there). */
   private readonly cgroupOwner: string;
+  private readonly durable: DurableCommands;
 
   constructor(
     private readonly settings: HelperSettings,
@@ -69,13 +74,18 @@ export class PrivilegedRuns {
       .update(path.resolve(settings.workspaceRoot))
       .digest('hex')
       .slice(0, 12);
+    this.durable = new DurableCommands(settings.workspaceRoot, {
+      uid: settings.runnerUid,
+      gid: settings.runnerGid,
+    });
   }
 
   /** The state directory belongs to the runner (it listens on the runs' sockets there); runs' uids only traverse it. */
   async init(): Promise<void> {
-    await this.disks.init();
+    // Runs whose agent outlived the last runner process keep their filesystem (and groups, which hold processes)
+    // for this one to take back (`adopt`); everything else a crash left goes.
+    await this.disks.init(await this.durable.adoptable());
     await this.snapshots.init();
-    // After a crash: the runs' processes died with the helper (bwrap --die-with-parent), their groups stayed.
     await RunCgroup.removeStale(this.cgroupOwner);
     const own = path.join(this.settings.workspaceRoot, '.helper');
     await mkdir(own, { recursive: true, mode: 0o700 });
@@ -149,32 +159,28 @@ export class PrivilegedRuns {
     return id ? { snapshot: id } : {};
   }
 
+  /**
+   * Takes back a run whose durable command a previous helper started (the runner restarted): its filesystem is still
+   * mounted, its groups hold its processes, its socket directory is where the sandbox's forwarders connect.
+   */
+  async adopt(runId: string): Promise<{ uid: number; cgroups: boolean; socketsDir: string }> {
+    if (this.runs.has(runId)) throw new HelperRefusal('run already open');
+    const record = await this.durable.find(runId);
+    if (!record) throw new HelperRefusal("the run's agent process is gone");
+    if (!(await this.disks.usage(runId))) throw new HelperRefusal("the run's filesystem is not mounted");
+    const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${record.uid}`, record.limits, true);
+    const { uid, limits, socketsDir, keeper } = record;
+    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), keeper });
+    return { uid, cgroups: cgroup !== undefined, socketsDir };
+  }
+
   /** Starts a command with its stdio on the runner's sockets (never relayed here); fd 3 carries bwrap's options. */
   exec(request: Exec, stdio: Map<number, Socket>): number {
     const run = this.opened(request.runId);
     if (run.children.has(request.execId)) throw new HelperRefusal('execution already started');
     const [stdout, stderr] = [stdio.get(1), stdio.get(2)];
     if (!stdout || !stderr) throw new HelperRefusal('stdout and stderr sockets are required');
-    const layout: BwrapLayout = {
-      workspaceDir: this.disks.workspaceDir(request.runId),
-      socketsDir: run.socketsDir,
-      readOnlyPaths: this.settings.readOnlyPaths,
-      usrSymlinks: this.symlinks,
-      forwarders: request.forwarders,
-      seccompFile: this.seccompFile,
-    };
-    const argv = hostArgv(
-      {
-        uid: run.uid,
-        // One above the cgroup's task limit, so that where there is a cgroup it is what refuses (and counts) first.
-        maxProcesses: run.limits.maxProcesses + (run.cgroup ? 1 : 0),
-        ...(run.cgroup ? {} : { dataBytes: run.limits.memoryBytes }),
-        cgroupProcs: run.cgroup?.procsFiles ?? [],
-      },
-      this.seccompFile,
-      this.settings.bwrapPath,
-      innerArgv(request.forwarders, request.argv),
-    );
+    const argv = this.commandArgv(run, request);
     const child = spawn(argv[0]!, argv.slice(1), {
       env: { PATH: HOST_PATH },
       stdio: [stdio.get(0) ?? 'ignore', stdout, stderr, 'pipe'],
@@ -183,7 +189,7 @@ export class PrivilegedRuns {
     for (const socket of stdio.values()) socket.destroy();
     const fd3 = child.stdio[3] as Writable;
     fd3.on('error', () => undefined);
-    fd3.end(nulSeparated(bwrapOptions(layout, request.env, request.cwd)));
+    fd3.end(this.bwrapArgs(run, request));
     run.children.set(request.execId, child);
     let reported = false;
     const report = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -195,6 +201,61 @@ export class PrivilegedRuns {
     child.once('error', () => report(127, null));
     child.once('exit', report);
     return child.pid ?? 0;
+  }
+
+  /**
+   * Starts the run's durable command (its agent) under a keeper of its own, with stdio on files: it outlives this
+   * helper and the runner, and a later runner takes it back (docs/run-lifecycle.md "Runner restarts"). One at a time.
+   */
+  async execDurable(request: Exec): Promise<number> {
+    const run = this.opened(request.runId);
+    if (run.keeper !== undefined && (await this.durable.find(request.runId)))
+      throw new HelperRefusal('a durable command of the run is running');
+    run.keeper = await this.durable.start(
+      request.runId,
+      this.commandArgv(run, request),
+      this.bwrapArgs(run, request),
+      { uid: run.uid, limits: run.limits, socketsDir: run.socketsDir },
+    );
+    return run.keeper;
+  }
+
+  /** Ends the durable command's input (the keeper closes the FIFO), or signals it like `signal`. */
+  durableAction(runId: string, action: DurableAction): void {
+    const keeper = this.opened(runId).keeper;
+    if (keeper === undefined) return;
+    if (action === 'end-input') return signalAll([keeper], 'SIGUSR1');
+    // bwrap is the keeper's one child (first in the walk): SIGTERM goes to what runs inside it, SIGKILL to bwrap
+    // too — never to the keeper, which writes the exit status.
+    const tree = descendantsOf(keeper);
+    signalAll(action === 'SIGKILL' ? tree : tree.slice(1), action);
+  }
+
+  private commandArgv(run: OpenRun, request: Exec): string[] {
+    return hostArgv(
+      {
+        uid: run.uid,
+        // One above the cgroup's task limit, so that where there is a cgroup it is what refuses (and counts) first.
+        maxProcesses: run.limits.maxProcesses + (run.cgroup ? 1 : 0),
+        ...(run.cgroup ? {} : { dataBytes: run.limits.memoryBytes }),
+        cgroupProcs: run.cgroup?.procsFiles ?? [],
+      },
+      this.seccompFile,
+      this.settings.bwrapPath,
+      innerArgv(request.forwarders, request.argv),
+    );
+  }
+
+  private bwrapArgs(run: OpenRun, request: Exec): Buffer {
+    const layout: BwrapLayout = {
+      workspaceDir: this.disks.workspaceDir(request.runId),
+      socketsDir: run.socketsDir,
+      readOnlyPaths: this.settings.readOnlyPaths,
+      usrSymlinks: this.symlinks,
+      forwarders: request.forwarders,
+      seccompFile: this.seccompFile,
+    };
+    return nulSeparated(bwrapOptions(layout, request.env, request.cwd));
   }
 
   /** SIGTERM to what runs inside (bwrap does not forward signals); SIGKILL to bwrap too, which takes its namespace down. */
@@ -223,6 +284,7 @@ export class PrivilegedRuns {
     await run.cgroup?.destroy();
     const diskBytes = (await this.disks.usage(runId))?.usedBytes ?? 0;
     await this.disks.release(runId, keep);
+    await this.durable.discard(runId);
     // Emptied by the runner, which owns what is in it; removed here only if it is.
     await rmdir(run.socketsDir).catch(() => undefined);
     return { diskBytes };
@@ -233,9 +295,13 @@ export class PrivilegedRuns {
     await this.disks.discard(runId);
   }
 
-  /** The runner is gone: nothing of its runs may outlive it. */
+  /**
+   * The runner is gone: what it was doing for a run dies with it, except a run's durable command (its agent), left
+   * with its filesystem and groups for the next runner process to take back.
+   */
   async releaseAll(): Promise<void> {
-    for (const runId of [...this.runs.keys()]) await this.release(runId, false).catch(() => undefined);
+    for (const [runId, run] of [...this.runs.entries()])
+      if (run.keeper === undefined) await this.release(runId, false).catch(() => undefined);
   }
 
   private opened(runId: string): OpenRun {
