@@ -89,7 +89,11 @@ export class Runner implements Service {
       { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), adoptionRecords: records },
       logger,
     );
-    for (const record of (await records?.list()) ?? []) {
+    const adopting = (await records?.list()) ?? [];
+    const released = await sandbox.releaseLeftovers?.(adopting.map((r) => r.assignment.run_id));
+    if (released?.length)
+      logger.warn({ runIds: released }, 'ended agents the previous runner process left unrecorded');
+    for (const record of adopting) {
       const adopted = executor
         .adopt(record, this.stopAll.signal)
         .catch((err: unknown) => logger.error({ err, runId: record.assignment.run_id }, 'run not taken back'))

@@ -150,6 +150,11 @@ export interface SandboxBackend {
    */
   reopen?(policy: SandboxPolicy): Promise<RunSandbox>;
   /**
+   * Ends the runs the previous runner process left that this one will not reopen (no record of them here, or they
+   * ended meanwhile); returns their IDs. Called once at start, before any `reopen`.
+   */
+  releaseLeftovers?(adopting: string[]): Promise<string[]>;
+  /**
    * The runner stops without ending its runs: its durable processes go on alone, and what waits for them here ends
    * with `RunDetached`; they are left for the next runner process.
    */

@@ -153,6 +153,10 @@ export class BwrapBackend implements SandboxBackend {
     return this.serve(policy, opened);
   }
 
+  releaseLeftovers(adopting: string[]): Promise<string[]> {
+    return this.options.helper.releaseLeftovers(adopting);
+  }
+
   detach(): void {
     for (const sandbox of this.sandboxes) sandbox.detach();
   }

@@ -63,6 +63,7 @@ export class DurableProcess implements SandboxProcess {
   readonly exited: Promise<SandboxExit>;
   private readonly outputs: [OutputFile, OutputFile];
   private detached: (() => void) | undefined;
+  private abandoned: (() => void) | undefined;
   private done = false;
 
   constructor(
@@ -86,6 +87,7 @@ export class DurableProcess implements SandboxProcess {
       );
     const ended = new Promise<SandboxExit>((resolve, reject) => {
       this.detached = () => reject(new RunDetached());
+      this.abandoned = () => resolve({ code: null, signal: null });
       void started.then(
         () => this.follow(options.pollMs, resolve),
         (err: Error) => resolve(this.startFailed(err)),
@@ -119,8 +121,15 @@ export class DurableProcess implements SandboxProcess {
       const timer = new Promise((r) => setTimeout(r, graceMs).unref());
       await Promise.race([this.exited.catch(() => undefined), timer]);
     }
-    if (!this.done) await this.control('SIGKILL').catch(() => undefined);
+    // Without the helper nothing here can end it: stop waiting (the next runner process's helper ends it).
+    if (!this.done) await this.control('SIGKILL').catch(() => this.abandon());
     await this.exited.catch(() => undefined);
+  }
+
+  private abandon(): void {
+    this.done = true;
+    for (const output of this.outputs) output.stream.end();
+    this.abandoned?.();
   }
 
   /** Writes the input to the FIFO; its end closes ours and has the keeper close its own, so the process sees EOF. */

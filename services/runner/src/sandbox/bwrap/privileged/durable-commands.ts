@@ -94,12 +94,13 @@ export class DurableCommands {
     return alive(parsed.data.keeper) || existsSync(files.exit) ? parsed.data : undefined;
   }
 
-  /** Runs a later helper may take back; the leftovers of any other are deleted. */
-  async adoptable(): Promise<Set<string>> {
+  /** Runs a later helper may take back, by run ID; the leftovers of any other are deleted. */
+  async adoptable(): Promise<Map<string, DurableRecord>> {
     const dir = path.join(this.root, DURABLE_DIR);
-    const found = new Set<string>();
+    const found = new Map<string, DurableRecord>();
     for (const runId of await readdir(dir).catch((): string[] => [])) {
-      if (await this.find(runId)) found.add(runId);
+      const record = await this.find(runId);
+      if (record) found.set(runId, record);
       else await this.discard(runId);
     }
     return found;

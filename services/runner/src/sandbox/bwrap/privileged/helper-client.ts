@@ -13,7 +13,7 @@ type Exited = { code: number | null; signal: NodeJS.Signals | null };
 
 /**
  * The runner's side of the privileged helper: requests over the fork IPC channel, one reply each, and the ends of
- * executions as they come. A lost helper is fatal to the runner (`onLost`): its runs died with it.
+ * executions as they come. A lost helper is fatal to the runner (`onLost`): its runs cannot go on.
  */
 export class PrivilegedHelper {
   private nextId = 1;
@@ -140,6 +140,10 @@ export class PrivilegedHelper {
       cgroups: boolean;
       socketsDir: string;
     }>;
+  }
+
+  releaseLeftovers(adopting: string[]): Promise<string[]> {
+    return this.request({ op: 'releaseLeftovers', adopting }) as Promise<string[]>;
   }
 
   durable(runId: string, action: Extract<HelperRequest, { op: 'durable' }>['action']): Promise<unknown> {

@@ -29,6 +29,8 @@ async function handle(request: HelperRequest, socket: unknown): Promise<unknown>
     }
     case 'adopt':
       return runs.adopt(request.runId);
+    case 'releaseLeftovers':
+      return runs.releaseLeftovers(request.adopting);
     case 'durable':
       runs.durableAction(request.runId, request.action);
       return null;

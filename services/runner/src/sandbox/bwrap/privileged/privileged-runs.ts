@@ -14,7 +14,7 @@ import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol
 import { RunDisks } from './run-disks';
 import { copyFrozen } from './frozen-copy';
 import { SnapshotStore } from '../../snapshot-store';
-import { DurableCommands } from './durable-commands';
+import { DurableCommands, type DurableRecord } from './durable-commands';
 
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -63,6 +63,8 @@ export class PrivilegedRuns {
   /** Names this runner's cgroups: one runner per workspace root (its filesystems live there). */
   private readonly cgroupOwner: string;
   private readonly durable: DurableCommands;
+  /** Runs whose agents outlived the previous helper, until this one's runner adopts them or lets them go. */
+  private leftovers = new Map<string, DurableRecord>();
 
   constructor(
     private readonly settings: HelperSettings,
@@ -84,7 +86,8 @@ export class PrivilegedRuns {
   async init(): Promise<void> {
     // Runs whose agent outlived the last runner process keep their filesystem (and groups, which hold processes)
     // for this one to take back (`adopt`); everything else a crash left goes.
-    await this.disks.init(await this.durable.adoptable());
+    this.leftovers = await this.durable.adoptable();
+    await this.disks.init(new Set(this.leftovers.keys()));
     await this.snapshots.init();
     await RunCgroup.removeStale(this.cgroupOwner);
     const own = path.join(this.settings.workspaceRoot, '.helper');
@@ -165,13 +168,34 @@ export class PrivilegedRuns {
    */
   async adopt(runId: string): Promise<{ uid: number; cgroups: boolean; socketsDir: string }> {
     if (this.runs.has(runId)) throw new HelperRefusal('run already open');
-    const record = await this.durable.find(runId);
+    const record = this.leftovers.has(runId) ? await this.durable.find(runId) : undefined;
     if (!record) throw new HelperRefusal("the run's agent process is gone");
+    this.leftovers.delete(runId);
     if (!(await this.disks.usage(runId))) throw new HelperRefusal("the run's filesystem is not mounted");
     const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${record.uid}`, record.limits, true);
     const { uid, limits, socketsDir, keeper } = record;
     this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), keeper });
     return { uid, cgroups: cgroup !== undefined, socketsDir };
+  }
+
+  /**
+   * Ends what the previous runner process left that this one does not take back (its run ended meanwhile, or it
+   * has no record of it): the agent's keeper and everything of the run's uid, its groups, its filesystem.
+   */
+  async releaseLeftovers(adopting: string[]): Promise<string[]> {
+    const released: string[] = [];
+    for (const [runId, record] of this.leftovers) {
+      if (adopting.includes(runId)) continue;
+      this.leftovers.delete(runId);
+      signalAll([record.keeper, ...descendantsOf(record.keeper)], 'SIGKILL');
+      signalAll(await pidsOwnedBy(record.uid), 'SIGKILL');
+      const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${record.uid}`, record.limits, true);
+      await cgroup?.destroy();
+      await this.disks.release(runId, false);
+      await this.durable.discard(runId);
+      released.push(runId);
+    }
+    return released;
   }
 
   /** Starts a command with its stdio on the runner's sockets (never relayed here); fd 3 carries bwrap's options. */
