@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createPrismaClient } from '@conveyor/db';
 import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState } from './run-waits';
@@ -139,6 +140,42 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     },
   );
 
+  it("the step ends while no runner process is up: its output and the agent's next model call (retried by the CLI) wait for the new process", async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const runId = await runWaitingForRelease(nonce);
+    const runner = platform.process('runner')!;
+    const exited = new Promise((resolve) => runner.once('exit', resolve));
+    platform.kill('runner', 'SIGKILL');
+    await exited;
+    // The step's output goes to the agent's output file with no runner reading it, and Claude Code's next request
+    // finds no model proxy behind the sandbox's forwarder: a connection error, which the CLI retries.
+    await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
+    const restartedAt = new Date();
+    await platform.restartRunner();
+
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: `Released ${nonce}.` } });
+    const output = `${6 * 7}-${nonce}`;
+    const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+    expect(turns.filter((r) => !JSON.stringify(r.body).includes(output))).toHaveLength(1);
+    expect(turns.filter((r) => JSON.stringify(r.body).includes(output))).toHaveLength(1);
+
+    // Measured, not asserted: from the new runner process's start to the run's first event it reported.
+    const db = createPrismaClient(platform.databaseUrl);
+    try {
+      const first = await db.runEvent.findFirst({
+        where: { runId, createdAt: { gte: restartedAt } },
+        orderBy: { id: 'asc' },
+      });
+      expect(first).not.toBeNull();
+      process.stdout.write(
+        `runner restart to the run streaming again: ${first!.createdAt.getTime() - restartedAt.getTime()} ms (${first!.kind})\n`,
+      );
+    } finally {
+      await db.$disconnect();
+    }
+  });
+
   it('ends the run ERROR naming why when its sandbox did not survive the restart; it is not started again', async () => {
     const nonce = randomUUID().slice(0, 8);
     const runId = await runWaitingForRelease(nonce);
@@ -149,7 +186,13 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
       await readFile(path.join(workspaceRoot, '.durable', runId, 'record.json'), 'utf8'),
     ) as { keeper: number };
     const tree = [record.keeper, ...(await descendantsOf(record.keeper))];
-    for (const pid of tree) process.kill(pid, 'SIGKILL');
+    for (const pid of tree) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone with the keeper already (bwrap --die-with-parent)
+      }
+    }
     await platform.restartRunner();
 
     const ended = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);

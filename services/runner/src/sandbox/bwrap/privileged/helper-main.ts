@@ -11,7 +11,8 @@ import { PrivilegedRuns } from './privileged-runs';
 // stays root. It takes requests over the fork IPC channel only, validates each, and dies with the runner.
 
 const settings = helperSettingsSchema.parse(JSON.parse(process.argv[2] ?? '{}'));
-const send = (message: HelperMessage) => process.send?.(message);
+// After the runner is gone (disconnect) there is no one to tell: what ends meanwhile is not reported.
+const send = (message: HelperMessage) => (process.connected ? process.send?.(message) : undefined);
 const runs = new PrivilegedRuns(settings, (exited, code, signal) => send({ exited, code, signal }));
 /** Stdio sockets received for executions not started yet, by execution number and slot. */
 const pendingStdio = new Map<number, Map<number, Socket>>();
