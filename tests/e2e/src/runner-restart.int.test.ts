@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
 import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
-import { apiCall, waitForRunState } from './run-waits';
+import { descendantsOf, processesMatching } from './process-identity';
+import { apiCall, eventually, waitForRunState } from './run-waits';
 
 // A restarted runner takes its runs back (docs/run-lifecycle.md "Runner restarts"): the real Claude Code CLI in its
 // bubblewrap sandbox, against the scripted model server (the only fake, at the network seam), keeps running while its
@@ -15,43 +16,6 @@ jest.setTimeout(300_000);
 const MODEL = 'claude-sonnet-4-5';
 const PROVIDER_KEY = `sk-e2e-provider-${randomUUID()}`;
 const RUN_TIMEOUT_MS = 150_000;
-
-/** PIDs of every process on this machine whose arguments contain `needle`. */
-async function processesMatching(needle: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(Number(pid));
-  }
-  return found;
-}
-
-/** Every descendant of `root` (children by /proc's parent field). */
-async function descendantsOf(root: number): Promise<number[]> {
-  const parents = new Map<number, number>();
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-    if (stat) parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-  }
-  const found: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const parent = queue.shift();
-    for (const [pid, ppid] of parents) if (ppid === parent) (found.push(pid), queue.push(pid));
-  }
-  return found;
-}
-
-async function eventually(probe: () => Promise<boolean>, what: string, platform: RunningPlatform) {
-  const deadline = Date.now() + RUN_TIMEOUT_MS;
-  while (!(await probe())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
   let server: ScriptedModelServer;
@@ -101,6 +65,7 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
       async () => (await processesMatching(`release-${nonce}`)).length > 0,
       'the tool step to run',
       platform,
+      RUN_TIMEOUT_MS,
     );
     return runId;
   }
@@ -185,7 +150,7 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     const record = JSON.parse(
       await readFile(path.join(workspaceRoot, '.durable', runId, 'record.json'), 'utf8'),
     ) as { keeper: number };
-    const tree = [record.keeper, ...(await descendantsOf(record.keeper))];
+    const tree = [record.keeper, ...descendantsOf(record.keeper)];
     for (const pid of tree) {
       try {
         process.kill(pid, 'SIGKILL');

@@ -12,6 +12,7 @@ import {
   type Forwarder,
 } from './bwrap-args';
 import { EgressProxy, reportEgress } from '../egress-proxy';
+import { proxyEnvironment } from '../run-environment';
 import type { PrivilegedHelper } from './privileged/helper-client';
 import {
   SandboxUnavailable,
@@ -308,15 +309,7 @@ class BwrapSandbox implements RunSandbox {
 
   private execRequest(options: SandboxExecOptions) {
     const proxy = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-    const env = {
-      ...options.env,
-      HTTP_PROXY: proxy,
-      HTTPS_PROXY: proxy,
-      http_proxy: proxy,
-      https_proxy: proxy,
-      NO_PROXY: '127.0.0.1,localhost',
-      no_proxy: '127.0.0.1,localhost',
-    };
+    const env = { ...options.env, ...proxyEnvironment(proxy, '127.0.0.1,localhost') };
     return {
       runId: this.policy.runId,
       argv: options.argv,
