@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
@@ -110,8 +111,24 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     const runId = await runWaitingForRelease(nonce);
     const runner = platform.process('runner')!;
     const exited = new Promise((resolve) => runner.once('exit', resolve));
+    const { socketsDir } = JSON.parse(
+      await readFile(path.join(workspaceRoot, '.durable', runId, 'record.json'), 'utf8'),
+    ) as { socketsDir: string };
+    const killedAt = Date.now();
     platform.kill('runner', 'SIGKILL');
     await exited;
+    // Measured: how long the sandbox's forwarders found nothing behind the model proxy's socket.
+    const modelProxyBack = (async () => {
+      for (;;) {
+        const accepted = await new Promise<boolean>((resolve) => {
+          const socket = net.connect(path.join(socketsDir, 'endpoint-0.sock'));
+          socket.once('connect', () => (socket.destroy(), resolve(true)));
+          socket.once('error', () => resolve(false));
+        });
+        if (accepted) return Date.now() - killedAt;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
     // The step's output goes to the agent's output file with no runner reading it, and Claude Code's next request
     // finds no model proxy behind the sandbox's forwarder: a connection error, which the CLI retries.
     await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
@@ -133,6 +150,7 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
         orderBy: { id: 'asc' },
       });
       expect(first).not.toBeNull();
+      process.stdout.write(`model proxy back at the same socket ${await modelProxyBack} ms after the kill\n`);
       process.stdout.write(
         `runner restart to the run streaming again: ${first!.createdAt.getTime() - restartedAt.getTime()} ms (${first!.kind})\n`,
       );
