@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import express from 'express';
@@ -29,6 +30,9 @@ import { RunExecutor } from './run-executor';
 import { executorOptions } from './run-executor-options';
 import type { SandboxBackend } from './sandbox/run-sandbox';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
+
+const rootKey = (workspaceRoot: string) =>
+  createHash('sha256').update(path.resolve(workspaceRoot)).digest('hex').slice(0, 12);
 
 /**
  * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
@@ -80,9 +84,10 @@ export class Runner implements Service {
     const snapshots = sandbox.snapshots;
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
     this.modelProxy = await startModelProxy(config, logger);
-    // Only a backend that can reopen a run's sandbox keeps its agents apart from this process.
+    // Only a backend that can reopen a run's sandbox keeps its agents apart from this process. The records are this
+    // workspace root's (its runs' file systems live there): another runner sharing the state directory has its own.
     const records = sandbox.reopen
-      ? new AdoptionRecords(path.join(config.SANDBOX_STATE_DIR, 'adopt'))
+      ? new AdoptionRecords(path.join(config.SANDBOX_STATE_DIR, 'adopt', rootKey(config.WORKSPACE_ROOT)))
       : undefined;
     const executor = new RunExecutor(
       link,

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { z } from 'zod';
@@ -102,6 +102,7 @@ export class AdoptionRecords {
 
   private async write(runId: string, record: unknown): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(this.dir, 0o700);
     const temporary = `${this.file(runId)}.tmp`;
     await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
     await rename(temporary, this.file(runId));

@@ -151,7 +151,8 @@ export class BwrapBackend implements SandboxBackend {
     } catch (err) {
       throw new SandboxUnavailable((err as Error).message);
     }
-    return this.serve(policy, opened);
+    // The run's wall clock goes on from when its sandbox was first opened, not from this process's start.
+    return this.serve(policy, opened, Date.now() - opened.openedAt);
   }
 
   releaseLeftovers(adopting: string[]): Promise<string[]> {
@@ -166,6 +167,7 @@ export class BwrapBackend implements SandboxBackend {
   private async serve(
     policy: SandboxPolicy,
     opened: { cgroups: boolean; socketsDir: string },
+    elapsedMs = 0,
   ): Promise<BwrapSandbox> {
     const { helper } = this.options;
     if (!this.stdio) throw new SandboxUnavailable('the sandbox backend was not checked');
@@ -201,6 +203,7 @@ export class BwrapBackend implements SandboxBackend {
         { forwarders, endpointPorts, files: durableFiles(this.options.workspaceRoot, policy.runId) },
         closers,
         this.options.monitorIntervalMs,
+        elapsedMs,
       );
       this.sandboxes.add(sandbox);
       closers.push(async () => void this.sandboxes.delete(sandbox));
@@ -239,9 +242,11 @@ class BwrapSandbox implements RunSandbox {
     },
     private readonly closers: Array<() => Promise<void>>,
     private readonly monitorIntervalMs: number,
+    elapsedMs: number,
   ) {
     ({ forwarders: this.forwarders, endpointPorts: this.endpointPorts, files: this.files } = served);
-    this.wallClock = setTimeout(() => this.endRun('timeout'), policy.limits.wallClockMs);
+    const left = Math.max(0, policy.limits.wallClockMs - elapsedMs);
+    this.wallClock = setTimeout(() => this.endRun('timeout'), left);
     // A failed check (the workspace went away under it) is tried again at the next tick; it must not end the runner.
     this.monitor = setInterval(() => void this.check().catch(() => undefined), monitorIntervalMs);
     this.wallClock.unref();

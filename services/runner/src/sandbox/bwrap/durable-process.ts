@@ -134,7 +134,9 @@ export class DurableProcess implements SandboxProcess {
 
   /** Writes the input to the FIFO; its end closes ours and has the keeper close its own, so the process sees EOF. */
   private feed(input: PassThrough): void {
-    const fifo = createWriteStream(this.files.input, { flags: 'a' });
+    // Read-write: opening a FIFO so never waits for a reader (a write-only open would block a thread of the pool
+    // for good when the keeper is gone, and with it this process's exit).
+    const fifo = createWriteStream(this.files.input, { flags: 'r+' });
     fifo.on('error', () => undefined);
     fifo.once('close', () => {
       if (input.readableEnded) void this.control('end-input').catch(() => undefined);

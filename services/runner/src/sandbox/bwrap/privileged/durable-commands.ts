@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, lchown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
@@ -34,14 +34,20 @@ export const durableRecordSchema = z.object({
     maxProcesses: z.number().int().positive(),
   }),
   socketsDir: z.string().startsWith('/'),
+  /** When the run's sandbox was opened (epoch ms): its wall clock goes on across a restart. */
+  openedAt: z.number().int().positive(),
   keeper: z.number().int().positive(),
 });
 export type DurableRecord = z.infer<typeof durableRecordSchema>;
 
+/**
+ * Whether the keeper still runs. A killed keeper whose helper is gone is re-parented, and where nothing reaps it (a
+ * container's PID 1 that is not an init) it stays a zombie: that is not alive, its FIFO has no reader.
+ */
 const alive = (pid: number): boolean => {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }

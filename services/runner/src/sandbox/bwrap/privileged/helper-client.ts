@@ -139,6 +139,8 @@ export class PrivilegedHelper {
       uid: number;
       cgroups: boolean;
       socketsDir: string;
+      /** When the run's sandbox was first opened (epoch ms). */
+      openedAt: number;
     }>;
   }
 

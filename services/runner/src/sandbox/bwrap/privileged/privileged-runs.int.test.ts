@@ -218,7 +218,9 @@ describe('a durable command (the agent) across helpers', () => {
   it('outlives its helper; the next helper takes it back as it was, and the runner account cannot forge what it takes back', async () => {
     const first = await startHelper();
     const runId = randomUUID();
+    const openedFrom = Date.now();
     await startDurable(first, runId);
+    const openedBy = Date.now();
     await expect(first.adopt(runId)).rejects.toThrow(/already open/);
     // The runner's account reads the output and writes the input, but cannot replace the record the next helper
     // trusts (with another uid to run as, another socket directory): the directory and the record are root's.
@@ -237,6 +239,9 @@ describe('a durable command (the agent) across helpers', () => {
     const adopted = await second.adopt(runId);
     expect(adopted.uid).toBeGreaterThanOrEqual(1_000_000);
     expect(adopted.socketsDir).not.toBe('/etc');
+    // Its wall clock goes on from its first opening, not from the new helper's.
+    expect(adopted.openedAt).toBeGreaterThanOrEqual(openedFrom);
+    expect(adopted.openedAt).toBeLessThanOrEqual(openedBy);
     // The same process, still waiting on its input: the runner writes it, ends it, and the command finishes.
     asUid(RUNNER, ['sh', '-c', `echo hello > ${path.join(durableDir(runId), 'in.fifo')}`]);
     second.durableAction(runId, 'end-input');

@@ -29,6 +29,7 @@ interface OpenRun {
   cgroup: RunCgroup | undefined;
   socketsDir: string;
   children: Map<number, ChildProcess>;
+  openedAt: number;
   /** The keeper of the run's durable command (the agent), which outlives this helper. */
   keeper?: number;
 }
@@ -119,7 +120,7 @@ export class PrivilegedRuns {
     const socketsDir = path.join(this.settings.stateDir, `s-${randomBytes(6).toString('hex')}`);
     await mkdir(socketsDir, { mode: 0o755 });
     await lchown(socketsDir, this.settings.runnerUid, this.settings.runnerGid);
-    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map() });
+    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), openedAt: Date.now() });
     const { id, failure } = layered;
     return {
       uid,
@@ -166,16 +167,18 @@ export class PrivilegedRuns {
    * Takes back a run whose durable command a previous helper started (the runner restarted): its filesystem is still
    * mounted, its groups hold its processes, its socket directory is where the sandbox's forwarders connect.
    */
-  async adopt(runId: string): Promise<{ uid: number; cgroups: boolean; socketsDir: string }> {
+  async adopt(
+    runId: string,
+  ): Promise<{ uid: number; cgroups: boolean; socketsDir: string; openedAt: number }> {
     if (this.runs.has(runId)) throw new HelperRefusal('run already open');
     const record = this.leftovers.has(runId) ? await this.durable.find(runId) : undefined;
     if (!record) throw new HelperRefusal("the run's agent process is gone");
     this.leftovers.delete(runId);
     if (!(await this.disks.usage(runId))) throw new HelperRefusal("the run's filesystem is not mounted");
     const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${record.uid}`, record.limits, true);
-    const { uid, limits, socketsDir, keeper } = record;
-    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), keeper });
-    return { uid, cgroups: cgroup !== undefined, socketsDir };
+    const { uid, limits, socketsDir, keeper, openedAt } = record;
+    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), keeper, openedAt });
+    return { uid, cgroups: cgroup !== undefined, socketsDir, openedAt };
   }
 
   /**
@@ -239,7 +242,7 @@ export class PrivilegedRuns {
       request.runId,
       this.commandArgv(run, request),
       this.bwrapArgs(run, request),
-      { uid: run.uid, limits: run.limits, socketsDir: run.socketsDir },
+      { uid: run.uid, limits: run.limits, socketsDir: run.socketsDir, openedAt: run.openedAt },
     );
     return run.keeper;
   }
