@@ -32,6 +32,11 @@ export interface RunningPlatform {
   kill(service: 'orchestrator' | 'gateway' | 'ingress' | 'runner', signal?: NodeJS.Signals): void;
   /** One of the service processes (its pid, its exit). */
   process(service: 'orchestrator' | 'gateway' | 'ingress' | 'runner'): ChildProcess | undefined;
+  /**
+   * Starts the runner again, as a supervisor would after it exited (same settings, data directories and identity
+   * settings), once its previous process has exited; resolves when the new one is ready.
+   */
+  restartRunner(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -187,14 +192,15 @@ export async function startPlatform(
     });
     await waitReady(`http://127.0.0.1:${gatewayPort}/readyz`, gateway, 'gateway', logs);
     await waitReady(`http://127.0.0.1:${ingressPort}/readyz`, ingress, 'ingress', logs);
-    if (options.withRunner !== false) {
+    const startRunner = async () => {
       const runner = start('runner', 'services/runner/dist/main.js', {
         ...trust.serviceEnv('runner'),
         HTTP_PORT: String(runnerHttp),
         ORCHESTRATOR_ADDR: orchestratorAddr,
       });
       await waitReady(`http://127.0.0.1:${runnerHttp}/readyz`, runner, 'runner', logs);
-    }
+    };
+    if (options.withRunner !== false) await startRunner();
     const seeded = JSON.parse(await runCli(['seed-dev'], env)) as { apiKey: string };
     return {
       apiUrl: `http://127.0.0.1:${gatewayPort}/v1`,
@@ -211,6 +217,12 @@ export async function startPlatform(
       logs,
       kill: (service, signal = 'SIGTERM') => byName.get(service)?.kill(signal),
       process: (service) => byName.get(service),
+      restartRunner: async () => {
+        const previous = byName.get('runner');
+        if (previous && previous.exitCode === null && previous.signalCode === null)
+          await new Promise((resolve) => previous.once('exit', resolve));
+        await startRunner();
+      },
       stop,
     };
   } catch (err) {

@@ -1,4 +1,5 @@
 import type { RunnerConfig } from './config';
+import type { AdoptionRecords } from './execution/adoption-records';
 import type { RunningModelProxy } from './model-proxy/start-model-proxy';
 import type { SandboxBackend, SandboxLimits } from './sandbox/run-sandbox';
 import { sandboxLimits } from './sandbox/sandbox-config';
@@ -16,6 +17,8 @@ export interface ExecutorOptions {
   debugRetentionMs: number;
   /** The model proxy runs of CLI harnesses reach their model through; absent = those runs get no model access. */
   modelProxy?: RunningModelProxy;
+  /** Where executions whose agents run durable are recorded for the next runner process (docs/run-lifecycle.md). */
+  adoptionRecords?: AdoptionRecords;
 }
 
 /** The settings the runner and the self-hosted worker program share. */

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
+import path from 'node:path';
 import express from 'express';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -21,15 +23,22 @@ import {
   logConnectionOutages,
 } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
+import { AdoptionRecords } from './execution/adoption-records';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
 import { RunExecutor } from './run-executor';
 import { executorOptions } from './run-executor-options';
+import type { SandboxBackend } from './sandbox/run-sandbox';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 
+const rootKey = (workspaceRoot: string) =>
+  createHash('sha256').update(path.resolve(workspaceRoot)).digest('hex').slice(0, 12);
+
 /**
- * A runner process: a BullMQ worker taking run jobs with bounded concurrency. On stop it takes no new jobs, lets
- * in-flight runs finish until the shutdown deadline, then aborts them (they end in ERROR, retryable).
+ * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
+ * agents outlived its previous process (docs/run-lifecycle.md "Runner restarts"). On stop it takes no new jobs and
+ * leaves the runs whose agents run durable to its next process; the others it lets finish until the shutdown
+ * deadline, then aborts them (they end in ERROR, retryable).
  */
 export class Runner implements Service {
   readonly readiness = new Readiness();
@@ -41,6 +50,9 @@ export class Runner implements Service {
   private link: OrchestratorLink | undefined;
   private server: Server | undefined;
   private modelProxy: RunningModelProxy | undefined;
+  private sandbox: SandboxBackend | undefined;
+  /** Executions taken back from the previous runner process (not jobs of this one's worker). */
+  private readonly adopted = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
   private stopped: Promise<void> | undefined;
 
@@ -68,14 +80,35 @@ export class Runner implements Service {
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
+    this.sandbox = sandbox;
     const snapshots = sandbox.snapshots;
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
     this.modelProxy = await startModelProxy(config, logger);
+    // Only a backend that can reopen a run's sandbox keeps its agents apart from this process. The records are this
+    // workspace root's (its runs' file systems live there): another runner sharing the state directory has its own.
+    const records = sandbox.reopen
+      ? new AdoptionRecords(path.join(config.SANDBOX_STATE_DIR, 'adopt', rootKey(config.WORKSPACE_ROOT)))
+      : undefined;
     const executor = new RunExecutor(
       link,
-      executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy),
+      { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), adoptionRecords: records },
       logger,
     );
+    const adopting = (await records?.list()) ?? [];
+    const released = await sandbox.releaseLeftovers?.(adopting.map((r) => r.assignment.run_id));
+    if (released?.length)
+      logger.warn({ runIds: released }, 'ended agents the previous runner process left unrecorded');
+    for (const record of adopting) {
+      const adopted = executor
+        .adopt(record, this.stopAll.signal)
+        .catch((err: unknown) => logger.error({ err, runId: record.assignment.run_id }, 'run not taken back'))
+        .finally(() => this.adopted.delete(adopted));
+      this.adopted.add(adopted);
+      logger.info(
+        { runId: record.assignment.run_id, sinceProcessStartMs: Math.round(process.uptime() * 1000) },
+        'taking back a run the previous runner process left',
+      );
+    }
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
       async (job) => {
@@ -103,12 +136,15 @@ export class Runner implements Service {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
+      // Agents running durable go on alone; the next runner process takes them back.
+      this.sandbox?.detach?.();
       const drainDeadline = setTimeout(
         () => this.stopAll.abort(),
         Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000),
       );
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
+        ['runs taken back', () => Promise.all(this.adopted)],
         ['http server', () => this.server && closeServer(this.server)],
         ['model proxy', () => this.modelProxy?.proxy.close()],
         ['orchestrator link', () => this.link?.close()],

@@ -63,6 +63,8 @@ export class SelfHostedWorker implements Service {
     );
     // Fail closed: a worker that cannot isolate runs does not connect for any.
     this.sandbox = await createSandboxBackend(this.config, this.logger, (cause) => this.stopAll.abort(cause));
+    // The worker does not take runs back yet: agents its previous process left are ended, not adopted.
+    await this.sandbox.releaseLeftovers?.([]);
     this.modelProxy = await startModelProxy(this.config, this.logger);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
     this.link = new OrchestratorLink(this.config.WORKER_ENDPOINT, credentials);

@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import {
   longCommandScript,
   readEditRunScript,
@@ -13,7 +13,8 @@ import {
   type ScriptedModelServer,
 } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
-import { apiCall, waitForRunState, type Json } from './run-waits';
+import { processesMatching } from './process-identity';
+import { apiCall, eventually, waitForRunState, type Json } from './run-waits';
 
 // The real Claude Code, Codex and Gemini CLIs, installed with the runner, against a scripted model server: the only
 // fake sits at the network seam. The runner's model proxy forwards to it (ANTHROPIC_BASE_URL and friends) with the
@@ -35,17 +36,6 @@ const PROVIDER_KEY = `sk-e2e-provider-${randomUUID()}`;
 /** Real CLIs take seconds per turn on a loaded two-core machine. */
 const RUN_TIMEOUT_MS = 120_000;
 
-/** PIDs of every process on this machine whose arguments contain `needle`. */
-async function processesMatching(needle: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(Number(pid));
-  }
-  return found;
-}
-
 /** `pid` and its ancestors up to (not including) the runner or its helper: the agent's command, its shell, the CLI, the sandbox. */
 async function chainBelowRunner(pid: number): Promise<number[]> {
   const chain: number[] = [];
@@ -66,19 +56,6 @@ const alive = (pid: number) =>
     () => true,
     () => false,
   );
-
-async function eventually(
-  probe: () => Promise<boolean>,
-  what: string,
-  platform: RunningPlatform,
-): Promise<void> {
-  const deadline = Date.now() + RUN_TIMEOUT_MS;
-  while (!(await probe())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real CLI end to end', (cli) => {
   let server: ScriptedModelServer;
@@ -211,6 +188,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
       async () => (await processesMatching(needle)).length > 0,
       'the agent to start its long command',
       platform,
+      RUN_TIMEOUT_MS,
     );
     const tree = await chainBelowRunner((await processesMatching(needle))[0]!);
     expect(tree.length).toBeGreaterThan(2);
@@ -228,6 +206,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])('a %s run drives the real
         !(await Promise.all(tree.map(alive))).includes(true),
       'the process tree to end',
       platform,
+      RUN_TIMEOUT_MS,
     );
   });
 });

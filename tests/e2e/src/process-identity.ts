@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 
 /** Effective uid and capabilities of a process, from /proc/<pid>/status. */
 export function identity(pid: number): { uid: number; capEff: bigint } {
@@ -26,3 +27,19 @@ function childrenOf(pid: number): number[] {
 
 /** The privileged helper a bubblewrap worker forked: its child that is still root. */
 export const helperOf = (pid: number) => childrenOf(pid).find((child) => identity(child).uid === 0);
+
+/** Every descendant of `pid`. */
+export function descendantsOf(pid: number): number[] {
+  return childrenOf(pid).flatMap((child) => [child, ...descendantsOf(child)]);
+}
+
+/** PIDs of every process on this machine whose arguments contain `needle`. */
+export async function processesMatching(needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle)) found.push(Number(pid));
+  }
+  return found;
+}

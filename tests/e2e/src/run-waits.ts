@@ -21,3 +21,18 @@ export async function waitForRunState(
     `run ${runId} stayed ${String(last.state)}, wanted ${states.join('|')}\n${platform.logs().slice(-4000)}`,
   );
 }
+
+/** Polls `probe` until it holds; fails with the services' logs after `timeoutMs`. */
+export async function eventually(
+  probe: () => Promise<boolean>,
+  what: string,
+  platform: RunningPlatform,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n${platform.logs().slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,6 +1,13 @@
 import type { RunEvent } from '@conveyor/run-events';
 import type { EnvironmentSpec } from '../environment-setup';
-import { SetupFailure, type Harness, type HarnessInput, type HarnessOutcome } from '../harness/harness';
+import {
+  SetupFailure,
+  type DurableAgent,
+  type Harness,
+  type HarnessContext,
+  type HarnessInput,
+  type HarnessOutcome,
+} from '../harness/harness';
 import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
 import { baseRunEnvironment } from '../sandbox/run-environment';
 import { insideApiBaseUrl } from './run-policy';
@@ -37,6 +44,45 @@ function harnessInput(ctx: ExecutionContext, sandbox: RunSandbox, apiBaseUrl: st
   };
 }
 
+/** Told when the agent's process starts durable: the executor keeps the record a restarted runner resumes from. */
+export type OnDurable = NonNullable<HarnessContext['durable']>;
+
+/** The run's environment inside the sandbox and the harness's input (with its model access). */
+function harnessSetup(ctx: ExecutionContext, sandbox: RunSandbox, grant: ModelAccessGrant | undefined) {
+  const { assignment } = ctx;
+  const apiBaseUrl = insideApiBaseUrl(sandbox, assignment.api_base_url);
+  const env = baseRunEnvironment({
+    runId: assignment.run_id,
+    workspaceDir: sandbox.workspaceDir,
+    runApiKey: assignment.run_api_key,
+    apiBaseUrl,
+  });
+  const input = harnessInput(ctx, sandbox, apiBaseUrl);
+  input.modelAccess = grant?.access(sandbox, input.config);
+  return { env, input };
+}
+
+function harnessContext(
+  ctx: ExecutionContext,
+  grant: ModelAccessGrant | undefined,
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  onDurable: OnDurable | undefined,
+): HarnessContext {
+  // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
+  const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : ctx.reporter.emit(event));
+  const mark = (phase: string) => ctx.trace.mark(phase);
+  return {
+    emit,
+    inbox: ctx.inbox,
+    signal: ctx.signal,
+    sandbox,
+    env,
+    mark,
+    ...(onDurable ? { durable: onDurable } : {}),
+  };
+}
+
 /**
  * Prepares the environment and the harness in the sandbox (PENDING), then runs the agent (INPROGRESS) to its
  * outcome. A setup failure fails the run with `setupFailed` (its workspace is kept for a debug session).
@@ -47,21 +93,15 @@ export async function driveHarness(
   grant: ModelAccessGrant | undefined,
   sandbox: RunSandbox,
   environment: EnvironmentSpec,
+  onDurable?: OnDurable,
 ): Promise<{ ran: HarnessRun } | { failed: Completion }> {
   const { assignment, reporter } = ctx;
   const debug = assignment.debug_session;
-  const apiBaseUrl = insideApiBaseUrl(sandbox, assignment.api_base_url);
-  const env = baseRunEnvironment({
-    runId: assignment.run_id,
-    workspaceDir: sandbox.workspaceDir,
-    runApiKey: assignment.run_api_key,
-    apiBaseUrl,
-  });
   let input: HarnessInput;
+  let env: Record<string, string>;
   let current: SetupStep['step'] = 'setup_commands';
   try {
-    input = harnessInput(ctx, sandbox, apiBaseUrl);
-    input.modelAccess = grant?.access(sandbox, input.config);
+    ({ input, env } = harnessSetup(ctx, sandbox, grant));
     await prepareEnvironment(ctx, environment, sandbox, env);
     current = 'harness_start';
     reportStep(ctx, 'harness_start', 'started', assignment.harness);
@@ -82,17 +122,22 @@ export async function driveHarness(
   if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
   await reporter.flush();
   ctx.trace.mark('harness_started');
-  // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
-  const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : reporter.emit(event));
-  const mark = (phase: string) => ctx.trace.mark(phase);
-  const outcome = await harness.run(input, {
-    emit,
-    inbox: ctx.inbox,
-    signal: ctx.signal,
-    sandbox,
-    env,
-    mark,
-  });
+  const outcome = await harness.run(input, harnessContext(ctx, grant, sandbox, env, onDurable));
   ctx.trace.mark('harness_finished');
   return { ran: { input, env, outcome } };
+}
+
+/** Takes the harness back on the agent's durable process a previous runner process left (the run is INPROGRESS). */
+export async function resumeHarness(
+  ctx: ExecutionContext,
+  resume: NonNullable<Harness['resume']>,
+  grant: ModelAccessGrant | undefined,
+  sandbox: RunSandbox,
+  agent: DurableAgent,
+  onDurable: OnDurable,
+): Promise<HarnessRun> {
+  const { input, env } = harnessSetup(ctx, sandbox, grant);
+  const outcome = await resume(input, harnessContext(ctx, grant, sandbox, env, onDurable), agent);
+  ctx.trace.mark('harness_finished');
+  return { input, env, outcome };
 }

@@ -19,23 +19,31 @@ export async function openModelAccess(
   link: Pick<OrchestratorLink, 'call'>,
   proxy: RunningModelProxy | undefined,
   harness: Harness,
+  /** The token the run's agent holds already (a run taken back after a runner restart). */
+  token?: string,
 ): Promise<ModelAccessOutcome> {
   if (!proxy || !modelHarnessType(ctx.assignment.harness)) return {};
   const { reporter } = ctx;
   let grant: ModelAccessGrant;
   try {
-    grant = await ModelAccessGrant.open(link, proxy, ctx.target, {
-      onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
-      onBudgetExceeded: (spent, budget) => ctx.halt(overBudget(spent, budget)),
-      // A CLI may retry or wait for input after a refused key; the run cannot go on, so it ends here.
-      onKeyRejected: (status, secret) =>
-        ctx.halt({
-          state: 'FAILED',
-          message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`,
-          errorCode: 'external_authentication_required',
-        }),
-      onRefused: (refusal) => reporter.emit({ kind: 'egress_refused', ...refusal }),
-    });
+    grant = await ModelAccessGrant.open(
+      link,
+      proxy,
+      ctx.target,
+      {
+        onUsage: (usage) => reporter.emit({ kind: 'usage', ...usage }),
+        onBudgetExceeded: (spent, budget) => ctx.halt(overBudget(spent, budget)),
+        // A CLI may retry or wait for input after a refused key; the run cannot go on, so it ends here.
+        onKeyRejected: (status, secret) =>
+          ctx.halt({
+            state: 'FAILED',
+            message: `The model provider rejected the key in team secret "${secret}" (HTTP ${status})`,
+            errorCode: 'external_authentication_required',
+          }),
+        onRefused: (refusal) => reporter.emit({ kind: 'egress_refused', ...refusal }),
+      },
+      token,
+    );
   } catch (err) {
     if (!(err instanceof AppError) || err.code === 'conflict') throw err;
     if (harness instanceof CommandHarness && err.code === 'integration_not_configured') return {};

@@ -141,6 +141,17 @@ export class ExecutionLifecycle {
     return completion.state.toLowerCase();
   }
 
+  /**
+   * The runner stops and leaves the execution to its next process (its agent runs on): heartbeats stop, the events so
+   * far are sent, and nothing is completed.
+   */
+  async detach(): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.stopSignal.removeEventListener('abort', this.onStop);
+    await this.reporter.close().catch(() => undefined);
+    this.log.info('run left to the next runner process');
+  }
+
   /** The runner's stop outranks a halt, which outranks a cancellation; each keeps the transcript and session. */
   private settle(driven: Completion): Completion {
     const kept = { transcript: driven.transcript, session: driven.session };

@@ -4,10 +4,12 @@ import type { ModelAccessGrant } from '../model-proxy/model-access-grant';
 import { baseRunEnvironment } from '../sandbox/run-environment';
 import { harnessSupportEndpoint, harnessSupportHosts, limitCompletion } from './run-policy';
 import {
+  RunDetached,
   SandboxUnavailable,
   type RunSandbox,
   type SandboxBackend,
   type SandboxLimits,
+  type SandboxPolicy,
   type SandboxUsage,
 } from '../sandbox/run-sandbox';
 import { layOutWorkspace } from '../workspace';
@@ -32,7 +34,7 @@ export class RunWorkspaces {
   private readonly active = new Set<string>();
 
   constructor(
-    private readonly backend: Pick<SandboxBackend, 'name' | 'prepare' | 'discardWorkspace'>,
+    private readonly backend: Pick<SandboxBackend, 'name' | 'prepare' | 'discardWorkspace' | 'reopen'>,
     private readonly settings: WorkspaceSettings,
   ) {}
 
@@ -49,23 +51,7 @@ export class RunWorkspaces {
     let sandbox: RunSandbox;
     this.active.add(runId);
     try {
-      sandbox = await this.backend.prepare({
-        runId,
-        ...(environment.docker_image ? { image: environment.docker_image } : {}),
-        allowedHosts: [
-          ...this.settings.allowedHosts,
-          ...environment.allowed_hosts,
-          ...repositoryHosts(environment),
-          ...harnessSupportHosts(assignment.api_base_url),
-        ],
-        endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
-        limits: this.settings.limits,
-        snapshot: snapshotRef(assignment.team_id, environment, assignment.debug_session),
-        onEgress: ({ host, port, allowed, reason }) => {
-          if (!allowed)
-            ctx.reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
-        },
-      });
+      sandbox = await this.backend.prepare(this.policyOf(ctx, environment, grant));
     } catch (err) {
       this.active.delete(runId);
       if (!(err instanceof SandboxUnavailable)) throw err;
@@ -77,11 +63,77 @@ export class RunWorkspaces {
       };
     }
     ctx.trace.mark('sandbox_ready');
+    return this.runIn(ctx, sandbox, async () => (await this.layOut(ctx, sandbox)) ?? (await drive(sandbox)));
+  }
+
+  /**
+   * Runs `drive` in the sandbox of an execution whose agent outlived the previous runner process, taken back; when
+   * the backend cannot (the sandbox is gone), the run ends ERROR naming why — it is never started again from scratch.
+   */
+  async reopen(
+    ctx: ExecutionContext,
+    environment: EnvironmentSpec,
+    grant: ModelAccessGrant | undefined,
+    drive: (sandbox: RunSandbox) => Promise<Completion>,
+  ): Promise<Completion> {
+    const runId = ctx.assignment.run_id;
+    this.active.add(runId);
+    let sandbox: RunSandbox;
+    try {
+      if (!this.backend.reopen) throw new SandboxUnavailable(`the ${this.backend.name} backend keeps no run`);
+      sandbox = await this.backend.reopen(this.policyOf(ctx, environment, grant));
+    } catch (err) {
+      this.active.delete(runId);
+      if (!(err instanceof SandboxUnavailable)) throw err;
+      return {
+        state: 'ERROR',
+        message: `The runner restarted and could not take the run back: ${err.message}`,
+        errorCode: 'resource_unavailable',
+      };
+    }
+    return this.runIn(ctx, sandbox, () => drive(sandbox));
+  }
+
+  private policyOf(
+    ctx: ExecutionContext,
+    environment: EnvironmentSpec,
+    grant: ModelAccessGrant | undefined,
+  ): SandboxPolicy {
+    const { assignment } = ctx;
+    return {
+      runId: assignment.run_id,
+      ...(environment.docker_image ? { image: environment.docker_image } : {}),
+      allowedHosts: [
+        ...this.settings.allowedHosts,
+        ...environment.allowed_hosts,
+        ...repositoryHosts(environment),
+        ...harnessSupportHosts(assignment.api_base_url),
+      ],
+      endpoints: [...(grant ? [grant.endpoint] : []), ...harnessSupportEndpoint(assignment.api_base_url)],
+      limits: this.settings.limits,
+      snapshot: snapshotRef(assignment.team_id, environment, assignment.debug_session),
+      onEgress: ({ host, port, allowed, reason }) => {
+        if (!allowed)
+          ctx.reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
+      },
+    };
+  }
+
+  /**
+   * Drives the execution in its sandbox, then releases it; a limit that ended the sandbox decides the outcome. A
+   * runner that stops leaves the sandbox as it is (`RunDetached`): its next process takes it back.
+   */
+  private async runIn(
+    ctx: ExecutionContext,
+    sandbox: RunSandbox,
+    drive: () => Promise<Completion>,
+  ): Promise<Completion> {
     let completion: Completion;
     try {
-      completion = (await this.layOut(ctx, sandbox)) ?? (await drive(sandbox));
+      completion = await drive();
     } catch (err) {
-      await this.release(ctx, sandbox, false);
+      if (err instanceof RunDetached) this.active.delete(ctx.assignment.run_id);
+      else await this.release(ctx, sandbox, false);
       throw err;
     }
     const usage = await this.release(ctx, sandbox, completion.setupFailed === true);

@@ -1,5 +1,5 @@
 import type { RunEvent } from '@conveyor/run-events';
-import type { RunSandbox } from '../sandbox/run-sandbox';
+import type { OutputOffsets, RunSandbox, SandboxProcess } from '../sandbox/run-sandbox';
 import type { FollowupInbox } from './followup-inbox';
 
 /** How the agent reaches its model: the run's model proxy, as seen from inside the sandbox (docs/harnesses.md). */
@@ -61,6 +61,16 @@ export interface HarnessContext {
   env: Record<string, string>;
   /** Marks a phase on the execution's trace (the agent's process started), once per phase. */
   mark?(phase: string): void;
+  /** Told when the agent's process started durable (it outlives this runner process; docs/run-lifecycle.md). */
+  durable?(agent: { processIndex: number; proc: SandboxProcess }): void;
+}
+
+/** The agent's durable process as a runner process left it: what the next one takes back (`Harness.resume`). */
+export interface DurableAgent {
+  /** Which of the execution's agent processes it is. */
+  processIndex: number;
+  /** How far its output was read. */
+  offsets: OutputOffsets;
 }
 
 /**
@@ -79,4 +89,10 @@ export class SetupFailure extends Error {}
 export interface Harness {
   prepare(input: HarnessInput): Promise<void>;
   run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome>;
+  /**
+   * Takes back the agent's durable process a previous runner process started (`ctx.sandbox.attachDurable`) and
+   * drives the execution on to its outcome as `run` would have. Harnesses whose agent runs in the runner process
+   * (demo) have none: their runs cannot outlive it.
+   */
+  resume?(input: HarnessInput, ctx: HarnessContext, agent: DurableAgent): Promise<HarnessOutcome>;
 }

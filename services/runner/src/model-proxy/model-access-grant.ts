@@ -42,8 +42,10 @@ export class ModelAccessGrant {
     proxy: RunningModelProxy,
     run: { run_id: string; execution: number; runner_id: string },
     hooks: GrantHooks,
+    token?: string,
   ): Promise<ModelAccessGrant> {
-    return ModelAccessGrant.register(proxy, run.run_id, await link.call('GetHarnessCredential', run), hooks);
+    const credential = await link.call('GetHarnessCredential', run);
+    return ModelAccessGrant.register(proxy, run.run_id, credential, hooks, token);
   }
 
   static register(
@@ -51,23 +53,27 @@ export class ModelAccessGrant {
     runId: string,
     credential: HarnessCredential__Output,
     hooks: GrantHooks,
+    token?: string,
   ): ModelAccessGrant {
     if (!isProvider(credential.provider)) throw new Error(`unknown model provider ${credential.provider}`);
     const grant = new ModelAccessGrant(credential, proxy);
-    grant.registration = proxy.proxy.register({
-      runId,
-      provider: credential.provider,
-      apiKey: credential.api_key,
-      models: credential.models,
-      inputUsdPerMillionTokens: credential.input_usd_per_million_tokens,
-      outputUsdPerMillionTokens: credential.output_usd_per_million_tokens,
-      budgetUsd: credential.budget_usd,
-      spentUsd: credential.spent_usd,
-      onUsage: hooks.onUsage,
-      onBudgetExceeded: (spent) => hooks.onBudgetExceeded(spent, credential.budget_usd),
-      onKeyRejected: (status) => hooks.onKeyRejected(status, credential.secret_name),
-      onRefused: hooks.onRefused,
-    });
+    grant.registration = proxy.proxy.register(
+      {
+        runId,
+        provider: credential.provider,
+        apiKey: credential.api_key,
+        models: credential.models,
+        inputUsdPerMillionTokens: credential.input_usd_per_million_tokens,
+        outputUsdPerMillionTokens: credential.output_usd_per_million_tokens,
+        budgetUsd: credential.budget_usd,
+        spentUsd: credential.spent_usd,
+        onUsage: hooks.onUsage,
+        onBudgetExceeded: (spent) => hooks.onBudgetExceeded(spent, credential.budget_usd),
+        onKeyRejected: (status) => hooks.onKeyRejected(status, credential.secret_name),
+        onRefused: hooks.onRefused,
+      },
+      token,
+    );
     return grant;
   }
 
@@ -86,10 +92,15 @@ export class ModelAccessGrant {
     const reasoning = (config.harness as { reasoning_level?: unknown } | undefined)?.reasoning_level;
     return {
       baseUrls: { anthropic: `${base}/anthropic`, openai: `${base}/openai`, gemini: `${base}/gemini` },
-      token: this.registration!.token,
+      token: this.token,
       model: this.credential.models[0] ?? '',
       ...(typeof reasoning === 'string' && reasoning ? { reasoningLevel: reasoning } : {}),
     };
+  }
+
+  /** The token the run's agent sends: kept with the run so that a restarted runner registers the same one. */
+  get token(): string {
+    return this.registration!.token;
   }
 
   close(): void {

@@ -101,8 +101,11 @@ export class ModelProxy {
     return { host, port: (server.address() as AddressInfo).port };
   }
 
-  register(options: ProxyRunOptions): ProxyRegistration {
-    const token = `cvr_${randomBytes(32).toString('base64url')}`;
+  /** `token`: the one a run's agent already holds (a restarted runner taking the run back); a new one otherwise. */
+  register(
+    options: ProxyRunOptions,
+    token = `cvr_${randomBytes(32).toString('base64url')}`,
+  ): ProxyRegistration {
     const digest = digestOf(token);
     const key = digest.toString('hex');
     const entry: RunEntry = {

@@ -24,3 +24,13 @@ export function baseRunEnvironment(run: {
     CONVEYOR_API_BASE_URL: run.apiBaseUrl ?? '',
   };
 }
+
+/** The proxy variables of every command of a run: everything but `noProxy` goes through its egress filter at `proxy`. */
+export const proxyEnvironment = (proxy: string, noProxy: string): Record<string, string> => ({
+  HTTP_PROXY: proxy,
+  HTTPS_PROXY: proxy,
+  http_proxy: proxy,
+  https_proxy: proxy,
+  NO_PROXY: noProxy,
+  no_proxy: noProxy,
+});

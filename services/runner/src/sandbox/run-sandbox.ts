@@ -60,6 +60,18 @@ export interface SandboxExecOptions {
    * local one), this saves starting it. Default: the policy's network.
    */
   network?: boolean;
+  /**
+   * The run's agent: where the backend can, the process outlives the runner process (its output goes through files,
+   * its exit status is recorded apart from it) and a later runner process takes it back with `attachDurable`
+   * (docs/run-lifecycle.md "Runner restarts"). Backends that cannot ignore it.
+   */
+  durable?: boolean;
+}
+
+/** How far a runner has read a durable process's output (bytes of whole lines). */
+export interface OutputOffsets {
+  stdout: number;
+  stderr: number;
 }
 
 /** Why a process ended when a limit, not the process itself, ended it. */
@@ -82,6 +94,8 @@ export interface SandboxProcess {
    * (callers fire it from abort handlers and timers), so every backend catches its own failures.
    */
   kill(graceMs?: number): Promise<void>;
+  /** A durable process's output read so far: where a later runner process goes on reading. Only durable ones have it. */
+  readonly offsets?: OutputOffsets;
 }
 
 export interface SandboxUsage {
@@ -114,6 +128,8 @@ export interface RunSandbox {
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;
+  /** The run's durable process a previous runner process started, read on from `from`. Backends with durable ones. */
+  attachDurable?(from: OutputOffsets): SandboxProcess;
   /**
    * Kills what still runs and releases the sandbox and its workspace, which is deleted unless `keepWorkspace` (a failed
    * setup keeps it for the debug session, which prepares the same run's sandbox again) — never when a limit ended
@@ -128,6 +144,21 @@ export interface SandboxBackend {
   check(): Promise<void>;
   /** Creates (or, for a kept workspace, reopens) the run's workspace and its sandbox. */
   prepare(policy: SandboxPolicy): Promise<RunSandbox>;
+  /**
+   * Takes back a run's sandbox whose durable process outlived the previous runner process (same workspace root);
+   * throws `SandboxUnavailable` naming why it cannot. Backends with durable processes only.
+   */
+  reopen?(policy: SandboxPolicy): Promise<RunSandbox>;
+  /**
+   * Ends the runs the previous runner process left that this one will not reopen (no record of them here, or they
+   * ended meanwhile); returns their IDs. Called once at start, before any `reopen`.
+   */
+  releaseLeftovers?(adopting: string[]): Promise<string[]>;
+  /**
+   * The runner stops without ending its runs: its durable processes go on alone, and what waits for them here ends
+   * with `RunDetached`; they are left for the next runner process.
+   */
+  detach?(): void;
   /** Deletes a workspace kept for a debug session that never came. */
   discardWorkspace(runId: string): Promise<void>;
   /** Environment snapshots, where the backend keeps them: what the store holds, for `/metrics`. */
@@ -138,3 +169,10 @@ export interface SandboxBackend {
 
 /** The sandbox could not be set up: the run is refused (error code `resource_unavailable`), never run bare. */
 export class SandboxUnavailable extends Error {}
+
+/** The runner is stopping and left the run's durable process to its next process: nothing of the run ends here. */
+export class RunDetached extends Error {
+  constructor() {
+    super('the runner left the run to its next process');
+  }
+}

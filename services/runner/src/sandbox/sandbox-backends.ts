@@ -13,7 +13,7 @@ const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
 /**
  * Builds the configured backend and verifies it can isolate runs here before the runner takes any job. With
  * bubblewrap this is where the process stops being root (docs/sandbox.md): the caller reads its TLS keys before.
- * `onLost`: the backend can isolate nothing more (its runs died with it); the process stops next, exiting non-zero.
+ * `onLost`: the backend can isolate nothing more (its runs end); the process stops next, exiting non-zero.
  */
 export async function createSandboxBackend(
   config: SandboxSettings & { WORKSPACE_ROOT: string },
@@ -35,11 +35,12 @@ export async function createSandboxBackend(
         },
         config.SANDBOX_RUNNER_USER,
         (reason) => {
-          // Its runs died with it (bwrap --die-with-parent): this process can isolate nothing more.
+          // This process can isolate nothing more: its runs end; what is left of their agents, the next runner
+          // process's helper ends (`releaseLeftovers`).
           log.fatal({ reason }, 'the privileged sandbox helper is gone; stopping');
           onLost(
             new SandboxUnavailable(
-              `The runner's privileged sandbox helper was lost (${reason}); the run's processes died with it`,
+              `The runner's privileged sandbox helper was lost (${reason}); the run cannot go on without it`,
             ),
           );
           process.exitCode = 1;

@@ -6,6 +6,7 @@ import type { SandboxProcess } from '../../sandbox/run-sandbox';
 import {
   SetupFailure,
   type Harness,
+  type DurableAgent,
   type HarnessContext,
   type HarnessInput,
   type HarnessOutcome,
@@ -66,9 +67,40 @@ export class CliHarness implements Harness {
       : input.debugSession
         ? [debugMessage(input)]
         : [firstMessage(input, setup.skill?.name), ...input.followups];
+    return this.drive({ setup, env, ctx, glob, before }, messages, 0);
+  }
 
-    let result: ProcessResult | undefined;
-    for (let index = 0; messages.length > 0 && !ctx.signal.aborted; index++) {
+  /**
+   * The CLI's process a previous runner process started, read on from where it stopped reading (its turns so far are
+   * the previous process's to have reported); then the execution goes on as `run` would have.
+   */
+  async resume(input: HarnessInput, ctx: HarnessContext, agent: DurableAgent): Promise<HarnessOutcome> {
+    const setup = this.setupOf(input, ctx);
+    const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
+    const proc = ctx.sandbox.attachDurable!(agent.offsets);
+    ctx.durable?.({ processIndex: agent.processIndex, proc });
+    const result = await this.follow(proc, ctx, [], agent.processIndex, '');
+    const messages = result.turnEnd?.ok ? ctx.inbox.drain() : [];
+    const glob = this.profile.sessionGlob(setup);
+    return this.drive({ setup, env, ctx, glob }, messages, agent.processIndex + 1, result);
+  }
+
+  /** Runs processes until the messages are handled or one fails; then the outcome, transcript and session. */
+  private async drive(
+    run: {
+      setup: CliSetup;
+      env: Record<string, string>;
+      ctx: HarnessContext;
+      glob: string;
+      before?: SessionFile;
+    },
+    messages: string[],
+    firstIndex: number,
+    resumed?: ProcessResult,
+  ): Promise<HarnessOutcome> {
+    const { setup, env, ctx, glob, before } = run;
+    let result = resumed;
+    for (let index = firstIndex; messages.length > 0 && !ctx.signal.aborted; index++) {
       // A live CLI takes every queued message (and later follow-ups) on stdin; the others handle one per process.
       const batch = this.profile.liveInput ? messages.splice(0) : messages.splice(0, 1);
       const previous = index === 0 ? before : await readSandboxFile(ctx.sandbox, env, glob);
@@ -150,7 +182,10 @@ export class CliHarness implements Harness {
     };
   }
 
-  /** One CLI process: a new session or one resuming `session`, handling `messages` (and, for live CLIs, follow-ups) to the end. */
+  /**
+   * One CLI process: a new session or one resuming `session`, handling `messages` (and, for live CLIs, follow-ups) to
+   * the end. Durable: a restarted runner takes it back (`resume`).
+   */
   private async runProcess(
     setup: CliSetup,
     env: Record<string, string>,
@@ -166,12 +201,25 @@ export class CliHarness implements Harness {
       argv: [...this.profile.command(), ...this.profile.args(setup, first, session?.path)],
       env,
       stdin: live ? 'pipe' : 'ignore',
+      durable: true,
     });
-    const mapper = this.profile.mapper({
-      processIndex,
-      previousSession: session?.content.toString('utf8') ?? '',
-    });
+    ctx.durable?.({ processIndex, proc });
     const pending = live ? [...messages] : [];
+    proc.stdin?.on('error', () => undefined);
+    if (live) proc.stdin?.write(this.profile.stdinLine!(pending.shift() ?? ''));
+    return this.follow(proc, ctx, pending, processIndex, session?.content.toString('utf8') ?? '');
+  }
+
+  /** Maps a CLI process's output to run events to its end, feeding a live one `pending` and the follow-ups. */
+  private async follow(
+    proc: SandboxProcess,
+    ctx: HarnessContext,
+    pending: string[],
+    processIndex: number,
+    previousSession: string,
+  ): Promise<ProcessResult> {
+    const live = this.profile.liveInput;
+    const mapper = this.profile.mapper({ processIndex, previousSession });
     const stderrTail: string[] = [];
     let turnEnd: TurnEnd | undefined;
 
@@ -179,7 +227,6 @@ export class CliHarness implements Harness {
       if (proc.stdin?.writable) proc.stdin.write(this.profile.stdinLine!(message));
     };
     proc.stdin?.on('error', () => undefined);
-    if (live) write(pending.shift() ?? '');
     const forward = live
       ? setInterval(() => {
           for (const message of ctx.inbox.drain()) write(message);

@@ -12,6 +12,7 @@ import {
   type Forwarder,
 } from './bwrap-args';
 import { EgressProxy, reportEgress } from '../egress-proxy';
+import { proxyEnvironment } from '../run-environment';
 import type { PrivilegedHelper } from './privileged/helper-client';
 import {
   SandboxUnavailable,
@@ -24,9 +25,12 @@ import {
   type SandboxProcess,
   type SandboxUsage,
   type SnapshotRef,
+  type OutputOffsets,
 } from '../run-sandbox';
 import { SocketBridge } from '../socket-bridge';
 import { SocketPairs } from './socket-pairs';
+import { durableFiles } from './durable-files';
+import { DurableProcess } from './durable-process';
 
 export interface BwrapBackendOptions {
   /** The privileged helper that mounts, confines, starts and releases runs (the runner itself is unprivileged). */
@@ -71,6 +75,8 @@ export class BwrapBackend implements SandboxBackend {
   usesCgroups = false;
   private stdio: SocketPairs | undefined;
   readonly snapshots: NonNullable<SandboxBackend['snapshots']>;
+  /** The runs' sandboxes here now, whose durable processes `detach` leaves to the next runner process. */
+  private readonly sandboxes = new Set<BwrapSandbox>();
 
   constructor(private readonly options: BwrapBackendOptions) {
     this.snapshots = { stats: () => options.helper.snapshotStats() };
@@ -122,14 +128,49 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
-    const { helper } = this.options;
-    if (!this.stdio) throw new SandboxUnavailable('the sandbox backend was not checked');
     let opened: Awaited<ReturnType<PrivilegedHelper['open']>>;
     try {
-      opened = await helper.open(policy.runId, policy.limits, policy.snapshot);
+      opened = await this.options.helper.open(policy.runId, policy.limits, policy.snapshot);
     } catch (err) {
       throw new SandboxUnavailable((err as Error).message);
     }
+    const sandbox = await this.serve(policy, opened);
+    sandbox.startedFrom = opened.snapshot;
+    sandbox.snapshotFailure = opened.snapshotFailure;
+    return sandbox;
+  }
+
+  /**
+   * The sandbox of a run whose agent outlived the previous runner process: the helper takes it back, and the egress
+   * filter and the endpoints listen again on the same sockets, where the sandbox's forwarders connect.
+   */
+  async reopen(policy: SandboxPolicy): Promise<RunSandbox> {
+    let opened: Awaited<ReturnType<PrivilegedHelper['adopt']>>;
+    try {
+      opened = await this.options.helper.adopt(policy.runId);
+    } catch (err) {
+      throw new SandboxUnavailable((err as Error).message);
+    }
+    // The run's wall clock goes on from when its sandbox was first opened, not from this process's start.
+    return this.serve(policy, opened, Date.now() - opened.openedAt);
+  }
+
+  releaseLeftovers(adopting: string[]): Promise<string[]> {
+    return this.options.helper.releaseLeftovers(adopting);
+  }
+
+  detach(): void {
+    for (const sandbox of this.sandboxes) sandbox.detach();
+  }
+
+  /** Serves the run's egress filter and endpoints on sockets of its directory; the sandbox gets them bridged in. */
+  private async serve(
+    policy: SandboxPolicy,
+    opened: { cgroups: boolean; socketsDir: string },
+    elapsedMs = 0,
+  ): Promise<BwrapSandbox> {
+    const { helper } = this.options;
+    if (!this.stdio) throw new SandboxUnavailable('the sandbox backend was not checked');
     const { socketsDir } = opened;
     this.usesCgroups = opened.cgroups;
     const closers: Array<() => Promise<void>> = [
@@ -159,13 +200,13 @@ export class BwrapBackend implements SandboxBackend {
         policy,
         helper,
         this.stdio,
-        forwarders,
-        endpointPorts,
+        { forwarders, endpointPorts, files: durableFiles(this.options.workspaceRoot, policy.runId) },
         closers,
         this.options.monitorIntervalMs,
+        elapsedMs,
       );
-      sandbox.startedFrom = opened.snapshot;
-      sandbox.snapshotFailure = opened.snapshotFailure;
+      this.sandboxes.add(sandbox);
+      closers.push(async () => void this.sandboxes.delete(sandbox));
       return sandbox;
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -179,7 +220,11 @@ class BwrapSandbox implements RunSandbox {
   readonly workspaceDir = SANDBOX_WORKSPACE;
   startedFrom: string | undefined;
   snapshotFailure: string | undefined;
-  private readonly live = new Set<BwrapProcess>();
+  private readonly live = new Set<SandboxProcess>();
+  private durable: DurableProcess | undefined;
+  private readonly forwarders: Forwarder[];
+  private readonly endpointPorts: Map<string, number>;
+  private readonly files: ReturnType<typeof durableFiles>;
   private limitHit: SandboxLimitHit | undefined;
   private destroyed: Promise<SandboxUsage> | undefined;
   private readonly wallClock: NodeJS.Timeout;
@@ -190,12 +235,18 @@ class BwrapSandbox implements RunSandbox {
     private readonly policy: SandboxPolicy,
     private readonly helper: PrivilegedHelper,
     private readonly stdio: SocketPairs,
-    private readonly forwarders: Forwarder[],
-    private readonly endpointPorts: Map<string, number>,
+    served: {
+      forwarders: Forwarder[];
+      endpointPorts: Map<string, number>;
+      files: ReturnType<typeof durableFiles>;
+    },
     private readonly closers: Array<() => Promise<void>>,
-    monitorIntervalMs: number,
+    private readonly monitorIntervalMs: number,
+    elapsedMs: number,
   ) {
-    this.wallClock = setTimeout(() => this.endRun('timeout'), policy.limits.wallClockMs);
+    ({ forwarders: this.forwarders, endpointPorts: this.endpointPorts, files: this.files } = served);
+    const left = Math.max(0, policy.limits.wallClockMs - elapsedMs);
+    this.wallClock = setTimeout(() => this.endRun('timeout'), left);
     // A failed check (the workspace went away under it) is tried again at the next tick; it must not end the runner.
     this.monitor = setInterval(() => void this.check().catch(() => undefined), monitorIntervalMs);
     this.wallClock.unref();
@@ -209,39 +260,69 @@ class BwrapSandbox implements RunSandbox {
   }
 
   exec(options: SandboxExecOptions): SandboxProcess {
-    const proxy = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-    const env = {
-      ...options.env,
-      HTTP_PROXY: proxy,
-      HTTPS_PROXY: proxy,
-      http_proxy: proxy,
-      https_proxy: proxy,
-      NO_PROXY: '127.0.0.1,localhost',
-      no_proxy: '127.0.0.1,localhost',
-    };
+    const request = this.execRequest(options);
+    if (options.durable) {
+      const started = this.helper.execDurable(request);
+      return this.track(this.durableProcess({ stdout: 0, stderr: 0 }, started, options.stdin === 'pipe'));
+    }
     const proc = new BwrapProcess(
       this.helper,
       this.policy.runId,
       options.stdin === 'pipe',
-      (stdio) =>
-        this.helper.exec(
-          {
-            runId: this.policy.runId,
-            argv: options.argv,
-            env,
-            cwd: path.posix.resolve(SANDBOX_WORKSPACE, options.cwd ?? '.'),
-            // No forwarder, no way out: its network namespace holds only an unused loopback.
-            forwarders: options.network === false ? [] : this.forwarders,
-          },
-          stdio,
-        ),
+      (stdio) => this.helper.exec(request, stdio),
       this.stdio,
       () => this.exitReason(),
     );
+    return this.track(proc);
+  }
+
+  /** The durable process the previous runner process started, its output read on from `from`. */
+  attachDurable(from: OutputOffsets): SandboxProcess {
+    return this.track(this.durableProcess(from, Promise.resolve(), true));
+  }
+
+  /** The runner stops: the durable process goes on alone, for the next runner process to take back. */
+  detach(): void {
+    this.durable?.detach();
+  }
+
+  private durableProcess(from: OutputOffsets, started: Promise<void>, stdin: boolean): DurableProcess {
+    const runId = this.policy.runId;
+    this.durable = new DurableProcess(
+      this.files,
+      from,
+      started,
+      (action) => this.helper.durable(runId, action),
+      {
+        stdin,
+        pollMs: Math.min(this.monitorIntervalMs, 100),
+        reason: () => this.exitReason(),
+      },
+    );
+    return this.durable;
+  }
+
+  private track<P extends SandboxProcess>(proc: P): P {
     if (this.destroyed || this.limitHit) void proc.kill(0);
     this.live.add(proc);
-    void proc.exited.then(() => this.live.delete(proc));
+    void proc.exited.then(
+      () => this.live.delete(proc),
+      () => this.live.delete(proc),
+    );
     return proc;
+  }
+
+  private execRequest(options: SandboxExecOptions) {
+    const proxy = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+    const env = { ...options.env, ...proxyEnvironment(proxy, '127.0.0.1,localhost') };
+    return {
+      runId: this.policy.runId,
+      argv: options.argv,
+      env,
+      cwd: path.posix.resolve(SANDBOX_WORKSPACE, options.cwd ?? '.'),
+      // No forwarder, no way out: its network namespace holds only an unused loopback.
+      forwarders: options.network === false ? [] : this.forwarders,
+    };
   }
 
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {

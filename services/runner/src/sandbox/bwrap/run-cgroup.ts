@@ -50,15 +50,21 @@ export class RunCgroup {
 
   /**
    * `owner` tells this runner's groups from other runners' on the same host (they share the cgroup parents): the
-   * groups are named `conveyor-<owner>-<name>`.
+   * groups are named `conveyor-<owner>-<name>`. `reopen`: the groups a previous helper made for a run whose agent
+   * outlived it, taken as they are (undefined when they are gone).
    */
   static async create(
     owner: string,
     name: string,
     limits: { memoryBytes: number; maxProcesses: number },
+    reopen = false,
   ): Promise<RunCgroup | undefined> {
     const created: string[] = [];
     const make = async (dir: string, settings: Record<string, string>) => {
+      if (reopen) {
+        await readFile(path.join(dir, 'cgroup.procs'));
+        return dir;
+      }
       await mkdir(dir);
       created.push(dir);
       for (const [file, value] of Object.entries(settings)) await writeFile(path.join(dir, file), value);

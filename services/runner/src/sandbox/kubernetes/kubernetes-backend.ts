@@ -23,6 +23,7 @@ import {
   type SandboxUsage,
   type SnapshotRef,
 } from '../run-sandbox';
+import { proxyEnvironment } from '../run-environment';
 import { SocketBridge } from '../socket-bridge';
 
 export interface KubernetesBackendOptions {
@@ -219,16 +220,7 @@ class KubernetesSandbox implements RunSandbox {
    * at once killed) process — that recursed until the stack overflowed and took the runner down on every cancel.
    */
   private start(options: SandboxExecOptions): PodProcess {
-    const proxy = this.proxyUrl;
-    const env = {
-      ...options.env,
-      HTTP_PROXY: proxy,
-      HTTPS_PROXY: proxy,
-      http_proxy: proxy,
-      https_proxy: proxy,
-      NO_PROXY: this.podIp,
-      no_proxy: this.podIp,
-    };
+    const env = { ...options.env, ...proxyEnvironment(this.proxyUrl, this.podIp) };
     return new PodProcess(
       (command, stdout, stderr, stdin, onStatus) =>
         this.api.exec(this.namespace, this.pod, command, { stdout, stderr, stdin }, onStatus),

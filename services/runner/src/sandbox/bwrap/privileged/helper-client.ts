@@ -13,7 +13,7 @@ type Exited = { code: number | null; signal: NodeJS.Signals | null };
 
 /**
  * The runner's side of the privileged helper: requests over the fork IPC channel, one reply each, and the ends of
- * executions as they come. A lost helper is fatal to the runner (`onLost`): its runs died with it.
+ * executions as they come. A lost helper is fatal to the runner (`onLost`): its runs cannot go on.
  */
 export class PrivilegedHelper {
   private nextId = 1;
@@ -126,6 +126,30 @@ export class PrivilegedHelper {
       throw err;
     }
     return { execId, exited };
+  }
+
+  /** Starts the run's durable command (its stdio on files, under a keeper that outlives the helper). */
+  async execDurable(request: Omit<Extract<HelperRequest, { op: 'exec' }>, 'op' | 'execId' | 'durable'>) {
+    await this.request({ op: 'exec', execId: this.nextExec++, durable: true, ...request });
+  }
+
+  /** Takes back a run whose durable command a previous runner process started. */
+  adopt(runId: string) {
+    return this.request({ op: 'adopt', runId }) as Promise<{
+      uid: number;
+      cgroups: boolean;
+      socketsDir: string;
+      /** When the run's sandbox was first opened (epoch ms). */
+      openedAt: number;
+    }>;
+  }
+
+  releaseLeftovers(adopting: string[]): Promise<string[]> {
+    return this.request({ op: 'releaseLeftovers', adopting }) as Promise<string[]>;
+  }
+
+  durable(runId: string, action: Extract<HelperRequest, { op: 'durable' }>['action']): Promise<unknown> {
+    return this.request({ op: 'durable', runId, action });
   }
 
   signal(runId: string, execId: number, signal: 'SIGTERM' | 'SIGKILL'): Promise<unknown> {

@@ -11,7 +11,8 @@ import { PrivilegedRuns } from './privileged-runs';
 // stays root. It takes requests over the fork IPC channel only, validates each, and dies with the runner.
 
 const settings = helperSettingsSchema.parse(JSON.parse(process.argv[2] ?? '{}'));
-const send = (message: HelperMessage) => process.send?.(message);
+// After the runner is gone (disconnect) there is no one to tell: what ends meanwhile is not reported.
+const send = (message: HelperMessage) => (process.connected ? process.send?.(message) : undefined);
 const runs = new PrivilegedRuns(settings, (exited, code, signal) => send({ exited, code, signal }));
 /** Stdio sockets received for executions not started yet, by execution number and slot. */
 const pendingStdio = new Map<number, Map<number, Socket>>();
@@ -27,7 +28,15 @@ async function handle(request: HelperRequest, socket: unknown): Promise<unknown>
       pendingStdio.set(request.execId, slots);
       return null;
     }
+    case 'adopt':
+      return runs.adopt(request.runId);
+    case 'releaseLeftovers':
+      return runs.releaseLeftovers(request.adopting);
+    case 'durable':
+      runs.durableAction(request.runId, request.action);
+      return null;
     case 'exec': {
+      if (request.durable) return { pid: await runs.execDurable(request) };
       const stdio = pendingStdio.get(request.execId) ?? new Map<number, Socket>();
       pendingStdio.delete(request.execId);
       try {
@@ -71,7 +80,8 @@ process.on('message', (message: { id?: unknown; request?: unknown }, socket: unk
   );
 });
 
-// The runner is gone (exit, crash): release its runs, whose processes die with us anyway (bwrap --die-with-parent).
+// The runner is gone (exit, crash): release its runs, whose commands die with us anyway (bwrap --die-with-parent),
+// except the durable ones (the agents), which the next runner process takes back.
 process.on('disconnect', () => {
   void runs.releaseAll().finally(() => process.exit(0));
 });

@@ -53,7 +53,18 @@ export const helperRequestSchema = z.discriminatedUnion('op', [
         socketName: z.string().regex(/^[a-z0-9-]+\.sock$/),
       }),
     ),
+    /**
+     * The run's agent: started under a keeper of its own with its stdio on files (no stdio sockets), so it outlives
+     * the helper and the runner and a later runner process takes it back (`adopt`). One per run at a time.
+     */
+    durable: z.boolean().optional(),
   }),
+  /** Takes back a run whose durable command outlived the previous runner process; replies `{ uid, cgroups, socketsDir }`. */
+  z.object({ op: z.literal('adopt'), runId }),
+  /** Releases what the previous runner process left and this one does not adopt; replies the released run IDs. */
+  z.object({ op: z.literal('releaseLeftovers'), adopting: z.array(runId).max(1000) }),
+  /** Ends the durable command's input, or signals it (as `signal` does an execution). */
+  z.object({ op: z.literal('durable'), runId, action: z.enum(['end-input', 'SIGTERM', 'SIGKILL']) }),
   /** SIGTERM goes to the execution's processes inside the sandbox; SIGKILL to them and bwrap (the sandbox goes). */
   z.object({
     op: z.literal('signal'),

@@ -162,3 +162,113 @@ describe('the privileged helper at start', () => {
       expect(await mountOptions(mount)).toEqual(expect.arrayContaining(['nosuid', 'nodev']));
   });
 });
+
+describe('a durable command (the agent) across helpers', () => {
+  let root: string;
+  const helpers: PrivilegedRuns[] = [];
+  /** The runner's unprivileged account in these tests: an uid no run gets and no account has. */
+  const RUNNER = 2_004_243;
+
+  const startHelper = async () => {
+    const runs = new PrivilegedRuns(
+      {
+        workspaceRoot: path.join(root, 'workspaces'),
+        stateDir: path.join(root, 'state'),
+        readOnlyPaths: [],
+        bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
+        runnerUid: RUNNER,
+        runnerGid: RUNNER,
+        snapshots: { maxAgeMs: 3_600_000, maxBytes: 1 << 30 },
+      },
+      () => undefined,
+    );
+    await runs.init();
+    helpers.push(runs);
+    return runs;
+  };
+  const startDurable = async (runs: PrivilegedRuns, runId: string) => {
+    await runs.open({ op: 'open', runId, limits: LIMITS });
+    await runs.execDurable({
+      op: 'exec',
+      runId,
+      execId: 1,
+      argv: ['/bin/sh', '-c', 'cat; echo done'],
+      env: {},
+      cwd: '/workspace',
+      forwarders: [],
+      durable: true,
+    });
+  };
+  const durableDir = (runId: string) => path.join(root, 'workspaces', '.durable', runId);
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'durable-runs-'));
+    await chmod(root, 0o711);
+  });
+
+  afterAll(async () => {
+    for (const runs of helpers) {
+      await runs.releaseLeftovers([]);
+      for (const runId of await readdir(path.join(root, 'workspaces', '.durable')).catch((): string[] => []))
+        await runs.release(runId, false).catch(() => undefined);
+    }
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('outlives its helper; the next helper takes it back as it was, and the runner account cannot forge what it takes back', async () => {
+    const first = await startHelper();
+    const runId = randomUUID();
+    const openedFrom = Date.now();
+    await startDurable(first, runId);
+    const openedBy = Date.now();
+    await expect(first.adopt(runId)).rejects.toThrow(/already open/);
+    // The runner's account reads the output and writes the input, but cannot replace the record the next helper
+    // trusts (with another uid to run as, another socket directory): the directory and the record are root's.
+    const forged = JSON.stringify({ uid: 1, limits: LIMITS, socketsDir: '/etc', keeper: 1 });
+    expect(() =>
+      asUid(RUNNER, [
+        'sh',
+        '-c',
+        `cd ${durableDir(runId)} && rm -f record.json; echo '${forged}' > record.json`,
+      ]),
+    ).toThrow();
+
+    // The helper is gone without releasing it (as when the runner is SIGKILLed); the next one takes it back.
+    await first.releaseAll();
+    const second = await startHelper();
+    const adopted = await second.adopt(runId);
+    expect(adopted.uid).toBeGreaterThanOrEqual(1_000_000);
+    expect(adopted.socketsDir).not.toBe('/etc');
+    // Its wall clock goes on from its first opening, not from the new helper's.
+    expect(adopted.openedAt).toBeGreaterThanOrEqual(openedFrom);
+    expect(adopted.openedAt).toBeLessThanOrEqual(openedBy);
+    // The same process, still waiting on its input: the runner writes it, ends it, and the command finishes.
+    asUid(RUNNER, ['sh', '-c', `echo hello > ${path.join(durableDir(runId), 'in.fifo')}`]);
+    second.durableAction(runId, 'end-input');
+    const exit = path.join(durableDir(runId), 'exit');
+    while (!existsSync(exit)) await new Promise((r) => setTimeout(r, 50));
+    expect((await readFile(exit, 'utf8')).trim()).toBe('0');
+    expect(asUid(RUNNER, ['cat', path.join(durableDir(runId), 'out')])).toBe('hello\ndone');
+    await second.release(runId, false);
+    expect(existsSync(durableDir(runId))).toBe(false);
+  });
+
+  it('ends at start what the previous runner process left and the next one does not take back', async () => {
+    const first = await startHelper();
+    const [kept, left] = [randomUUID(), randomUUID()];
+    for (const runId of [kept, left]) await startDurable(first, runId);
+    const keeperOf = async (runId: string) =>
+      (JSON.parse(await readFile(path.join(durableDir(runId), 'record.json'), 'utf8')) as { keeper: number })
+        .keeper;
+    const leftKeeper = await keeperOf(left);
+    await first.releaseAll();
+
+    const second = await startHelper();
+    expect(await second.releaseLeftovers([kept])).toEqual([left]);
+    expect(existsSync(`/proc/${leftKeeper}`)).toBe(false);
+    expect(existsSync(durableDir(left))).toBe(false);
+    expect(existsSync(path.join(root, 'workspaces', left))).toBe(false);
+    expect((await second.adopt(kept)).uid).toBeGreaterThanOrEqual(1_000_000);
+    await expect(second.adopt(left)).rejects.toThrow(/agent process is gone/);
+  });
+});

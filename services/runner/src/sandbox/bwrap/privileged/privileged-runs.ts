@@ -14,11 +14,13 @@ import type { HelperRequest, HelperSettings, RunStatus } from './helper-protocol
 import { RunDisks } from './run-disks';
 import { copyFrozen } from './frozen-copy';
 import { SnapshotStore } from '../../snapshot-store';
+import { DurableCommands, type DurableRecord } from './durable-commands';
 
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 type Open = Extract<HelperRequest, { op: 'open' }>;
 type Exec = Extract<HelperRequest, { op: 'exec' }>;
+type DurableAction = Extract<HelperRequest, { op: 'durable' }>['action'];
 type SnapshotRef = Extract<HelperRequest, { op: 'capture' }>['snapshot'];
 
 interface OpenRun {
@@ -27,6 +29,9 @@ interface OpenRun {
   cgroup: RunCgroup | undefined;
   socketsDir: string;
   children: Map<number, ChildProcess>;
+  openedAt: number;
+  /** The keeper of the run's durable command (the agent), which outlives this helper. */
+  keeper?: number;
 }
 
 /** `/bin`, `/lib`… as symlinks into /usr where the host has them so (usrmerge), so the same names resolve inside. */
@@ -58,6 +63,9 @@ export class PrivilegedRuns {
   private seccompFile = '';
   /** Names this runner's cgroups: one runner per workspace root (its filesystems live there). */
   private readonly cgroupOwner: string;
+  private readonly durable: DurableCommands;
+  /** Runs whose agents outlived the previous helper, until this one's runner adopts them or lets them go. */
+  private leftovers = new Map<string, DurableRecord>();
 
   constructor(
     private readonly settings: HelperSettings,
@@ -69,13 +77,19 @@ export class PrivilegedRuns {
       .update(path.resolve(settings.workspaceRoot))
       .digest('hex')
       .slice(0, 12);
+    this.durable = new DurableCommands(settings.workspaceRoot, {
+      uid: settings.runnerUid,
+      gid: settings.runnerGid,
+    });
   }
 
   /** The state directory belongs to the runner (it listens on the runs' sockets there); runs' uids only traverse it. */
   async init(): Promise<void> {
-    await this.disks.init();
+    // Runs whose agent outlived the last runner process keep their filesystem (and groups, which hold processes)
+    // for this one to take back (`adopt`); everything else a crash left goes.
+    this.leftovers = await this.durable.adoptable();
+    await this.disks.init(new Set(this.leftovers.keys()));
     await this.snapshots.init();
-    // After a crash: the runs' processes died with the helper (bwrap --die-with-parent), their groups stayed.
     await RunCgroup.removeStale(this.cgroupOwner);
     const own = path.join(this.settings.workspaceRoot, '.helper');
     await mkdir(own, { recursive: true, mode: 0o700 });
@@ -106,7 +120,7 @@ export class PrivilegedRuns {
     const socketsDir = path.join(this.settings.stateDir, `s-${randomBytes(6).toString('hex')}`);
     await mkdir(socketsDir, { mode: 0o755 });
     await lchown(socketsDir, this.settings.runnerUid, this.settings.runnerGid);
-    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map() });
+    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), openedAt: Date.now() });
     const { id, failure } = layered;
     return {
       uid,
@@ -149,32 +163,51 @@ export class PrivilegedRuns {
     return id ? { snapshot: id } : {};
   }
 
+  /**
+   * Takes back a run whose durable command a previous helper started (the runner restarted): its filesystem is still
+   * mounted, its groups hold its processes, its socket directory is where the sandbox's forwarders connect.
+   */
+  async adopt(
+    runId: string,
+  ): Promise<{ uid: number; cgroups: boolean; socketsDir: string; openedAt: number }> {
+    if (this.runs.has(runId)) throw new HelperRefusal('run already open');
+    const record = this.leftovers.has(runId) ? await this.durable.find(runId) : undefined;
+    if (!record) throw new HelperRefusal("the run's agent process is gone");
+    this.leftovers.delete(runId);
+    if (!(await this.disks.usage(runId))) throw new HelperRefusal("the run's filesystem is not mounted");
+    const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${record.uid}`, record.limits, true);
+    const { uid, limits, socketsDir, keeper, openedAt } = record;
+    this.runs.set(runId, { uid, limits, cgroup, socketsDir, children: new Map(), keeper, openedAt });
+    return { uid, cgroups: cgroup !== undefined, socketsDir, openedAt };
+  }
+
+  /**
+   * Ends what the previous runner process left that this one does not take back (its run ended meanwhile, or it
+   * has no record of it): the agent's keeper and everything of the run's uid, its groups, its filesystem.
+   */
+  async releaseLeftovers(adopting: string[]): Promise<string[]> {
+    const released: string[] = [];
+    for (const [runId, record] of this.leftovers) {
+      if (adopting.includes(runId)) continue;
+      this.leftovers.delete(runId);
+      signalAll([record.keeper, ...descendantsOf(record.keeper)], 'SIGKILL');
+      signalAll(await pidsOwnedBy(record.uid), 'SIGKILL');
+      const cgroup = await RunCgroup.create(this.cgroupOwner, `${runId}-${record.uid}`, record.limits, true);
+      await cgroup?.destroy();
+      await this.disks.release(runId, false);
+      await this.durable.discard(runId);
+      released.push(runId);
+    }
+    return released;
+  }
+
   /** Starts a command with its stdio on the runner's sockets (never relayed here); fd 3 carries bwrap's options. */
   exec(request: Exec, stdio: Map<number, Socket>): number {
     const run = this.opened(request.runId);
     if (run.children.has(request.execId)) throw new HelperRefusal('execution already started');
     const [stdout, stderr] = [stdio.get(1), stdio.get(2)];
     if (!stdout || !stderr) throw new HelperRefusal('stdout and stderr sockets are required');
-    const layout: BwrapLayout = {
-      workspaceDir: this.disks.workspaceDir(request.runId),
-      socketsDir: run.socketsDir,
-      readOnlyPaths: this.settings.readOnlyPaths,
-      usrSymlinks: this.symlinks,
-      forwarders: request.forwarders,
-      seccompFile: this.seccompFile,
-    };
-    const argv = hostArgv(
-      {
-        uid: run.uid,
-        // One above the cgroup's task limit, so that where there is a cgroup it is what refuses (and counts) first.
-        maxProcesses: run.limits.maxProcesses + (run.cgroup ? 1 : 0),
-        ...(run.cgroup ? {} : { dataBytes: run.limits.memoryBytes }),
-        cgroupProcs: run.cgroup?.procsFiles ?? [],
-      },
-      this.seccompFile,
-      this.settings.bwrapPath,
-      innerArgv(request.forwarders, request.argv),
-    );
+    const argv = this.commandArgv(run, request);
     const child = spawn(argv[0]!, argv.slice(1), {
       env: { PATH: HOST_PATH },
       stdio: [stdio.get(0) ?? 'ignore', stdout, stderr, 'pipe'],
@@ -183,7 +216,7 @@ export class PrivilegedRuns {
     for (const socket of stdio.values()) socket.destroy();
     const fd3 = child.stdio[3] as Writable;
     fd3.on('error', () => undefined);
-    fd3.end(nulSeparated(bwrapOptions(layout, request.env, request.cwd)));
+    fd3.end(this.bwrapArgs(run, request));
     run.children.set(request.execId, child);
     let reported = false;
     const report = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -195,6 +228,61 @@ export class PrivilegedRuns {
     child.once('error', () => report(127, null));
     child.once('exit', report);
     return child.pid ?? 0;
+  }
+
+  /**
+   * Starts the run's durable command (its agent) under a keeper of its own, with stdio on files: it outlives this
+   * helper and the runner, and a later runner takes it back (docs/run-lifecycle.md "Runner restarts"). One at a time.
+   */
+  async execDurable(request: Exec): Promise<number> {
+    const run = this.opened(request.runId);
+    if (run.keeper !== undefined && (await this.durable.find(request.runId)))
+      throw new HelperRefusal('a durable command of the run is running');
+    run.keeper = await this.durable.start(
+      request.runId,
+      this.commandArgv(run, request),
+      this.bwrapArgs(run, request),
+      { uid: run.uid, limits: run.limits, socketsDir: run.socketsDir, openedAt: run.openedAt },
+    );
+    return run.keeper;
+  }
+
+  /** Ends the durable command's input (the keeper closes the FIFO), or signals it like `signal`. */
+  durableAction(runId: string, action: DurableAction): void {
+    const keeper = this.opened(runId).keeper;
+    if (keeper === undefined) return;
+    if (action === 'end-input') return signalAll([keeper], 'SIGUSR1');
+    // bwrap is the keeper's one child (first in the walk): SIGTERM goes to what runs inside it, SIGKILL to bwrap
+    // too — never to the keeper, which writes the exit status.
+    const tree = descendantsOf(keeper);
+    signalAll(action === 'SIGKILL' ? tree : tree.slice(1), action);
+  }
+
+  private commandArgv(run: OpenRun, request: Exec): string[] {
+    return hostArgv(
+      {
+        uid: run.uid,
+        // One above the cgroup's task limit, so that where there is a cgroup it is what refuses (and counts) first.
+        maxProcesses: run.limits.maxProcesses + (run.cgroup ? 1 : 0),
+        ...(run.cgroup ? {} : { dataBytes: run.limits.memoryBytes }),
+        cgroupProcs: run.cgroup?.procsFiles ?? [],
+      },
+      this.seccompFile,
+      this.settings.bwrapPath,
+      innerArgv(request.forwarders, request.argv),
+    );
+  }
+
+  private bwrapArgs(run: OpenRun, request: Exec): Buffer {
+    const layout: BwrapLayout = {
+      workspaceDir: this.disks.workspaceDir(request.runId),
+      socketsDir: run.socketsDir,
+      readOnlyPaths: this.settings.readOnlyPaths,
+      usrSymlinks: this.symlinks,
+      forwarders: request.forwarders,
+      seccompFile: this.seccompFile,
+    };
+    return nulSeparated(bwrapOptions(layout, request.env, request.cwd));
   }
 
   /** SIGTERM to what runs inside (bwrap does not forward signals); SIGKILL to bwrap too, which takes its namespace down. */
@@ -223,6 +311,7 @@ export class PrivilegedRuns {
     await run.cgroup?.destroy();
     const diskBytes = (await this.disks.usage(runId))?.usedBytes ?? 0;
     await this.disks.release(runId, keep);
+    await this.durable.discard(runId);
     // Emptied by the runner, which owns what is in it; removed here only if it is.
     await rmdir(run.socketsDir).catch(() => undefined);
     return { diskBytes };
@@ -233,9 +322,13 @@ export class PrivilegedRuns {
     await this.disks.discard(runId);
   }
 
-  /** The runner is gone: nothing of its runs may outlive it. */
+  /**
+   * The runner is gone: what it was doing for a run dies with it, except a run's durable command (its agent), left
+   * with its filesystem and groups for the next runner process to take back.
+   */
   async releaseAll(): Promise<void> {
-    for (const runId of [...this.runs.keys()]) await this.release(runId, false).catch(() => undefined);
+    for (const [runId, run] of [...this.runs.entries()])
+      if (run.keeper === undefined) await this.release(runId, false).catch(() => undefined);
   }
 
   private opened(runId: string): OpenRun {

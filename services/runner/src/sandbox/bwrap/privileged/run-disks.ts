@@ -81,7 +81,8 @@ export class RunDisks {
   }
 
   /** Creates the root (traversable, not listable) and removes what a crashed predecessor left: mounts and images. */
-  async init(): Promise<void> {
+  /** What a crash left goes, except the filesystems of `adoptable` runs, whose agents outlived the runner. */
+  async init(adoptable: ReadonlySet<string> = new Set()): Promise<void> {
     await mkdir(this.root, { recursive: true, mode: 0o711 });
     await chmod(this.root, 0o711);
     for (const dir of [this.imagesDir, this.layersDir]) {
@@ -89,13 +90,15 @@ export class RunDisks {
       await chmod(dir, 0o700);
     }
     for (const mount of await mountsUnder(this.root)) {
-      if (!RUN_ID.test(path.basename(mount))) continue;
+      const runId = path.basename(mount);
+      if (!RUN_ID.test(runId) || adoptable.has(runId.toLowerCase())) continue;
       await run('umount', ['-l', mount]);
       await rmdir(mount).catch(() => undefined);
     }
-    for (const runId of await readdir(this.layersDir)) await this.unmountLayers(runId);
+    for (const runId of await readdir(this.layersDir))
+      if (!adoptable.has(runId)) await this.unmountLayers(runId);
     for (const file of await readdir(this.imagesDir))
-      await rm(path.join(this.imagesDir, file), { force: true });
+      if (!adoptable.has(file.split('.')[0]!)) await rm(path.join(this.imagesDir, file), { force: true });
   }
 
   workspaceDir(runId: string): string {

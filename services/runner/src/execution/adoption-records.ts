@@ -1,0 +1,114 @@
+import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { RunAssignment__Output } from '@conveyor/proto';
+import { z } from 'zod';
+import type { SandboxProcess } from '../sandbox/run-sandbox';
+
+/** How often a running agent's output offsets are written down. */
+const OFFSETS_EVERY_MS = 500;
+
+const offsets = z.object({ stdout: z.number().int().nonnegative(), stderr: z.number().int().nonnegative() });
+
+/**
+ * What the next runner process needs to take an execution back (docs/run-lifecycle.md "Runner restarts"): the
+ * assignment (without the attachments' bytes and the kept session, which only the harness's start reads), the runner
+ * identity the orchestrator knows the execution by, the model token its agent holds, and its durable process.
+ */
+const recordSchema = z.object({
+  runnerId: z.string().min(1),
+  assignment: z.custom<RunAssignment__Output>(
+    (value) => typeof value === 'object' && value !== null && 'run_id' in value,
+  ),
+  modelToken: z.string().optional(),
+  agent: z.object({ processIndex: z.number().int().nonnegative(), offsets }),
+});
+export type AdoptionRecord = z.infer<typeof recordSchema>;
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined; // cut short by a crash mid-write: nothing to take back
+  }
+};
+
+/**
+ * The runner's records of its executions whose agents run durable: one small file per run in a directory of the
+ * runner's own (mode 0700: a record holds the run's keys), written when the agent starts, its output offsets every
+ * half second while it runs, deleted when the execution ends.
+ */
+export class AdoptionRecords {
+  constructor(private readonly dir: string) {}
+
+  /**
+   * The record of one execution: written when its agent starts durable (`started`, again for each later process of
+   * it), its offsets every half second while it runs; `close(keep)` deletes it, or, when the runner stops and leaves
+   * the run to its next process, writes it a last time.
+   */
+  execution(runnerId: string, assignment: RunAssignment__Output) {
+    const runId = assignment.run_id;
+    const stored = {
+      runnerId,
+      assignment: {
+        ...assignment,
+        attachments: assignment.attachments.map((a) => ({ ...a, data: '' })),
+        session: null,
+      },
+    };
+    let agent: { processIndex: number; proc: SandboxProcess; modelToken?: string } | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let writing = Promise.resolve();
+    const write = async () => {
+      const offsets = agent?.proc.offsets;
+      if (!agent || !offsets) return;
+      const { processIndex, modelToken } = agent;
+      await this.write(runId, { ...stored, modelToken, agent: { processIndex, offsets } });
+    };
+    const queue = () => (writing = writing.then(write).catch(() => undefined));
+    return {
+      started: (started: { processIndex: number; proc: SandboxProcess }, modelToken?: string) => {
+        if (!started.proc.offsets) return;
+        agent = { ...started, ...(modelToken ? { modelToken } : {}) };
+        void queue();
+        timer ??= setInterval(queue, OFFSETS_EVERY_MS);
+      },
+      close: async (keep: boolean) => {
+        clearInterval(timer);
+        await writing;
+        if (keep) await write();
+        else if (agent) await this.remove(runId);
+      },
+    };
+  }
+
+  /** The records a previous runner process left: each an execution to take back. */
+  async list(): Promise<AdoptionRecord[]> {
+    const records: AdoptionRecord[] = [];
+    for (const name of await readdir(this.dir).catch((): string[] => [])) {
+      if (!name.endsWith('.json')) continue;
+      const text = await readFile(path.join(this.dir, name), 'utf8').catch(() => undefined);
+      const parsed = text === undefined ? undefined : recordSchema.safeParse(parseJson(text));
+      if (!parsed?.success) continue;
+      const { assignment } = parsed.data;
+      assignment.attachments = assignment.attachments.map((a) => ({ ...a, data: Buffer.alloc(0) }));
+      records.push(parsed.data);
+    }
+    return records;
+  }
+
+  async remove(runId: string): Promise<void> {
+    await rm(this.file(runId), { force: true });
+  }
+
+  private async write(runId: string, record: unknown): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(this.dir, 0o700);
+    const temporary = `${this.file(runId)}.tmp`;
+    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
+    await rename(temporary, this.file(runId));
+  }
+
+  private file(runId: string): string {
+    return path.join(this.dir, `${path.basename(runId)}.json`);
+  }
+}
