@@ -90,4 +90,21 @@ describe('EventReporter', () => {
       [3, ['c', 'd']],
     ]);
   });
+
+  it('sends an adopted execution’s batches unnumbered, so none falls on a position its previous process used', async () => {
+    const { link, attempts } = scriptedLink(['ok']);
+    const reporter = new EventReporter(
+      link,
+      { runId: 'r', execution: 1, runnerId: 'x' },
+      () => undefined,
+      () => undefined,
+      60_000,
+      false,
+    );
+    reporter.emit({ kind: 'agent_message', text: 'a' });
+    await reporter.flush();
+    reporter.emit({ kind: 'agent_message', text: 'b' });
+    expect(await reporter.takeRest()).toMatchObject({ first_event: 0 });
+    expect(attempts.map((a) => a.first_event)).toEqual([0]);
+  });
 });

@@ -43,6 +43,13 @@ export class EventReporter {
     private readonly onControl: (control: RunnerControl__Output) => void,
     private readonly onError: (err: unknown) => void,
     intervalMs = 200,
+    /**
+     * False for an execution a restarted runner took back: its numbering began in the previous process, which may have
+     * sent events this one never saw, so positions from here could fall on them and be dropped as already recorded.
+     * Unnumbered batches are recorded whole: what the output re-read from the last kept offset repeats may show twice
+     * on the timeline, and nothing is lost.
+     */
+    private readonly numbering = true,
   ) {
     // flush() hands its failures to onError; the catch is for onError's own.
     this.timer = setInterval(() => {
@@ -114,7 +121,7 @@ export class EventReporter {
   private numbered(): NumberedEvents {
     return {
       events_json: this.pending.map((e) => JSON.stringify(e)),
-      first_event: this.acknowledged + 1,
+      first_event: this.numbering ? this.acknowledged + 1 : 0,
     };
   }
 

@@ -59,7 +59,7 @@ export class RunExecutor {
       execution: assignment.execution,
       adopted: true,
     });
-    const settings = { ...this.options, runnerId };
+    const settings = { ...this.options, runnerId, adopted: true };
     const lifecycle = new ExecutionLifecycle(this.link, assignment, settings, log, stopSignal);
     const kept = this.options.adoptionRecords?.execution(runnerId, assignment);
     return this.settle(lifecycle, kept, () => this.resume(lifecycle.context, record, kept));

@@ -61,6 +61,8 @@ export class ExecutionLifecycle {
       heartbeatIntervalMs: number;
       /** The run's own time limit: a completion the orchestrator cannot take is retried for as long. */
       limits: { wallClockMs: number };
+      /** Taken back from a previous runner process: its events go unnumbered (EventReporter). */
+      adopted?: boolean;
     },
     private readonly log: Logger,
     private readonly stopSignal: AbortSignal,
@@ -78,6 +80,8 @@ export class ExecutionLifecycle {
       { runId: target.run_id, execution: target.execution, runnerId: target.runner_id },
       control.answered,
       control.failed,
+      undefined,
+      !settings.adopted,
     );
     stopSignal.addEventListener('abort', this.onStop, { once: true });
     this.heartbeat = setInterval(() => {
