@@ -47,7 +47,7 @@ async function handle(request: HelperRequest, socket: unknown): Promise<unknown>
       }
     }
     case 'signal':
-      runs.signal(request.runId, request.execId, request.signal);
+      await runs.signal(request.runId, request.execId, request.signal);
       return null;
     case 'status':
       return runs.status(request.runId);

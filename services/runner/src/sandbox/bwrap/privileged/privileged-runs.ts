@@ -285,11 +285,26 @@ export class PrivilegedRuns {
     return nulSeparated(bwrapOptions(layout, request.env, request.cwd));
   }
 
-  /** SIGTERM to what runs inside (bwrap does not forward signals); SIGKILL to bwrap too, which takes its namespace down. */
-  signal(runId: string, execId: number, signal: 'SIGTERM' | 'SIGKILL'): void {
-    const pid = this.opened(runId).children.get(execId)?.pid;
+  /**
+   * SIGTERM to what runs inside (bwrap does not forward signals); SIGKILL to bwrap too, which takes its namespace down.
+   * A SIGKILL then ends every process of the run's uid that none of its other commands holds: bwrap's child, cloned
+   * as bwrap was killed, can miss both the tree read here and bwrap's die-with-parent (set in the child after the
+   * clone), and would live on, reparented, holding the command's output open (seen under load: a run at its
+   * wall-clock limit whose `sleep` outlived the kill).
+   */
+  async signal(runId: string, execId: number, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+    const run = this.opened(runId);
+    const pid = run.children.get(execId)?.pid;
     if (pid === undefined) return;
-    signalAll(signal === 'SIGKILL' ? [pid, ...descendantsOf(pid)] : descendantsOf(pid), signal);
+    if (signal === 'SIGTERM') return signalAll(descendantsOf(pid), signal);
+    signalAll([pid, ...descendantsOf(pid)], signal);
+    const held = [...run.children]
+      .filter(([id]) => id !== execId)
+      .map(([, child]) => child.pid)
+      .concat(run.keeper)
+      .flatMap((other) => (other === undefined ? [] : [other, ...descendantsOf(other)]));
+    const stray = (await pidsOwnedBy(run.uid)).filter((p) => !held.includes(p));
+    signalAll(stray, signal);
   }
 
   async status(runId: string): Promise<RunStatus> {
