@@ -18,6 +18,17 @@ function scriptedLink(answers: Array<Error | 'ok'>) {
   return { link, sent, attempts };
 }
 
+/** A reporter on `link` that ignores control answers and errors and flushes only when told. */
+const quietReporter = (link: OrchestratorLink, numbering = true) =>
+  new EventReporter(
+    link,
+    { runId: 'r', execution: 1, runnerId: 'x' },
+    () => undefined,
+    () => undefined,
+    60_000,
+    numbering,
+  );
+
 const text = (attempt: { events_json: string[] }) =>
   attempt.events_json.map((e) => (JSON.parse(e) as { text: string }).text);
 
@@ -67,13 +78,7 @@ describe('EventReporter', () => {
       new AppError('resource_unavailable', 'The platform is temporarily unavailable; retry'),
       'ok',
     ]);
-    const reporter = new EventReporter(
-      link,
-      { runId: 'r', execution: 1, runnerId: 'x' },
-      () => undefined,
-      () => undefined,
-      60_000,
-    );
+    const reporter = quietReporter(link);
     const say = (t: string) => reporter.emit({ kind: 'agent_message', text: t });
     say('a');
     say('b');
@@ -93,14 +98,7 @@ describe('EventReporter', () => {
 
   it('sends an adopted execution’s batches unnumbered, so none falls on a position its previous process used', async () => {
     const { link, attempts } = scriptedLink(['ok']);
-    const reporter = new EventReporter(
-      link,
-      { runId: 'r', execution: 1, runnerId: 'x' },
-      () => undefined,
-      () => undefined,
-      60_000,
-      false,
-    );
+    const reporter = quietReporter(link, false);
     reporter.emit({ kind: 'agent_message', text: 'a' });
     await reporter.flush();
     reporter.emit({ kind: 'agent_message', text: 'b' });
