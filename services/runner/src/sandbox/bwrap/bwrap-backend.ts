@@ -262,7 +262,7 @@ class BwrapSandbox implements RunSandbox {
   exec(options: SandboxExecOptions): SandboxProcess {
     const request = this.execRequest(options);
     if (options.durable) {
-      const started = this.helper.execDurable(request);
+      const started = this.helper.execDurable({ ...request, input: options.stdin === 'pipe' });
       return this.track(this.durableProcess({ stdout: 0, stderr: 0 }, started, options.stdin === 'pipe'));
     }
     const proc = new BwrapProcess(

@@ -12,13 +12,14 @@ const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
  * The keeper: a root shell in its own session between the helper and bwrap, so the agent's sandbox belongs to no
  * runner process (`bwrap --die-with-parent` follows the keeper, not the helper). It holds the input FIFO open
  * (read-write: a runner that dies is no EOF; SIGUSR1 closes it once the runner ended the input), sends the command's
- * output to files, and writes its exit status when it ends: `sh -c KEEPER keeper DIR argv…`.
+ * output to files, and writes its exit status when it ends: `sh -c KEEPER keeper DIR INPUT argv…`, INPUT the FIFO or,
+ * for a command given no input, /dev/null.
  */
 const KEEPER = [
-  'dir=$1; shift',
+  'dir=$1; input=$2; shift 2',
   'exec 7<>"$dir/in.fifo"',
   'trap "exec 7>&-" USR1',
-  '"$@" <"$dir/in.fifo" >>"$dir/out" 2>>"$dir/err" 7>&- &',
+  '"$@" <"$input" >>"$dir/out" 2>>"$dir/err" 7>&- &',
   'child=$!',
   // `wait` returns early when the trap runs; the child's own status is the one after it is gone.
   'while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || break; done',
@@ -65,7 +66,13 @@ export class DurableCommands {
   ) {}
 
   /** Starts `hostArgv` under a keeper; `options` go to bwrap on fd 3. Returns the keeper's pid. */
-  async start(runId: string, hostArgv: string[], options: Buffer, record: Omit<DurableRecord, 'keeper'>) {
+  async start(
+    runId: string,
+    hostArgv: string[],
+    options: Buffer,
+    record: Omit<DurableRecord, 'keeper'>,
+    input: boolean,
+  ) {
     const files = durableFiles(this.root, runId);
     await mkdir(path.dirname(files.dir), { recursive: true, mode: 0o711 });
     await rm(files.dir, { recursive: true, force: true });
@@ -75,7 +82,8 @@ export class DurableCommands {
     const fifo = spawnSync('mkfifo', ['-m', '600', files.input], { env: { PATH: HOST_PATH } });
     if (fifo.status !== 0) throw new Error(`mkfifo failed: ${fifo.stderr.toString().trim()}`);
     await lchown(files.input, this.runner.uid, this.runner.gid);
-    const keeper = spawn('/bin/sh', ['-c', KEEPER, 'keeper', files.dir, ...hostArgv], {
+    const stdin = input ? files.input : '/dev/null';
+    const keeper = spawn('/bin/sh', ['-c', KEEPER, 'keeper', files.dir, stdin, ...hostArgv], {
       env: { PATH: HOST_PATH },
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       detached: true,

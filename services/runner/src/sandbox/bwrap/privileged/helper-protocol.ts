@@ -58,6 +58,9 @@ export const helperRequestSchema = z.discriminatedUnion('op', [
      * the helper and the runner and a later runner process takes it back (`adopt`). One per run at a time.
      */
     durable: z.boolean().optional(),
+    /** A durable command's input comes through the run's FIFO; without it, from /dev/null (a CLI reading stdin to
+     * its end, as `codex exec` does, would otherwise wait on a FIFO the keeper holds open). */
+    input: z.boolean().optional(),
   }),
   /** Takes back a run whose durable command outlived the previous runner process; replies `{ uid, cgroups, socketsDir }`. */
   z.object({ op: z.literal('adopt'), runId }),

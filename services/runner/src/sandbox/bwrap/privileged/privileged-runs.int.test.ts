@@ -197,6 +197,7 @@ describe('a durable command (the agent) across helpers', () => {
       cwd: '/workspace',
       forwarders: [],
       durable: true,
+      input: true,
     });
   };
   const durableDir = (runId: string) => path.join(root, 'workspaces', '.durable', runId);

@@ -243,6 +243,7 @@ export class PrivilegedRuns {
       this.commandArgv(run, request),
       this.bwrapArgs(run, request),
       { uid: run.uid, limits: run.limits, socketsDir: run.socketsDir, openedAt: run.openedAt },
+      request.input === true,
     );
     return run.keeper;
   }
