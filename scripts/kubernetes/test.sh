@@ -13,6 +13,13 @@ source "$ROOT/scripts/kubernetes/lib.sh"
   log "ERROR: the test cluster needs root (network, containerd, kubelet)"
   exit 1
 }
+# One test cluster per machine: its bridge, addresses and state directory are fixed (cluster-env.sh), so a second
+# suite (another checkout's) waits here for the first to tear down rather than both failing half-way.
+exec 8>/run/lock/conveyor-k8s-suite.lock
+if ! flock -n 8; then
+  log "another test cluster is running on this machine; waiting for it to finish…"
+  flock 8
+fi
 # Its own PostgreSQL, Redis and Kafka (Kafka needs the extra listener for Pods), unless the caller picks ports.
 k8s_host_infra_env
 MODEL_SERVER_PORT=18090 # k8s/overlays/test points the runner's ANTHROPIC_BASE_URL here
