@@ -14,11 +14,12 @@ source "$ROOT/scripts/kubernetes/lib.sh"
   exit 1
 }
 # One test cluster per machine: its bridge, addresses and state directory are fixed (cluster-env.sh), so a second
-# suite (another checkout's) waits here for the first to tear down rather than both failing half-way.
-exec 8>/run/lock/conveyor-k8s-suite.lock
-if ! flock -n 8; then
-  log "another test cluster is running on this machine; waiting for it to finish…"
-  flock 8
+# suite (another checkout's) waits for the first to tear down rather than both failing half-way. flock -o: the lock is
+# held by flock itself, not inherited by the daemons the suite starts.
+if [ -z "${CONVEYOR_K8S_SUITE_LOCKED:-}" ]; then
+  lock=/run/lock/conveyor-k8s-suite.lock
+  flock -n "$lock" true || log "another test cluster is running on this machine; waiting for it to finish…"
+  exec env CONVEYOR_K8S_SUITE_LOCKED=1 flock -o "$lock" bash "${BASH_SOURCE[0]}" "$@"
 fi
 # Its own PostgreSQL, Redis and Kafka (Kafka needs the extra listener for Pods), unless the caller picks ports.
 k8s_host_infra_env
