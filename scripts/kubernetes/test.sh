@@ -3,6 +3,7 @@
 # the platform's images built and loaded, k8s/overlays/test deployed with a migrated database and a seeded key, the
 # suite of tests/kubernetes run through the gateway's and ingress's Services, then everything torn down. Prints how
 # long each phase took and one closing line "kubernetes: N passed, N failed".
+# Arguments go to jest (a test-file pattern: `npm run test:kubernetes -- rollout`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=../lib/bootstrap.sh
@@ -73,7 +74,7 @@ export CONVEYOR_K8S_REDIS="$K8S_NODE_IP:$REDIS_PORT" CONVEYOR_K8S_KAFKA="$K8S_NO
 report="$ROOT/tests/kubernetes/.jest-results.json"
 rm -f "$report"
 status=0
-(cd "$ROOT/tests/kubernetes" && timeout 1800 npx jest --runInBand --json --outputFile="$report") || status=$?
+(cd "$ROOT/tests/kubernetes" && timeout 1800 npx jest --runInBand --json --outputFile="$report" "$@") || status=$?
 phase suite
 log "phases: ${timings[*]}; total $(($(date +%s) - started))s"
 if [ -f "$report" ]; then
