@@ -91,4 +91,7 @@ export type * from './gen/conveyor/orchestrator/v1/EventEndpointWithSecret';
 export type * from './gen/conveyor/orchestrator/v1/EventAttempt';
 export type * from './gen/conveyor/orchestrator/v1/CreateEventEndpointRequest';
 export type * from './gen/conveyor/orchestrator/v1/UpdateEventEndpointRequest';
+export type * from './gen/conveyor/orchestrator/v1/IntegrationService';
+export type * from './gen/conveyor/orchestrator/v1/GitHubApp';
+export type * from './gen/conveyor/orchestrator/v1/CreateGitHubAppRequest';
 export * from './request-defaults';

@@ -14,6 +14,7 @@ import type { ProtoGrpcType as IdentitiesProto } from './gen/identities';
 import type { ProtoGrpcType as ArtifactsProto } from './gen/artifacts';
 import type { ProtoGrpcType as WorkersProto } from './gen/workers';
 import type { ProtoGrpcType as EventsProto } from './gen/events';
+import type { ProtoGrpcType as IntegrationsProto } from './gen/integrations';
 
 /** protos/ at the repo root is the one source of truth; images copy it to the same relative place. */
 export const PROTO_DIR = process.env.CONVEYOR_PROTO_DIR ?? path.resolve(__dirname, '../../../protos');
@@ -49,7 +50,8 @@ type AllProtos = AuthProto &
   IdentitiesProto &
   ArtifactsProto &
   WorkersProto &
-  EventsProto;
+  EventsProto &
+  IntegrationsProto;
 export type OrchestratorProto = AllProtos['conveyor']['orchestrator']['v1'];
 
 let cached: OrchestratorProto | undefined;

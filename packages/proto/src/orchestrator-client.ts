@@ -12,6 +12,7 @@ import type { AgentIdentityServiceClient } from './gen/conveyor/orchestrator/v1/
 import type { ArtifactServiceClient } from './gen/conveyor/orchestrator/v1/ArtifactService';
 import type { WorkerServiceClient } from './gen/conveyor/orchestrator/v1/WorkerService';
 import type { EventEndpointServiceClient } from './gen/conveyor/orchestrator/v1/EventEndpointService';
+import type { IntegrationServiceClient } from './gen/conveyor/orchestrator/v1/IntegrationService';
 import { loadOrchestratorProto, type OrchestratorProto } from './load-protos';
 
 /**
@@ -49,6 +50,7 @@ export const ORCHESTRATOR_SERVICES = {
   artifacts: 'ArtifactService',
   workers: 'WorkerService',
   events: 'EventEndpointService',
+  integrations: 'IntegrationService',
 } as const satisfies Record<string, keyof OrchestratorProto>;
 
 export interface OrchestratorClients {
@@ -65,6 +67,7 @@ export interface OrchestratorClients {
   artifacts: ArtifactServiceClient;
   workers: WorkerServiceClient;
   events: EventEndpointServiceClient;
+  integrations: IntegrationServiceClient;
   close(): void;
 }
 

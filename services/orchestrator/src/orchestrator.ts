@@ -60,6 +60,8 @@ import { authHandlers } from './grpc/handlers/auth-handlers';
 import { blobHandlers } from './grpc/handlers/blob-handlers';
 import { catalogHandlers } from './grpc/handlers/catalog-handlers';
 import { eventEndpointHandlers } from './grpc/handlers/event-endpoint-handlers';
+import { integrationHandlers } from './grpc/handlers/integration-handlers';
+import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
 import { identityHandlers } from './grpc/handlers/identity-handlers';
@@ -224,6 +226,7 @@ export class Orchestrator implements Service {
     };
     const eventUrls = { policy: egress.policy, httpHosts: config.EVENT_HTTP_ALLOWED_HOSTS };
     const github = { baseUrl: config.GITHUB_API_URL, policy: egress.policy, timeoutMs: 30_000 };
+    const installationTokens = new InstallationTokens(github);
     const events = new EventDispatcher({
       db,
       cipher,
@@ -355,6 +358,11 @@ export class Orchestrator implements Service {
         secretGraceMs: config.EVENT_SECRET_GRACE_MS,
         logger,
         eventsChanged: () => void events.kick(),
+      }),
+      integrations: integrationHandlers({
+        ...webhookHandlerDeps,
+        github,
+        forgetTokens: (id) => installationTokens.forget(id),
       }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });

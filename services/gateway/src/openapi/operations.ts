@@ -37,6 +37,7 @@ import * as r from '../schemas/resource-schemas';
 import * as runs from '../schemas/run-schemas';
 import * as w from '../schemas/webhook-schemas';
 import * as ev from '../schemas/event-endpoint-schemas';
+import * as integ from '../schemas/integration-schemas';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -86,6 +87,7 @@ const factory = `${V1}/factories/:factoryId`;
 const webhook = `${factory}/webhooks/:webhookUid`;
 const automation = `${factory}/automations/:automationId`;
 const eventEndpoint = `${V1}/event-endpoints/:endpointId`;
+const githubApp = `${V1}/integrations/github-apps/:githubAppId`;
 
 const api = (
   method: HttpMethod,
@@ -692,4 +694,22 @@ export const OPERATIONS: Operation[] = [
     'Send one event to the endpoint again (same webhook-id)',
     json(z.object({ event_id: z.string(), status: z.literal('pending') }), 'Queued for delivery.', 202),
   ),
+  // Integrations (docs/integrations.md).
+  api(
+    'post',
+    `${V1}/integrations/github-apps`,
+    'Integrations',
+    'Register a GitHub App (its key is checked against GitHub first)',
+    json(integ.githubAppSchema, "Registered; set webhook_url as the App's webhook URL.", 201),
+    { body: integ.createGitHubAppBody },
+  ),
+  api(
+    'get',
+    `${V1}/integrations/github-apps`,
+    'Integrations',
+    "List the team's GitHub Apps",
+    json(integ.githubAppListResponseSchema, 'Apps, without credentials, oldest first.'),
+  ),
+  api('get', githubApp, 'Integrations', 'Retrieve a GitHub App', json(integ.githubAppSchema, 'The App.')),
+  api('delete', githubApp, 'Integrations', 'Remove a GitHub App and its webhook', noContent),
 ];

@@ -5,6 +5,7 @@ import type {
   BlobServiceHandlers,
   CatalogServiceHandlers,
   EventEndpointServiceHandlers,
+  IntegrationServiceHandlers,
   FactoryServiceHandlers,
   HealthServiceHandlers,
   RunnerServiceHandlers,
@@ -29,4 +30,5 @@ export interface OrchestratorHandlers {
   artifacts: ArtifactServiceHandlers;
   workers: WorkerServiceHandlers;
   events: EventEndpointServiceHandlers;
+  integrations: IntegrationServiceHandlers;
 }

@@ -139,6 +139,12 @@ export const RPC_PERMISSIONS: PermissionTable = {
     ListEventAttempts: GATEWAY,
     ReplayEvent: GATEWAY,
   },
+  integrations: {
+    CreateGitHubApp: GATEWAY,
+    ListGitHubApps: GATEWAY,
+    GetGitHubApp: GATEWAY,
+    DeleteGitHubApp: GATEWAY,
+  },
 };
 
 /** The peers allowed to call `service.method`; none for anything not in the table. */

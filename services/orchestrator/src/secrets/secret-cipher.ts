@@ -110,3 +110,6 @@ export const webhookSecretContext = (webhookUid: string): string => `webhook:${w
 
 /** Associated data of an event endpoint's signing secret (current and rotated-out alike). */
 export const eventEndpointSecretContext = (endpointId: string): string => `event-endpoint:${endpointId}`;
+
+/** Associated data of a GitHub App's private key. */
+export const githubAppKeyContext = (githubAppId: string): string => `github-app:${githubAppId}`;

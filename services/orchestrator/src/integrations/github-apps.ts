@@ -1,0 +1,167 @@
+import { AppError, notFound } from '@conveyor/errors';
+import { newId, Prisma, type GitHubApp, type PrismaClient } from '@conveyor/db';
+import type { Caller } from '../auth/caller';
+import { requireFactoryManager } from '../factories/permissions';
+import { parseAppPrivateKey, verifyApp, type AppCredentials } from '../github/github-app-auth';
+import type { GitHubApi } from '../github/github-rest';
+import { githubAppKeyContext, type SecretCipher } from '../secrets/secret-cipher';
+import { createWebhook, type WebhookDeps } from '../webhooks/manage-webhooks';
+import { ingressUrl } from '../webhooks/webhook-rules';
+
+export interface GitHubAppDeps extends WebhookDeps {
+  github: GitHubApi;
+  /** Drops an App's cached installation tokens when it goes. */
+  forgetTokens: (githubAppId: string) => void;
+}
+
+export interface CreateGitHubAppInput {
+  name: string;
+  factory_id: string;
+  app_id: string;
+  private_key: string;
+  webhook_secret: string;
+  environment_id: string;
+  trigger_label: string;
+  repositories: string[];
+  allowed_users: string[];
+}
+
+export interface GitHubAppView {
+  row: GitHubApp;
+  webhookUrl: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const REPOSITORY = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
+/** Apps per team: each is one webhook of a factory (which holds at most 20). */
+const MAX_APPS_PER_TEAM = 10;
+
+function validate(input: CreateGitHubAppInput): void {
+  const bad = (message: string) => new AppError('invalid_request', message);
+  if (!NAME.test(input.name)) throw bad('name must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}');
+  if (!/^[1-9][0-9]{0,19}$/.test(input.app_id))
+    throw bad('app_id must be the App ID GitHub shows (a number)');
+  if (input.webhook_secret.length < 16 || input.webhook_secret.length > 256)
+    throw bad('webhook_secret must be 16 to 256 characters (the secret set on the App in GitHub)');
+  if (input.trigger_label.length > 50) throw bad('trigger_label must be at most 50 characters');
+  const badRepository = input.repositories.find((r) => !REPOSITORY.test(r));
+  if (badRepository !== undefined) throw bad(`repositories: "${badRepository}" is not owner/repo`);
+  const badLogin = input.allowed_users.find((u) => !LOGIN.test(u));
+  if (badLogin !== undefined) throw bad(`allowed_users: "${badLogin}" is not a GitHub login`);
+}
+
+export const githubAppView = (webhookBaseUrl: string, row: GitHubApp): GitHubAppView => ({
+  row,
+  webhookUrl: ingressUrl(webhookBaseUrl, row.webhookId, 'signature'),
+});
+
+/** The App's credentials, decrypted (orchestrator memory only). */
+export function appCredentials(cipher: SecretCipher, row: GitHubApp): AppCredentials {
+  const pem = cipher.decrypt(row.privateKeyCiphertext, row.privateKeyKeyId, githubAppKeyContext(row.id));
+  return { appId: row.appId, privateKey: parseAppPrivateKey(pem) };
+}
+
+/**
+ * Registers an App: the key is checked against GitHub first (GET /app signed with it: a wrong key or App ID is a 400
+ * with GitHub's reason, and the answer names the App's bot), then its webhook is created in the factory with the
+ * webhook secret as a github-signature webhook (a team secret, like any webhook's), then the App with its key
+ * encrypted. Nothing of the key or the secret is ever returned.
+ */
+export async function createGitHubApp(
+  deps: GitHubAppDeps,
+  caller: Caller,
+  input: CreateGitHubAppInput,
+): Promise<GitHubAppView> {
+  requireFactoryManager(caller, 'Registering a GitHub App');
+  validate(input);
+  const privateKey = parseAppPrivateKey(input.private_key);
+  const count = await deps.db.gitHubApp.count({ where: { teamId: caller.team_id } });
+  if (count >= MAX_APPS_PER_TEAM)
+    throw new AppError('conflict', `A team may register at most ${MAX_APPS_PER_TEAM} GitHub Apps`);
+  if (
+    await deps.db.gitHubApp.findUnique({
+      where: { teamId_name: { teamId: caller.team_id, name: input.name } },
+    })
+  )
+    throw new AppError('conflict', `A GitHub App named "${input.name}" is already registered`);
+  let slug: string;
+  try {
+    ({ slug } = await verifyApp(deps.github, { appId: input.app_id, privateKey }));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'external_authentication_required')
+      throw new AppError('invalid_request', `GitHub refused app_id and private_key: ${err.message}`);
+    throw err;
+  }
+  const { webhook } = await createWebhook(deps, caller, input.factory_id, {
+    name: `github-app-${input.name}`,
+    authMode: 'signature',
+    signatureScheme: 'github',
+    providerSecret: input.webhook_secret,
+  });
+  const id = newId('gha');
+  const { ciphertext, keyId } = deps.cipher.encrypt(input.private_key, githubAppKeyContext(id));
+  try {
+    const row = await deps.db.gitHubApp.create({
+      data: {
+        id,
+        teamId: caller.team_id,
+        name: input.name,
+        appId: input.app_id,
+        slug,
+        botLogin: `${slug}[bot]`,
+        privateKeyCiphertext: new Uint8Array(ciphertext),
+        privateKeyKeyId: keyId,
+        webhookId: webhook.row.id,
+        environmentId: input.environment_id || null,
+        triggerLabel: input.trigger_label || null,
+        repositories: input.repositories,
+        allowedUsers: input.allowed_users,
+        createdById: caller.principal_id || null,
+      },
+    });
+    return githubAppView(deps.webhookBaseUrl, row);
+  } catch (err) {
+    // The webhook was only for this App.
+    await deps.db.webhook.delete({ where: { id: webhook.row.id } });
+    await deps.versions.bump(webhook.row.id);
+    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
+      throw new AppError('conflict', `A GitHub App named "${input.name}" is already registered`);
+    throw err;
+  }
+}
+
+async function findApp(db: PrismaClient, caller: Caller, id: string): Promise<GitHubApp> {
+  const row = await db.gitHubApp.findFirst({ where: { id, teamId: caller.team_id } });
+  if (!row) throw notFound('GitHub App');
+  return row;
+}
+
+export async function listGitHubApps(deps: GitHubAppDeps, caller: Caller): Promise<GitHubAppView[]> {
+  const rows = await deps.db.gitHubApp.findMany({
+    where: { teamId: caller.team_id },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return rows.map((r) => githubAppView(deps.webhookBaseUrl, r));
+}
+
+export async function getGitHubApp(deps: GitHubAppDeps, caller: Caller, id: string): Promise<GitHubAppView> {
+  return githubAppView(deps.webhookBaseUrl, await findApp(deps.db, caller, id));
+}
+
+/** Removes the App and its webhook (senders get 404 at once); the webhook's team secret stays, like any webhook's. */
+export async function deleteGitHubApp(deps: GitHubAppDeps, caller: Caller, id: string): Promise<void> {
+  const row = await findApp(deps.db, caller, id);
+  requireFactoryManager(caller, 'Removing a GitHub App');
+  await deps.db.webhook.delete({ where: { id: row.webhookId } });
+  await deps.versions.bump(row.webhookId);
+  deps.forgetTokens(row.id);
+}
+
+/** GitHub refused the App's credentials: the App is marked broken with GitHub's reason until it is registered again. */
+export async function markGitHubAppBroken(db: PrismaClient, id: string, reason: string): Promise<void> {
+  await db.gitHubApp.updateMany({
+    where: { id, status: 'active' },
+    data: { status: 'broken', brokenReason: reason.slice(0, 500) },
+  });
+}
