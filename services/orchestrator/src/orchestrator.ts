@@ -61,6 +61,7 @@ import { blobHandlers } from './grpc/handlers/blob-handlers';
 import { catalogHandlers } from './grpc/handlers/catalog-handlers';
 import { eventEndpointHandlers } from './grpc/handlers/event-endpoint-handlers';
 import { integrationHandlers } from './grpc/handlers/integration-handlers';
+import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
 import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
@@ -187,6 +188,15 @@ export class Orchestrator implements Service {
       store: new PrismaDeliveryStore(db),
       logger: logger.child({ component: 'delivery-processor' }),
       prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+      integrations: (webhook, entry, payload, body, log) =>
+        evaluateGitHubAppDelivery(
+          { db, kickOutbox, prepareRun: (caller, input) => prepareRun(runDeps, caller, input) },
+          webhook,
+          entry,
+          payload,
+          body,
+          log,
+        ),
       runsWritten: kickOutbox,
     });
     this.deliveryRetention = new DeliveryRetention(
@@ -323,6 +333,7 @@ export class Orchestrator implements Service {
         sessions,
         planFetch: (url) => planGitFetch(url, egress),
         github,
+        appTokens: { db, cipher, tokens: installationTokens },
         publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
         saveTranscript: async (runId, execution, transcript) => {
           await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);

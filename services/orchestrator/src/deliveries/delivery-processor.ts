@@ -28,10 +28,28 @@ export interface StartRunInput {
  */
 export type PrepareRun = (caller: Caller, input: StartRunInput) => Promise<NewRun>;
 
+/** What an integration owning the delivery's webhook (a GitHub App) asks of it, besides the automations. */
+export interface IntegrationWork {
+  outcomes: AutomationOutcome[];
+  runs: NewRun[];
+  /** Done once the delivery is marked processed (follow-ups of existing runs, which have their own transaction). */
+  after?: () => Promise<void>;
+}
+
+export type IntegrationEvaluator = (
+  webhook: Webhook,
+  entry: WebhookDelivery,
+  payload: unknown,
+  body: Buffer,
+  log: Logger,
+) => Promise<IntegrationWork>;
+
 export interface DeliveryProcessorDeps {
   store: DeliveryStore;
   logger: Logger;
   prepareRun: PrepareRun;
+  /** Integrations whose webhooks these are (integrations/github-app-runs.ts in production). */
+  integrations?: IntegrationEvaluator;
   /** Called once runs were written, to relay their outbox entries right away. */
   runsWritten: () => void;
 }
@@ -226,6 +244,7 @@ export class DeliveryProcessor {
     const automationsOf = (webhook: Webhook) =>
       automations.filter((a) => a.teamId === webhook.teamId && a.webhookIds.includes(webhook.id));
     const limit = pLimit(RUN_START_CONCURRENCY);
+    const after: Array<() => Promise<void>> = [];
     const { processed, runs } = await store.processLocked(
       entries.map((e) => e.id),
       async (open) => {
@@ -236,10 +255,14 @@ export class DeliveryProcessor {
               limit(async () => {
                 const webhook = webhooks.get(entry.webhookId)!;
                 const log = logger.child({ deliveryId: entry.deliveryId, webhookUid: webhook.id });
-                return {
-                  id: entry.id,
-                  ...(await this.startRuns(webhook, automationsOf(webhook), entry, log)),
-                };
+                const { later, ...started } = await this.startRuns(
+                  webhook,
+                  automationsOf(webhook),
+                  entry,
+                  log,
+                );
+                if (later) after.push(later);
+                return { id: entry.id, ...started };
               }),
             ),
         );
@@ -259,6 +282,11 @@ export class DeliveryProcessor {
     }
     if (processed.length > 0)
       logger.debug({ deliveries: processed.length, runs: runs.length }, 'deliveries processed');
+    // At most once: a crash before this point loses a follow-up rather than submitting it twice.
+    for (const work of after)
+      await work().catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'integration follow-up failed'),
+      );
   }
 
   private async startRuns(
@@ -266,7 +294,7 @@ export class DeliveryProcessor {
     automations: Automation[],
     entry: WebhookDelivery,
     log: Logger,
-  ): Promise<{ outcomes: AutomationOutcome[]; runs: NewRun[] }> {
+  ): Promise<{ outcomes: AutomationOutcome[]; runs: NewRun[]; later?: () => Promise<void> }> {
     const body = Buffer.from(entry.payload ?? new Uint8Array());
     let payload: unknown;
     try {
@@ -283,7 +311,13 @@ export class DeliveryProcessor {
       outcomes.push(outcome);
       if (run) runs.push(run);
     }
-    return { outcomes, runs };
+    if (!this.deps.integrations) return { outcomes, runs };
+    const integration = await this.deps.integrations(webhook, entry, payload, body, log);
+    return {
+      outcomes: [...outcomes, ...integration.outcomes],
+      runs: [...runs, ...integration.runs],
+      ...(integration.after ? { later: integration.after } : {}),
+    };
   }
 
   private async evaluate(

@@ -6,6 +6,7 @@ import { sessionLinkOf } from '../events/event-body';
 import type { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { apiTokenOf, githubMessage, githubRequest, type GitHubApi } from './github-rest';
+import { appTokenForRun, type GitHubAppTokenDeps } from '../integrations/github-app-tokens';
 
 export interface SourceCommentDeps {
   db: PrismaClient;
@@ -13,6 +14,7 @@ export interface SourceCommentDeps {
   github: GitHubApi;
   publicApiBaseUrl: string;
   logger: Logger;
+  appTokens: GitHubAppTokenDeps;
 }
 
 type Payload = {
@@ -45,6 +47,12 @@ export async function commentOnRunSource(deps: SourceCommentDeps, runId: string)
   // Only a run that ended (an ERROR to be retried is back in the queue); a debug execution leaves the run as it was.
   if (!run || run.source !== 'GITHUB_WEBHOOK' || !TERMINAL_STATES.has(run.state)) return;
   const metadata = (run.metadata ?? {}) as Record<string, unknown>;
+  const lines = [
+    `Conveyor run **${run.title}** ended **${run.state}**${run.statusMessage ? `: ${run.statusMessage}` : ''}`,
+    ...run.artifacts.map((a) => `Pull request: ${String((a.data as { url?: unknown }).url)}`),
+    `Session: ${sessionLinkOf(deps.publicApiBaseUrl, run.id)}`,
+  ];
+  if (typeof metadata.github_app_id === 'string') return answerAsApp(deps, run, metadata, lines.join('\n\n'));
   const delivery = await deps.db.webhookDelivery.findFirst({
     where: { webhookId: String(metadata.webhook_uid), deliveryId: String(metadata.delivery_id) },
     select: { payload: true },
@@ -72,11 +80,6 @@ export async function commentOnRunSource(deps: SourceCommentDeps, runId: string)
   const secret = await readTeamSecretValue(deps.db, deps.cipher, run.teamId, writable.push_secret_name);
   if (!secret)
     return void log.warn({ secret: writable.push_secret_name }, 'push secret missing; not commenting');
-  const lines = [
-    `Conveyor run **${run.title}** ended **${run.state}**${run.statusMessage ? `: ${run.statusMessage}` : ''}`,
-    ...run.artifacts.map((a) => `Pull request: ${String((a.data as { url?: unknown }).url)}`),
-    `Session: ${sessionLinkOf(deps.publicApiBaseUrl, run.id)}`,
-  ];
   const [owner, repo] = issue.fullName.split('/') as [string, string];
   const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/issues/${issue.number}/comments`;
   const res = await githubRequest(deps.github, apiTokenOf(secret), 'POST', path, {
@@ -84,4 +87,29 @@ export async function commentOnRunSource(deps: SourceCommentDeps, runId: string)
   });
   if (res.status === 201) log.info('commented on the issue that started the run');
   else log.warn({ status: res.status, github: githubMessage(res) }, 'GitHub refused the comment');
+}
+
+/**
+ * A GitHub App's run answers where it was asked, with the App's installation token: a follow-up started by a review
+ * comment replies in that comment's thread (GitHub's replies endpoint), one started by a review comments on the pull
+ * request, and the first execution comments on the issue.
+ */
+async function answerAsApp(
+  deps: SourceCommentDeps,
+  run: { id: string; teamId: string; source: string; metadata: unknown },
+  metadata: Record<string, unknown>,
+  body: string,
+): Promise<void> {
+  const repository = String(metadata.github_repository);
+  const log = deps.logger.child({ runId: run.id, repository });
+  const token = await appTokenForRun(deps.appTokens, run, repository);
+  const [owner, repo] = repository.split('/').map(encodeURIComponent) as [string, string];
+  const [pull = '', comment = '0'] = String(metadata.github_reply_to ?? '').split(':');
+  const path =
+    pull && comment !== '0'
+      ? `/repos/${owner}/${repo}/pulls/${pull}/comments/${comment}/replies`
+      : `/repos/${owner}/${repo}/issues/${pull || String(metadata.github_number)}/comments`;
+  const res = await githubRequest(deps.github, token, 'POST', path, { body });
+  if (res.status === 201) log.info({ path }, 'answered on GitHub as the App');
+  else log.warn({ status: res.status, github: githubMessage(res) }, "GitHub refused the App's answer");
 }

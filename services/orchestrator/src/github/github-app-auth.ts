@@ -75,13 +75,19 @@ export class InstallationTokens {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async token(appKey: string, app: AppCredentials, installationId: number): Promise<string> {
-    const key = `${appKey}:${installationId}`;
+  /** A token of the installation limited to one repository (its name without the owner): it can touch nothing else. */
+  async token(
+    appKey: string,
+    app: AppCredentials,
+    installationId: number,
+    repository: string,
+  ): Promise<string> {
+    const key = `${appKey}:${installationId}:${repository}`;
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt - REFRESH_MARGIN_MS > this.now()) return cached.token;
     let request = this.pending.get(key);
     if (!request) {
-      request = this.issue(app, installationId).finally(() => this.pending.delete(key));
+      request = this.issue(app, installationId, repository).finally(() => this.pending.delete(key));
       this.pending.set(key, request);
     }
     const issued = await request;
@@ -94,13 +100,13 @@ export class InstallationTokens {
     for (const key of this.cache.keys()) if (key.startsWith(`${appKey}:`)) this.cache.delete(key);
   }
 
-  private async issue(app: AppCredentials, installationId: number): Promise<CachedToken> {
+  private async issue(app: AppCredentials, installationId: number, repository: string): Promise<CachedToken> {
     const res = await githubRequest(
       this.api,
       appJwt(app, this.now()),
       'POST',
       `/app/installations/${installationId}/access_tokens`,
-      {},
+      { repositories: [repository] },
     );
     if (res.status === 201 && typeof res.body.token === 'string' && typeof res.body.expires_at === 'string')
       return { token: res.body.token, expiresAt: Date.parse(res.body.expires_at) };

@@ -82,7 +82,8 @@ export function decideGitHubApp(rules: GitHubAppRules, payload: unknown): GitHub
       (action === 'submitted' && Object.keys(review).length > 0);
     const text = str(comment.body || review.body).trim();
     if (!reviewing || !text) return ignore('not a new review or review comment with text');
-    const commentId = Number(comment.id ?? review.id);
+    // A review comment is answered in its thread; a review (no thread to reply in) on the pull request.
+    const commentId = Object.keys(comment).length > 0 ? Number(comment.id) : 0;
     return { kind: 'followup', runId: runBranch[1]!, message: text, requester, commentId };
   }
   if (action === 'assigned' && str(obj(body.assignee).login).toLowerCase() === rules.botLogin.toLowerCase())

@@ -14,6 +14,9 @@ import { openPullRequest } from '../github/open-pull-request';
 import { SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { lockRunForRunner } from './report-events';
+import { ownerAndRepo } from '../egress/repository-url';
+import { GITHUB_APP_CREDENTIAL } from '../integrations/github-app-runs';
+import { appTokenForRun, type GitHubAppTokenDeps } from '../integrations/github-app-tokens';
 
 export interface PushRunBranchDeps {
   db: PrismaClient;
@@ -24,6 +27,8 @@ export interface PushRunBranchDeps {
   github: GitHubApi;
   /** The gateway's public API base, for the run's console link in the pull request. */
   publicApiBaseUrl: string;
+  /** Installation tokens of the runs a GitHub App started (integrations/github-app-tokens.ts). */
+  appTokens: GitHubAppTokenDeps;
 }
 
 type RepositorySpec = {
@@ -87,18 +92,23 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
     });
 
   let secret: string | undefined;
-  try {
-    secret = await readTeamSecretValue(deps.db, deps.cipher, run.teamId, repo.push_secret_name);
-  } catch (err) {
-    if (!(err instanceof SecretCipherError)) throw err;
-    throw notConfigured(
-      `Team secret "${repo.push_secret_name}" (${field}) could not be decrypted; set its value again`,
-    );
+  if (repo.push_secret_name.startsWith(GITHUB_APP_CREDENTIAL)) {
+    const { owner, repo: name } = ownerAndRepo(repo.url);
+    secret = await appTokenForRun(deps.appTokens, run, `${owner}/${name}`);
+  } else {
+    try {
+      secret = await readTeamSecretValue(deps.db, deps.cipher, run.teamId, repo.push_secret_name);
+    } catch (err) {
+      if (!(err instanceof SecretCipherError)) throw err;
+      throw notConfigured(
+        `Team secret "${repo.push_secret_name}" (${field}) could not be decrypted; set its value again`,
+      );
+    }
+    if (!secret)
+      throw notConfigured(
+        `Team secret "${repo.push_secret_name}" (${field}) does not exist; add a push credential for ${shown} as that team secret`,
+      );
   }
-  if (!secret)
-    throw notConfigured(
-      `Team secret "${repo.push_secret_name}" (${field}) does not exist; add a push credential for ${shown} as that team secret`,
-    );
 
   const plan = await deps.planFetch(repo.url);
   const remoteEnv = { ...plan.env, ...credentialEnv(secret) };
@@ -163,7 +173,7 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
  */
 async function pullRequestFor(
   deps: PushRunBranchDeps,
-  run: { id: string; title: string },
+  run: { id: string; title: string; metadata: unknown },
   repo: RepositorySpec,
   spec: PullRequestSpec,
   branch: string,
@@ -177,11 +187,17 @@ async function pullRequestFor(
       spec,
       ...(repo.ref ? { ref: repo.ref } : {}),
       title: run.title || `Conveyor run ${run.id}`,
-      body: `Opened by Conveyor for run ${run.id}: ${link}`,
+      body: `Opened by Conveyor for run ${run.id}: ${link}${linkedIssue(run.metadata)}`,
     });
     return { ...opened, error_code: '', error_message: '' };
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     return { url: '', number: 0, base: '', error_code: err.code, error_message: err.message };
   }
+}
+
+/** A run a GitHub App started on an issue closes it when its pull request merges (GitHub's closing keyword). */
+function linkedIssue(metadata: unknown): string {
+  const m = (metadata ?? {}) as Record<string, unknown>;
+  return m.github_app_id && m.github_number ? `\n\nCloses #${String(m.github_number)}` : '';
 }

@@ -1,0 +1,173 @@
+import { AppError } from '@conveyor/errors';
+import type { GitHubApp, PrismaClient, Webhook, WebhookDelivery } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import type { Caller } from '../auth/caller';
+import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
+import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-processor';
+import type { AutomationOutcome } from '../deliveries/delivery-store';
+import { ownerAndRepo } from '../egress/repository-url';
+import { submitFollowup } from '../runs/submit-followup';
+import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
+
+/**
+ * A repository's push credential when it is the run's GitHub App rather than a team secret (team secret names cannot
+ * contain a colon, so the two never collide). Only the repository the App was asked about, of a run the App started,
+ * is pushed with it (runner/push-run-branch.ts checks both against the run's metadata).
+ */
+export const GITHUB_APP_CREDENTIAL = 'github-app:';
+
+export interface GitHubAppRunDeps {
+  db: PrismaClient;
+  prepareRun: PrepareRun;
+  kickOutbox: () => void;
+}
+
+type RepositorySpec = { url: string; push_secret_name?: string; pull_request?: Record<string, unknown> };
+
+/** The creator of the App acts for it, as an automation's creator does for the automation. */
+const callerOf = (app: GitHubApp): Caller => ({
+  team_id: app.teamId,
+  principal_type: 'USER',
+  principal_id: app.createdById ?? '',
+  role: 'ADMIN',
+  api_key_id: '',
+  run_id: '',
+  display_name: '',
+  email: '',
+});
+
+/** Who asked and where, on the run (GET /v1/agent/runs shows it; the completion answers there). */
+export const requesterMetadata = (app: GitHubApp, r: GitHubRequester): Record<string, string> => ({
+  github_app_id: app.id,
+  github_repository: r.repository,
+  github_number: String(r.number),
+  github_sender: r.sender,
+  github_installation_id: String(r.installationId),
+});
+
+/**
+ * The run pushes the repository it was asked about with the App (a draft pull request, linked to the issue by the
+ * platform): the environment's entry for that repository when it has one, else the repository's clone URL from the
+ * signed delivery is added.
+ */
+function withAppRepository(spec: unknown, app: GitHubApp, repository: string, cloneUrl: string): unknown {
+  const environment = (spec ?? {}) as { repositories?: RepositorySpec[] };
+  const repositories = [...(environment.repositories ?? [])];
+  const same = (r: RepositorySpec) => {
+    const { owner, repo } = ownerAndRepo(r.url);
+    return `${owner}/${repo}`.toLowerCase() === repository.toLowerCase();
+  };
+  const index = repositories.findIndex(same);
+  const entry: RepositorySpec = index >= 0 ? repositories[index]! : { url: cloneUrl };
+  const pushed = {
+    ...entry,
+    push_secret_name: `${GITHUB_APP_CREDENTIAL}${app.id}`,
+    pull_request: { ...(entry.pull_request ?? {}), draft: true },
+  };
+  if (index >= 0) repositories[index] = pushed;
+  else repositories.push(pushed);
+  return { ...environment, repositories };
+}
+
+/**
+ * What a delivery of an App's webhook starts: a run for an assignment, the App's label or a mention; a follow-up of
+ * the run for a review or review comment on that run's pull request; nothing for anything else (recorded in the
+ * delivery's outcome with the reason). A broken App starts nothing until it is registered again.
+ */
+export async function evaluateGitHubAppDelivery(
+  deps: GitHubAppRunDeps,
+  webhook: Webhook,
+  entry: WebhookDelivery,
+  payload: unknown,
+  body: Buffer,
+  log: Logger,
+): Promise<IntegrationWork> {
+  const none: IntegrationWork = { outcomes: [], runs: [] };
+  const app = await deps.db.gitHubApp.findUnique({ where: { webhookId: webhook.id } });
+  if (!app) return none;
+  const base = { automation_id: app.id, automation_name: `GitHub App ${app.name}` };
+  const outcome = (o: Omit<AutomationOutcome, 'automation_id' | 'automation_name'>): IntegrationWork => ({
+    ...none,
+    outcomes: [{ ...base, ...o }],
+  });
+  if (app.status !== 'active')
+    return outcome({ matched: false, error: `the App is broken: ${app.brokenReason ?? ''}` });
+  const decision = decideGitHubApp(app, payload);
+  if (decision.kind === 'ignore') return outcome({ matched: false, mismatches: [decision.reason] });
+  const caller = callerOf(app);
+  if (decision.kind === 'followup') {
+    const run = await deps.db.run.findFirst({
+      where: { id: decision.runId, teamId: app.teamId },
+      select: { metadata: true },
+    });
+    if ((run?.metadata as Record<string, unknown> | null)?.github_app_id !== app.id)
+      return outcome({ matched: false, mismatches: ['the pull request is not one of this App'] });
+    const { runId, requester, commentId } = decision;
+    const message = `Review by ${requester.sender} on ${requester.url}:\n${decision.message}`;
+    return {
+      outcomes: [{ ...base, matched: true, run_id: runId }],
+      runs: [],
+      after: async () => {
+        // The execution this starts answers the comment (github/comment-on-source.ts).
+        await setRunMetadata(deps.db, runId, { github_reply_to: `${requester.number}:${commentId}` });
+        await submitFollowup(deps, caller, { runId, message });
+      },
+    };
+  }
+  const { requester } = decision;
+  const cloneUrl = (payload as { repository?: { clone_url?: unknown } }).repository?.clone_url;
+  try {
+    const prepared = await deps.prepareRun(caller, {
+      prompt: webhookRunPrompt({
+        prompt: [
+          `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
+          `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
+        ].join('\n'),
+        webhookName: webhook.name,
+        webhookUid: webhook.id,
+        deliveryId: entry.deliveryId,
+        receivedAt: entry.receivedAt,
+      }),
+      title: `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`.slice(
+        0,
+        80,
+      ),
+      config: app.environmentId ? { environment_id: app.environmentId } : {},
+      metadata: {
+        ...requesterMetadata(app, requester),
+        webhook_uid: webhook.id,
+        delivery_id: entry.deliveryId,
+      },
+      attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: body }],
+      source: 'GITHUB_WEBHOOK',
+    });
+    const run = {
+      ...prepared,
+      environmentSpec: withAppRepository(
+        prepared.environmentSpec,
+        app,
+        requester.repository,
+        typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
+      ),
+    };
+    return { outcomes: [{ ...base, matched: true, run_id: run.id }], runs: [run] };
+  } catch (err) {
+    if (err instanceof AppError && err.code !== 'internal_error' && err.code !== 'resource_unavailable') {
+      log.warn({ githubAppId: app.id, err: err.message }, 'GitHub App could not start a run');
+      return outcome({ matched: true, error: `${err.code}: ${err.message}` });
+    }
+    throw err;
+  }
+}
+
+async function setRunMetadata(
+  db: PrismaClient,
+  runId: string,
+  values: Record<string, string>,
+): Promise<void> {
+  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { metadata: true } });
+  await db.run.update({
+    where: { id: runId },
+    data: { metadata: { ...((run.metadata ?? {}) as Record<string, string>), ...values } },
+  });
+}
