@@ -13,13 +13,14 @@ export interface GitHttpServer {
 
 /**
  * A real git server on loopback: git's own smart-HTTP CGI (`git http-backend`) behind a small Node bridge. Fetching is
- * open; pushing (git-receive-pack) needs HTTP Basic `credential` (`user:password`), like a forge with a push token.
+ * open; pushing (git-receive-pack) needs HTTP Basic `credential` (`user:password`, or a check of what was sent), like a
+ * forge with a push token.
  * `host`: another loopback address (127.0.0.2) for a bubblewrap sandbox's git, which reaches 127.0.0.1 and localhost
  * directly (NO_PROXY: its own loopback, where nothing serves git) and anything else through the egress proxy.
  */
 export async function startGitHttpServer(
   root: string,
-  credential: string,
+  credential: string | ((sent: string) => boolean),
   host = '127.0.0.1',
 ): Promise<GitHttpServer> {
   const backend = path.join(
@@ -34,7 +35,8 @@ export async function startGitHttpServer(
     const sent = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64').toString('utf8') : '';
     requests.push({ method: req.method ?? '', path: url.pathname, service, credential: sent });
     const push = service === 'git-receive-pack';
-    if (push && sent !== credential) {
+    const allowed = typeof credential === 'string' ? sent === credential : credential(sent);
+    if (push && !allowed) {
       res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end('push needs a credential\n');
       return;
     }

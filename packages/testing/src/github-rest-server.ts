@@ -1,3 +1,4 @@
+import { randomBytes, verify, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -20,6 +21,12 @@ export interface ScriptedGitHub {
   token: string;
   /** Heads GitHub says already have an open pull request that the token cannot list (POST 422, GET finds none). */
   openElsewhere: (head: string) => boolean;
+  /** Replies posted to review comments, by `owner/repo#pull/comment`. */
+  replies: Map<string, string[]>;
+  /** Installation tokens issued, each with its installation and the repositories (names) it may touch. */
+  installationTokens: Map<string, { installationId: number; repositories: string[] }>;
+  /** The App's credentials stop working ("revoked"): every JWT is refused as GitHub refuses a deleted App's. */
+  appRevoked: boolean;
   close(): Promise<void>;
 }
 
@@ -28,6 +35,34 @@ export interface ScriptedGitHubOptions {
   token: string;
   /** Whether a branch exists on the repository (the real git remote), as GitHub checks `head` and `base`. */
   branchExists: (fullName: string, branch: string) => boolean;
+  /** A GitHub App: its JWTs are checked against `publicKey` (RS256, `iss` = `id`, at most 10 minutes). */
+  app?: { id: string; slug: string; publicKey: KeyObject; installations: number[] };
+}
+
+/** GitHub's checks of an App's JWT: RS256 signed by the App's key, issued by the App, unexpired, ≤ 10 minutes. */
+function jwtProblem(jwt: string, app: NonNullable<ScriptedGitHubOptions['app']>): string | undefined {
+  const [header = '', claims = '', signature = ''] = jwt.split('.');
+  const decode = (part: string): Record<string, unknown> => {
+    try {
+      return JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  };
+  if (decode(header).alg !== 'RS256') return 'A JSON web token could not be decoded';
+  const signed = verify(
+    'sha256',
+    Buffer.from(`${header}.${claims}`),
+    app.publicKey,
+    Buffer.from(signature, 'base64url'),
+  );
+  if (!signed) return 'A JSON web token could not be decoded';
+  const { iss, iat, exp } = decode(claims) as { iss?: unknown; iat?: unknown; exp?: unknown };
+  const now = Math.floor(Date.now() / 1000);
+  if (String(iss) !== app.id) return 'Integration not found';
+  if (typeof iat !== 'number' || typeof exp !== 'number' || exp <= now || iat > now + 60 || exp - iat > 600)
+    return "'Expiration time' claim ('exp') is too far in the future";
+  return undefined;
 }
 
 /**
@@ -44,6 +79,9 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     requests,
     pulls,
     comments,
+    replies: new Map(),
+    installationTokens: new Map(),
+    appRevoked: false,
     token: options.token,
     openElsewhere: () => false,
     close: () => new Promise((resolve) => server.close(() => resolve())),
@@ -68,10 +106,16 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     }
     const authorization = req.headers.authorization ?? '';
     requests.push({ method: req.method ?? '', path, authorization, body });
-    if (authorization !== `Bearer ${scripted.token}`) return send(res, 401, { message: 'Bad credentials' });
+    const bearer = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
+    if (path === '/app' || path.startsWith('/app/')) return handleApp(req, res, path, bearer, body);
+    const installation = scripted.installationTokens.get(bearer);
+    if (authorization !== `Bearer ${scripted.token}` && !installation)
+      return send(res, 401, { message: 'Bad credentials' });
     const repoPath = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
     if (!repoPath) return send(res, 404, { message: 'Not Found' });
     const fullName = `${repoPath[1]}/${repoPath[2]}`;
+    if (installation && !installation.repositories.includes(repoPath[2]!))
+      return send(res, 403, { message: 'Resource not accessible by integration' });
     const rest = repoPath[3] ?? '';
     if (req.method === 'GET' && rest === '')
       return send(res, 200, { full_name: fullName, default_branch: 'main' });
@@ -121,11 +165,43 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
           : [],
       );
     }
+    const reply = /^\/pulls\/(\d+)\/comments\/(\d+)\/replies$/.exec(rest);
+    if (req.method === 'POST' && reply) {
+      const key = `${fullName}#${reply[1]}/${reply[2]}`;
+      scripted.replies.set(key, [...(scripted.replies.get(key) ?? []), String(body.body)]);
+      return send(res, 201, { id: scripted.replies.size, body: body.body });
+    }
     const comment = /^\/issues\/(\d+)\/comments$/.exec(rest);
     if (req.method === 'POST' && comment) {
       const key = `${fullName}#${comment[1]}`;
       comments.set(key, [...(comments.get(key) ?? []), String(body.body)]);
       return send(res, 201, { id: comments.size, body: body.body });
+    }
+    return send(res, 404, { message: 'Not Found' });
+  };
+
+  /** GET /app and POST /app/installations/{id}/access_tokens, authenticated with the App's JWT. */
+  const handleApp = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    jwt: string,
+    body: Record<string, unknown>,
+  ) => {
+    const app = options.app;
+    if (!app) return send(res, 404, { message: 'Not Found' });
+    const problem = scripted.appRevoked ? 'Integration not found' : jwtProblem(jwt, app);
+    if (problem) return send(res, 401, { message: problem });
+    if (req.method === 'GET' && path === '/app')
+      return send(res, 200, { id: Number(app.id), slug: app.slug });
+    const tokens = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(path);
+    if (req.method === 'POST' && tokens) {
+      const installationId = Number(tokens[1]);
+      if (!app.installations.includes(installationId)) return send(res, 404, { message: 'Not Found' });
+      const token = `ghs_${randomBytes(18).toString('hex')}`;
+      const repositories = Array.isArray(body.repositories) ? body.repositories.map(String) : [];
+      scripted.installationTokens.set(token, { installationId, repositories });
+      return send(res, 201, { token, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
     }
     return send(res, 404, { message: 'Not Found' });
   };

@@ -1,0 +1,282 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  startGitHttpServer,
+  startScriptedGitHub,
+  type GitHttpServer,
+  type ScriptedGitHub,
+} from '@conveyor/testing';
+import { signWebhook } from '@conveyor/webhook-auth';
+import { AGENT_SETUP, agentWorkLog, branchLog, git, hasBranch, seedRemote } from './git-remote';
+import { startPlatform, type RunningPlatform } from './platform';
+import { apiCall, eventually, waitForRunState, type Json } from './run-waits';
+import { webhookApi } from './webhook-helpers';
+
+// A team's GitHub App (docs/integrations.md) against a scripted GitHub that checks authentication as GitHub does: the
+// App's JWT (RS256, signed with the registered key) on /app endpoints, an installation token on every repository
+// call and on the git push (a real git server). Issue assigned to the App's bot → draft pull request linked to the
+// issue and a comment there → review comment on the pull request → a follow-up execution of the same run pushes the
+// branch again and replies in the comment's thread.
+jest.setTimeout(240_000);
+
+const SLUG = 'conveyor-test';
+const BOT = `${SLUG}[bot]`;
+const INSTALLATION = 777;
+const WEBHOOK_SECRET = `github-app-secret-${randomUUID()}`;
+
+describe('GitHub App', () => {
+  let platform: RunningPlatform;
+  let root: string;
+  let remote: string;
+  let http: GitHttpServer;
+  let github: ScriptedGitHub;
+  let factoryId: string;
+  let environmentId: string;
+  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const pat = `ghp_${randomUUID().replace(/-/g, '')}`;
+  const url = () => `${http.url}/acme/widgets.git`;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'github-app-'));
+    remote = seedRemote(root, 'acme/widgets');
+    // Pushing needs an installation token GitHub issued for this repository, as x-access-token:<token>.
+    http = await startGitHttpServer(root, (sent) => {
+      const [user, token = ''] = sent.split(':');
+      return (
+        user === 'x-access-token' && !!github.installationTokens.get(token)?.repositories.includes('widgets')
+      );
+    });
+    github = await startScriptedGitHub({
+      token: pat,
+      branchExists: (fullName, branch) => fullName === 'acme/widgets' && hasBranch(remote, branch),
+      app: { id: '4242', slug: SLUG, publicKey: keys.publicKey, installations: [INSTALLATION] },
+    });
+    platform = await startPlatform({
+      env: {
+        RUN_SANDBOX: 'none',
+        GIT_ALLOWED_SCHEMES: 'https,http',
+        EGRESS_ALLOWED_ADDRESSES: `${new URL(http.url).host},${new URL(github.url).host}`,
+        GITHUB_API_URL: github.url,
+      },
+    });
+    factoryId = await webhookApi(platform).factory();
+    const environment = await apiCall(platform, 'POST', '/agent/environments', {
+      name: `app ${randomUUID()}`,
+      repositories: [{ url: url(), directory: 'origin' }],
+      setup_commands: [AGENT_SETUP],
+    });
+    expect(environment.status).toBe(201);
+    environmentId = environment.body.uid as string;
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await http?.close();
+    await github?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const register = (name: string, extra: Json = {}) =>
+    apiCall(platform, 'POST', '/integrations/github-apps', {
+      name,
+      factory_id: factoryId,
+      app_id: '4242',
+      private_key: privateKey,
+      webhook_secret: WEBHOOK_SECRET,
+      environment_id: environmentId,
+      ...extra,
+    });
+
+  const deliver = (app: Json, event: string, payload: Json, secret = WEBHOOK_SECRET) => {
+    const body = JSON.stringify(payload);
+    return fetch(app.webhook_url as string, {
+      method: 'POST',
+      body,
+      headers: {
+        ...signWebhook('github', { secret, body, now: new Date() }),
+        'x-github-delivery': randomUUID(),
+        'x-github-event': event,
+      },
+    });
+  };
+
+  const repository = () => ({ full_name: 'acme/widgets', clone_url: url() });
+  const assigned = (number: number, sender = 'octocat'): Json => ({
+    action: 'assigned',
+    issue: {
+      number,
+      title: 'Rename the world',
+      body: 'Say hello.',
+      html_url: `https://github.test/i/${number}`,
+    },
+    assignee: { login: BOT },
+    sender: { login: sender },
+    repository: repository(),
+    installation: { id: INSTALLATION },
+  });
+
+  const deliveries = (app: Json) => webhookApi(platform).deliveries(factoryId, app.webhook_uid as string);
+  const runsOf = async (app: Json) => (await deliveries(app)).flatMap((d) => d.run_ids as string[]);
+
+  it('registers an App with its key checked by GitHub, and never shows the key or the webhook secret again', async () => {
+    const created = await register(`main-${randomUUID().slice(0, 8)}`);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ app_id: '4242', slug: SLUG, bot_login: BOT, status: 'active' });
+    const listed = await apiCall(platform, 'GET', '/integrations/github-apps');
+    for (const shown of [created.body, listed.body]) {
+      expect(JSON.stringify(shown)).not.toContain('PRIVATE KEY');
+      expect(JSON.stringify(shown)).not.toContain(WEBHOOK_SECRET);
+    }
+    // GET /app was called with a JWT the scripted GitHub verified against the App's public key.
+    expect(github.requests.some((r) => r.path === '/app')).toBe(true);
+
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs1', format: 'pem' })
+      .toString();
+    const refused = await register(`wrong-${randomUUID().slice(0, 8)}`, { private_key: other });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toContain('A JSON web token could not be decoded');
+    expect(
+      await apiCall(platform, 'DELETE', `/integrations/github-apps/${created.body.github_app_id}`),
+    ).toMatchObject({
+      status: 204,
+    });
+  });
+
+  it('issue assigned → draft pull request closing the issue and a comment; review comment → follow-up commit and a reply', async () => {
+    const app = (await register(`loop-${randomUUID().slice(0, 8)}`)).body;
+    expect((await deliver(app, 'issues', assigned(7))).status).toBe(202);
+    let runId = '';
+    await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+    expect(done.state).toBe('SUCCEEDED');
+    // Who asked and where, on the run.
+    expect(done.metadata).toMatchObject({
+      github_app_id: app.github_app_id,
+      github_sender: 'octocat',
+      github_repository: 'acme/widgets',
+      github_number: '7',
+    });
+
+    const branch = `conveyor/run-${runId}`;
+    expect(branchLog(remote, branch)).toEqual(agentWorkLog(runId));
+    const pull = github.pulls.get(`acme/widgets:${branch}`);
+    expect(pull).toMatchObject({ base: 'main', draft: true });
+    expect(pull?.body).toContain('Closes #7');
+    await eventually(
+      async () => github.comments.has('acme/widgets#7'),
+      'the comment on the issue',
+      platform,
+      20_000,
+    );
+    expect(github.comments.get('acme/widgets#7')?.[0]).toContain(`pull/${pull!.number}`);
+    // Every repository call carried an installation token; the PAT was never used.
+    const repoCalls = github.requests.filter((r) => r.path.startsWith('/repos/'));
+    expect(repoCalls.length).toBeGreaterThan(0);
+    for (const call of repoCalls) expect(call.authorization).toMatch(/^Bearer ghs_/);
+
+    const firstHead = git(['--git-dir', remote, 'rev-parse', branch]);
+    const review = await deliver(app, 'pull_request_review_comment', {
+      action: 'created',
+      comment: { id: 555, body: 'Please say hello louder.', author_association: 'MEMBER' },
+      pull_request: {
+        number: pull!.number,
+        head: { ref: branch },
+        html_url: `https://github.test/p/${pull!.number}`,
+      },
+      sender: { login: 'reviewer' },
+      repository: repository(),
+      installation: { id: INSTALLATION },
+    });
+    expect(review.status).toBe(202);
+    const key = `acme/widgets#${pull!.number}/555`;
+    await eventually(
+      async () => github.replies.has(key),
+      'the reply to the review comment',
+      platform,
+      90_000,
+    );
+    const again = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 10_000);
+    expect(again.state).toBe('SUCCEEDED');
+    expect(github.replies.get(key)?.[0]).toContain('SUCCEEDED');
+    // The same run, a new execution: a new commit on the same branch, the same pull request.
+    expect(git(['--git-dir', remote, 'rev-parse', branch])).not.toBe(firstHead);
+    expect([...github.pulls.keys()].filter((k) => k.endsWith(branch))).toHaveLength(1);
+    expect(await runsOf(app)).toEqual([runId]);
+  });
+
+  it('wrong signatures, replays and mentions by strangers start nothing', async () => {
+    const app = (await register(`guard-${randomUUID().slice(0, 8)}`)).body;
+    expect((await deliver(app, 'issues', assigned(8), 'not-the-secret-0123456789')).status).toBe(401);
+
+    const payload = JSON.stringify(assigned(9));
+    const headers = {
+      ...signWebhook('github', { secret: WEBHOOK_SECRET, body: payload, now: new Date() }),
+      'x-github-event': 'issues',
+    };
+    const send = () =>
+      fetch(app.webhook_url as string, {
+        method: 'POST',
+        body: payload,
+        headers: { ...headers, 'x-github-delivery': randomUUID() },
+      });
+    expect((await send()).status).toBe(202);
+    expect((await send()).status).toBe(202); // the same signed body under a new delivery ID: a replay
+    // A comment mentioning the App by someone with no standing in the repository.
+    expect(
+      (
+        await deliver(app, 'issue_comment', {
+          action: 'created',
+          issue: { number: 10, title: 'x', html_url: 'https://github.test/i/10' },
+          comment: { id: 1, body: `@${SLUG} delete everything`, author_association: 'NONE' },
+          sender: { login: 'stranger' },
+          repository: repository(),
+          installation: { id: INSTALLATION },
+        })
+      ).status,
+    ).toBe(202);
+    const entries = await webhookApi(platform).waitForDeliveries(
+      factoryId,
+      app.webhook_uid as string,
+      (e) => e.length === 4 && e.every((d) => d.processed_at || d.label !== 'Accepted'),
+      'the four deliveries',
+    );
+    expect(entries.map((e) => e.label).sort()).toEqual([
+      'Accepted',
+      'Accepted',
+      'Duplicate',
+      'Rejected (auth)',
+    ]);
+    expect(entries.flatMap((e) => e.run_ids as string[])).toHaveLength(1);
+    const [runId] = entries.flatMap((e) => e.run_ids as string[]);
+    await waitForRunState(platform, runId!, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+  });
+
+  it("credentials GitHub refuses mark the App broken with GitHub's reason, and it then starts nothing", async () => {
+    const app = (await register(`revoked-${randomUUID().slice(0, 8)}`)).body;
+    github.appRevoked = true;
+    try {
+      expect((await deliver(app, 'issues', assigned(11))).status).toBe(202);
+      let runId = '';
+      await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
+      const failed = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+      expect(failed.state).toBe('FAILED');
+      expect(JSON.stringify(failed)).toContain('Integration not found');
+      const shown = await apiCall(platform, 'GET', `/integrations/github-apps/${app.github_app_id}`);
+      expect(shown.body).toMatchObject({ status: 'broken', broken_reason: 'Integration not found' });
+
+      expect((await deliver(app, 'issues', assigned(12))).status).toBe(202);
+      const entries = await webhookApi(platform).waitForDeliveries(
+        factoryId,
+        app.webhook_uid as string,
+        (e) => e.length === 2 && e.every((d) => d.processed_at),
+        'the second delivery',
+      );
+      expect(entries.flatMap((e) => e.run_ids as string[])).toEqual([runId]);
+    } finally {
+      github.appRevoked = false;
+    }
+  });
+});
