@@ -27,6 +27,8 @@ export interface ScriptedGitHub {
   installationTokens: Map<string, { installationId: number; repositories: string[] }>;
   /** The App's credentials stop working ("revoked"): every JWT is refused as GitHub refuses a deleted App's. */
   appRevoked: boolean;
+  /** Check runs by ID: the commit, the details link and every status/conclusion they went through, in order. */
+  checkRuns: Map<number, { headSha: string; detailsUrl: string; statuses: string[] }>;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,8 @@ export interface ScriptedGitHubOptions {
   token: string;
   /** Whether a branch exists on the repository (the real git remote), as GitHub checks `head` and `base`. */
   branchExists: (fullName: string, branch: string) => boolean;
+  /** A branch's head commit (GET /repos/{o}/{r}/commits/{branch}). */
+  branchHead?: (fullName: string, branch: string) => string | undefined;
   /** A GitHub App: its JWTs are checked against `publicKey` (RS256, `iss` = `id`, at most 10 minutes). */
   app?: { id: string; slug: string; publicKey: KeyObject; installations: number[] };
 }
@@ -82,6 +86,7 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     replies: new Map(),
     installationTokens: new Map(),
     appRevoked: false,
+    checkRuns: new Map(),
     token: options.token,
     openElsewhere: () => false,
     close: () => new Promise((resolve) => server.close(() => resolve())),
@@ -164,6 +169,29 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
             ]
           : [],
       );
+    }
+    const commit = /^\/commits\/([^/]+)$/.exec(rest);
+    if (req.method === 'GET' && commit) {
+      const sha = options.branchHead?.(fullName, decodeURIComponent(commit[1]!));
+      return sha ? send(res, 200, { sha }) : send(res, 404, { message: 'Not Found' });
+    }
+    if (req.method === 'POST' && rest === '/check-runs') {
+      const id = scripted.checkRuns.size + 1;
+      scripted.checkRuns.set(id, {
+        headSha: String(body.head_sha),
+        detailsUrl: String(body.details_url),
+        statuses: [String(body.status ?? 'queued')],
+      });
+      return send(res, 201, { id, head_sha: body.head_sha, status: body.status });
+    }
+    const check = /^\/check-runs\/(\d+)$/.exec(rest);
+    if (req.method === 'PATCH' && check) {
+      const run = scripted.checkRuns.get(Number(check[1]));
+      if (!run) return send(res, 404, { message: 'Not Found' });
+      run.statuses.push(
+        body.conclusion ? `${String(body.status)}:${String(body.conclusion)}` : String(body.status),
+      );
+      return send(res, 200, { id: Number(check[1]), status: body.status });
     }
     const reply = /^\/pulls\/(\d+)\/comments\/(\d+)\/replies$/.exec(rest);
     if (req.method === 'POST' && reply) {

@@ -62,6 +62,7 @@ import { catalogHandlers } from './grpc/handlers/catalog-handlers';
 import { eventEndpointHandlers } from './grpc/handlers/event-endpoint-handlers';
 import { integrationHandlers } from './grpc/handlers/integration-handlers';
 import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
+import { GitHubAppChecks } from './integrations/github-app-checks';
 import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
@@ -183,6 +184,22 @@ export class Orchestrator implements Service {
     const identityKeys = new IdentityKeys(db);
     const cipher = SecretCipher.fromConfig(config);
     const webhookVersions = new WebhookVersions(redis);
+    const egress = {
+      policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES),
+      allowedSchemes: config.GIT_ALLOWED_SCHEMES,
+      allowLocal: config.GIT_ALLOW_LOCAL_URLS,
+    };
+    const github = { baseUrl: config.GITHUB_API_URL, policy: egress.policy, timeoutMs: 30_000 };
+    // GitHub Apps: installation tokens stay in this process; check runs report the Apps' runs.
+    const installationTokens = new InstallationTokens(github);
+    const appTokens = { db, cipher, tokens: installationTokens };
+    const githubChecks = new GitHubAppChecks({
+      db,
+      github,
+      appTokens,
+      publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
+      logger: logger.child({ component: 'github-app-checks' }),
+    });
     // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),
@@ -190,7 +207,12 @@ export class Orchestrator implements Service {
       prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
       integrations: (webhook, entry, payload, body, log) =>
         evaluateGitHubAppDelivery(
-          { db, kickOutbox, prepareRun: (caller, input) => prepareRun(runDeps, caller, input) },
+          {
+            db,
+            kickOutbox,
+            checks: githubChecks,
+            prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+          },
           webhook,
           entry,
           payload,
@@ -229,14 +251,7 @@ export class Orchestrator implements Service {
     });
 
     const sessions = new HarnessSessions(blobs);
-    const egress = {
-      policy: new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES),
-      allowedSchemes: config.GIT_ALLOWED_SCHEMES,
-      allowLocal: config.GIT_ALLOW_LOCAL_URLS,
-    };
     const eventUrls = { policy: egress.policy, httpHosts: config.EVENT_HTTP_ALLOWED_HOSTS };
-    const github = { baseUrl: config.GITHUB_API_URL, policy: egress.policy, timeoutMs: 30_000 };
-    const installationTokens = new InstallationTokens(github);
     const events = new EventDispatcher({
       db,
       cipher,
@@ -333,7 +348,8 @@ export class Orchestrator implements Service {
         sessions,
         planFetch: (url) => planGitFetch(url, egress),
         github,
-        appTokens: { db, cipher, tokens: installationTokens },
+        appTokens,
+        checks: githubChecks,
         publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
         saveTranscript: async (runId, execution, transcript) => {
           await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);

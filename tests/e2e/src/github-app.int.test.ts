@@ -53,6 +53,10 @@ describe('GitHub App', () => {
       token: pat,
       branchExists: (fullName, branch) => fullName === 'acme/widgets' && hasBranch(remote, branch),
       app: { id: '4242', slug: SLUG, publicKey: keys.publicKey, installations: [INSTALLATION] },
+      branchHead: (fullName, branch) =>
+        fullName === 'acme/widgets' && hasBranch(remote, branch)
+          ? git(['--git-dir', remote, 'rev-parse', branch])
+          : undefined,
     });
     platform = await startPlatform({
       env: {
@@ -176,6 +180,20 @@ describe('GitHub App', () => {
     const repoCalls = github.requests.filter((r) => r.path.startsWith('/repos/'));
     expect(repoCalls.length).toBeGreaterThan(0);
     for (const call of repoCalls) expect(call.authorization).toMatch(/^Bearer ghs_/);
+    // Progress as check runs: on main's head queued → in progress → success; the pushed commit's in progress → success.
+    const checksOf = (sha: string) => [...github.checkRuns.values()].filter((c) => c.headSha === sha);
+    const main = git(['--git-dir', remote, 'rev-parse', 'main']);
+    await eventually(
+      async () => [...github.checkRuns.values()].every((c) => c.statuses.at(-1) === 'completed:success'),
+      'the check runs completed',
+      platform,
+      20_000,
+    );
+    expect(checksOf(main).map((c) => c.statuses)).toEqual([['queued', 'in_progress', 'completed:success']]);
+    expect(checksOf(git(['--git-dir', remote, 'rev-parse', branch])).map((c) => c.statuses)).toEqual([
+      ['in_progress', 'completed:success'],
+    ]);
+    expect(checksOf(main)[0]!.detailsUrl).toContain(`/console/runs/${runId}`);
 
     const firstHead = git(['--git-dir', remote, 'rev-parse', branch]);
     const review = await deliver(app, 'pull_request_review_comment', {
@@ -183,7 +201,7 @@ describe('GitHub App', () => {
       comment: { id: 555, body: 'Please say hello louder.', author_association: 'MEMBER' },
       pull_request: {
         number: pull!.number,
-        head: { ref: branch },
+        head: { ref: branch, sha: firstHead },
         html_url: `https://github.test/p/${pull!.number}`,
       },
       sender: { login: 'reviewer' },
@@ -205,6 +223,14 @@ describe('GitHub App', () => {
     expect(git(['--git-dir', remote, 'rev-parse', branch])).not.toBe(firstHead);
     expect([...github.pulls.keys()].filter((k) => k.endsWith(branch))).toHaveLength(1);
     expect(await runsOf(app)).toEqual([runId]);
+    // The follow-up's check started on the pull request's head and went through the same states.
+    await eventually(
+      async () => checksOf(firstHead).length === 2 && checksOf(firstHead)[1]!.statuses.length === 3,
+      'the follow-up check run',
+      platform,
+      20_000,
+    );
+    expect(checksOf(firstHead)[1]!.statuses).toEqual(['queued', 'in_progress', 'completed:success']);
   });
 
   it('wrong signatures, replays and mentions by strangers start nothing', async () => {

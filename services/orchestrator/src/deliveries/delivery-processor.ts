@@ -272,6 +272,13 @@ export class DeliveryProcessor {
         };
       },
     );
+    // Started before the runs are relayed (a check run queued before the claim reports it), awaited after; at most
+    // once: a crash before this point loses a follow-up rather than submitting it twice.
+    const later = after.map((work) =>
+      work().catch((err: unknown) =>
+        logger.warn({ err: (err as Error).message }, 'integration work after the delivery failed'),
+      ),
+    );
     if (runs.length > 0) {
       this.deps.runsWritten();
       for (const run of runs)
@@ -282,11 +289,7 @@ export class DeliveryProcessor {
     }
     if (processed.length > 0)
       logger.debug({ deliveries: processed.length, runs: runs.length }, 'deliveries processed');
-    // At most once: a crash before this point loses a follow-up rather than submitting it twice.
-    for (const work of after)
-      await work().catch((err: unknown) =>
-        logger.warn({ err: (err as Error).message }, 'integration follow-up failed'),
-      );
+    await Promise.all(later);
   }
 
   private async startRuns(

@@ -31,7 +31,7 @@ const MAX_RESPONSE_BYTES = 256 * 1024;
 export async function githubRequest(
   api: GitHubApi,
   token: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH',
   path: string,
   payload?: unknown,
 ): Promise<GitHubResponse> {

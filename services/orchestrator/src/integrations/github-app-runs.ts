@@ -7,6 +7,7 @@ import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-process
 import type { AutomationOutcome } from '../deliveries/delivery-store';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
+import type { GitHubAppChecks } from './github-app-checks';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 
 /**
@@ -20,6 +21,7 @@ export interface GitHubAppRunDeps {
   db: PrismaClient;
   prepareRun: PrepareRun;
   kickOutbox: () => void;
+  checks: Pick<GitHubAppChecks, 'queued'>;
 }
 
 type RepositorySpec = { url: string; push_secret_name?: string; pull_request?: Record<string, unknown> };
@@ -102,7 +104,7 @@ export async function evaluateGitHubAppDelivery(
     });
     if ((run?.metadata as Record<string, unknown> | null)?.github_app_id !== app.id)
       return outcome({ matched: false, mismatches: ['the pull request is not one of this App'] });
-    const { runId, requester, commentId } = decision;
+    const { runId, requester, commentId, headSha } = decision;
     const message = `Review by ${requester.sender} on ${requester.url}:\n${decision.message}`;
     return {
       outcomes: [{ ...base, matched: true, run_id: runId }],
@@ -110,7 +112,10 @@ export async function evaluateGitHubAppDelivery(
       after: async () => {
         // The execution this starts answers the comment (github/comment-on-source.ts).
         await setRunMetadata(deps.db, runId, { github_reply_to: `${requester.number}:${commentId}` });
+        // Asked for before the follow-up enqueues the run, so its claim reports after it.
+        const queued = deps.checks.queued(runId, headSha);
         await submitFollowup(deps, caller, { runId, message });
+        await queued;
       },
     };
   }
@@ -150,7 +155,11 @@ export async function evaluateGitHubAppDelivery(
         typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
       ),
     };
-    return { outcomes: [{ ...base, matched: true, run_id: run.id }], runs: [run] };
+    return {
+      outcomes: [{ ...base, matched: true, run_id: run.id }],
+      runs: [run],
+      after: () => deps.checks.queued(run.id),
+    };
   } catch (err) {
     if (err instanceof AppError && err.code !== 'internal_error' && err.code !== 'resource_unavailable') {
       log.warn({ githubAppId: app.id, err: err.message }, 'GitHub App could not start a run');

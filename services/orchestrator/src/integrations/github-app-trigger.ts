@@ -21,7 +21,15 @@ export interface GitHubRequester {
 
 export type GitHubAppDecision =
   | { kind: 'start'; why: 'assigned' | 'labeled' | 'mentioned'; request: string; requester: GitHubRequester }
-  | { kind: 'followup'; runId: string; message: string; requester: GitHubRequester; commentId: number }
+  | {
+      kind: 'followup';
+      runId: string;
+      message: string;
+      requester: GitHubRequester;
+      commentId: number;
+      /** The pull request's head commit, where the follow-up's check starts. */
+      headSha: string;
+    }
   | { kind: 'ignore'; reason: string };
 
 /** The branch every run pushes (runner/push-run-branch.ts): a review on a pull request from one is about that run. */
@@ -84,7 +92,8 @@ export function decideGitHubApp(rules: GitHubAppRules, payload: unknown): GitHub
     if (!reviewing || !text) return ignore('not a new review or review comment with text');
     // A review comment is answered in its thread; a review (no thread to reply in) on the pull request.
     const commentId = Object.keys(comment).length > 0 ? Number(comment.id) : 0;
-    return { kind: 'followup', runId: runBranch[1]!, message: text, requester, commentId };
+    const headSha = str(obj(pull.head).sha);
+    return { kind: 'followup', runId: runBranch[1]!, message: text, requester, commentId, headSha };
   }
   if (action === 'assigned' && str(obj(body.assignee).login).toLowerCase() === rules.botLogin.toLowerCase())
     return { kind: 'start', why: 'assigned', request, requester };

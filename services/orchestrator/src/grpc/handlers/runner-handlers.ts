@@ -9,10 +9,13 @@ import type { HarnessSessions } from '../../runner/harness-sessions';
 import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/harness-credential';
 import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
 import { heartbeat, reportEvents } from '../../runner/report-events';
+import type { GitHubAppChecks } from '../../integrations/github-app-checks';
 
 export interface RunnerHandlerDeps
   extends HarnessCredentialDeps, PushRunBranchDeps, Omit<SourceCommentDeps, 'logger'> {
   db: PrismaClient;
+  /** Check runs of the runs a GitHub App started (the others are left alone). */
+  checks: Pick<GitHubAppChecks, 'started' | 'pushed' | 'completed'>;
   logger: Logger;
   saveTranscript: TranscriptSink;
   sessions: HarnessSessions;
@@ -39,6 +42,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
         },
         'run claimed',
       );
+      void deps.checks.started(req.run_id);
       return assignment;
     }),
     ReportEvents: unary(logger, 'ReportEvents', (req) => reportEvents(db, req)),
@@ -57,6 +61,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       );
       // After the answer: the runner does not wait on GitHub, and a failed comment is only logged. Only runs a GitHub
       // delivery started comment (the check saves two reads on every other completion).
+      if (source === 'GITHUB_WEBHOOK' && !replayed) void deps.checks.completed(req.run_id);
       if (source === 'GITHUB_WEBHOOK' && !replayed)
         void commentOnRunSource({ ...deps, logger }, req.run_id).catch((err: unknown) =>
           logger.warn(
@@ -92,6 +97,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
         },
         'run branch pushed',
       );
+      void deps.checks.pushed(req.run_id, pushed.commit);
       return pushed;
     }),
   };
