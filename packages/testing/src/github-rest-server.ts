@@ -23,8 +23,8 @@ export interface ScriptedGitHub {
   openElsewhere: (head: string) => boolean;
   /** Replies posted to review comments, by `owner/repo#pull/comment`. */
   replies: Map<string, string[]>;
-  /** Installation tokens issued, each with its installation and the repositories (names) it may touch. */
-  installationTokens: Map<string, { installationId: number; repositories: string[] }>;
+  /** Installation tokens issued, each with its installation and the repositories (names) it may touch (all: absent). */
+  installationTokens: Map<string, { installationId: number; repositories?: string[] }>;
   /** The App's credentials stop working ("revoked"): every JWT is refused as GitHub refuses a deleted App's. */
   appRevoked: boolean;
   /** Check runs by ID: the commit, the details link and every status/conclusion they went through, in order. */
@@ -119,7 +119,7 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     const repoPath = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(path);
     if (!repoPath) return send(res, 404, { message: 'Not Found' });
     const fullName = `${repoPath[1]}/${repoPath[2]}`;
-    if (installation && !installation.repositories.includes(repoPath[2]!))
+    if (installation?.repositories && !installation.repositories.includes(repoPath[2]!))
       return send(res, 403, { message: 'Resource not accessible by integration' });
     const rest = repoPath[3] ?? '';
     if (req.method === 'GET' && rest === '')
@@ -227,8 +227,9 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
       const installationId = Number(tokens[1]);
       if (!app.installations.includes(installationId)) return send(res, 404, { message: 'Not Found' });
       const token = `ghs_${randomBytes(18).toString('hex')}`;
-      const repositories = Array.isArray(body.repositories) ? body.repositories.map(String) : [];
-      scripted.installationTokens.set(token, { installationId, repositories });
+      // As GitHub: without `repositories`, the token reaches every repository of the installation.
+      const repositories = Array.isArray(body.repositories) ? body.repositories.map(String) : undefined;
+      scripted.installationTokens.set(token, { installationId, ...(repositories ? { repositories } : {}) });
       return send(res, 201, { token, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
     }
     return send(res, 404, { message: 'Not Found' });

@@ -45,8 +45,11 @@ describe('GitHub App', () => {
     // Pushing needs an installation token GitHub issued for this repository, as x-access-token:<token>.
     http = await startGitHttpServer(root, (sent) => {
       const [user, token = ''] = sent.split(':');
+      const scope = github.installationTokens.get(token);
       return (
-        user === 'x-access-token' && !!github.installationTokens.get(token)?.repositories.includes('widgets')
+        user === 'x-access-token' &&
+        !!scope &&
+        (!scope.repositories || scope.repositories.includes('widgets'))
       );
     });
     github = await startScriptedGitHub({

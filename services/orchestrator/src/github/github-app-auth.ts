@@ -103,7 +103,7 @@ export class InstallationTokens {
   private async issue(app: AppCredentials, installationId: number, repository: string): Promise<CachedToken> {
     const res = await githubRequest(
       this.api,
-      appJwt(app, this.now()),
+      appJwt(app),
       'POST',
       `/app/installations/${installationId}/access_tokens`,
       { repositories: [repository] },
