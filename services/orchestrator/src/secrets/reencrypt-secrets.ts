@@ -1,6 +1,7 @@
 import { Prisma, type PrismaClient } from '@conveyor/db';
 import {
   eventEndpointSecretContext,
+  githubAppKeyContext,
   SecretCipherError,
   teamSecretContext,
   webhookSecretContext,
@@ -57,6 +58,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     keyId: 'previousKeyId',
     extra: [],
     context: (r) => eventEndpointSecretContext(r.id!),
+  },
+  {
+    table: 'GitHubApp',
+    ciphertext: 'privateKeyCiphertext',
+    keyId: 'privateKeyKeyId',
+    extra: [],
+    context: (r) => githubAppKeyContext(r.id!),
   },
 ];
 
