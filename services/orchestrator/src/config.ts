@@ -273,6 +273,15 @@ export const orchestratorSettings = z
       .describe(
         "Where an environment's `github_repos` {owner, repo} are cloned from: `<GIT_BASE_URL>/<owner>/<repo>.git`.",
       ),
+    GITHUB_APP_RUNS_PER_HOUR: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(60)
+      .describe(
+        'Runs a team\'s GitHub Apps may start in any hour (docs/integrations.md "Rate limits"); a delivery over it starts nothing and its outcome says so. Follow-ups of existing runs are not counted.',
+      ),
     GITHUB_API_URL: z
       .string()
       .url()

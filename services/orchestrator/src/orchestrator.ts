@@ -63,6 +63,7 @@ import { eventEndpointHandlers } from './grpc/handlers/event-endpoint-handlers';
 import { integrationHandlers } from './grpc/handlers/integration-handlers';
 import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
 import { GitHubAppChecks } from './integrations/github-app-checks';
+import { AppRunBudget } from './integrations/app-run-budget';
 import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
@@ -200,6 +201,7 @@ export class Orchestrator implements Service {
       publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
       logger: logger.child({ component: 'github-app-checks' }),
     });
+    const appRunBudget = new AppRunBudget(redis, config.GITHUB_APP_RUNS_PER_HOUR);
     // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),
@@ -211,6 +213,7 @@ export class Orchestrator implements Service {
             db,
             kickOutbox,
             checks: githubChecks,
+            budget: appRunBudget,
             prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
           },
           webhook,

@@ -67,6 +67,8 @@ describe('GitHub App', () => {
         GIT_ALLOWED_SCHEMES: 'https,http',
         EGRESS_ALLOWED_ADDRESSES: `${new URL(http.url).host},${new URL(github.url).host}`,
         GITHUB_API_URL: github.url,
+        // The suite's Apps start 3 runs before the last test, which meets the limit.
+        GITHUB_APP_RUNS_PER_HOUR: '4',
       },
     });
     factoryId = await webhookApi(platform).factory();
@@ -307,5 +309,26 @@ describe('GitHub App', () => {
     } finally {
       github.appRevoked = false;
     }
+  });
+
+  it("the team's App runs per hour are limited: a delivery over the limit starts nothing and says why", async () => {
+    const app = (await register(`limited-${randomUUID().slice(0, 8)}`)).body;
+    expect((await deliver(app, 'issues', assigned(13))).status).toBe(202);
+    expect((await deliver(app, 'issues', assigned(14))).status).toBe(202);
+    const entries = await webhookApi(platform).waitForDeliveries(
+      factoryId,
+      app.webhook_uid as string,
+      (e) => e.length === 2 && e.every((d) => d.processed_at),
+      'both deliveries',
+    );
+    const runs = entries.flatMap((e) => e.run_ids as string[]);
+    expect(runs).toHaveLength(1);
+    const limited = await apiCall(
+      platform,
+      'GET',
+      `/factories/${factoryId}/webhooks/${String(app.webhook_uid)}/deliveries/${String(entries.find((e) => (e.run_ids as string[]).length === 0)!.delivery_id)}`,
+    );
+    expect(JSON.stringify(limited.body)).toContain('rate_limited: the team');
+    await waitForRunState(platform, runs[0]!, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
   });
 });

@@ -7,6 +7,7 @@ import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-process
 import type { AutomationOutcome } from '../deliveries/delivery-store';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
+import type { AppRunBudget } from './app-run-budget';
 import type { GitHubAppChecks } from './github-app-checks';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 
@@ -19,6 +20,7 @@ export const GITHUB_APP_CREDENTIAL = 'github-app:';
 
 export interface GitHubAppRunDeps {
   db: PrismaClient;
+  budget: Pick<AppRunBudget, 'take' | 'runsPerHour'>;
   prepareRun: PrepareRun;
   kickOutbox: () => void;
   checks: Pick<GitHubAppChecks, 'queued'>;
@@ -120,6 +122,11 @@ export async function evaluateGitHubAppDelivery(
     };
   }
   const { requester } = decision;
+  if (!(await deps.budget.take(app.teamId)))
+    return outcome({
+      matched: true,
+      error: `rate_limited: the team's GitHub Apps started ${deps.budget.runsPerHour} runs this hour (GITHUB_APP_RUNS_PER_HOUR)`,
+    });
   const cloneUrl = (payload as { repository?: { clone_url?: unknown } }).repository?.clone_url;
   try {
     const prepared = await deps.prepareRun(caller, {

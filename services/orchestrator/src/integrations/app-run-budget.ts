@@ -1,0 +1,36 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+
+/**
+ * The runs a team's GitHub Apps may start per hour (GITHUB_APP_RUNS_PER_HOUR), in Redis (rate-limiter-flexible, a
+ * fixed one-hour window per team): taken atomically as each run is prepared, so the deliveries of one batch, or of
+ * several orchestrators, cannot pass it together. A delivery re-consumed after a crash takes again: the budget errs
+ * towards fewer runs. Redis failures are thrown: the delivery is retried rather than run without the limit.
+ */
+export class AppRunBudget {
+  private readonly limiter: RateLimiterRedis;
+
+  constructor(redis: Redis, runsPerHour: number) {
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: 'conveyor:rl:github-app-runs',
+      points: runsPerHour,
+      duration: 3600,
+    });
+  }
+
+  get runsPerHour(): number {
+    return this.limiter.points;
+  }
+
+  /** Takes one run from the team's budget; false when it is spent. */
+  async take(teamId: string): Promise<boolean> {
+    try {
+      await this.limiter.consume(teamId);
+      return true;
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return false;
+      throw err;
+    }
+  }
+}
