@@ -9,7 +9,7 @@ import { generateInstallationKeys, initKeysFile } from '@conveyor/pki';
 import { createTestDatabase, REDIS_URL, type TestDatabase } from '@conveyor/testing';
 import { encryptEndpointSecret, signingSecrets } from '../events/endpoint-secret';
 import { reencryptSecrets, SEALED_COLUMNS } from '../secrets/reencrypt-secrets';
-import { SecretCipher, SecretCipherError } from '../secrets/secret-cipher';
+import { githubAppKeyContext, SecretCipher, SecretCipherError } from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
 import { credentialColumns } from '../webhooks/webhook-config';
 import { resolveWebhookForIngress } from '../webhooks/resolve-webhook-for-ingress';
@@ -27,6 +27,9 @@ function conveyor(args: string[], env: { url: string; key: string; previous?: st
   };
   return promisify(execFile)(process.execPath, [CLI, ...args], { env: vars });
 }
+
+/** Stands in for a GitHub App's PEM key: only its sealing matters here. */
+const APP_KEY = '-----BEGIN RSA PRIVATE KEY-----\nrotation\n-----END RSA PRIVATE KEY-----';
 
 const cipherOf = (key: string, previous: string[] = []) =>
   SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: key, CONVEYOR_SECRETS_PREVIOUS_KEYS: previous });
@@ -79,6 +82,20 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
         previousSecretUntil: new Date(Date.now() + 3_600_000),
       },
     });
+    const appKey = old.encrypt(APP_KEY, githubAppKeyContext('gha_rot'));
+    await prisma.gitHubApp.create({
+      data: {
+        id: 'gha_rot',
+        teamId: TEAM,
+        name: 'app',
+        appId: '1',
+        slug: 'app',
+        botLogin: 'app[bot]',
+        privateKeyCiphertext: new Uint8Array(appKey.ciphertext),
+        privateKeyKeyId: appKey.keyId,
+        webhookId: 'wh_rot',
+      },
+    });
   });
 
   afterAll(async () => {
@@ -116,6 +133,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
       { column: 'Webhook.secretCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'EventEndpoint.secretCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'EventEndpoint.previousCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
+      { column: 'GitHubApp.privateKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
     ]);
     expect(report.oldKeysStillInUse).toEqual([]);
     expect(new Set(report.census.map((c) => c.keyId))).toEqual(new Set([cipherOf(newKey).keyId]));
@@ -135,6 +153,10 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
     });
     const endpoint = await prisma.eventEndpoint.findUniqueOrThrow({ where: { id: 'ep_rot' } });
     expect(signingSecrets(onlyNew, endpoint, new Date())).toEqual(['whsec_current', 'whsec_previous']);
+    const app = await prisma.gitHubApp.findUniqueOrThrow({ where: { id: 'gha_rot' } });
+    expect(onlyNew.decrypt(app.privateKeyCiphertext, app.privateKeyKeyId, githubAppKeyContext(app.id))).toBe(
+      APP_KEY,
+    );
     // And the old key alone reads nothing any more.
     await expect(readTeamSecretValue(prisma, old, TEAM, 'HOOK')).rejects.toThrow(SecretCipherError);
   });
@@ -142,7 +164,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
   it('is idempotent: a second run re-encrypts nothing', async () => {
     const { stdout } = await conveyor(['keys', 'rotate'], { url: db.url, key: newKey, previous: [oldKey] });
     const report = JSON.parse(stdout) as RotateReport;
-    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0]);
+    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0]);
   });
 
   it('keeps the row binding: a ciphertext moved to another row still does not decrypt there', async () => {
