@@ -64,6 +64,7 @@ import { integrationHandlers } from './grpc/handlers/integration-handlers';
 import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
 import { GitHubAppChecks } from './integrations/github-app-checks';
 import { AppRunBudget } from './integrations/app-run-budget';
+import { appTokenForRun } from './integrations/github-app-tokens';
 import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
@@ -352,6 +353,7 @@ export class Orchestrator implements Service {
         planFetch: (url) => planGitFetch(url, egress),
         github,
         appTokens,
+        appToken: (run, repository) => appTokenForRun(appTokens, run, repository),
         checks: githubChecks,
         publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
         saveTranscript: async (runId, execution, transcript) => {

@@ -6,7 +6,6 @@ import { sessionLinkOf } from '../events/event-body';
 import type { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { apiTokenOf, githubMessage, githubRequest, type GitHubApi } from './github-rest';
-import { appTokenForRun, type GitHubAppTokenDeps } from '../integrations/github-app-tokens';
 
 export interface SourceCommentDeps {
   db: PrismaClient;
@@ -14,7 +13,11 @@ export interface SourceCommentDeps {
   github: GitHubApi;
   publicApiBaseUrl: string;
   logger: Logger;
-  appTokens: GitHubAppTokenDeps;
+  /** The installation token of a run a GitHub App started, for its repository (integrations/github-app-tokens.ts). */
+  appToken: (
+    run: { teamId: string; source: string; metadata: unknown },
+    repository: string,
+  ) => Promise<string>;
 }
 
 type Payload = {
@@ -102,7 +105,7 @@ async function answerAsApp(
 ): Promise<void> {
   const repository = String(metadata.github_repository);
   const log = deps.logger.child({ runId: run.id, repository });
-  const token = await appTokenForRun(deps.appTokens, run, repository);
+  const token = await deps.appToken(run, repository);
   const [owner, repo] = repository.split('/').map(encodeURIComponent) as [string, string];
   const [pull = '', comment = '0'] = String(metadata.github_reply_to ?? '').split(':');
   const path =
