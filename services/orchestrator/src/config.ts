@@ -282,6 +282,13 @@ export const orchestratorSettings = z
       .describe(
         'Runs a team\'s GitHub Apps may start in any hour (docs/integrations.md "Rate limits"); a delivery over it starts nothing and its outcome says so. Follow-ups of existing runs are not counted.',
       ),
+    RATE_LIMIT_REDIS_PREFIX: z
+      .string()
+      .min(1)
+      .default('conveyor:rl')
+      .describe(
+        "Prefix of the GitHub App run budget's Redis keys (the gateway's setting of the same name, for its counters): installations sharing a Redis, or test platforms, keep theirs apart.",
+      ),
     GITHUB_API_URL: z
       .string()
       .url()

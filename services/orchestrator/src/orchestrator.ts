@@ -202,7 +202,10 @@ export class Orchestrator implements Service {
       publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
       logger: logger.child({ component: 'github-app-checks' }),
     });
-    const appRunBudget = new AppRunBudget(redis, config.GITHUB_APP_RUNS_PER_HOUR);
+    const appRunBudget = new AppRunBudget(redis, {
+      runsPerHour: config.GITHUB_APP_RUNS_PER_HOUR,
+      keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+    });
     // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),

@@ -10,11 +10,11 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 export class AppRunBudget {
   private readonly limiter: RateLimiterRedis;
 
-  constructor(redis: Redis, runsPerHour: number) {
+  constructor(redis: Redis, options: { runsPerHour: number; keyPrefix: string }) {
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
-      keyPrefix: 'conveyor:rl:github-app-runs',
-      points: runsPerHour,
+      keyPrefix: `${options.keyPrefix}:github-app-runs`,
+      points: options.runsPerHour,
       duration: 3600,
     });
   }
