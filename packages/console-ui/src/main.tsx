@@ -2,26 +2,34 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, setSession } from './api';
 import { Loading } from './components';
+import { EnvironmentsPage } from './pages/environments-page';
 import { EventEndpointPage, EventEndpointsPage } from './pages/event-endpoints-page';
+import { IdentitiesPage } from './pages/identities-page';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { SchedulePage, SchedulesPage } from './pages/schedules-page';
+import { SecretsPage } from './pages/secrets-page';
 import { SignInPage } from './pages/sign-in-page';
 import { WebhookLogPage } from './pages/webhook-log-page';
 import { WebhooksPage } from './pages/webhooks-page';
+import { WorkersPage } from './pages/workers-page';
 import { Link, navigate, useLocation } from './router';
 import type { Session } from './types';
 
 function Page({ path, session }: { path: string; session: Session }) {
   const parts = path.split('/').slice(2).map(decodeURIComponent); // ['runs', '<id>'] from /console/runs/<id>
   const [section, id, sub, subId] = parts;
+  const isAdmin = session.role === 'ADMIN';
   if (section === 'runs' && id) return <RunPage runId={id} />;
   if (section === 'webhooks' && id && sub === 'webhooks' && subId)
-    return <WebhookLogPage factoryId={id} webhookUid={subId} isAdmin={session.role === 'ADMIN'} />;
-  if (section === 'webhooks') return <WebhooksPage isAdmin={session.role === 'ADMIN'} />;
-  if (section === 'events' && id)
-    return <EventEndpointPage endpointId={id} isAdmin={session.role === 'ADMIN'} />;
-  if (section === 'events') return <EventEndpointsPage />;
+    return <WebhookLogPage factoryId={id} webhookUid={subId} isAdmin={isAdmin} />;
+  if (section === 'webhooks') return <WebhooksPage isAdmin={isAdmin} />;
+  if (section === 'events' && id) return <EventEndpointPage endpointId={id} isAdmin={isAdmin} />;
+  if (section === 'events') return <EventEndpointsPage isAdmin={isAdmin} />;
+  if (section === 'environments') return <EnvironmentsPage session={session} />;
+  if (section === 'secrets') return <SecretsPage isAdmin={isAdmin} />;
+  if (section === 'identities') return <IdentitiesPage isAdmin={isAdmin} />;
+  if (section === 'workers') return <WorkersPage />;
   if (section === 'schedules' && id) return <SchedulePage scheduleId={id} />;
   if (section === 'schedules') return <SchedulesPage />;
   return <RunsPage />;
@@ -68,6 +76,18 @@ function App() {
           </Link>
           <Link href="/console/events" aria-current={current('/console/events')}>
             Events
+          </Link>
+          <Link href="/console/environments" aria-current={current('/console/environments')}>
+            Environments
+          </Link>
+          <Link href="/console/secrets" aria-current={current('/console/secrets')}>
+            Secrets
+          </Link>
+          <Link href="/console/identities" aria-current={current('/console/identities')}>
+            Identities
+          </Link>
+          <Link href="/console/workers" aria-current={current('/console/workers')}>
+            Workers
           </Link>
         </nav>
         <span class="who">
