@@ -27,7 +27,7 @@ function fieldsOf(problem: Problem): Record<string, string> {
     const name = e.path?.split('.')[0];
     if (name && e.message && !fields[name]) fields[name] = e.message;
   }
-  const blamed = /^([a-z_]+)(?:\.[\w.]+)?: (.+)$/.exec(problem.detail ?? '');
+  const blamed = /^([a-z_]+)(?:\.[\w.]+)?: ([\s\S]+)$/.exec(problem.detail ?? '');
   if (blamed && !fields[blamed[1]!]) fields[blamed[1]!] = blamed[2]!;
   return fields;
 }

@@ -7,6 +7,8 @@ import { ErrorNote } from './components';
 /** One state-changing request from a form or button: busy while it runs, then a notice or the API's error. */
 export interface Action {
   busy: boolean;
+  /** How many requests succeeded: a form that starts empty again after each success keys itself on it. */
+  done: number;
   notice?: string;
   error?: string;
   fields: Record<string, string>;
@@ -14,15 +16,16 @@ export interface Action {
 }
 
 export function useAction(): Action {
-  const [state, setState] = useState<Omit<Action, 'run'>>({ busy: false, fields: {} });
+  const [state, setState] = useState<Omit<Action, 'run'>>({ busy: false, done: 0, fields: {} });
   const run = async <T,>(request: () => Promise<T>, notice: string): Promise<T | undefined> => {
-    setState({ busy: true, fields: {} });
+    setState((s) => ({ busy: true, done: s.done, fields: {} }));
     try {
       const result = await request();
-      setState({ busy: false, notice, fields: {} });
+      setState((s) => ({ busy: false, done: s.done + 1, notice, fields: {} }));
       return result;
     } catch (err) {
-      setState({ busy: false, error: errorText(err), fields: err instanceof ApiError ? err.fields : {} });
+      const fields = err instanceof ApiError ? err.fields : {};
+      setState((s) => ({ busy: false, done: s.done, error: errorText(err), fields }));
       return undefined;
     }
   };
@@ -40,12 +43,15 @@ export function ActionForm({
   action,
   onSubmit,
   submit,
+  resetOnSuccess = false,
   children,
 }: {
   id: string;
   action: Action;
   onSubmit: (form: FormData) => void;
   submit: string;
+  /** Start empty again after each success (a create form), instead of keeping the values (an edit form). */
+  resetOnSuccess?: boolean;
   children: ComponentChildren;
 }) {
   const handle = (e: Event) => {
@@ -54,9 +60,21 @@ export function ActionForm({
   };
   return (
     <FieldErrors.Provider value={{ id, fields: action.fields }}>
-      <form id={id} class="action-form" onSubmit={handle} noValidate>
+      <form
+        id={id}
+        key={resetOnSuccess ? action.done : undefined}
+        class="action-form"
+        onSubmit={handle}
+        noValidate
+      >
         {children}
-        <ErrorNote error={action.error} />
+        <ErrorNote
+          error={
+            action.error && Object.keys(action.fields).length > 0
+              ? 'The API refused the fields marked above.'
+              : action.error
+          }
+        />
         <div class="buttons">
           <button type="submit" disabled={action.busy}>
             {submit}

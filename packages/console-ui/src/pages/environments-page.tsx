@@ -37,6 +37,7 @@ function EnvironmentForm({ environment, onSaved }: { environment?: Environment; 
   return (
     <ActionForm
       id={id}
+      resetOnSuccess={!environment}
       action={action}
       onSubmit={(f) => void save(f)}
       submit={environment ? 'Save' : 'Create'}
@@ -115,7 +116,13 @@ function GuestsPanel({ uid }: { uid: string }) {
           </li>
         ))}
       </ul>
-      <ActionForm id={`guest-${uid}`} action={invite} onSubmit={(f) => void send(f)} submit="Invite guest">
+      <ActionForm
+        id={`guest-${uid}`}
+        resetOnSuccess
+        action={invite}
+        onSubmit={(f) => void send(f)}
+        submit="Invite guest"
+      >
         <TextField name="email" type="email" label="Guest's e-mail" />
       </ActionForm>
     </section>

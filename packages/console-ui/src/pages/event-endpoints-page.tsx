@@ -58,6 +58,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: () => void }) {
       <summary>New event endpoint</summary>
       <ActionForm
         id="endpoint-create"
+        resetOnSuccess
         action={action}
         onSubmit={(f) => void create(f)}
         submit="Create endpoint"

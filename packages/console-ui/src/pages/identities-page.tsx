@@ -56,7 +56,13 @@ function KeysPanel({ uid }: { uid: string }) {
           </li>
         ))}
       </ul>
-      <ActionForm id={`key-${uid}`} action={create} onSubmit={(f) => void add(f)} submit="Create key">
+      <ActionForm
+        id={`key-${uid}`}
+        resetOnSuccess
+        action={create}
+        onSubmit={(f) => void add(f)}
+        submit="Create key"
+      >
         <TextField name="name" label="Key name" />
       </ActionForm>
       <ShownOnce label="New API key" value={created} />
@@ -87,6 +93,7 @@ export function IdentitiesPage({ isAdmin }: { isAdmin: boolean }) {
           <summary>New agent identity</summary>
           <ActionForm
             id="identity-create"
+            resetOnSuccess
             action={create}
             onSubmit={(f) => void add(f)}
             submit="Create identity"

@@ -22,16 +22,19 @@ export function SecretsPage({ isAdmin }: { isAdmin: boolean }) {
           : api('/secrets', { method: 'POST', body: { name, value } }),
       exists ? `Value of ${name} replaced` : `Secret ${name} created`,
     );
-    if (saved) {
-      (document.getElementById('secret-form') as HTMLFormElement | null)?.reset();
-      reload();
-    }
+    if (saved) reload();
   };
   return (
     <section aria-labelledby="secrets-h">
       <h1 id="secrets-h">Secrets</h1>
       {isAdmin && (
-        <ActionForm id="secret-form" action={action} onSubmit={(f) => void save(f)} submit="Save secret">
+        <ActionForm
+          id="secret-form"
+          resetOnSuccess
+          action={action}
+          onSubmit={(f) => void save(f)}
+          submit="Save secret"
+        >
           <TextField name="name" label="Name" hint="An existing name gets the new value" />
           <TextField name="value" type="password" label="Value" hint="Write-only: never shown again" />
         </ActionForm>
