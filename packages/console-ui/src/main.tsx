@@ -5,6 +5,7 @@ import { Loading } from './components';
 import { EnvironmentsPage } from './pages/environments-page';
 import { EventEndpointPage, EventEndpointsPage } from './pages/event-endpoints-page';
 import { IdentitiesPage } from './pages/identities-page';
+import { OverviewPage } from './pages/overview-page';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { SchedulePage, SchedulesPage } from './pages/schedules-page';
@@ -30,6 +31,7 @@ function Page({ path, session }: { path: string; session: Session }) {
   if (section === 'secrets') return <SecretsPage isAdmin={isAdmin} />;
   if (section === 'identities') return <IdentitiesPage isAdmin={isAdmin} />;
   if (section === 'workers') return <WorkersPage />;
+  if (section === 'overview' || section === undefined) return <OverviewPage />;
   if (section === 'schedules' && id) return <SchedulePage scheduleId={id} />;
   if (section === 'schedules') return <SchedulesPage />;
   return <RunsPage />;
@@ -46,7 +48,7 @@ function App() {
     api<Session>('/session').then(signedIn, () => signedIn(null));
   }, []);
   useEffect(() => {
-    if (session && path === '/console/sign-in') navigate('/console/runs', true);
+    if (session && path === '/console/sign-in') navigate('/console/overview', true);
   }, [session, path]);
 
   if (session === undefined) return <Loading />;
@@ -65,6 +67,9 @@ function App() {
       <header class="top">
         <span class="brand">Conveyor</span>
         <nav aria-label="Main">
+          <Link href="/console/overview" aria-current={current('/console/overview')}>
+            Overview
+          </Link>
           <Link href="/console/runs" aria-current={current('/console/runs')}>
             Runs
           </Link>

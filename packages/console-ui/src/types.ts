@@ -176,3 +176,27 @@ export interface Worker {
   connected_at: string;
   last_heartbeat_at: string;
 }
+
+/** `GET /insights` (docs/console.md "Overview"). */
+export interface Insights {
+  generated_at: string;
+  runs_per_hour: Array<{ hour: string; state: string; count: number }>;
+  time_to_agent: Array<{ hour: string; p50_ms: number; p95_ms: number; runs: number }>;
+  usage_per_day: Array<{
+    day: string;
+    model_id: string;
+    input_tokens: number;
+    output_tokens: number;
+    cost_usd: number;
+  }>;
+  deliveries_per_minute: Array<{ minute: string; outcome: string; count: number }>;
+  event_deliveries: { succeeded: number; failed: number; pending: number; success_rate: number | null };
+  capacity: {
+    queued: number;
+    running: number;
+    pool_runners: number;
+    workers: number;
+    worker_capacity: number;
+    worker_active_runs: number;
+  };
+}

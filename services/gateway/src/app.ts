@@ -27,6 +27,7 @@ import { harnessSupportRoutes } from './routes/harness-support-routes';
 import { redirectRoutes } from './routes/redirect-routes';
 import { runScoringRoutes } from './routes/run-scoring-routes';
 import { workerRoutes } from './routes/worker-routes';
+import { insightsRoutes } from './routes/insights-routes';
 import { runInspectionRoutes } from './routes/run-inspection-routes';
 import { runLifecycleRoutes } from './routes/run-lifecycle-routes';
 import { runListRoutes } from './routes/run-list-routes';
@@ -102,6 +103,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(harnessSupportRoutes(deps.api));
   v1.use(runScoringRoutes(deps.api, deps.publicUrl));
   v1.use(workerRoutes(deps.api));
+  v1.use(insightsRoutes(deps.api));
   v1.use(runListRoutes(deps.api, deps.publicUrl));
   v1.use(runInspectionRoutes(deps.api));
   v1.use(runLifecycleRoutes(deps.api, deps.publicUrl));

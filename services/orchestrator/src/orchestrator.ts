@@ -64,6 +64,7 @@ import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
 import { identityHandlers } from './grpc/handlers/identity-handlers';
 import { runHandoffHandlers } from './grpc/handlers/run-handoff-handlers';
+import { runInsightsHandler } from './grpc/handlers/run-insights-handler';
 import { runLifecycleHandlers } from './grpc/handlers/run-lifecycle-handlers';
 import { runQueryHandlers } from './grpc/handlers/run-query-handlers';
 import { runnerHandlers } from './grpc/handlers/runner-handlers';
@@ -309,6 +310,12 @@ export class Orchestrator implements Service {
         }),
         ...runHandoffHandlers({ db, logger, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS }),
         WatchRunEvents: watchRunEvents({ db, feed: runEventFeed, logger }),
+        ...runInsightsHandler({
+          db,
+          logger,
+          poolRunners: () => runQueue.connectedRunners(),
+          workerStaleAfterMs: config.WORKER_STALE_AFTER_MS,
+        }),
       },
       runner: runnerHandlers({
         db,
