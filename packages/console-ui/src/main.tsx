@@ -37,6 +37,19 @@ function Page({ path, session }: { path: string; session: Session }) {
   return <RunsPage />;
 }
 
+/** The main navigation: each page's path segment and name. */
+const NAV = [
+  ['overview', 'Overview'],
+  ['runs', 'Runs'],
+  ['webhooks', 'Webhooks'],
+  ['schedules', 'Schedules'],
+  ['events', 'Events'],
+  ['environments', 'Environments'],
+  ['secrets', 'Secrets'],
+  ['identities', 'Identities'],
+  ['workers', 'Workers'],
+] as const;
+
 function App() {
   const { path } = useLocation();
   const [session, setState] = useState<Session | null | undefined>(undefined);
@@ -67,33 +80,11 @@ function App() {
       <header class="top">
         <span class="brand">Conveyor</span>
         <nav aria-label="Main">
-          <Link href="/console/overview" aria-current={current('/console/overview')}>
-            Overview
-          </Link>
-          <Link href="/console/runs" aria-current={current('/console/runs')}>
-            Runs
-          </Link>
-          <Link href="/console/webhooks" aria-current={current('/console/webhooks')}>
-            Webhooks
-          </Link>
-          <Link href="/console/schedules" aria-current={current('/console/schedules')}>
-            Schedules
-          </Link>
-          <Link href="/console/events" aria-current={current('/console/events')}>
-            Events
-          </Link>
-          <Link href="/console/environments" aria-current={current('/console/environments')}>
-            Environments
-          </Link>
-          <Link href="/console/secrets" aria-current={current('/console/secrets')}>
-            Secrets
-          </Link>
-          <Link href="/console/identities" aria-current={current('/console/identities')}>
-            Identities
-          </Link>
-          <Link href="/console/workers" aria-current={current('/console/workers')}>
-            Workers
-          </Link>
+          {NAV.map(([section, label]) => (
+            <Link key={section} href={`/console/${section}`} aria-current={current(`/console/${section}`)}>
+              {label}
+            </Link>
+          ))}
         </nav>
         <span class="who">
           {who} <span class="role">({session.role.toLowerCase()})</span>
