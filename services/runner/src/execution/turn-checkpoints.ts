@@ -1,0 +1,152 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import type { RunSandbox } from '../sandbox/run-sandbox';
+
+/** The format of a checkpoint's record: a runner refuses one of a version it does not know. */
+export const CHECKPOINT_VERSION = 1;
+
+const recordSchema = z.object({
+  version: z.number().int().positive(),
+  /** The agent's model turns completed when the workspace was copied. */
+  turn: z.number().int().nonnegative(),
+  /** How often the run already went on from a checkpoint (RUN_MAX_RESUMPTIONS caps it). */
+  resumptions: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  takenAt: z.number().int().positive(),
+});
+export type CheckpointRecord = z.infer<typeof recordSchema>;
+
+/** tar exits 1 when a file changed while it was read (the agent works on): the copy is still whole. */
+const tarSucceeded = (code: number | null) => code === 0 || code === 1;
+
+/**
+ * The last turn of each run's agent, kept by the runner outside the sandbox (docs/run-lifecycle.md "Lost agents"):
+ * a tar of the whole workspace — which holds the run's HOME and so the CLI's session file — taken from inside the
+ * sandbox after every model turn, in a directory of the runner's own (mode 0700), replaced atomically, deleted when
+ * the execution ends. Where the sandbox goes away around the agent, the run goes on from it in a new sandbox.
+ */
+export class TurnCheckpoints {
+  constructor(private readonly dir: string) {}
+
+  of(runId: string): RunCheckpoint {
+    return new RunCheckpoint(path.join(this.dir, path.basename(runId)));
+  }
+}
+
+export class RunCheckpoint {
+  constructor(private readonly dir: string) {}
+
+  private get archive() {
+    return path.join(this.dir, 'workspace.tar');
+  }
+
+  private get recordFile() {
+    return path.join(this.dir, 'checkpoint.json');
+  }
+
+  /** The run's checkpoint, or undefined when none was taken; throws naming the version it does not know. */
+  async latest(): Promise<CheckpointRecord | undefined> {
+    const text = await readFile(this.recordFile, 'utf8').catch(() => undefined);
+    if (text === undefined) return undefined;
+    const parsed = recordSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) return undefined;
+    if (parsed.data.version > CHECKPOINT_VERSION)
+      throw new Error(
+        `its checkpoint has format version ${parsed.data.version}, newer than this runner's ${CHECKPOINT_VERSION}`,
+      );
+    return parsed.data;
+  }
+
+  /** Copies the workspace out of the sandbox as turn `turn`; the previous checkpoint stays until this one is whole. */
+  async take(sandbox: RunSandbox, env: Record<string, string>, turn: number): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const temporary = `${this.archive}.tmp`;
+    const proc = sandbox.exec({
+      argv: ['tar', '-C', sandbox.workspaceDir, '-cf', '-', '.'],
+      env,
+      network: false,
+    });
+    proc.stderr.resume();
+    const [exit] = await Promise.all([
+      proc.exited,
+      pipeline(proc.stdout, createWriteStream(temporary, { mode: 0o600 })),
+    ]);
+    if (!tarSucceeded(exit.code)) throw new Error(`the workspace copy exited with ${exit.code}`);
+    const { size } = await stat(temporary);
+    const resumptions = (await this.latest())?.resumptions ?? 0;
+    await rename(temporary, this.archive);
+    await this.write({ version: CHECKPOINT_VERSION, turn, resumptions, bytes: size, takenAt: Date.now() });
+  }
+
+  /** Writes the checkpoint's workspace into a new sandbox's (from inside it, as the run's own user). */
+  async restore(sandbox: RunSandbox, env: Record<string, string>): Promise<void> {
+    const proc = sandbox.exec({
+      argv: ['tar', '-C', sandbox.workspaceDir, '--no-same-owner', '-xf', '-'],
+      env,
+      stdin: 'pipe',
+      network: false,
+    });
+    let stderr = '';
+    proc.stdout.resume();
+    proc.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+    const [exit] = await Promise.all([proc.exited, pipeline(createReadStream(this.archive), proc.stdin!)]);
+    if (exit.code !== 0) throw new Error(`the workspace could not be restored: ${stderr.trim()}`);
+  }
+
+  /** Counts one more resumption from the checkpoint. */
+  async resumed(record: CheckpointRecord): Promise<void> {
+    await this.write({ ...record, resumptions: record.resumptions + 1 });
+  }
+
+  async drop(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private async write(record: CheckpointRecord): Promise<void> {
+    const temporary = `${this.recordFile}.tmp`;
+    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
+    await rename(temporary, this.recordFile);
+  }
+}
+
+/**
+ * Takes a run's checkpoints as its agent completes turns, one at a time: a turn that completes while a copy runs is
+ * copied once that one is done (the latest turn wins). A failed copy leaves the previous checkpoint.
+ */
+export class TurnCheckpointer {
+  private running: Promise<void> | undefined;
+  private pending = false;
+
+  constructor(
+    private readonly checkpoint: RunCheckpoint,
+    private readonly copy: () => { sandbox: RunSandbox; env: Record<string, string> },
+    private turns: number,
+    private readonly onFailure: (err: unknown) => void,
+  ) {}
+
+  /** The agent completed a model turn. */
+  turn(): void {
+    this.turns++;
+    if (this.running) {
+      this.pending = true;
+      return;
+    }
+    this.running = this.takeUntilCurrent().finally(() => (this.running = undefined));
+  }
+
+  /** Settles once no copy runs (before the run goes on from the checkpoint). */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  private async takeUntilCurrent(): Promise<void> {
+    do {
+      this.pending = false;
+      const { sandbox, env } = this.copy();
+      await this.checkpoint.take(sandbox, env, this.turns).catch(this.onFailure);
+    } while (this.pending);
+  }
+}
