@@ -5,7 +5,12 @@ import { PassThrough } from 'node:stream';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { ADOPTION_RECORD_VERSION, AdoptionRecords } from './adoption-records';
 
-const assignment = { run_id: 'run-1', execution: 2, attachments: [], session: null } as unknown as RunAssignment__Output;
+const assignment = {
+  run_id: 'run-1',
+  execution: 2,
+  attachments: [],
+  session: null,
+} as unknown as RunAssignment__Output;
 const agent = { processIndex: 0, offsets: { stdout: 10, stderr: 0 } };
 
 describe('AdoptionRecords', () => {

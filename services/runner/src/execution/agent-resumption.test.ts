@@ -20,7 +20,14 @@ describe('resumptionAfterLoss', () => {
     mkdir(path.join(dir, 'run-1'), { recursive: true }).then(() =>
       writeFile(
         path.join(dir, 'run-1', 'checkpoint.json'),
-        JSON.stringify({ version: CHECKPOINT_VERSION, turn: 3, resumptions: 0, bytes: 10, takenAt: 1, ...fields }),
+        JSON.stringify({
+          version: CHECKPOINT_VERSION,
+          turn: 3,
+          resumptions: 0,
+          bytes: 10,
+          takenAt: 1,
+          ...fields,
+        }),
       ),
     );
 
@@ -68,7 +75,7 @@ describe('resumptionAfterLoss', () => {
     expect(events).toEqual([expect.objectContaining({ kind: 'agent_lost', resumed: false, resumption: 3 })]);
   });
 
-  it("refuses a checkpoint of a newer format, naming its version, and does not resume", async () => {
+  it('refuses a checkpoint of a newer format, naming its version, and does not resume', async () => {
     await recorded({ version: CHECKPOINT_VERSION + 1 });
     const decided = await resumptionAfterLoss(ctx(), checkpoint(), CAUSE, 2);
     expect('completion' in decided && decided.completion.message).toMatch(

@@ -51,7 +51,13 @@ export class RunCheckpoint {
   async latest(): Promise<CheckpointRecord | undefined> {
     const text = await readFile(this.recordFile, 'utf8').catch(() => undefined);
     if (text === undefined) return undefined;
-    const parsed = recordSchema.safeParse(JSON.parse(text));
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return undefined; // written through a rename: only a disk fault leaves it cut short
+    }
+    const parsed = recordSchema.safeParse(json);
     if (!parsed.success) return undefined;
     if (parsed.data.version > CHECKPOINT_VERSION)
       throw new Error(
