@@ -1,10 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createLogger } from '@conveyor/logger';
-import { BwrapBackend, PrivilegedHelper, TurnCheckpoints, type RunSandbox } from '@conveyor/runner';
+import { TurnCheckpoints, type RunSandbox } from '@conveyor/runner';
+import { startBwrapBackend } from './bwrap-bench-backend';
 
 // The cost of a lost agent's resumption point (docs/run-lifecycle.md "Lost agents"): the runner's checkpoint after
 // each model turn — a tar of the whole workspace copied out of the sandbox into the runner's state directory — for a
@@ -33,32 +31,7 @@ async function run(sandbox: RunSandbox, script: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'bench-checkpoint-'));
-  await chmod(root, 0o711);
-  const settings = {
-    workspaceRoot: path.join(root, 'workspaces'),
-    stateDir: path.join(root, 'state'),
-    readOnlyPaths: [],
-    snapshots: { maxAgeMs: 3_600_000, maxBytes: 1 << 30 },
-  };
-  const helper = await PrivilegedHelper.start(
-    {
-      ...settings,
-      bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
-      runnerUid: 0,
-      runnerGid: 0,
-    },
-    () => undefined,
-    require.resolve('@conveyor/runner/dist/sandbox/bwrap/privileged/helper-main.js'),
-  );
-  const backend = new BwrapBackend({
-    ...settings,
-    helper,
-    internalHosts: [],
-    monitorIntervalMs: 1000,
-    logger: createLogger({ service: 'bench', level: 'warn' }),
-  });
-  await backend.check();
+  const { root, helper, backend } = await startBwrapBackend('bench-checkpoint-');
   const policy = () => ({
     runId: randomUUID(),
     allowedHosts: [],
@@ -103,7 +76,10 @@ async function main(): Promise<void> {
         file_kb: FILE_KB,
         turns: TURNS,
         checkpoint_bytes: record?.bytes,
-        take_ms: { p50: round(sorted[Math.floor(sorted.length / 2)]!), max: round(sorted[sorted.length - 1]!) },
+        take_ms: {
+          p50: round(sorted[Math.floor(sorted.length / 2)]!),
+          max: round(sorted[sorted.length - 1]!),
+        },
         restore_ms: round(restoreMs),
       },
       null,

@@ -7,7 +7,13 @@ import type { Completion, ExecutionContext } from './execution/execution-context
 import type { AdoptionRecord, AdoptionRecords } from './execution/adoption-records';
 import { untilAcknowledged } from './acknowledged-call';
 import { resumptionAfterLoss } from './execution/agent-resumption';
-import { driveHarness, resumeFromCheckpoint, resumeHarness, type OnDurable } from './execution/harness-drive';
+import {
+  driveHarness,
+  resumeFromCheckpoint,
+  resumeHarness,
+  type HarnessRun,
+  type OnDurable,
+} from './execution/harness-drive';
 import { openModelAccess } from './execution/model-access';
 import { claimExecution, ExecutionLifecycle } from './execution/run-lifecycle';
 import { RunWorkspaces } from './execution/run-workspace';
@@ -19,7 +25,7 @@ import type { ExecutorOptions } from './run-executor-options';
 import type { RunCheckpoint } from './execution/turn-checkpoints';
 import type { Harness } from './harness/harness';
 import type { ModelAccessGrant } from './model-proxy/model-access-grant';
-import { RunDetached, SandboxLost } from './sandbox/run-sandbox';
+import { RunDetached, SandboxLost, type RunSandbox } from './sandbox/run-sandbox';
 
 type ExecutionRecord = ReturnType<AdoptionRecords['execution']>;
 
@@ -164,21 +170,25 @@ export class RunExecutor {
         if ('completion' in decided) return decided.completion;
         const checkpointing = { checkpoint, turns: decided.resume.turn };
         attempt = () =>
-          this.workspaces.within(ctx, environment, grant, async (sandbox) => {
-            const driven = await resumeFromCheckpoint(
-              ctx,
-              harness,
-              grant,
-              sandbox,
-              checkpointing,
-              cause,
-              onDurable,
-            );
-            if ('failed' in driven) return driven.failed;
-            return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
-          });
+          this.inNewSandbox(ctx, environment, grant, (sandbox) =>
+            resumeFromCheckpoint(ctx, harness, grant, sandbox, checkpointing, cause, onDurable),
+          );
       }
     }
+  }
+
+  /** In a new sandbox of the execution: the harness driven by `drive`, then the run's after-work. */
+  private inNewSandbox(
+    ctx: ExecutionContext,
+    environment: EnvironmentSpec,
+    grant: ModelAccessGrant | undefined,
+    drive: (sandbox: RunSandbox) => Promise<{ ran: HarnessRun } | { failed: Completion }>,
+  ): Promise<Completion> {
+    return this.workspaces.within(ctx, environment, grant, async (sandbox) => {
+      const driven = await drive(sandbox);
+      if ('failed' in driven) return driven.failed;
+      return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
+    });
   }
 
   /** Opens the run's model access (when its harness needs one), then drives it; the access always closes with it. */
@@ -201,19 +211,9 @@ export class RunExecutor {
       const checkpointing = checkpoint && { checkpoint, turns: 0 };
       const run = { harness, grant, environment, checkpoint, onDurable };
       return await this.resuming(ctx, run, () =>
-        this.workspaces.within(ctx, environment, grant, async (sandbox) => {
-          const driven = await driveHarness(
-            ctx,
-            harness,
-            grant,
-            sandbox,
-            environment,
-            onDurable,
-            checkpointing,
-          );
-          if ('failed' in driven) return driven.failed;
-          return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
-        }),
+        this.inNewSandbox(ctx, environment, grant, (sandbox) =>
+          driveHarness(ctx, harness, grant, sandbox, environment, onDurable, checkpointing),
+        ),
       );
     } finally {
       grant?.close();

@@ -44,6 +44,14 @@ export const toolCalled = async (databaseUrl: string, id: string): Promise<boole
     )
   ).length > 0;
 
+/** These runs' states and status messages. */
+export const runOutcomes = (databaseUrl: string, ids: string[]) =>
+  query<{ id: string; state: string; message: string | null }>(
+    databaseUrl,
+    `SELECT id, state::text AS state, "statusMessage" AS message FROM "Run" WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
+
 /** How many of these runs have ended. */
 export const endedCount = async (databaseUrl: string, ids: string[]): Promise<number> =>
   Number(
