@@ -201,6 +201,14 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     const resumed = (r: (typeof turns)[number]) => JSON.stringify(r.body).includes('environment was lost');
     expect(turns.filter((r) => !resumed(r))).toHaveLength(1);
     expect(turns.filter(resumed)).toHaveLength(1);
+    // The resumed conversation is one the real API accepts: the interrupted step's call has a result.
+    type Block = { type: string; id?: string; tool_use_id?: string };
+    const { messages } = turns.find(resumed)!.body as { messages: Array<{ content: string | Block[] }> };
+    const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    const answered = new Set(blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id));
+    const calls = blocks.filter((b) => b.type === 'tool_use');
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.filter((b) => !answered.has(b.id))).toEqual([]);
     const timeline = (await apiCall(platform, 'GET', `/agent/runs/${runId}/timeline`)).body as {
       events: Array<{ kind: string; data: Record<string, unknown> }>;
     };
