@@ -89,7 +89,7 @@ function harnessContext(
     env,
     mark,
     ...(onDurable ? { durable: onDurable } : {}),
-    ...(checkpointer ? { turn: () => checkpointer.turn() } : {}),
+    ...(checkpointer ? { turn: (mark) => checkpointer.turn(mark) } : {}),
   };
 }
 

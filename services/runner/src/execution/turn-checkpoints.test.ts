@@ -5,8 +5,11 @@ import { PassThrough, Readable } from 'node:stream';
 import type { RunSandbox, SandboxExecOptions } from '../sandbox/run-sandbox';
 import { TurnCheckpointer, TurnCheckpoints } from './turn-checkpoints';
 
-/** A sandbox whose `tar -c` prints `archive` and exits `code`; what `tar -x` reads is kept in `restored`. */
-function sandboxPrinting(archive: string, code = 0) {
+/**
+ * A sandbox whose copy prints `archive` and exits `code` (or each of `codes` in turn); what `tar -x` reads is kept
+ * in `restored`.
+ */
+function sandboxPrinting(archive: string, code = 0, codes: number[] = []) {
   const calls: SandboxExecOptions[] = [];
   const restored: Buffer[] = [];
   const sandbox = {
@@ -21,7 +24,10 @@ function sandboxPrinting(archive: string, code = 0) {
         stdin,
         stdout: extracting ? Readable.from([]) : Readable.from([Buffer.from(archive)]),
         stderr: Readable.from([]),
-        exited: (extracting ? ended : Promise.resolve()).then(() => ({ code, signal: null })),
+        exited: (extracting ? ended : Promise.resolve()).then(() => ({
+          code: codes.shift() ?? code,
+          signal: null,
+        })),
         kill: async () => undefined,
       };
     },
@@ -63,6 +69,23 @@ describe('TurnCheckpoints', () => {
       argv: ['tar', '-C', '/workspace', '--no-same-owner', '-xf', '-'],
     });
     expect(Buffer.concat(fresh.restored).toString()).toBe('turn 1');
+  });
+
+  it("copies a turn only once the agent's session holds it, asking again until it does", async () => {
+    const checkpoint = new TurnCheckpoints(dir).of('run-1');
+    // The CLI reports the step before its session file has it: the copy says "not yet" (3) twice.
+    const { sandbox, calls } = sandboxPrinting('with the session', 0, [3, 3]);
+    const checkpointer = new TurnCheckpointer(
+      checkpoint,
+      () => ({ sandbox, env: {} }),
+      0,
+      () => undefined,
+    );
+    checkpointer.turn({ sessionGlob: '/workspace/.home/s/*.jsonl', holds: 'toolu_1' });
+    await checkpointer.settled();
+    expect(calls).toHaveLength(3);
+    expect(calls[0]!.argv.slice(4)).toEqual(['/workspace/.home/s/*.jsonl', 'toolu_1', '/workspace']);
+    expect(await checkpoint.latest()).toMatchObject({ turn: 1 });
   });
 
   it('copies one turn at a time, and a turn that ends during a copy once it is done (the latest wins)', async () => {

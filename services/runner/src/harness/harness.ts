@@ -53,6 +53,14 @@ export interface HarnessInput {
   resumeOnly?: boolean;
 }
 
+/** What the workspace must hold for a checkpoint to be a turn's: the agent's session file, with the turn in it. */
+export interface TurnMark {
+  /** Shell glob of the agent's session file inside the sandbox. */
+  sessionGlob: string;
+  /** Text the session file holds once the turn is written to it (the step's call ID). */
+  holds?: string;
+}
+
 export interface HarnessContext {
   /** Records what the agent does: messages, tool steps, artifacts, usage. */
   emit(event: RunEvent): void;
@@ -70,7 +78,7 @@ export interface HarnessContext {
    * Told when the agent finished a model turn (a step requested, or a message answered): its session file and the
    * workspace are where a lost agent resumes from (execution/turn-checkpoints.ts).
    */
-  turn?(): void;
+  turn?(mark?: TurnMark): void;
   /** Told when the agent's process started durable (it outlives this runner process; docs/run-lifecycle.md). */
   durable?(agent: { processIndex: number; proc: SandboxProcess }): void;
 }

@@ -87,10 +87,14 @@ export class CliHarness implements Harness {
     const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
     const proc = ctx.sandbox.attachDurable!(agent.offsets);
     ctx.durable?.({ processIndex: agent.processIndex, proc });
-    const result = await this.follow(proc, ctx, [], agent.processIndex, '');
+    const glob = this.profile.sessionGlob(setup);
+    const result = await this.follow(proc, ctx, [], {
+      processIndex: agent.processIndex,
+      previousSession: '',
+      glob,
+    });
     if (result.lost) throw new SandboxLost(result.lost);
     const messages = result.turnEnd?.ok ? ctx.inbox.drain() : [];
-    const glob = this.profile.sessionGlob(setup);
     return this.drive({ setup, env, ctx, glob }, messages, agent.processIndex + 1, result);
   }
 
@@ -217,16 +221,20 @@ export class CliHarness implements Harness {
     const pending = live ? [...messages] : [];
     proc.stdin?.on('error', () => undefined);
     if (live) proc.stdin?.write(this.profile.stdinLine!(pending.shift() ?? ''));
-    return this.follow(proc, ctx, pending, processIndex, session?.content.toString('utf8') ?? '');
+    const previousSession = session?.content.toString('utf8') ?? '';
+    const glob = this.profile.sessionGlob(setup);
+    return this.follow(proc, ctx, pending, { processIndex, previousSession, glob });
   }
 
-  /** Maps a CLI process's output to run events to its end, feeding a live one `pending` and the follow-ups. */
+  /**
+   * Maps a CLI process's output to run events to its end, feeding a live one `pending` and the follow-ups; each turn
+   * it reports is checkpointed once its session file (`glob`) holds it.
+   */
   private async follow(
     proc: SandboxProcess,
     ctx: HarnessContext,
     pending: string[],
-    processIndex: number,
-    previousSession: string,
+    { processIndex, previousSession, glob }: { processIndex: number; previousSession: string; glob: string },
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const mapper = this.profile.mapper({ processIndex, previousSession });
@@ -257,7 +265,8 @@ export class CliHarness implements Harness {
         return ctx.emit({ kind: 'log', level: 'info', text: line });
       const mapped = mapper.map(event as Record<string, unknown>);
       for (const e of mapped.events) ctx.emit(e);
-      if (mapped.turnEnd || mapped.events.some((e) => e.kind === 'tool_call')) ctx.turn?.();
+      const call = mapped.events.findLast((e) => e.kind === 'tool_call');
+      if (call || mapped.turnEnd) ctx.turn?.({ sessionGlob: glob, ...(call ? { holds: call.call_id } : {}) });
       if (!mapped.turnEnd) return;
       turnEnd = mapped.turnEnd;
       if (live) this.afterLiveTurn(proc, turnEnd, event as Record<string, unknown>, pending, ctx, write);
