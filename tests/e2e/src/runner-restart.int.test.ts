@@ -207,10 +207,9 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
     const answered = new Set(blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id));
     const calls = blocks.filter((b) => b.type === 'tool_use');
+    // The interrupted step is on it (the checkpoint holds the turn), answered by Claude Code as interrupted.
+    expect(calls.length).toBeGreaterThan(0);
     expect(calls.filter((b) => !answered.has(b.id))).toEqual([]);
-    process.stdout.write(
-      `resumed conversation: ${JSON.stringify(messages.slice(1))}\n`,
-    );
     const timeline = (await apiCall(platform, 'GET', `/agent/runs/${runId}/timeline`)).body as {
       events: Array<{ kind: string; data: Record<string, unknown> }>;
     };
