@@ -266,7 +266,8 @@ export class CliHarness implements Harness {
       const mapped = mapper.map(event as Record<string, unknown>);
       for (const e of mapped.events) ctx.emit(e);
       const call = mapped.events.findLast((e) => e.kind === 'tool_call');
-      if (call || mapped.turnEnd) ctx.turn?.({ sessionGlob: glob, ...(call ? { holds: call.call_id } : {}) });
+      const holds = call && this.profile.sessionHoldsCallIds ? { holds: call.call_id } : {};
+      if (call || mapped.turnEnd) ctx.turn?.({ sessionGlob: glob, ...holds });
       if (!mapped.turnEnd) return;
       turnEnd = mapped.turnEnd;
       if (live) this.afterLiveTurn(proc, turnEnd, event as Record<string, unknown>, pending, ctx, write);
