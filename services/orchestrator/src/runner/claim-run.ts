@@ -21,7 +21,7 @@ const notClaimable = (why: string) => new AppError('conflict', `Run is not claim
  * caller finds out why, or claims a debug execution, in claimRunLocked).
  */
 const CLAIM = sqlTransition('QUEUED', 'CLAIMED');
-const CLAIM_SQL = `
+export const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE "Run"
      SET state = ${CLAIM.to}, "updatedAt" = $4, "runnerId" = $3, "lastHeartbeatAt" = $4,

@@ -26,7 +26,7 @@ const isOutcome = (state: string): state is RunState => TERMINAL_STATES.has(stat
  *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
  *   first time.
  */
-const COMPLETE_SQL = `
+export const COMPLETE_SQL = `
 WITH held AS (
   SELECT r.id, r.state::text AS state, r.source, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug
     FROM "Run" r

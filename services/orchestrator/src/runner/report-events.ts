@@ -66,7 +66,7 @@ export function parseEvents(raw: string[]): RunEvent[] {
  *   then the follow-ups waiting for this execution are taken (marked delivered) and returned.
  */
 const STARTED = progressRank('INPROGRESS');
-const REPORT_SQL = `
+export const REPORT_SQL = `
 WITH held AS (
   SELECT r.id, r.state::text AS state, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug, r."reportedEvents",
          CASE WHEN r."debugExecution" IS NOT DISTINCT FROM r.execution THEN NULL
