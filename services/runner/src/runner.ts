@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import express from 'express';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
@@ -10,17 +9,15 @@ import {
   createEnvironmentSnapshotsGauge,
   createMetricsRegistry,
   createRunJobDurationHistogram,
-  metricsRouter,
 } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import {
   closeAll,
   closeServer,
-  healthRoutes,
-  listen,
   Readiness,
   type Service,
   logConnectionOutages,
+  startShellServer,
 } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
 import { AdoptionRecords } from './execution/adoption-records';
@@ -142,10 +139,12 @@ export class Runner implements Service {
     // The worker re-emits its connection's failures, which logConnectionOutages above logs once.
     this.worker.on('error', () => undefined);
 
-    const app = express();
-    app.use(healthRoutes(this.readiness));
-    app.use(metricsRouter(this.metrics));
-    ({ server: this.server, port: this.httpPort } = await listen(app, config.HTTP_PORT, config.HTTP_HOST));
+    ({ server: this.server, port: this.httpPort } = await startShellServer({
+      readiness: this.readiness,
+      metrics: this.metrics,
+      port: config.HTTP_PORT,
+      host: config.HTTP_HOST,
+    }));
     logger.info(
       { runnerId: config.RUNNER_ID, concurrency: config.RUNNER_CONCURRENCY, queue: config.RUN_QUEUE },
       'runner started',
