@@ -1,10 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { createLogger } from '@conveyor/logger';
-import { BwrapBackend, PrivilegedHelper, type RunSandbox } from '@conveyor/runner';
+import { rm } from 'node:fs/promises';
+import type { RunSandbox } from '@conveyor/runner';
+import { startBwrapBackend } from './bwrap-bench-backend';
 
 // Start-up cost of the local run sandbox (docs/sandbox.md): an empty command (`/bin/true`) spawned directly vs.
 // through `RunSandbox.exec` (cgroup join, prlimit, setpriv, bwrap with every namespace, the socat forwarders of the
@@ -50,32 +48,7 @@ async function inside(sandbox: RunSandbox): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const root = await mkdtemp(path.join(os.tmpdir(), 'bench-sandbox-'));
-  await chmod(root, 0o711);
-  const settings = {
-    workspaceRoot: path.join(root, 'workspaces'),
-    stateDir: path.join(root, 'state'),
-    readOnlyPaths: [],
-    snapshots: { maxAgeMs: 3_600_000, maxBytes: 1 << 30 },
-  };
-  const helper = await PrivilegedHelper.start(
-    {
-      ...settings,
-      bwrapPath: execFileSync('sh', ['-c', 'command -v bwrap']).toString().trim(),
-      runnerUid: 0,
-      runnerGid: 0,
-    },
-    () => undefined,
-    require.resolve('@conveyor/runner/dist/sandbox/bwrap/privileged/helper-main.js'),
-  );
-  const backend = new BwrapBackend({
-    ...settings,
-    helper,
-    internalHosts: [],
-    monitorIntervalMs: 1000,
-    logger: createLogger({ service: 'bench', level: 'warn' }),
-  });
-  await backend.check();
+  const { root, helper, backend } = await startBwrapBackend('bench-sandbox-');
   const diskBytes = Number(process.env.RUN_DISK_MB ?? 10 * 1024) * 1024 ** 2;
   const policy = async () => ({
     runId: randomUUID(),

@@ -1,6 +1,7 @@
 // Bundles the console with esbuild's JS API (its platform binary comes from the npm registry as an optional
-// dependency) into dist/: app.js, app.css and index.html, served by the gateway under /console.
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+// dependency) into dist/: app.js, styles.css and index.html, served by the gateway under /console.
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 await rm('dist', { recursive: true, force: true });
@@ -18,4 +19,9 @@ await build({
   logLevel: 'warning',
 });
 await copyFile('src/index.html', 'dist/index.html');
-await copyFile('src/styles.css', 'dist/styles.css');
+// One stylesheet: uPlot's own rules (bundled, not from a CDN) before the console's.
+const uplotCss = createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css');
+await writeFile(
+  'dist/styles.css',
+  (await readFile(uplotCss, 'utf8')) + '\n' + (await readFile('src/styles.css', 'utf8')),
+);

@@ -4,9 +4,32 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Messages by top-level field name (`allowed_hosts` for `allowed_hosts.0`), for showing at the form field. */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message);
   }
+}
+
+interface Problem {
+  detail?: string;
+  title?: string;
+  errors?: Array<{ path?: string; message?: string }>;
+}
+
+/**
+ * Which fields a problem body blames: the gateway's validation lists `errors[{path, message}]`; the orchestrator's
+ * own checks (a cron expression, a URL it refuses) say `<field>: <message>` in `detail`.
+ */
+function fieldsOf(problem: Problem): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const e of problem.errors ?? []) {
+    const name = e.path?.split('.')[0];
+    if (name && e.message && !fields[name]) fields[name] = e.message;
+  }
+  const blamed = /^([a-z_]+)(?:\.[\w.]+)?: ([\s\S]+)$/.exec(problem.detail ?? '');
+  if (blamed && !fields[blamed[1]!]) fields[blamed[1]!] = blamed[2]!;
+  return fields;
 }
 
 let csrfToken = '';
@@ -32,8 +55,12 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   });
   if (res.status === 401 && path !== '/session') onSignedOut();
   if (!res.ok) {
-    const problem = (await res.json().catch(() => ({}))) as { detail?: string; title?: string };
-    throw new ApiError(res.status, problem.detail ?? problem.title ?? `Request failed (${res.status})`);
+    const problem = (await res.json().catch(() => ({}))) as Problem;
+    throw new ApiError(
+      res.status,
+      problem.detail ?? problem.title ?? `Request failed (${res.status})`,
+      fieldsOf(problem),
+    );
   }
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;

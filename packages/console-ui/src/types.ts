@@ -22,6 +22,7 @@ export interface RunItem {
   agent_skill?: { name?: string; full_path: string };
   artifacts: Array<{ artifact_type: string; created_at: string; data: Record<string, unknown> }>;
   status_message?: { message: string; error_code?: string };
+  agent_config?: Record<string, unknown>;
 }
 
 export interface RunList {
@@ -105,4 +106,97 @@ export interface EventAttempt {
   error: string | null;
   next_attempt_at: string | null;
   delivery_status: 'pending' | 'succeeded' | 'failed';
+}
+
+/** `GET /agent/environments` (docs/catalog.md). */
+export interface Environment {
+  uid: string;
+  config: {
+    name?: string;
+    description?: string | null;
+    repositories?: Array<{ url: string; directory?: string; ref?: string }>;
+    setup_commands?: string[] | null;
+    allowed_hosts?: string[] | null;
+    snapshot?: boolean;
+  };
+  access?: string;
+  creator?: Principal;
+  last_updated: string;
+  setup_failed: boolean;
+  last_task_created?: { id: string; title: string; state: string };
+}
+
+export interface EnvironmentList {
+  environments: Environment[];
+}
+
+export interface ModelList {
+  models: Array<{ id: string; display_name: string; disabled: boolean; is_default: boolean }>;
+  default_model_id: string;
+}
+
+export interface Secret {
+  name: string;
+  created_at: string;
+  updated_at: string;
+  used_by_webhooks: string[];
+}
+
+export interface AgentIdentity {
+  uid: string;
+  name: string;
+  description: string | null;
+  available: boolean;
+  created_at: string;
+}
+
+export interface AgentKey {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  key?: string;
+}
+
+export interface Guests {
+  guests: Array<{ user_id: string; display_name: string; email: string; granted_at: string }>;
+  invitations: Array<{ invitation_id: string; email: string; invited_at: string }>;
+}
+
+export interface Worker {
+  worker_id: string;
+  connection_id: string;
+  hostname?: string;
+  version?: string;
+  capacity: number;
+  active_runs: number;
+  connected_at: string;
+  last_heartbeat_at: string;
+}
+
+/** `GET /insights` (docs/console.md "Overview"). */
+export interface Insights {
+  generated_at: string;
+  runs_per_hour: Array<{ hour: string; state: string; count: number }>;
+  time_to_agent: Array<{ hour: string; p50_ms: number; p95_ms: number; runs: number }>;
+  usage_per_day: Array<{
+    day: string;
+    model_id: string;
+    input_tokens: number;
+    output_tokens: number;
+    cost_usd: number;
+  }>;
+  deliveries_per_minute: Array<{ minute: string; outcome: string; count: number }>;
+  event_deliveries: { succeeded: number; failed: number; pending: number; success_rate: number | null };
+  capacity: {
+    queued: number;
+    running: number;
+    pool_runners: number;
+    workers: number;
+    worker_capacity: number;
+    worker_active_runs: number;
+  };
 }

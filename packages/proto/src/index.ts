@@ -43,6 +43,7 @@ export type * from './gen/conveyor/orchestrator/v1/HandoffAttachmentsResponse';
 export type * from './gen/conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
 export type * from './gen/conveyor/orchestrator/v1/CheckRedirectRequest';
 export type * from './gen/conveyor/orchestrator/v1/CheckRedirectResponse';
+export type * from './gen/conveyor/orchestrator/v1/RunInsights';
 // Factories, webhooks, automations, secrets, definitions (webhooks.proto).
 export type * from './gen/conveyor/orchestrator/v1/FactoryService';
 export type * from './gen/conveyor/orchestrator/v1/WebhookIngressService';

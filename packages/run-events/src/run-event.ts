@@ -66,6 +66,16 @@ export const runEventSchema = z.discriminatedUnion('kind', [
     cost_usd: z.number().nonnegative().optional(),
   }),
   z.object({ kind: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), text }),
+  // The run's agent was lost with its sandbox: the run went on from its last turn (`resumed`), or, with no checkpoint
+  // or at the resumption cap, ended (docs/run-lifecycle.md "Lost agents"). `text`: the timeline's sentence.
+  z.object({
+    kind: z.literal('agent_lost'),
+    cause: text,
+    turn: z.number().int().nonnegative(),
+    resumption: z.number().int().nonnegative(),
+    resumed: z.boolean(),
+    text,
+  }),
   z.object({
     kind: z.literal('followup_received'),
     followup_id: z.string(),
@@ -97,6 +107,7 @@ export const TIMELINE_KINDS: ReadonlySet<RunEventKind> = new Set([
   'followup_received',
   'egress_refused',
   'workspace_released',
+  'agent_lost',
 ]);
 
 /** Kinds only the platform records: a harness's output claiming one is not believed. */
@@ -105,4 +116,5 @@ export const PLATFORM_KINDS: ReadonlySet<RunEventKind> = new Set([
   'followup_received',
   'egress_refused',
   'workspace_released',
+  'agent_lost',
 ]);

@@ -7,3 +7,4 @@ export * from './http-server';
 export * from './auth-epoch-keys';
 export * from './background-loop';
 export * from './connection-outages';
+export * from './service-shell';

@@ -7,7 +7,8 @@ export function generateWebhookSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** A Standard Webhooks signing secret for senders whose provider secret was left blank: `whsec_` + base64 key. */
+/** A Standard Webhooks signing secret (`whsec_` + the base64 of 32 random bytes): for senders whose provider secret
+ * was left blank, and for the outbound events of a team's event endpoints. */
 export function generateStandardWebhooksSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }

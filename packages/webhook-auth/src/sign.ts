@@ -4,8 +4,8 @@ import { GITLAB_TOKEN_HEADER } from './gitlab';
 import type { SignatureScheme } from './signature-scheme';
 import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, slackSignature } from './slack';
 import {
-  standardWebhooksKey,
   standardWebhooksSignature,
+  standardWebhooksSigningKey,
   type StandardWebhooksHeaderPrefix,
 } from './standard-webhooks';
 import { STRIPE_HEADER, stripeSignature } from './stripe';
@@ -27,15 +27,32 @@ export interface TimestampedSignInput extends SignInput {
 export function signStandardWebhooks(
   input: TimestampedSignInput & { id: string; headerPrefix?: StandardWebhooksHeaderPrefix },
 ): SignedHeaders {
-  const { secret, body, timestamp, id, headerPrefix = 'webhook' } = input;
-  const key = standardWebhooksKey(secret);
-  if (key === undefined)
-    throw new Error('Standard Webhooks secret is not base64 (optionally prefixed with whsec_)');
-  const t = String(unixSeconds(timestamp));
+  const { secret, ...message } = input;
+  return standardWebhooksHeaders({ ...message, keys: [standardWebhooksSigningKey(secret)] });
+}
+
+/**
+ * The one Standard Webhooks signer, for the ingress's test senders and the orchestrator's outbound run events:
+ * `{prefix}-id`, `{prefix}-timestamp` (the attempt's, in seconds) and `{prefix}-signature`, one `v1,<base64
+ * HMAC-SHA256 of id.timestamp.body>` per key, space-separated (several while a rotated-out secret is still in its
+ * grace period). Keys come from standardWebhooksSigningKey, decoded once. Node's native HMAC rather than the
+ * standardwebhooks package's JavaScript SHA-256 (a measurable share of the dispatcher's CPU at thousands of attempts
+ * a second); standard-webhooks.test.ts checks that package verifies what this signs.
+ */
+export function standardWebhooksHeaders(input: {
+  id: string;
+  timestamp: Date;
+  body: Buffer | string;
+  keys: readonly Buffer[];
+  headerPrefix?: StandardWebhooksHeaderPrefix;
+}): SignedHeaders {
+  const { id, body, keys, headerPrefix = 'webhook' } = input;
+  const t = String(unixSeconds(input.timestamp));
+  const signatures = keys.map((key) => `v1,${standardWebhooksSignature(key, id, t, body)}`);
   return {
     [`${headerPrefix}-id`]: id,
     [`${headerPrefix}-timestamp`]: t,
-    [`${headerPrefix}-signature`]: `v1,${standardWebhooksSignature(key, id, t, body)}`,
+    [`${headerPrefix}-signature`]: signatures.join(' '),
   };
 }
 

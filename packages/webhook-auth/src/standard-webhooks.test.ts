@@ -1,4 +1,7 @@
-import { signStandardWebhooks } from './sign';
+import { Webhook } from 'standardwebhooks';
+import { generateStandardWebhooksSecret } from './secrets';
+import { signStandardWebhooks, standardWebhooksHeaders } from './sign';
+import { standardWebhooksSigningKey } from './standard-webhooks';
 import type { WebhookHeaders } from './types';
 import { verifySignature } from './verify-signature';
 
@@ -116,5 +119,35 @@ describe('standard-webhooks', () => {
     expect(verify(headers({ 'webhook-signature': `v1,bogus, ${SIGNATURE}` })).ok).toBe(false);
     expect(verify(headers({ 'webhook-id': [ID, ID] })).ok).toBe(false);
     expect(verify({ ...headers(), 'Webhook-Signature': SIGNATURE }).ok).toBe(false);
+  });
+});
+
+describe('standardWebhooksHeaders: the one signer', () => {
+  it("signs the reference library's published vector", () => {
+    const signed = standardWebhooksHeaders({
+      id: ID,
+      timestamp: NOW,
+      body: BODY,
+      keys: [standardWebhooksSigningKey(SECRET)],
+    });
+    expect(signed).toEqual(headers());
+  });
+
+  it('signs with every key, so the reference library verifies with either secret while one rotates out', () => {
+    const [current, previous] = [generateStandardWebhooksSecret(), generateStandardWebhooksSecret()];
+    const body = '{"type":"run.succeeded","timestamp":"2026-11-26T01:00:00.000Z","data":{"title":"ü"}}';
+    const at = new Date();
+    const signed = standardWebhooksHeaders({
+      id: 'msg_1',
+      timestamp: at,
+      body,
+      keys: [current, previous].map(standardWebhooksSigningKey),
+    });
+    for (const secret of [current, previous]) expect(new Webhook(secret).verify(body, signed)).toBeTruthy();
+    expect(signed['webhook-signature']!.split(' ')[0]).toBe(new Webhook(current).sign('msg_1', at, body));
+  });
+
+  it('refuses a secret that is not base64 rather than signing with a mangled key', () => {
+    expect(() => standardWebhooksSigningKey('whsec_not base64!')).toThrow('not base64');
   });
 });

@@ -24,6 +24,14 @@ export function standardWebhooksKey(secret: string): Buffer | undefined {
   return key.length > 0 ? key : undefined;
 }
 
+/** The HMAC key of a secret this installation signs with: decode once, sign many. Throws when it is not base64. */
+export function standardWebhooksSigningKey(secret: string): Buffer {
+  const key = standardWebhooksKey(secret);
+  if (key === undefined)
+    throw new Error('Standard Webhooks secret is not base64 (optionally prefixed with whsec_)');
+  return key;
+}
+
 /** The base64 MAC of `{id}.{timestamp}.{body}`, without the `v1,` version tag. */
 export function standardWebhooksSignature(
   key: Buffer,

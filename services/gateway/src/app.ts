@@ -1,15 +1,13 @@
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
-import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
+import { createMetricsRegistry, type Registry } from '@conveyor/metrics';
 import {
   authEpochKeys,
   errorHandler,
-  healthRoutes,
   notFoundHandler,
-  requestContext,
   type Readiness,
+  serviceShell,
 } from '@conveyor/runtime';
 import { redisAuthEpochs } from './auth/auth-epochs';
 import { KeyAuthenticator } from './auth/key-authenticator';
@@ -27,6 +25,7 @@ import { harnessSupportRoutes } from './routes/harness-support-routes';
 import { redirectRoutes } from './routes/redirect-routes';
 import { runScoringRoutes } from './routes/run-scoring-routes';
 import { workerRoutes } from './routes/worker-routes';
+import { insightsRoutes } from './routes/insights-routes';
 import { runInspectionRoutes } from './routes/run-inspection-routes';
 import { runLifecycleRoutes } from './routes/run-lifecycle-routes';
 import { runListRoutes } from './routes/run-list-routes';
@@ -56,15 +55,13 @@ export interface AppDeps {
 
 export function buildApp(deps: AppDeps): Express {
   const { config } = deps;
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
-  const metrics = deps.metrics ?? createMetricsRegistry('gateway');
-  app.use(httpMetrics(metrics));
-  app.use(requestContext(deps.logger));
+  const app = serviceShell({
+    readiness: deps.readiness,
+    metrics: deps.metrics ?? createMetricsRegistry('gateway'),
+    logger: deps.logger,
+    trustProxy: config.TRUST_PROXY,
+  });
   if (config.VALIDATE_RESPONSES) app.use(validateResponses());
-  app.use(healthRoutes(deps.readiness));
-  app.use(metricsRouter(metrics));
 
   const v1 = express.Router();
   // Signed download links carry their own credential; they are served before API-key auth.
@@ -103,6 +100,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(harnessSupportRoutes(deps.api));
   v1.use(runScoringRoutes(deps.api, deps.publicUrl));
   v1.use(workerRoutes(deps.api));
+  v1.use(insightsRoutes(deps.api));
   v1.use(runListRoutes(deps.api, deps.publicUrl));
   v1.use(runInspectionRoutes(deps.api));
   v1.use(runLifecycleRoutes(deps.api, deps.publicUrl));

@@ -1,29 +1,21 @@
 import type { Server } from 'node:http';
-import express from 'express';
-import { trustProxySetting } from '@conveyor/config';
 import { Redis } from 'ioredis';
 import type { Admin, ISocketFactory, Kafka } from 'kafkajs';
 import { createKafka, DELIVERY_LABELS, ensureTopics, kafkaSecurityOptions } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
-import {
-  createMetricsRegistry,
-  createWebhookDeliveriesCounter,
-  httpMetrics,
-  metricsRouter,
-} from '@conveyor/metrics';
+import { createMetricsRegistry, createWebhookDeliveriesCounter } from '@conveyor/metrics';
 import { createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
 import {
   closeAll,
   closeServer,
   errorHandler,
-  healthRoutes,
-  listen,
   notFoundHandler,
   Readiness,
-  requestContext,
   type Service,
   logConnectionOutages,
   BackgroundLoop,
+  listen,
+  serviceShell,
 } from '@conveyor/runtime';
 import type { IngressConfig } from './config';
 import { DedupeStore } from './dedupe-store';
@@ -122,13 +114,12 @@ export class Ingress implements Service {
       orchestratorWebhookLookup(this.orchestrator, config.ORCHESTRATOR_DEADLINE_MS),
     );
 
-    const app = express();
-    app.disable('x-powered-by');
-    app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
-    app.use(httpMetrics(this.metrics));
-    app.use(requestContext(logger));
-    app.use(healthRoutes(this.readiness));
-    app.use(metricsRouter(this.metrics));
+    const app = serviceShell({
+      readiness: this.readiness,
+      metrics: this.metrics,
+      logger,
+      trustProxy: config.TRUST_PROXY,
+    });
     app.use(
       webhookEndpoint({
         resolver,

@@ -1,5 +1,4 @@
 import type { Server as HttpServer } from 'node:http';
-import express from 'express';
 import { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
 import { ChannelListener, createPrismaClient, type PrismaClient } from '@conveyor/db';
@@ -10,19 +9,16 @@ import {
   createMetricsRegistry,
   createRetentionDeletedCounter,
   createRunQueueDepthGauge,
-  httpMetrics,
-  metricsRouter,
 } from '@conveyor/metrics';
 import {
   authEpochKeys,
   type BackgroundLoop,
   closeAll,
   closeServer,
-  healthRoutes,
-  listen,
   Readiness,
   type Service,
   logConnectionOutages,
+  startShellServer,
 } from '@conveyor/runtime';
 import type * as grpc from '@grpc/grpc-js';
 import { authEpochBumper } from './auth/auth-epoch-bumper';
@@ -70,6 +66,7 @@ import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
 import { identityHandlers } from './grpc/handlers/identity-handlers';
 import { runHandoffHandlers } from './grpc/handlers/run-handoff-handlers';
+import { runInsightsHandler } from './grpc/handlers/run-insights-handler';
 import { runLifecycleHandlers } from './grpc/handlers/run-lifecycle-handlers';
 import { runQueryHandlers } from './grpc/handlers/run-query-handlers';
 import { runnerHandlers } from './grpc/handlers/runner-handlers';
@@ -129,15 +126,12 @@ export class Orchestrator implements Service {
       await db.$queryRaw`SELECT 1`;
     });
 
-    const http = express();
-    http.use(httpMetrics(this.metrics));
-    http.use(healthRoutes(this.readiness));
-    http.use(metricsRouter(this.metrics));
-    ({ server: this.httpServer, port: this.httpPort } = await listen(
-      http,
-      config.HTTP_PORT,
-      config.HTTP_HOST,
-    ));
+    ({ server: this.httpServer, port: this.httpPort } = await startShellServer({
+      readiness: this.readiness,
+      metrics: this.metrics,
+      port: config.HTTP_PORT,
+      host: config.HTTP_HOST,
+    }));
 
     // BullMQ needs maxRetriesPerRequest: null so blocking commands survive reconnects.
     const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
@@ -344,6 +338,12 @@ export class Orchestrator implements Service {
         }),
         ...runHandoffHandlers({ db, logger, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS }),
         WatchRunEvents: watchRunEvents({ db, feed: runEventFeed, logger }),
+        ...runInsightsHandler({
+          db,
+          logger,
+          poolRunners: () => runQueue.connectedRunners(),
+          workerStaleAfterMs: config.WORKER_STALE_AFTER_MS,
+        }),
       },
       runner: runnerHandlers({
         db,

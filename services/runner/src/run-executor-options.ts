@@ -1,5 +1,6 @@
 import type { RunnerConfig } from './config';
 import type { AdoptionRecords } from './execution/adoption-records';
+import type { TurnCheckpoints } from './execution/turn-checkpoints';
 import type { RunningModelProxy } from './model-proxy/start-model-proxy';
 import type { SandboxBackend, SandboxLimits } from './sandbox/run-sandbox';
 import { sandboxLimits } from './sandbox/sandbox-config';
@@ -19,6 +20,10 @@ export interface ExecutorOptions {
   modelProxy?: RunningModelProxy;
   /** Where executions whose agents run durable are recorded for the next runner process (docs/run-lifecycle.md). */
   adoptionRecords?: AdoptionRecords;
+  /** Where each run's last turn is kept, for a run whose agent is lost with its sandbox (docs/run-lifecycle.md). */
+  checkpoints?: TurnCheckpoints;
+  /** How often one run may go on from a checkpoint (RUN_MAX_RESUMPTIONS). */
+  maxResumptions: number;
 }
 
 /** The settings the runner and the self-hosted worker program share. */
@@ -32,6 +37,7 @@ type ExecutorSettings = Pick<
   | 'RUN_MEMORY_MB'
   | 'RUN_DISK_MB'
   | 'FAILURE_SESSION_RETENTION_MINUTES'
+  | 'RUN_MAX_RESUMPTIONS'
 >;
 
 export function executorOptions(
@@ -48,6 +54,7 @@ export function executorOptions(
     allowedHosts: config.SANDBOX_ALLOWED_HOSTS,
     limits: sandboxLimits(config),
     debugRetentionMs: config.FAILURE_SESSION_RETENTION_MINUTES * 60_000,
+    maxResumptions: config.RUN_MAX_RESUMPTIONS,
     modelProxy,
   };
 }

@@ -1,11 +1,19 @@
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunJob } from '@conveyor/run-events';
-import { environmentSchema } from './environment-setup';
+import { environmentSchema, type EnvironmentSpec } from './environment-setup';
 import { finishWork } from './execution/after-run';
 import type { Completion, ExecutionContext } from './execution/execution-context';
 import type { AdoptionRecord, AdoptionRecords } from './execution/adoption-records';
-import { driveHarness, resumeHarness } from './execution/harness-drive';
+import { untilAcknowledged } from './acknowledged-call';
+import { resumptionAfterLoss } from './execution/agent-resumption';
+import {
+  driveHarness,
+  resumeFromCheckpoint,
+  resumeHarness,
+  type HarnessRun,
+  type OnDurable,
+} from './execution/harness-drive';
 import { openModelAccess } from './execution/model-access';
 import { claimExecution, ExecutionLifecycle } from './execution/run-lifecycle';
 import { RunWorkspaces } from './execution/run-workspace';
@@ -14,7 +22,10 @@ import { harnessFor } from './harness/harness-registry';
 import { reportFileArtifact } from './harness-support-client';
 import type { OrchestratorLink } from './orchestrator-link';
 import type { ExecutorOptions } from './run-executor-options';
-import { RunDetached } from './sandbox/run-sandbox';
+import type { RunCheckpoint } from './execution/turn-checkpoints';
+import type { Harness } from './harness/harness';
+import type { ModelAccessGrant } from './model-proxy/model-access-grant';
+import { RunDetached, SandboxLost, type RunSandbox } from './sandbox/run-sandbox';
 
 type ExecutionRecord = ReturnType<AdoptionRecords['execution']>;
 
@@ -25,6 +36,7 @@ type ExecutionRecord = ReturnType<AdoptionRecords['execution']>;
  */
 export class RunExecutor {
   private readonly workspaces: RunWorkspaces;
+  private readonly ports: Parameters<typeof finishWork>[1];
 
   constructor(
     private readonly link: OrchestratorLink,
@@ -32,6 +44,7 @@ export class RunExecutor {
     private readonly logger: Logger,
   ) {
     this.workspaces = new RunWorkspaces(options.sandbox, options);
+    this.ports = { link, reportFile: reportFileArtifact };
   }
 
   /**
@@ -44,7 +57,12 @@ export class RunExecutor {
     if (!assignment) return 'skipped';
     const lifecycle = new ExecutionLifecycle(this.link, assignment, this.options, log, stopSignal);
     const record = this.options.adoptionRecords?.execution(this.options.runnerId, assignment);
-    return this.settle(lifecycle, record, () => this.drive(lifecycle.context, record));
+    const checkpoint = this.options.checkpoints?.of(assignment.run_id);
+    // An earlier execution's checkpoint is not this one's to go on from.
+    await checkpoint?.drop();
+    return this.settle(lifecycle, record, checkpoint, () =>
+      this.drive(lifecycle.context, record, checkpoint),
+    );
   }
 
   /**
@@ -62,13 +80,41 @@ export class RunExecutor {
     const settings = { ...this.options, runnerId, adopted: true };
     const lifecycle = new ExecutionLifecycle(this.link, assignment, settings, log, stopSignal);
     const kept = this.options.adoptionRecords?.execution(runnerId, assignment);
-    return this.settle(lifecycle, kept, () => this.resume(lifecycle.context, record, kept));
+    const checkpoint = this.options.checkpoints?.of(assignment.run_id);
+    return this.settle(lifecycle, kept, checkpoint, () =>
+      this.resume(lifecycle.context, record, kept, checkpoint),
+    );
+  }
+
+  /**
+   * Ends an execution a previous runner process left that this one cannot take back (docs/run-lifecycle.md "Runner
+   * restarts"): ERROR naming why, sent until the orchestrator acknowledges it.
+   */
+  async refuse(target: ExecutionContext['target'], message: string): Promise<void> {
+    const log = this.logger.child({ runId: target.run_id, execution: target.execution });
+    const request = {
+      ...target,
+      state: 'ERROR',
+      message,
+      error_code: 'resource_unavailable',
+      setup_failed: false,
+      transcript: Buffer.alloc(0),
+      events_json: [],
+      first_event: 0,
+    };
+    await untilAcknowledged(
+      'run completion',
+      () => this.link.call('CompleteRun', request),
+      { giveUpAfterMs: this.options.limits.wallClockMs },
+      log,
+    );
   }
 
   /** Reports the execution's end — unless the runner stopped and left it to its next process. */
   private async settle(
     lifecycle: ExecutionLifecycle,
     record: ExecutionRecord | undefined,
+    checkpoint: RunCheckpoint | undefined,
     drive: () => Promise<Completion>,
   ): Promise<string> {
     let completion: Completion;
@@ -85,11 +131,72 @@ export class RunExecutor {
     }
     const outcome = await lifecycle.finish(completion);
     await record?.close(false);
+    await checkpoint?.drop();
     return outcome;
   }
 
+  /**
+   * Drives `first`; when the agent is lost with its sandbox (`SandboxLost`), the run goes on from its last turn's
+   * checkpoint in a new sandbox, as often as RUN_MAX_RESUMPTIONS allows, or ends ERROR naming why
+   * (docs/run-lifecycle.md "Lost agents").
+   */
+  private async resuming(
+    ctx: ExecutionContext,
+    run: {
+      harness: Harness;
+      grant: ModelAccessGrant | undefined;
+      environment: EnvironmentSpec;
+      checkpoint: RunCheckpoint | undefined;
+      onDurable: OnDurable | undefined;
+    },
+    first: () => Promise<Completion>,
+  ): Promise<Completion> {
+    const { harness, grant, environment, checkpoint, onDurable } = run;
+    let attempt = first;
+    for (;;) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof SandboxLost)) throw err;
+        const cause = err.message;
+        ctx.log.warn({ cause }, "the run's agent was lost with its sandbox");
+        if (!checkpoint)
+          return {
+            state: 'ERROR',
+            message: `The run's agent was lost (${cause}); this runner keeps no checkpoints to go on from`,
+            errorCode: 'resource_unavailable',
+          };
+        const decided = await resumptionAfterLoss(ctx, checkpoint, cause, this.options.maxResumptions);
+        if ('completion' in decided) return decided.completion;
+        const checkpointing = { checkpoint, turns: decided.resume.turn };
+        attempt = () =>
+          this.inNewSandbox(ctx, environment, grant, (sandbox) =>
+            resumeFromCheckpoint(ctx, harness, grant, sandbox, checkpointing, cause, onDurable),
+          );
+      }
+    }
+  }
+
+  /** In a new sandbox of the execution: the harness driven by `drive`, then the run's after-work. */
+  private inNewSandbox(
+    ctx: ExecutionContext,
+    environment: EnvironmentSpec,
+    grant: ModelAccessGrant | undefined,
+    drive: (sandbox: RunSandbox) => Promise<{ ran: HarnessRun } | { failed: Completion }>,
+  ): Promise<Completion> {
+    return this.workspaces.within(ctx, environment, grant, async (sandbox) => {
+      const driven = await drive(sandbox);
+      if ('failed' in driven) return driven.failed;
+      return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
+    });
+  }
+
   /** Opens the run's model access (when its harness needs one), then drives it; the access always closes with it. */
-  private async drive(ctx: ExecutionContext, record: ExecutionRecord | undefined): Promise<Completion> {
+  private async drive(
+    ctx: ExecutionContext,
+    record: ExecutionRecord | undefined,
+    checkpoint: RunCheckpoint | undefined,
+  ): Promise<Completion> {
     const { assignment } = ctx;
     if (!assignment.debug_session)
       ctx.reporter.emit({ kind: 'state_changed', from: 'CLAIMED', to: 'PENDING' });
@@ -100,15 +207,14 @@ export class RunExecutor {
     ctx.trace.mark('model_access_open');
     try {
       const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
-      return await this.workspaces.within(ctx, environment, grant, async (sandbox) => {
-        const onDurable =
-          record &&
-          ((agent: Parameters<ExecutionRecord['started']>[0]) => record.started(agent, grant?.token));
-        const driven = await driveHarness(ctx, harness, grant, sandbox, environment, onDurable);
-        if ('failed' in driven) return driven.failed;
-        const ports = { link: this.link, reportFile: reportFileArtifact };
-        return finishWork(ctx, ports, sandbox, environment, driven.ran);
-      });
+      const onDurable: OnDurable | undefined = record && ((agent) => record.started(agent, grant?.token));
+      const checkpointing = checkpoint && { checkpoint, turns: 0 };
+      const run = { harness, grant, environment, checkpoint, onDurable };
+      return await this.resuming(ctx, run, () =>
+        this.inNewSandbox(ctx, environment, grant, (sandbox) =>
+          driveHarness(ctx, harness, grant, sandbox, environment, onDurable, checkpointing),
+        ),
+      );
     } finally {
       grant?.close();
     }
@@ -119,6 +225,7 @@ export class RunExecutor {
     ctx: ExecutionContext,
     record: AdoptionRecord,
     kept: ExecutionRecord | undefined,
+    checkpoint: RunCheckpoint | undefined,
   ): Promise<Completion> {
     const { assignment } = ctx;
     const harness = harnessFor(assignment.harness, this.options.harnessCommands);
@@ -134,18 +241,24 @@ export class RunExecutor {
     const { grant } = access;
     try {
       const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
-      return await this.workspaces.reopen(ctx, environment, grant, async (sandbox) => {
-        const ran = await resumeHarness(ctx, resume, grant, sandbox, record.agent, (agent) =>
-          kept?.started(agent, grant?.token),
-        );
-        return finishWork(
-          ctx,
-          { link: this.link, reportFile: reportFileArtifact },
-          sandbox,
-          environment,
-          ran,
-        );
-      });
+      const onDurable: OnDurable = (agent) => kept?.started(agent, grant?.token);
+      const turns = (await checkpoint?.latest().catch(() => undefined))?.turn ?? 0;
+      const checkpointing = checkpoint && { checkpoint, turns };
+      const run = { harness, grant, environment, checkpoint, onDurable };
+      return await this.resuming(ctx, run, () =>
+        this.workspaces.reopen(ctx, environment, grant, async (sandbox) => {
+          const ran = await resumeHarness(
+            ctx,
+            resume,
+            grant,
+            sandbox,
+            record.agent,
+            onDurable,
+            checkpointing,
+          );
+          return finishWork(ctx, this.ports, sandbox, environment, ran);
+        }),
+      );
     } finally {
       grant?.close();
     }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import express from 'express';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
@@ -10,20 +9,19 @@ import {
   createEnvironmentSnapshotsGauge,
   createMetricsRegistry,
   createRunJobDurationHistogram,
-  metricsRouter,
 } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import {
   closeAll,
   closeServer,
-  healthRoutes,
-  listen,
   Readiness,
   type Service,
   logConnectionOutages,
+  startShellServer,
 } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
 import { AdoptionRecords } from './execution/adoption-records';
+import { TurnCheckpoints } from './execution/turn-checkpoints';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
 import { RunExecutor } from './run-executor';
@@ -86,16 +84,34 @@ export class Runner implements Service {
     this.modelProxy = await startModelProxy(config, logger);
     // Only a backend that can reopen a run's sandbox keeps its agents apart from this process. The records are this
     // workspace root's (its runs' file systems live there): another runner sharing the state directory has its own.
-    const records = sandbox.reopen
-      ? new AdoptionRecords(path.join(config.SANDBOX_STATE_DIR, 'adopt', rootKey(config.WORKSPACE_ROOT)))
-      : undefined;
+    const stateDir = (kind: string) =>
+      path.join(config.SANDBOX_STATE_DIR, kind, rootKey(config.WORKSPACE_ROOT));
+    const records = sandbox.reopen ? new AdoptionRecords(stateDir('adopt')) : undefined;
+    // The same backends report an agent lost with its sandbox (`SandboxExit.lost`): their runs go on from a turn.
+    const checkpoints = sandbox.reopen ? new TurnCheckpoints(stateDir('checkpoints')) : undefined;
     const executor = new RunExecutor(
       link,
-      { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), adoptionRecords: records },
+      {
+        ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy),
+        adoptionRecords: records,
+        checkpoints,
+      },
       logger,
     );
-    const adopting = (await records?.list()) ?? [];
+    const { records: adopting, refused } = (await records?.list()) ?? { records: [], refused: [] };
     const released = await sandbox.releaseLeftovers?.(adopting.map((r) => r.assignment.run_id));
+    for (const { target, reason } of refused) {
+      logger.error(
+        { runId: target.run_id, reason },
+        'run not taken back: its adoption record is of a newer runner',
+      );
+      const ended = executor
+        .refuse(target, `The runner restarted and could not take the run back: ${reason}`)
+        .then(() => records?.remove(target.run_id))
+        .catch((err: unknown) => logger.error({ err, runId: target.run_id }, 'run not ended'))
+        .finally(() => this.adopted.delete(ended));
+      this.adopted.add(ended);
+    }
     if (released?.length)
       logger.warn({ runIds: released }, 'ended agents the previous runner process left unrecorded');
     for (const record of adopting) {
@@ -123,10 +139,12 @@ export class Runner implements Service {
     // The worker re-emits its connection's failures, which logConnectionOutages above logs once.
     this.worker.on('error', () => undefined);
 
-    const app = express();
-    app.use(healthRoutes(this.readiness));
-    app.use(metricsRouter(this.metrics));
-    ({ server: this.server, port: this.httpPort } = await listen(app, config.HTTP_PORT, config.HTTP_HOST));
+    ({ server: this.server, port: this.httpPort } = await startShellServer({
+      readiness: this.readiness,
+      metrics: this.metrics,
+      port: config.HTTP_PORT,
+      host: config.HTTP_HOST,
+    }));
     logger.info(
       { runnerId: config.RUNNER_ID, concurrency: config.RUNNER_CONCURRENCY, queue: config.RUN_QUEUE },
       'runner started',

@@ -1,14 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { eventually, Installation, SERVICES, sleep, type ServiceName } from './installation';
 import {
   countRuns,
   deliveriesNotRecordedOnce,
   doubleExecutions,
   endedCount,
+  runOutcomes,
   runsNotSucceeded,
   runState,
   terminateConnections,
+  toolCalled,
   unfinishedRuns,
 } from './invariants';
 import { SteadyLoad } from './load';
@@ -25,19 +29,37 @@ const OUTAGE_MS = 5000;
 const DRAIN_RUNS = 200;
 const DRAIN_PROMPT = '@demo message drained\nOne of a drain of hundreds.';
 /**
- * How a run SIGKILLed with its runner ends until a restarted runner adopts its runs (issue 33's other part): the only
- * outcome other than its agent's own that a fault may give a run, and only the runner SIGKILL.
+ * How a `demo` run ends when its runner goes under it (its agent is the runner's own code, so no runner process takes
+ * it back): the only outcomes other than its agent's own that a fault may give a run, and only a runner's kill.
+ * Claude Code runs are taken back (docs/run-lifecycle.md "Runner restarts") and must end as their agent said.
  */
-const LOST_WITH_ITS_RUNNER = 'The runner executing this run stopped responding';
+const LOST_WITH_ITS_RUNNER = [
+  'The runner executing this run stopped responding',
+  'The runner shut down while the run was in progress',
+];
+const MODEL = 'claude-sonnet-4-5';
+/** The agent's tool step outlasts a runner's restart (1–5 s measured), so the kill lands while it runs. */
+const STEP_SECONDS = 8;
 
 interface Fault {
   name: string;
   /** The service the fault SIGKILLs: its one exit is expected, the supervisor restarts it. */
   killed?: ServiceName;
-  /** The fault kills the runner under its runs: those may end ERROR as lost with it (LOST_WITH_ITS_RUNNER). */
+  /** How the supervisor reports the killed service's exit (default `signal SIGKILL`). */
+  exit?: string;
+  /** The fault kills the runner under its runs: demo runs may end ERROR as lost with it (LOST_WITH_ITS_RUNNER). */
   losesRunsInFlight?: boolean;
-  /** Injects the fault and undoes it where the operator would (starts the server again). */
-  inject(): Promise<void>;
+  /**
+   * Injects the fault and undoes it where the operator would (starts the server again); returns the Claude Code run
+   * it hit mid-step, if it did, which must end SUCCEEDED with the model's answer.
+   */
+  inject(): Promise<AgentRun | void>;
+}
+
+/** A real Claude Code run against the scripted model, whose one tool step takes STEP_SECONDS. */
+interface AgentRun {
+  runId: string;
+  nonce: string;
 }
 
 interface Measured {
@@ -53,15 +75,28 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
   let load: SteadyLoad;
   const measured: Measured[] = [];
 
+  let model: ScriptedModelServer;
+
   beforeAll(async () => {
+    model = await startScriptedModelServer();
     installation = await Installation.start({
+      ANTHROPIC_BASE_URL: model.url,
+      MODELS_CONFIG: JSON.stringify({ models: [{ id: MODEL, provider: 'claude', harnesses: ['claude'] }] }),
       // Runs in the real sandbox, as npm start's default. Lost runners are noticed in seconds; the load's one sender
       // is never rate limited.
       RUN_SANDBOX: 'bubblewrap',
-      RUNNER_LOST_AFTER_MS: '5000',
+      // A restarted runner takes its Claude Code runs back at its start (1–9 s measured here under load): the sweep
+      // waits longer than that before it judges a runner lost, as in production (30 s).
+      RUNNER_LOST_AFTER_MS: '20000',
       DELIVERY_RATE_PER_MINUTE: '100000',
       LOG_LEVEL: 'warn',
     });
+    const secret = await fetch(`${installation.apiUrl}/secrets/ANTHROPIC_API_KEY`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${installation.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ value: `sk-chaos-${randomUUID()}` }),
+    });
+    expect(secret.status).toBe(200);
     load = await SteadyLoad.start(installation);
   }, 900_000);
 
@@ -73,7 +108,41 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
     );
     await installation?.stop();
     await installation?.remove();
+    await model?.close();
   }, 300_000);
+
+  /** Starts a Claude Code run and returns once its tool step runs (its tool call is on the run). */
+  async function agentMidStep(): Promise<AgentRun> {
+    const nonce = randomUUID().slice(0, 8);
+    const command = `sleep ${STEP_SECONDS}; echo "$((6 * 7))-${nonce}"`;
+    model.enqueue(
+      { toolCalls: [{ name: 'Bash', input: { command, description: 'A step that takes a while' } }] },
+      { text: `Done ${nonce}.` },
+    );
+    const runId = await eventually(
+      'a Claude Code run to be accepted',
+      () => load.createRun(`Run the step ${nonce}`, { harness: { type: 'claude', model_id: MODEL } }),
+      60_000,
+    );
+    await eventually('its tool step to run', () => toolCalled(db(), runId), 120_000);
+    return { runId, nonce };
+  }
+
+  /** The agent's own outcome despite the fault: SUCCEEDED with its answer, the model saw its first turn once. */
+  async function agentOutcomeProblems({ runId, nonce }: AgentRun): Promise<string[]> {
+    await eventually(
+      'the Claude Code run to end',
+      async () => (await endedCount(db(), [runId])) === 1,
+      120_000,
+    );
+    const problems: string[] = [];
+    const [run] = await runOutcomes(db(), [runId]);
+    if (run?.state !== 'SUCCEEDED') problems.push(`the Claude Code run ended ${run?.state}: ${run?.message}`);
+    const turns = model.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+    const firstTurn = turns.filter((r) => !JSON.stringify(r.body).includes(`42-${nonce}`));
+    if (firstTurn.length !== 1) problems.push(`the model saw the run's first turn ${firstTurn.length} times`);
+    return problems;
+  }
 
   const db = () => installation.databaseUrl;
   /** Runs a fault was allowed to end other than SUCCEEDED (losesRunsInFlight), for the whole suite's check. */
@@ -81,7 +150,7 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
   /** Runs ending otherwise than their agent said, bar those a runner's loss may end. */
   const notOwnOutcome = async (from: Date, to: Date, lossAllowed: boolean) =>
     (await runsNotSucceeded(db(), from, to)).filter((run) => {
-      const lost = run.state === 'ERROR' && run.message === LOST_WITH_ITS_RUNNER;
+      const lost = run.state === 'ERROR' && LOST_WITH_ITS_RUNNER.includes(run.message ?? '');
       if (lost && lossAllowed) lostWithRunner.add(run.id);
       return !lostWithRunner.has(run.id);
     });
@@ -144,12 +213,24 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       inject: () => installation.kill('orchestrator', 'SIGKILL'),
     },
     {
-      name: 'runner SIGKILLed while a harness runs',
+      name: "runner SIGKILLed while a Claude Code agent's tool step runs",
       killed: 'runner',
       losesRunsInFlight: true,
       async inject() {
-        await eventually('a run in progress', async () => (await countRuns(db(), 'INPROGRESS')) > 0, 60_000);
+        const agent = await agentMidStep();
         await installation.kill('runner', 'SIGKILL');
+        return agent;
+      },
+    },
+    {
+      name: "runner SIGTERMed (a deploy) while a Claude Code agent's tool step runs",
+      killed: 'runner',
+      exit: 'code 0',
+      losesRunsInFlight: true,
+      async inject() {
+        const agent = await agentMidStep();
+        await installation.kill('runner', 'SIGTERM');
+        return agent;
       },
     },
     {
@@ -168,7 +249,7 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       const answersBefore = load.answers();
       await sleep(STEADY_MS);
 
-      await fault.inject();
+      const agent = await fault.inject();
       const recovered = Date.now();
       const result: Measured = { fault: fault.name, readyAfterMs: 0, problems };
       measured.push(result);
@@ -222,6 +303,8 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
           `${otherwise.length} runs did not end with their agent's outcome: ${JSON.stringify(otherwise.slice(0, 10))}`,
         );
 
+      if (agent) problems.push(...(await agentOutcomeProblems(agent)));
+
       const twice = await doubleExecutions(db(), from, to);
       if (twice.length > 0) problems.push(`runs executed twice: ${JSON.stringify(twice.slice(0, 10))}`);
 
@@ -247,7 +330,7 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
         problems.push(`answered other than 503 during the fault: ${JSON.stringify(mishandled)}`);
 
       const exits = installation.supervisorExits().slice(exitsBefore);
-      const expected = fault.killed ? [{ service: fault.killed, how: 'signal SIGKILL' }] : [];
+      const expected = fault.killed ? [{ service: fault.killed, how: fault.exit ?? 'signal SIGKILL' }] : [];
       if (JSON.stringify(exits) !== JSON.stringify(expected))
         problems.push(`service exits ${JSON.stringify(exits)}, expected ${JSON.stringify(expected)}`);
 

@@ -23,7 +23,8 @@ export const unfinishedRuns = (databaseUrl: string, from: Date, to: Date) =>
 
 /**
  * Runs created in [from, to) that did not end with their agent's own outcome. Every run the suite creates is a demo
- * run whose script says succeed, so that is SUCCEEDED; an ended run that is not, or a run not ended yet, is listed.
+ * run whose script says succeed, or a Claude Code run whose scripted model says so, so that is SUCCEEDED; an ended
+ * run that is not, or a run not ended yet, is listed.
  */
 export const runsNotSucceeded = (databaseUrl: string, from: Date, to: Date) =>
   query<{ id: string; state: string; message: string | null }>(
@@ -31,6 +32,24 @@ export const runsNotSucceeded = (databaseUrl: string, from: Date, to: Date) =>
     `SELECT id, state::text AS state, "statusMessage" AS message FROM "Run"
       WHERE "createdAt" >= $1 AND "createdAt" < $2 AND state::text <> 'SUCCEEDED'`,
     [from, to],
+  );
+
+/** Whether the run's agent has called a tool (its step runs). */
+export const toolCalled = async (databaseUrl: string, id: string): Promise<boolean> =>
+  (
+    await query(
+      databaseUrl,
+      `SELECT 1 FROM "RunEvent" WHERE "runId" = $1::uuid AND kind = 'tool_call' LIMIT 1`,
+      [id],
+    )
+  ).length > 0;
+
+/** These runs' states and status messages. */
+export const runOutcomes = (databaseUrl: string, ids: string[]) =>
+  query<{ id: string; state: string; message: string | null }>(
+    databaseUrl,
+    `SELECT id, state::text AS state, "statusMessage" AS message FROM "Run" WHERE id = ANY($1::uuid[])`,
+    [ids],
   );
 
 /** How many of these runs have ended. */

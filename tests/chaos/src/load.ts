@@ -70,12 +70,12 @@ export class SteadyLoad {
     answers[status] = (answers[status] ?? 0) + 1;
   }
 
-  async createRun(prompt = RUN_PROMPT): Promise<string | undefined> {
+  async createRun(prompt = RUN_PROMPT, config?: Record<string, unknown>): Promise<string | undefined> {
     try {
       const res = await fetch(`${this.installation.apiUrl}/agent/runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.installation.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ prompt }),
+        body: JSON.stringify({ prompt, ...(config ? { config } : {}) }),
         signal: AbortSignal.timeout(15_000),
       });
       SteadyLoad.count(this.runAnswers, res.status);

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { apiCall, type Json, type RunningPlatform } from '@conveyor/testing';
 
@@ -88,4 +89,24 @@ export async function readSse(
     controller.abort();
   }
   throw new Error(`SSE ${url} ended after ${events.length} events`);
+}
+
+/** Set CONSOLE_SCREENSHOTS=<dir> to keep full-page screenshots of the pages as test artifacts. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.CONSOLE_SCREENSHOTS)
+    await page.screenshot({
+      path: path.join(process.env.CONSOLE_SCREENSHOTS, `${name}.png`),
+      fullPage: true,
+    });
+}
+
+/** The widths the console is made for: a desktop window and a phone. */
+export const WIDTHS = [1400, 390] as const;
+
+/** Screenshots of the page as it is now at both widths (then back to the first). */
+export async function screenshotsAtBothWidths(page: Page, name: string): Promise<void> {
+  for (const width of [...WIDTHS].reverse()) {
+    await page.setViewportSize({ width, height: 900 });
+    await screenshot(page, `${name}-${width}`);
+  }
 }

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import {
   apiCall,
@@ -14,6 +13,7 @@ import {
   launchChromium,
   originOf,
   readSse,
+  screenshot,
   sessionPath,
   signIn,
   waitForText,
@@ -29,11 +29,6 @@ describe('web console', () => {
   let page: Page;
   let origin: string;
   let rx: EventReceiver;
-  /** Set CONSOLE_SCREENSHOTS=<dir> to keep screenshots of the pages for a look. */
-  const screenshot = async (p: Page, name: string) => {
-    if (process.env.CONSOLE_SCREENSHOTS)
-      await p.screenshot({ path: path.join(process.env.CONSOLE_SCREENSHOTS, `${name}.png`), fullPage: true });
-  };
   const sessionCookie = async () =>
     (await page.context().cookies()).find((c) => c.name === 'conveyor_console')!;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,11 +50,11 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
    * Starts a run whose one tool step waits in the sandbox until the test creates its release file, and returns once
    * that step is running.
    */
-  async function runWaitingForRelease(nonce: string): Promise<string> {
+  async function runWaitingForRelease(nonce: string, then = { text: `Released ${nonce}.` }): Promise<string> {
     const command = `while [ ! -e /workspace/release-${nonce} ]; do sleep 0.1; done; echo "$((6 * 7))-${nonce}"`;
     server.enqueue(
       { toolCalls: [{ name: 'Bash', input: { command, description: 'Wait for the release' } }] },
-      { text: `Released ${nonce}.` },
+      then,
     );
     const created = await apiCall(platform, 'POST', '/agent/runs', {
       prompt: `Wait for release ${nonce}`,
@@ -160,30 +160,86 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     }
   });
 
-  it('ends the run ERROR naming why when its sandbox did not survive the restart; it is not started again', async () => {
-    const nonce = randomUUID().slice(0, 8);
-    const runId = await runWaitingForRelease(nonce);
-    const requestsBefore = server.requests.filter((r) => r.scripted).length;
-    platform.kill('runner', 'SIGKILL');
-    // The host loses the sandbox meanwhile: its keeper and everything under it.
+  /** The run's checkpoint of its first turn (the step requested), which a lost agent goes on from. */
+  async function firstTurnCheckpointed(runId: string): Promise<void> {
+    const checkpoints = path.join(`${workspaceRoot}-state`, 'checkpoints');
+    await eventually(
+      async () => {
+        for (const root of await readdir(checkpoints).catch((): string[] => [])) {
+          const text = await readFile(path.join(checkpoints, root, runId, 'checkpoint.json'), 'utf8').catch(
+            () => undefined,
+          );
+          if (text && (JSON.parse(text) as { turn: number }).turn >= 1) return true;
+        }
+        return false;
+      },
+      'the first turn to be checkpointed',
+      platform,
+      RUN_TIMEOUT_MS,
+    );
+  }
+
+  /** Kills the run's sandbox as a host would lose it: its keeper and everything under it. */
+  async function killSandbox(runId: string): Promise<void> {
     const record = JSON.parse(
       await readFile(path.join(workspaceRoot, '.durable', runId, 'record.json'), 'utf8'),
     ) as { keeper: number };
-    const tree = [record.keeper, ...descendantsOf(record.keeper)];
-    for (const pid of tree) {
+    for (const pid of [record.keeper, ...descendantsOf(record.keeper)]) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
         // gone with the keeper already (bwrap --die-with-parent)
       }
     }
-    await platform.restartRunner();
+  }
 
-    const ended = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
-    expect(ended).toMatchObject({ state: 'ERROR', status_message: { error_code: 'resource_unavailable' } });
-    expect((ended.status_message as { message: string }).message).toBe(
-      "The runner restarted and could not take the run back: the run's agent process is gone",
-    );
-    expect(server.requests.filter((r) => r.scripted).length).toBe(requestsBefore);
+  /** The run resumed once from its first turn and ended SUCCEEDED; the model saw its first turn once. */
+  async function expectResumedOnce(runId: string, nonce: string, cause: RegExp): Promise<void> {
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', status_message: { message: `Resumed ${nonce}.` } });
+    const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+    const resumed = (r: (typeof turns)[number]) => JSON.stringify(r.body).includes('environment was lost');
+    expect(turns.filter((r) => !resumed(r))).toHaveLength(1);
+    expect(turns.filter(resumed)).toHaveLength(1);
+    // The resumed conversation is one the real API accepts: the interrupted step's call has a result.
+    type Block = { type: string; id?: string; tool_use_id?: string };
+    const { messages } = turns.find(resumed)!.body as { messages: Array<{ content: string | Block[] }> };
+    const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    const answered = new Set(blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id));
+    const calls = blocks.filter((b) => b.type === 'tool_use');
+    // The interrupted step is on it (the checkpoint holds the turn), answered by Claude Code as interrupted.
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.filter((b) => !answered.has(b.id))).toEqual([]);
+    const timeline = (await apiCall(platform, 'GET', `/agent/runs/${runId}/timeline`)).body as {
+      events: Array<{ kind: string; data: Record<string, unknown> }>;
+    };
+    const lost = timeline.events.filter((e) => e.kind === 'agent_lost').map((e) => e.data);
+    expect(lost).toEqual([expect.objectContaining({ resumed: true, turn: 1, resumption: 1 })]);
+    expect(String(lost[0]!.text)).toMatch(/^Resumed after .* at turn 1$/);
+    expect(String(lost[0]!.cause)).toMatch(cause);
+  }
+
+  /** A run whose one step waits for a release that never comes; after a resumption the model ends it. */
+  async function runLosingItsSandbox(nonce: string): Promise<string> {
+    const runId = await runWaitingForRelease(nonce, { text: `Resumed ${nonce}.` });
+    await firstTurnCheckpointed(runId);
+    return runId;
+  }
+
+  it('the sandbox killed mid-step under a live runner: the run goes on from its last turn and ends SUCCEEDED', async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const runId = await runLosingItsSandbox(nonce);
+    await killSandbox(runId);
+    await expectResumedOnce(runId, nonce, /sandbox was killed/);
+    expect(platform.logs()).not.toMatch(/stopped responding/);
+  });
+
+  it('the runner SIGKILLed and the sandbox lost meanwhile: the new runner process goes on from the last turn', async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const runId = await runLosingItsSandbox(nonce);
+    platform.kill('runner', 'SIGKILL');
+    await killSandbox(runId);
+    await platform.restartRunner();
+    await expectResumedOnce(runId, nonce, /could not take its sandbox back/);
   });
 });

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import { ErrorNote, Loading, Time, useResource } from '../components';
+import { ActionForm, Checkbox, ShownOnce, TextField, text, useAction } from '../forms';
 import { Link } from '../router';
 import type { EventAttempt, EventEndpoint } from '../types';
 
@@ -20,12 +21,106 @@ function EndpointSummary({ endpoint }: { endpoint: EventEndpoint }) {
   );
 }
 
+const EVENT_TYPES = [
+  '*',
+  'run.queued',
+  'run.inprogress',
+  'run.succeeded',
+  'run.failed',
+  'run.error',
+  'run.cancelled',
+  'run.blocked',
+  'run.artifact_reported',
+];
+
+/** Adds an endpoint (admins); its signing secret is in this one response and nowhere else. */
+function CreateEndpointForm({ onCreated }: { onCreated: () => void }) {
+  const action = useAction();
+  const [secret, setSecret] = useState<string>();
+  const create = async (form: FormData) => {
+    const created = await action.run(
+      () =>
+        api<EventEndpoint & { secret: string }>('/event-endpoints', {
+          method: 'POST',
+          body: {
+            url: text(form, 'url'),
+            event_types: form.getAll('event_types').map(String),
+            ...(text(form, 'description') && { description: text(form, 'description') }),
+          },
+        }),
+      'Endpoint created',
+    );
+    setSecret(created?.secret);
+    if (created) onCreated();
+  };
+  return (
+    <details class="create">
+      <summary>New event endpoint</summary>
+      <ActionForm
+        id="endpoint-create"
+        resetOnSuccess
+        action={action}
+        onSubmit={(f) => void create(f)}
+        submit="Create endpoint"
+      >
+        <TextField name="url" type="url" label="URL" hint="https (http only for hosts the operator allows)" />
+        <TextField name="description" label="Description" />
+        <fieldset class="event-types">
+          <legend>Event types</legend>
+          {EVENT_TYPES.map((t) => (
+            <Checkbox
+              key={t}
+              name="event_types"
+              value={t}
+              checked={t === '*'}
+              label={t === '*' ? 'every type (*)' : t}
+            />
+          ))}
+        </fieldset>
+      </ActionForm>
+      <ShownOnce label="Signing secret" value={secret} />
+    </details>
+  );
+}
+
+/** A new signing secret (admins); the old one keeps signing until `previous_secret_expires_at`. */
+function RotateSecret({ endpointId, onDone }: { endpointId: string; onDone: () => void }) {
+  const action = useAction();
+  const [rotated, setRotated] = useState<
+    EventEndpoint & { secret: string; previous_secret_expires_at: string | null }
+  >();
+  const rotate = async () => {
+    const result = await action.run(
+      () => api<typeof rotated>(`${endpointPath(endpointId)}/rotate-secret`, { method: 'POST' }),
+      'Secret rotated',
+    );
+    setRotated(result);
+    if (result) onDone();
+  };
+  return (
+    <div class="admin-controls">
+      <button type="button" onClick={() => void rotate()} disabled={action.busy}>
+        Rotate secret
+      </button>
+      <span role="status">{action.notice}</span>
+      <ErrorNote error={action.error} />
+      <ShownOnce label="New signing secret" value={rotated?.secret} />
+      {rotated?.previous_secret_expires_at && (
+        <p>
+          The previous secret signs alongside it until <Time at={rotated.previous_secret_expires_at} />.
+        </p>
+      )}
+    </div>
+  );
+}
+
 /** The team's event endpoints (docs/events.md), each linking to its attempts. */
-export function EventEndpointsPage() {
-  const { data, error } = useResource<{ endpoints: EventEndpoint[] }>('/event-endpoints');
+export function EventEndpointsPage({ isAdmin }: { isAdmin: boolean }) {
+  const { data, error, reload } = useResource<{ endpoints: EventEndpoint[] }>('/event-endpoints');
   return (
     <section aria-labelledby="events-h">
       <h1 id="events-h">Event endpoints</h1>
+      {isAdmin && <CreateEndpointForm onCreated={reload} />}
       <ErrorNote error={error} />
       {!data && !error && <Loading />}
       {data?.endpoints.length === 0 && <p>No event endpoints yet.</p>}
@@ -93,6 +188,7 @@ export function EventEndpointPage({ endpointId, isAdmin }: { endpointId: string;
       <h1 id="attempts-h">Attempts{endpoint.data ? `: ${endpoint.data.description || endpointId}` : ''}</h1>
       <ErrorNote error={endpoint.error ?? attempts.error} />
       {endpoint.data && <EndpointSummary endpoint={endpoint.data} />}
+      {isAdmin && <RotateSecret endpointId={endpointId} onDone={endpoint.reload} />}
       {!attempts.data && !attempts.error && <Loading />}
       {attempts.data && (
         <>

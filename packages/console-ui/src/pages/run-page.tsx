@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, API_BASE, errorText } from '../api';
 import { duration, ErrorNote, json, Loading, StateBadge, Time, useResource } from '../components';
 import { RunLog, type Message, type Step, type StreamedEvent } from '../run-log';
-import { Link } from '../router';
+import { Link, navigate } from '../router';
 import type { RunItem } from '../types';
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED']);
@@ -147,6 +147,20 @@ function Actions({ run, onDone }: { run: RunItem; onDone: () => void }) {
     }
   };
   const runPath = `/agent/runs/${encodeURIComponent(run.run_id)}`;
+  /** The same prompt, title and agent configuration as a new run, which then opens. */
+  const rerun = () =>
+    void act(
+      () =>
+        api<{ run_id: string }>('/agent/runs', {
+          method: 'POST',
+          body: {
+            prompt: run.prompt,
+            title: run.title,
+            ...(run.agent_config && { config: run.agent_config }),
+          },
+        }).then((created) => navigate(`/console/runs/${encodeURIComponent(created.run_id)}`)),
+      'Run started again',
+    );
   const sendFollowup = (e: Event) => {
     e.preventDefault();
     void act(() => api(`${runPath}/followups`, { method: 'POST', body: { message } }), 'Follow-up sent').then(
@@ -165,6 +179,11 @@ function Actions({ run, onDone }: { run: RunItem; onDone: () => void }) {
           }
         >
           Cancel run
+        </button>
+      )}{' '}
+      {run.prompt && (
+        <button type="button" onClick={rerun}>
+          Run again
         </button>
       )}
       <form class="followup" onSubmit={sendFollowup}>

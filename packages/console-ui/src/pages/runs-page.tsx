@@ -2,6 +2,7 @@ import { RUN_SORT_FIELDS, RUN_SOURCES, RUN_STATES, SORT_ORDERS } from '@conveyor
 import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
 import { Link, navigate, useLocation } from '../router';
 import type { RunList } from '../types';
+import { StartRunForm } from './start-run-form';
 
 const TEXT_FILTERS = [
   ['q', 'Search'],
@@ -54,6 +55,7 @@ export function RunsPage() {
   return (
     <section aria-labelledby="runs-h">
       <h1 id="runs-h">Runs</h1>
+      <StartRunForm />
       <details
         class="filter-panel"
         open={

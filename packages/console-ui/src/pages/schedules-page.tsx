@@ -1,12 +1,83 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
 import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
-import { Link } from '../router';
+import { nextFireTimes } from '../cron-preview';
+import { ActionForm, TextArea, TextField, text, useAction } from '../forms';
+import { Link, navigate } from '../router';
 import type { Schedule } from '../types';
+
+/** Creates a schedule; the next five times it would fire are shown as the cron expression is typed. */
+function CreateScheduleForm() {
+  const action = useAction();
+  const [cron, setCron] = useState('0 9 * * 1-5');
+  const [timezone, setTimezone] = useState('UTC');
+  const preview = nextFireTimes(cron, timezone);
+  const create = async (form: FormData) => {
+    const created = await action.run(
+      () =>
+        api<Schedule>('/agent/schedules', {
+          method: 'POST',
+          body: {
+            name: text(form, 'name'),
+            cron_schedule: text(form, 'cron_schedule'),
+            timezone: text(form, 'timezone') || 'UTC',
+            prompt: text(form, 'prompt'),
+          },
+        }),
+      'Schedule created',
+    );
+    if (created) navigate(`/console/schedules/${encodeURIComponent(created.id)}`);
+  };
+  return (
+    <details class="create">
+      <summary>New schedule</summary>
+      <ActionForm
+        id="schedule-create"
+        action={action}
+        onSubmit={(f) => void create(f)}
+        submit="Create schedule"
+      >
+        <TextField name="name" label="Name" />
+        <TextField
+          name="cron_schedule"
+          label="Cron"
+          value={cron}
+          onInput={setCron}
+          hint="minute hour day month weekday"
+        />
+        <TextField
+          name="timezone"
+          label="Time zone"
+          value={timezone}
+          onInput={setTimezone}
+          hint="IANA, e.g. Europe/Paris"
+        />
+        <div class="cron-preview" aria-live="polite">
+          <h3>Next five times</h3>
+          {typeof preview === 'string' ? (
+            <p class="field-error">{preview}</p>
+          ) : (
+            <ol>
+              {preview.map((d) => (
+                <li key={d.toISOString()}>
+                  <Time at={d.toISOString()} />
+                </li>
+              ))}
+            </ol>
+          )}
+        </div>
+        <TextArea name="prompt" label="Prompt" rows={3} />
+      </ActionForm>
+    </details>
+  );
+}
 
 export function SchedulesPage() {
   const { data, error } = useResource<{ schedules: Schedule[] }>('/agent/schedules');
   return (
     <section aria-labelledby="schedules-h">
       <h1 id="schedules-h">Schedules</h1>
+      <CreateScheduleForm />
       <ErrorNote error={error} />
       {!data && !error && <Loading />}
       {data?.schedules.length === 0 && <p>No schedules.</p>}

@@ -6,14 +6,18 @@ import type { Artifact as _conveyor_orchestrator_v1_Artifact, Artifact__Output a
 import type { Attachment as _conveyor_orchestrator_v1_Attachment, Attachment__Output as _conveyor_orchestrator_v1_Attachment__Output } from './conveyor/orchestrator/v1/Attachment';
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CancelRunResponse as _conveyor_orchestrator_v1_CancelRunResponse, CancelRunResponse__Output as _conveyor_orchestrator_v1_CancelRunResponse__Output } from './conveyor/orchestrator/v1/CancelRunResponse';
+import type { CapacityNow as _conveyor_orchestrator_v1_CapacityNow, CapacityNow__Output as _conveyor_orchestrator_v1_CapacityNow__Output } from './conveyor/orchestrator/v1/CapacityNow';
 import type { CheckRedirectRequest as _conveyor_orchestrator_v1_CheckRedirectRequest, CheckRedirectRequest__Output as _conveyor_orchestrator_v1_CheckRedirectRequest__Output } from './conveyor/orchestrator/v1/CheckRedirectRequest';
 import type { CheckRedirectResponse as _conveyor_orchestrator_v1_CheckRedirectResponse, CheckRedirectResponse__Output as _conveyor_orchestrator_v1_CheckRedirectResponse__Output } from './conveyor/orchestrator/v1/CheckRedirectResponse';
 import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResponse, ConversationResponse__Output as _conveyor_orchestrator_v1_ConversationResponse__Output } from './conveyor/orchestrator/v1/ConversationResponse';
 import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from './conveyor/orchestrator/v1/CreateRunRequest';
 import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from './conveyor/orchestrator/v1/CreateRunResponse';
 import type { CreateScheduleRequest as _conveyor_orchestrator_v1_CreateScheduleRequest, CreateScheduleRequest__Output as _conveyor_orchestrator_v1_CreateScheduleRequest__Output } from './conveyor/orchestrator/v1/CreateScheduleRequest';
+import type { DeliveriesPerMinute as _conveyor_orchestrator_v1_DeliveriesPerMinute, DeliveriesPerMinute__Output as _conveyor_orchestrator_v1_DeliveriesPerMinute__Output } from './conveyor/orchestrator/v1/DeliveriesPerMinute';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
+import type { EventDeliveryTotals as _conveyor_orchestrator_v1_EventDeliveryTotals, EventDeliveryTotals__Output as _conveyor_orchestrator_v1_EventDeliveryTotals__Output } from './conveyor/orchestrator/v1/EventDeliveryTotals';
 import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from './conveyor/orchestrator/v1/GetConversationRequest';
+import type { GetRunInsightsRequest as _conveyor_orchestrator_v1_GetRunInsightsRequest, GetRunInsightsRequest__Output as _conveyor_orchestrator_v1_GetRunInsightsRequest__Output } from './conveyor/orchestrator/v1/GetRunInsightsRequest';
 import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from './conveyor/orchestrator/v1/GetRunRequest';
 import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from './conveyor/orchestrator/v1/HandoffAttachment';
 import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from './conveyor/orchestrator/v1/HandoffAttachmentsResponse';
@@ -25,7 +29,9 @@ import type { Principal as _conveyor_orchestrator_v1_Principal, Principal__Outpu
 import type { RequestUsage as _conveyor_orchestrator_v1_RequestUsage, RequestUsage__Output as _conveyor_orchestrator_v1_RequestUsage__Output } from './conveyor/orchestrator/v1/RequestUsage';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from './conveyor/orchestrator/v1/Run';
 import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from './conveyor/orchestrator/v1/RunEventMessage';
+import type { RunInsights as _conveyor_orchestrator_v1_RunInsights, RunInsights__Output as _conveyor_orchestrator_v1_RunInsights__Output } from './conveyor/orchestrator/v1/RunInsights';
 import type { RunServiceClient as _conveyor_orchestrator_v1_RunServiceClient, RunServiceDefinition as _conveyor_orchestrator_v1_RunServiceDefinition } from './conveyor/orchestrator/v1/RunService';
+import type { RunsPerHour as _conveyor_orchestrator_v1_RunsPerHour, RunsPerHour__Output as _conveyor_orchestrator_v1_RunsPerHour__Output } from './conveyor/orchestrator/v1/RunsPerHour';
 import type { Schedule as _conveyor_orchestrator_v1_Schedule, Schedule__Output as _conveyor_orchestrator_v1_Schedule__Output } from './conveyor/orchestrator/v1/Schedule';
 import type { ScheduleIdRef as _conveyor_orchestrator_v1_ScheduleIdRef, ScheduleIdRef__Output as _conveyor_orchestrator_v1_ScheduleIdRef__Output } from './conveyor/orchestrator/v1/ScheduleIdRef';
 import type { ScheduleRef as _conveyor_orchestrator_v1_ScheduleRef, ScheduleRef__Output as _conveyor_orchestrator_v1_ScheduleRef__Output } from './conveyor/orchestrator/v1/ScheduleRef';
@@ -34,11 +40,13 @@ import type { ScheduleServiceClient as _conveyor_orchestrator_v1_ScheduleService
 import type { StatusMessage as _conveyor_orchestrator_v1_StatusMessage, StatusMessage__Output as _conveyor_orchestrator_v1_StatusMessage__Output } from './conveyor/orchestrator/v1/StatusMessage';
 import type { SubmitFollowupRequest as _conveyor_orchestrator_v1_SubmitFollowupRequest, SubmitFollowupRequest__Output as _conveyor_orchestrator_v1_SubmitFollowupRequest__Output } from './conveyor/orchestrator/v1/SubmitFollowupRequest';
 import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowupResponse, SubmitFollowupResponse__Output as _conveyor_orchestrator_v1_SubmitFollowupResponse__Output } from './conveyor/orchestrator/v1/SubmitFollowupResponse';
+import type { TimeToAgent as _conveyor_orchestrator_v1_TimeToAgent, TimeToAgent__Output as _conveyor_orchestrator_v1_TimeToAgent__Output } from './conveyor/orchestrator/v1/TimeToAgent';
 import type { TimelineEvent as _conveyor_orchestrator_v1_TimelineEvent, TimelineEvent__Output as _conveyor_orchestrator_v1_TimelineEvent__Output } from './conveyor/orchestrator/v1/TimelineEvent';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from './conveyor/orchestrator/v1/TimelineResponse';
 import type { TranscriptResponse as _conveyor_orchestrator_v1_TranscriptResponse, TranscriptResponse__Output as _conveyor_orchestrator_v1_TranscriptResponse__Output } from './conveyor/orchestrator/v1/TranscriptResponse';
 import type { UpdateScheduleRequest as _conveyor_orchestrator_v1_UpdateScheduleRequest, UpdateScheduleRequest__Output as _conveyor_orchestrator_v1_UpdateScheduleRequest__Output } from './conveyor/orchestrator/v1/UpdateScheduleRequest';
 import type { UploadHandoffAttachmentRequest as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, UploadHandoffAttachmentRequest__Output as _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output } from './conveyor/orchestrator/v1/UploadHandoffAttachmentRequest';
+import type { UsagePerDay as _conveyor_orchestrator_v1_UsagePerDay, UsagePerDay__Output as _conveyor_orchestrator_v1_UsagePerDay__Output } from './conveyor/orchestrator/v1/UsagePerDay';
 import type { WatchRunEventsRequest as _conveyor_orchestrator_v1_WatchRunEventsRequest, WatchRunEventsRequest__Output as _conveyor_orchestrator_v1_WatchRunEventsRequest__Output } from './conveyor/orchestrator/v1/WatchRunEventsRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -53,14 +61,18 @@ export interface ProtoGrpcType {
         Attachment: MessageTypeDefinition<_conveyor_orchestrator_v1_Attachment, _conveyor_orchestrator_v1_Attachment__Output>
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CancelRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CancelRunResponse, _conveyor_orchestrator_v1_CancelRunResponse__Output>
+        CapacityNow: MessageTypeDefinition<_conveyor_orchestrator_v1_CapacityNow, _conveyor_orchestrator_v1_CapacityNow__Output>
         CheckRedirectRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectRequest, _conveyor_orchestrator_v1_CheckRedirectRequest__Output>
         CheckRedirectResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CheckRedirectResponse, _conveyor_orchestrator_v1_CheckRedirectResponse__Output>
         ConversationResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_ConversationResponse__Output>
         CreateRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunRequest__Output>
         CreateRunResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunResponse__Output>
         CreateScheduleRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateScheduleRequest, _conveyor_orchestrator_v1_CreateScheduleRequest__Output>
+        DeliveriesPerMinute: MessageTypeDefinition<_conveyor_orchestrator_v1_DeliveriesPerMinute, _conveyor_orchestrator_v1_DeliveriesPerMinute__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
+        EventDeliveryTotals: MessageTypeDefinition<_conveyor_orchestrator_v1_EventDeliveryTotals, _conveyor_orchestrator_v1_EventDeliveryTotals__Output>
         GetConversationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_GetConversationRequest__Output>
+        GetRunInsightsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetRunInsightsRequest, _conveyor_orchestrator_v1_GetRunInsightsRequest__Output>
         GetRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_GetRunRequest__Output>
         HandoffAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachment, _conveyor_orchestrator_v1_HandoffAttachment__Output>
         HandoffAttachmentsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
@@ -72,7 +84,9 @@ export interface ProtoGrpcType {
         RequestUsage: MessageTypeDefinition<_conveyor_orchestrator_v1_RequestUsage, _conveyor_orchestrator_v1_RequestUsage__Output>
         Run: MessageTypeDefinition<_conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_Run__Output>
         RunEventMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_RunEventMessage, _conveyor_orchestrator_v1_RunEventMessage__Output>
+        RunInsights: MessageTypeDefinition<_conveyor_orchestrator_v1_RunInsights, _conveyor_orchestrator_v1_RunInsights__Output>
         RunService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunServiceClient> & { service: _conveyor_orchestrator_v1_RunServiceDefinition }
+        RunsPerHour: MessageTypeDefinition<_conveyor_orchestrator_v1_RunsPerHour, _conveyor_orchestrator_v1_RunsPerHour__Output>
         Schedule: MessageTypeDefinition<_conveyor_orchestrator_v1_Schedule, _conveyor_orchestrator_v1_Schedule__Output>
         ScheduleIdRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleIdRef, _conveyor_orchestrator_v1_ScheduleIdRef__Output>
         ScheduleRef: MessageTypeDefinition<_conveyor_orchestrator_v1_ScheduleRef, _conveyor_orchestrator_v1_ScheduleRef__Output>
@@ -81,11 +95,13 @@ export interface ProtoGrpcType {
         StatusMessage: MessageTypeDefinition<_conveyor_orchestrator_v1_StatusMessage, _conveyor_orchestrator_v1_StatusMessage__Output>
         SubmitFollowupRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_SubmitFollowupRequest, _conveyor_orchestrator_v1_SubmitFollowupRequest__Output>
         SubmitFollowupResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_SubmitFollowupResponse, _conveyor_orchestrator_v1_SubmitFollowupResponse__Output>
+        TimeToAgent: MessageTypeDefinition<_conveyor_orchestrator_v1_TimeToAgent, _conveyor_orchestrator_v1_TimeToAgent__Output>
         TimelineEvent: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineEvent, _conveyor_orchestrator_v1_TimelineEvent__Output>
         TimelineResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_TimelineResponse__Output>
         TranscriptResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_TranscriptResponse__Output>
         UpdateScheduleRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UpdateScheduleRequest, _conveyor_orchestrator_v1_UpdateScheduleRequest__Output>
         UploadHandoffAttachmentRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_UploadHandoffAttachmentRequest, _conveyor_orchestrator_v1_UploadHandoffAttachmentRequest__Output>
+        UsagePerDay: MessageTypeDefinition<_conveyor_orchestrator_v1_UsagePerDay, _conveyor_orchestrator_v1_UsagePerDay__Output>
         WatchRunEventsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_WatchRunEventsRequest, _conveyor_orchestrator_v1_WatchRunEventsRequest__Output>
       }
     }

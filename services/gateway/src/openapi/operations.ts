@@ -37,6 +37,7 @@ import * as r from '../schemas/resource-schemas';
 import * as runs from '../schemas/run-schemas';
 import * as w from '../schemas/webhook-schemas';
 import * as ev from '../schemas/event-endpoint-schemas';
+import { insightsQuery, insightsResponseSchema } from '../schemas/insights-schemas';
 import * as integ from '../schemas/integration-schemas';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -330,6 +331,14 @@ export const OPERATIONS: Operation[] = [
     'Catalog',
     "The team's connected self-hosted workers",
     json(r.workerListResponseSchema, 'Connected workers.'),
+  ),
+  api(
+    'get',
+    `${V1}/insights`,
+    'Insights',
+    "The team's runs, usage, deliveries and capacity over time (the console's overview)",
+    json(insightsResponseSchema, 'Aggregates in UTC buckets; empty buckets are left out.'),
+    { query: insightsQuery },
   ),
   api(
     'get',

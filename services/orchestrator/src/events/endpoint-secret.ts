@@ -1,9 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { EventEndpoint } from '@conveyor/db';
 import { eventEndpointSecretContext as secretContext, type SecretCipher } from '../secrets/secret-cipher';
-
-/** Standard Webhooks' secret format: `whsec_` and the base64 of the key (32 random bytes). */
-export const newEndpointSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 export function encryptEndpointSecret(
   cipher: SecretCipher,

@@ -1,6 +1,7 @@
 import type { EventEndpoint, OutboundEvent, PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { BackgroundLoop } from '@conveyor/runtime';
+import { standardWebhooksHeaders, standardWebhooksSigningKey } from '@conveyor/webhook-auth';
 import type { SecretCipher } from '../secrets/secret-cipher';
 import { classifyRouteError, statusError, type AttemptError } from './attempt-error';
 import { buildEventBodies } from './event-body';
@@ -8,7 +9,6 @@ import { EventSender, type SendResult } from './event-sender';
 import { signingSecrets } from './endpoint-secret';
 import { parseEndpointUrl, resolveEndpoint, type EndpointUrlRules } from './endpoint-url';
 import { nextAttemptDelay } from './retry-schedule';
-import { signEvent, signingKey } from './sign-event';
 
 export interface EventDispatcherOptions {
   db: PrismaClient;
@@ -200,7 +200,11 @@ export class EventDispatcher {
       try {
         const url = parseEndpointUrl(endpoint.url, urls);
         const [address] = await resolveEndpoint(url, urls);
-        return { url, address: address!, keys: signingSecrets(cipher, endpoint, now).map(signingKey) };
+        return {
+          url,
+          address: address!,
+          keys: signingSecrets(cipher, endpoint, now).map(standardWebhooksSigningKey),
+        };
       } catch (err) {
         // Recorded as each attempt's error, like a refused connection: the endpoint's health sees it.
         return { refused: classifyRouteError(err) };
@@ -251,7 +255,12 @@ export class EventDispatcher {
     let result: SendResult;
     if ('refused' in route) result = { error: route.refused, latencyMs: 0 };
     else {
-      const headers = signEvent(delivery.eventId, body, route.keys, at);
+      const headers = standardWebhooksHeaders({
+        id: delivery.eventId,
+        timestamp: at,
+        body,
+        keys: route.keys,
+      });
       result = await this.sender.send(route.url, route.address, headers, body, this.options.timeoutMs);
     }
     this.outcomes.push({ delivery, endpoint, result, at });

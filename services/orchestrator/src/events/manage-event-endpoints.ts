@@ -1,5 +1,6 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type EventEndpoint as EndpointRow, type PrismaClient } from '@conveyor/db';
+import { generateStandardWebhooksSecret } from '@conveyor/webhook-auth';
 import type { Caller } from '../auth/caller';
 import { requireFactoryManager } from '../factories/permissions';
 import type { SecretCipher } from '../secrets/secret-cipher';
@@ -10,7 +11,7 @@ import {
   type EventEndpointView,
   type UpdateEventEndpointInput,
 } from './event-endpoint-view';
-import { encryptEndpointSecret, newEndpointSecret } from './endpoint-secret';
+import { encryptEndpointSecret } from './endpoint-secret';
 import { parseEndpointUrl, resolveEndpoint, type EndpointUrlRules } from './endpoint-url';
 import { validateEventTypes } from './event-types';
 
@@ -64,7 +65,7 @@ export async function createEventEndpoint(
   if (count >= MAX_ENDPOINTS_PER_TEAM)
     throw new AppError('conflict', `A team may have at most ${MAX_ENDPOINTS_PER_TEAM} event endpoints`);
   const id = newId('ep');
-  const secret = newEndpointSecret();
+  const secret = generateStandardWebhooksSecret();
   const row = await deps.db.eventEndpoint.create({
     data: {
       id,
@@ -138,7 +139,7 @@ export async function rotateEventEndpointSecret(
   const existing = await findEndpoint(deps.db, caller, endpointId);
   requireFactoryManager(caller, 'Rotating an event endpoint secret');
   const now = deps.now?.() ?? new Date();
-  const secret = newEndpointSecret();
+  const secret = generateStandardWebhooksSecret();
   const row = await deps.db.eventEndpoint.update({
     where: { id: existing.id },
     data: {

@@ -38,6 +38,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     UploadHandoffAttachment: GATEWAY,
     // Anonymous redirect checks still arrive through the gateway (with no Caller).
     CheckRedirect: GATEWAY,
+    // The console's overview (docs/console.md).
+    GetRunInsights: GATEWAY,
   },
   // Pool runners claim from the queue; self-hosted workers are handed runs already claimed (WorkerHub).
   runner: {

@@ -4,6 +4,7 @@ import type { RunAssignment, RunnerExecution } from './runner-messages';
 import { generateApiKey } from '../auth/api-key';
 import { mintRunApiKey, RUN_API_KEY_TTL_MS } from '../auth/run-api-key';
 import { transitionRun } from '../runs/run-state-machine';
+import { sqlTransition } from '../runs/run-state-sql';
 import { isSelfHostedRun } from '../runs/self-hosted-routing';
 import { lockRun } from './report-events';
 import { takeRunnerControl } from './runner-control';
@@ -19,18 +20,19 @@ const notClaimable = (why: string) => new AppError('conflict', `Run is not claim
  * $8 key expiry, $9 whether a self-hosted run is refused (the pool's claims). No row: not claimable this way (the
  * caller finds out why, or claims a debug execution, in claimRunLocked).
  */
-const CLAIM_SQL = `
+const CLAIM = sqlTransition('QUEUED', 'CLAIMED');
+export const CLAIM_SQL = `
 WITH claimed AS (
   UPDATE "Run"
-     SET state = 'CLAIMED', "updatedAt" = $4, "runnerId" = $3, "lastHeartbeatAt" = $4,
+     SET state = ${CLAIM.to}, "updatedAt" = $4, "runnerId" = $3, "lastHeartbeatAt" = $4,
          "claimAttempts" = "claimAttempts" + 1, "reportedEvents" = 0
-   WHERE id = $1::uuid AND execution = $2 AND state = 'QUEUED'
+   WHERE id = $1::uuid AND execution = $2 AND state = ${CLAIM.from}
      AND "debugExecution" IS DISTINCT FROM $2 AND (NOT $9 OR "workerHost" IS NULL)
   RETURNING id, execution, prompt, config, harness, mode, "teamId", "environmentSpec", "skillInstructions",
             "executorType", "executorId", "creatorType", "creatorId"
 ), recorded AS (
   INSERT INTO "RunEvent" ("runId", execution, kind, data, "createdAt")
-  SELECT id, execution, 'state_changed', '{"kind": "state_changed", "from": "QUEUED", "to": "CLAIMED"}', $4
+  SELECT id, execution, 'state_changed', ${CLAIM.event}, $4
     FROM claimed
 ), taken AS (
   UPDATE "RunFollowup" f SET "deliveredAt" = $4

@@ -1,14 +1,15 @@
 import { AppError } from '@conveyor/errors';
 import { sqlPool, type PrismaClient, type RunState } from '@conveyor/db';
-import type { RunEvent } from '@conveyor/run-events';
+import { TERMINAL_STATES, type RunEvent } from '@conveyor/run-events';
 import type { ExecutionOutcome, RunnerControl } from './runner-messages';
+import { sqlCanTransition } from '../runs/run-state-sql';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
 import type { HarnessSessions } from './harness-sessions';
 import { noLongerHeld, parseEvents, recordBatch } from './report-events';
 
 export type TranscriptSink = (runId: string, execution: number, transcript: Buffer) => Promise<void>;
 
-const OUTCOMES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED']);
+const isOutcome = (state: string): state is RunState => TERMINAL_STATES.has(state as RunState);
 
 /**
  * The end of an execution as one statement (it was a transaction of lock, update, key revocation and event: 6
@@ -18,14 +19,14 @@ const OUTCOMES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'ERROR', '
  * - A debug execution leaves the run's state alone and frees its debug slot; a run still running moves to the
  *   outcome (run-state-machine.ts's terminal transition: times, message, code, retryable, runner released) with its
  *   state change recorded as a RunEvent (whose trigger writes the outbound event in this same statement); a run that
- *   ended meanwhile (cancelled) stays as it is.
+ *   ended meanwhile (cancelled) stays as it is: the move must be one TRANSITIONS allows (run-state-sql.ts).
  * - Either way the execution's run-scoped keys are revoked now rather than at their expiry.
  * - `replayed`: not held because this very completion already committed (its answer was lost: the orchestrator
  *   restarted, or PostgreSQL dropped the connection after the commit): the execution is still the run's current one,
  *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
  *   first time.
  */
-const COMPLETE_SQL = `
+export const COMPLETE_SQL = `
 WITH held AS (
   SELECT r.id, r.state::text AS state, r.source, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug
     FROM "Run" r
@@ -43,7 +44,7 @@ WITH held AS (
          "debugExecution" = CASE WHEN h.debug THEN NULL ELSE r."debugExecution" END,
          "runnerId" = NULL
     FROM held h
-   WHERE r.id = h.id AND (h.debug OR h.state NOT IN ('SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'))
+   WHERE r.id = h.id AND (h.debug OR ${sqlCanTransition('h.state', '$4::"RunState"::text')})
   RETURNING h.id, h.state, h.debug
 ), recorded AS (
   INSERT INTO "RunEvent" ("runId", execution, kind, data, "createdAt")
@@ -81,14 +82,14 @@ export async function completeRun(
   req: ExecutionOutcome,
   now = new Date(),
 ): Promise<{ control: RunnerControl; source: string; replayed: boolean }> {
-  if (!OUTCOMES.has(req.state))
-    throw new AppError('invalid_request', `state must be one of ${[...OUTCOMES].join(', ')}`);
+  if (!isOutcome(req.state))
+    throw new AppError('invalid_request', `state must be one of ${[...TERMINAL_STATES].join(', ')}`);
   // Validated before anything is written; recorded first, in their own statement (REPORT_SQL), as ReportEvents would.
   // Not held: COMPLETE_SQL tells a replay of this completion from a run this runner no longer holds.
   const events = parseEvents(req.events_json ?? []);
   if (events.length > 0)
     await recordBatch(deps.db, req, { events, first_event: req.first_event ?? 0 }, true, now);
-  const outcome = req.state as RunState;
+  const outcome = req.state;
   const succeeded = outcome === 'SUCCEEDED';
   const setupFailed = req.setup_failed && outcome === 'FAILED';
   const errorCode = succeeded ? null : (setupFailed ? SETUP_FAILED_CODE : req.error_code) || null;

@@ -1,5 +1,5 @@
 import { RUN_STATES, type RunStateName } from '@conveyor/run-events';
-import { canTransition, isTerminal } from './run-state-machine';
+import { canTransition, isTerminal, RUNNER_PROGRESS, TRANSITIONS } from './run-state-machine';
 
 // The whole table, written out once more on purpose: a change to the state machine must change this test too.
 const ALLOWED: Record<RunStateName, RunStateName[]> = {
@@ -36,5 +36,22 @@ describe('run state machine', () => {
       expect(RUN_STATES.filter((to) => canTransition(state, to))).toEqual(['QUEUED']);
     }
     expect(RUN_STATES.filter(isTerminal)).toEqual(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED']);
+  });
+});
+
+describe("the runner's progress", () => {
+  it('moves only forward, each later state reachable from every earlier one, as TRANSITIONS allows', () => {
+    RUNNER_PROGRESS.forEach((from, i) =>
+      RUNNER_PROGRESS.forEach((to, j) =>
+        expect([from, to, canTransition(from, to)]).toEqual([from, to, j > i]),
+      ),
+    );
+  });
+
+  it('starts where a claim lands, and every terminal state is reachable from each of its states', () => {
+    expect(TRANSITIONS.QUEUED).toContain(RUNNER_PROGRESS[0]);
+    for (const state of RUNNER_PROGRESS)
+      for (const end of RUN_STATES.filter(isTerminal))
+        expect([state, end, canTransition(state, end)]).toEqual([state, end, true]);
   });
 });

@@ -8,7 +8,7 @@ import { revokeRunApiKeys } from '../auth/run-api-key';
  * (harness running) → a terminal state. Ended runs go back to QUEUED only through a follow-up (new execution);
  * a runner lost before the harness started puts the run back to QUEUED.
  */
-const TRANSITIONS: Record<RunState, readonly RunState[]> = {
+export const TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
   QUEUED: ['CLAIMED', 'CANCELLED', 'ERROR'],
   CLAIMED: ['PENDING', 'INPROGRESS', 'QUEUED', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'],
   PENDING: ['INPROGRESS', 'QUEUED', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'],
@@ -19,6 +19,13 @@ const TRANSITIONS: Record<RunState, readonly RunState[]> = {
   BLOCKED: ['QUEUED'],
   CANCELLED: ['QUEUED'],
 };
+
+/**
+ * The states a runner moves its own run through, in order (ClaimRun, then ReportEvents' `state_changed` events); every
+ * later one is reachable from every earlier one, none backwards (run-state-machine.test.ts holds this against
+ * TRANSITIONS). report-events.ts ranks them by their place here.
+ */
+export const RUNNER_PROGRESS = ['CLAIMED', 'PENDING', 'INPROGRESS'] as const satisfies readonly RunState[];
 
 export const canTransition = (from: RunState, to: RunState): boolean => TRANSITIONS[from].includes(to);
 export const isTerminal = (state: RunState): boolean => TERMINAL_STATES.has(state);

@@ -14,7 +14,15 @@ const offsets = z.object({ stdout: z.number().int().nonnegative(), stderr: z.num
  * assignment (without the attachments' bytes and the kept session, which only the harness's start reads), the runner
  * identity the orchestrator knows the execution by, the model token its agent holds, and its durable process.
  */
+/**
+ * The records' format. One written before records carried a version is of version 1 (the same fields); a record of a
+ * newer version than this runner's was left by a newer runner (a rollback): not taken back, its run ends ERROR
+ * naming why (`AdoptionRecords.list`).
+ */
+export const ADOPTION_RECORD_VERSION = 1;
+
 const recordSchema = z.object({
+  version: z.literal(ADOPTION_RECORD_VERSION).default(ADOPTION_RECORD_VERSION),
   runnerId: z.string().min(1),
   assignment: z.custom<RunAssignment__Output>(
     (value) => typeof value === 'object' && value !== null && 'run_id' in value,
@@ -23,6 +31,19 @@ const recordSchema = z.object({
   agent: z.object({ processIndex: z.number().int().nonnegative(), offsets }),
 });
 export type AdoptionRecord = z.infer<typeof recordSchema>;
+
+/** What is read of any record, whatever its version: enough to end its run. */
+const targetSchema = z.object({
+  version: z.number().int().positive(),
+  runnerId: z.string().min(1),
+  assignment: z.object({ run_id: z.string().min(1), execution: z.number().int().positive() }),
+});
+
+/** A record this runner does not take back (a newer runner's): its run ends ERROR with `reason`. */
+export interface RefusedRecord {
+  target: { run_id: string; execution: number; runner_id: string };
+  reason: string;
+}
 
 const parseJson = (text: string): unknown => {
   try {
@@ -62,7 +83,13 @@ export class AdoptionRecords {
       const offsets = agent?.proc.offsets;
       if (!agent || !offsets) return;
       const { processIndex, modelToken } = agent;
-      await this.write(runId, { ...stored, modelToken, agent: { processIndex, offsets } });
+      const record = {
+        version: ADOPTION_RECORD_VERSION,
+        ...stored,
+        modelToken,
+        agent: { processIndex, offsets },
+      };
+      await this.write(runId, record);
     };
     const queue = () => (writing = writing.then(write).catch(() => undefined));
     return {
@@ -81,19 +108,33 @@ export class AdoptionRecords {
     };
   }
 
-  /** The records a previous runner process left: each an execution to take back. */
-  async list(): Promise<AdoptionRecord[]> {
+  /**
+   * The records a previous runner process left: each an execution to take back, or, when a newer runner wrote it
+   * (its version is unknown here), one to end.
+   */
+  async list(): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
     const records: AdoptionRecord[] = [];
+    const refused: RefusedRecord[] = [];
     for (const name of await readdir(this.dir).catch((): string[] => [])) {
       if (!name.endsWith('.json')) continue;
       const text = await readFile(path.join(this.dir, name), 'utf8').catch(() => undefined);
-      const parsed = text === undefined ? undefined : recordSchema.safeParse(parseJson(text));
-      if (!parsed?.success) continue;
+      const json = text === undefined ? undefined : parseJson(text);
+      const target = targetSchema.safeParse(json);
+      if (target.success && target.data.version > ADOPTION_RECORD_VERSION) {
+        const { version, runnerId, assignment } = target.data;
+        refused.push({
+          target: { run_id: assignment.run_id, execution: assignment.execution, runner_id: runnerId },
+          reason: `its adoption record has format version ${version}, newer than this runner's ${ADOPTION_RECORD_VERSION} (a newer runner left it)`,
+        });
+        continue;
+      }
+      const parsed = recordSchema.safeParse(json);
+      if (!parsed.success) continue;
       const { assignment } = parsed.data;
       assignment.attachments = assignment.attachments.map((a) => ({ ...a, data: Buffer.alloc(0) }));
       records.push(parsed.data);
     }
-    return records;
+    return { records, refused };
   }
 
   async remove(runId: string): Promise<void> {

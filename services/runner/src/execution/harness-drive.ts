@@ -14,7 +14,9 @@ import { insideApiBaseUrl } from './run-policy';
 import type { RunSandbox } from '../sandbox/run-sandbox';
 import { safeFileName } from '../workspace';
 import { prepareEnvironment } from './environment-preparation';
+import { resumeMessage } from './agent-resumption';
 import { reportStep, type Completion, type ExecutionContext, type SetupStep } from './execution-context';
+import { TurnCheckpointer, type RunCheckpoint } from './turn-checkpoints';
 
 /** What the harness did, with what it was given: the after-run work reads the same environment. */
 export interface HarnessRun {
@@ -62,12 +64,19 @@ function harnessSetup(ctx: ExecutionContext, sandbox: RunSandbox, grant: ModelAc
   return { env, input };
 }
 
+/** Where the run's turns are checkpointed, and how many its agent completed before this process. */
+export interface Checkpointing {
+  checkpoint: RunCheckpoint;
+  turns: number;
+}
+
 function harnessContext(
   ctx: ExecutionContext,
   grant: ModelAccessGrant | undefined,
   sandbox: RunSandbox,
   env: Record<string, string>,
   onDurable: OnDurable | undefined,
+  checkpointer: TurnCheckpointer | undefined,
 ): HarnessContext {
   // With model access through the proxy, the proxy's metering is the run's usage; the CLI's own count would double it.
   const emit = (event: RunEvent) => (grant && event.kind === 'usage' ? undefined : ctx.reporter.emit(event));
@@ -80,7 +89,36 @@ function harnessContext(
     env,
     mark,
     ...(onDurable ? { durable: onDurable } : {}),
+    ...(checkpointer ? { turn: (mark) => checkpointer.turn(mark) } : {}),
   };
+}
+
+/**
+ * Runs the harness, checkpointing the workspace after each turn its agent completes; a copy still running when the
+ * harness ends (or its sandbox is lost) is waited for, so the run goes on from the latest turn.
+ */
+async function runCheckpointed(
+  ctx: ExecutionContext,
+  grant: ModelAccessGrant | undefined,
+  sandbox: RunSandbox,
+  env: Record<string, string>,
+  onDurable: OnDurable | undefined,
+  checkpointing: Checkpointing | undefined,
+  run: (hctx: HarnessContext) => Promise<HarnessOutcome>,
+): Promise<HarnessOutcome> {
+  const checkpointer =
+    checkpointing &&
+    new TurnCheckpointer(
+      checkpointing.checkpoint,
+      () => ({ sandbox, env }),
+      checkpointing.turns,
+      (err) => ctx.log.warn({ err }, 'turn checkpoint not taken'),
+    );
+  try {
+    return await run(harnessContext(ctx, grant, sandbox, env, onDurable, checkpointer));
+  } finally {
+    await checkpointer?.settled();
+  }
 }
 
 /**
@@ -94,6 +132,7 @@ export async function driveHarness(
   sandbox: RunSandbox,
   environment: EnvironmentSpec,
   onDurable?: OnDurable,
+  checkpointing?: Checkpointing,
 ): Promise<{ ran: HarnessRun } | { failed: Completion }> {
   const { assignment, reporter } = ctx;
   const debug = assignment.debug_session;
@@ -122,9 +161,47 @@ export async function driveHarness(
   if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
   await reporter.flush();
   ctx.trace.mark('harness_started');
-  const outcome = await harness.run(input, harnessContext(ctx, grant, sandbox, env, onDurable));
+  const outcome = await runCheckpointed(ctx, grant, sandbox, env, onDurable, checkpointing, (hctx) =>
+    harness.run(input, hctx),
+  );
   ctx.trace.mark('harness_finished');
   return { ran: { input, env, outcome } };
+}
+
+/**
+ * Goes on from the run's last checkpoint in a new sandbox after its agent was lost (docs/run-lifecycle.md "Lost
+ * agents"): the workspace as it was at that turn, the session it holds continued with a message saying so. No
+ * environment setup: the checkpoint is the workspace it prepared.
+ */
+export async function resumeFromCheckpoint(
+  ctx: ExecutionContext,
+  harness: Harness,
+  grant: ModelAccessGrant | undefined,
+  sandbox: RunSandbox,
+  checkpointing: Checkpointing,
+  cause: string,
+  onDurable?: OnDurable,
+): Promise<{ ran: HarnessRun } | { failed: Completion }> {
+  const { input, env } = harnessSetup(ctx, sandbox, grant);
+  try {
+    await checkpointing.checkpoint.restore(sandbox, env);
+  } catch (err) {
+    const message = `The run's agent was lost (${cause}) and its checkpoint could not be restored: ${(err as Error).message}`;
+    return { failed: { state: 'ERROR', message, errorCode: 'resource_unavailable' } };
+  }
+  ctx.trace.mark('workspace_restored');
+  const resumed: HarnessInput = {
+    ...input,
+    followups: [resumeMessage(cause, checkpointing.turns)],
+    session: undefined,
+    resumeOnly: true,
+  };
+  await harness.prepare(resumed);
+  const outcome = await runCheckpointed(ctx, grant, sandbox, env, onDurable, checkpointing, (hctx) =>
+    harness.run(resumed, hctx),
+  );
+  ctx.trace.mark('harness_finished');
+  return { ran: { input: resumed, env, outcome } };
 }
 
 /** Takes the harness back on the agent's durable process a previous runner process left (the run is INPROGRESS). */
@@ -135,9 +212,12 @@ export async function resumeHarness(
   sandbox: RunSandbox,
   agent: DurableAgent,
   onDurable: OnDurable,
+  checkpointing?: Checkpointing,
 ): Promise<HarnessRun> {
   const { input, env } = harnessSetup(ctx, sandbox, grant);
-  const outcome = await resume(input, harnessContext(ctx, grant, sandbox, env, onDurable), agent);
+  const outcome = await runCheckpointed(ctx, grant, sandbox, env, onDurable, checkpointing, (hctx) =>
+    resume(input, hctx, agent),
+  );
   ctx.trace.mark('harness_finished');
   return { input, env, outcome };
 }

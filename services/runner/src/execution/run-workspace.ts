@@ -5,6 +5,7 @@ import { baseRunEnvironment } from '../sandbox/run-environment';
 import { harnessSupportEndpoint, harnessSupportHosts, limitCompletion } from './run-policy';
 import {
   RunDetached,
+  SandboxLost,
   SandboxUnavailable,
   type RunSandbox,
   type SandboxBackend,
@@ -68,7 +69,8 @@ export class RunWorkspaces {
 
   /**
    * Runs `drive` in the sandbox of an execution whose agent outlived the previous runner process, taken back; when
-   * the backend cannot (the sandbox is gone), the run ends ERROR naming why — it is never started again from scratch.
+   * the backend cannot (the sandbox is gone), `SandboxLost`: the run goes on from its last turn or ends ERROR naming
+   * why — it is never started again from scratch.
    */
   async reopen(
     ctx: ExecutionContext,
@@ -85,11 +87,7 @@ export class RunWorkspaces {
     } catch (err) {
       this.active.delete(runId);
       if (!(err instanceof SandboxUnavailable)) throw err;
-      return {
-        state: 'ERROR',
-        message: `The runner restarted and could not take the run back: ${err.message}`,
-        errorCode: 'resource_unavailable',
-      };
+      throw new SandboxLost(`the runner restarted and could not take its sandbox back: ${err.message}`);
     }
     return this.runIn(ctx, sandbox, () => drive(sandbox));
   }

@@ -46,6 +46,19 @@ export interface HarnessInput {
   modelAccess?: ModelAccess;
   /** The session an earlier execution of the run left, to resume when this workspace does not hold it. */
   session?: SessionFile;
+  /**
+   * The workspace was restored from a checkpoint of a lost agent: continue the session it holds with `followups`;
+   * never start a new one (the run would silently start again from scratch).
+   */
+  resumeOnly?: boolean;
+}
+
+/** What the workspace must hold for a checkpoint to be a turn's: the agent's session file, with the turn in it. */
+export interface TurnMark {
+  /** Shell glob of the agent's session file inside the sandbox. */
+  sessionGlob: string;
+  /** Text the session file holds once the turn is written to it (the step's call ID). */
+  holds?: string;
 }
 
 export interface HarnessContext {
@@ -61,6 +74,11 @@ export interface HarnessContext {
   env: Record<string, string>;
   /** Marks a phase on the execution's trace (the agent's process started), once per phase. */
   mark?(phase: string): void;
+  /**
+   * Told when the agent finished a model turn (a step requested, or a message answered): its session file and the
+   * workspace are where a lost agent resumes from (execution/turn-checkpoints.ts).
+   */
+  turn?(mark?: TurnMark): void;
   /** Told when the agent's process started durable (it outlives this runner process; docs/run-lifecycle.md). */
   durable?(agent: { processIndex: number; proc: SandboxProcess }): void;
 }

@@ -81,6 +81,11 @@ export interface SandboxExit {
   code: number | null;
   signal: NodeJS.Signals | null;
   limit?: SandboxLimitHit;
+  /**
+   * Set when the process ended because its sandbox went away around it (its keeper or Pod killed, the host lost),
+   * not by its own doing: why, for the run's timeline. The run resumes from its last turn (docs/run-lifecycle.md).
+   */
+  lost?: string;
 }
 
 export interface SandboxProcess {
@@ -169,6 +174,9 @@ export interface SandboxBackend {
 
 /** The sandbox could not be set up: the run is refused (error code `resource_unavailable`), never run bare. */
 export class SandboxUnavailable extends Error {}
+
+/** The agent's sandbox went away while the agent ran (`SandboxExit.lost`): the run resumes from its last turn. */
+export class SandboxLost extends Error {}
 
 /** The runner is stopping and left the run's durable process to its next process: nothing of the run ends here. */
 export class RunDetached extends Error {

@@ -33,6 +33,15 @@ export const sandboxEnv = {
   SANDBOX_READONLY_PATHS: csv('').describe(
     'Extra host directories visible read-only inside local sandboxes (agent CLIs installed outside node_modules).',
   ),
+  RUN_MAX_RESUMPTIONS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .default(3)
+    .describe(
+      "How often one run may go on from its last turn's checkpoint after its agent was lost with its sandbox (0: never; the run then ends ERROR).",
+    ),
   SANDBOX_STATE_DIR: z
     .string()
     .default(path.join(os.tmpdir(), 'conveyor-sandbox'))

@@ -103,6 +103,7 @@ export const claudeProfile: CliProfile = {
   // Claude Code's native binary: its package's postinstall puts the platform build at bin/claude.exe.
   command: () => [packageFile('@anthropic-ai/claude-code', 'bin/claude.exe')],
   liveInput: true,
+  sessionHoldsCallIds: true,
   files: (setup) =>
     setup.skill ? [skillFile(path.posix.join(configDir(setup), 'skills'), setup.skill)] : [],
   env: (setup) => ({

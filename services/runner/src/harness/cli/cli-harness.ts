@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { HOME_DIR_NAME } from '../../sandbox/run-environment';
-import type { SandboxProcess } from '../../sandbox/run-sandbox';
+import { SandboxLost, type SandboxProcess } from '../../sandbox/run-sandbox';
 import {
   SetupFailure,
   type Harness,
@@ -29,6 +29,8 @@ interface ProcessResult {
   code: number | null;
   signal: NodeJS.Signals | null;
   limit?: string;
+  /** The sandbox went away around the process (`SandboxExit.lost`). */
+  lost?: string;
   stderrTail: string[];
 }
 
@@ -62,6 +64,12 @@ export class CliHarness implements Harness {
       (await readSandboxFile(ctx.sandbox, env, glob)) ??
       (await this.restoreSession(input.session, setup, env, ctx, glob));
     const resume = before !== undefined;
+    if (input.resumeOnly && !resume)
+      return {
+        state: 'ERROR',
+        message: `The run's checkpoint holds no ${this.profile.name} session to resume`,
+        errorCode: 'resource_unavailable',
+      };
     const messages = resume
       ? [...input.followups]
       : input.debugSession
@@ -79,9 +87,14 @@ export class CliHarness implements Harness {
     const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
     const proc = ctx.sandbox.attachDurable!(agent.offsets);
     ctx.durable?.({ processIndex: agent.processIndex, proc });
-    const result = await this.follow(proc, ctx, [], agent.processIndex, '');
-    const messages = result.turnEnd?.ok ? ctx.inbox.drain() : [];
     const glob = this.profile.sessionGlob(setup);
+    const result = await this.follow(proc, ctx, [], {
+      processIndex: agent.processIndex,
+      previousSession: '',
+      glob,
+    });
+    if (result.lost) throw new SandboxLost(result.lost);
+    const messages = result.turnEnd?.ok ? ctx.inbox.drain() : [];
     return this.drive({ setup, env, ctx, glob }, messages, agent.processIndex + 1, result);
   }
 
@@ -105,6 +118,7 @@ export class CliHarness implements Harness {
       const batch = this.profile.liveInput ? messages.splice(0) : messages.splice(0, 1);
       const previous = index === 0 ? before : await readSandboxFile(ctx.sandbox, env, glob);
       result = await this.runProcess(setup, env, ctx, batch, previous, index);
+      if (result.lost && !ctx.signal.aborted) throw new SandboxLost(result.lost);
       if (!result.turnEnd?.ok) break;
       // Follow-ups that arrived after the process stopped listening resume the session once it has ended.
       messages.push(...ctx.inbox.drain());
@@ -207,16 +221,20 @@ export class CliHarness implements Harness {
     const pending = live ? [...messages] : [];
     proc.stdin?.on('error', () => undefined);
     if (live) proc.stdin?.write(this.profile.stdinLine!(pending.shift() ?? ''));
-    return this.follow(proc, ctx, pending, processIndex, session?.content.toString('utf8') ?? '');
+    const previousSession = session?.content.toString('utf8') ?? '';
+    const glob = this.profile.sessionGlob(setup);
+    return this.follow(proc, ctx, pending, { processIndex, previousSession, glob });
   }
 
-  /** Maps a CLI process's output to run events to its end, feeding a live one `pending` and the follow-ups. */
+  /**
+   * Maps a CLI process's output to run events to its end, feeding a live one `pending` and the follow-ups; each turn
+   * it reports is checkpointed once its session file (`glob`) holds it.
+   */
   private async follow(
     proc: SandboxProcess,
     ctx: HarnessContext,
     pending: string[],
-    processIndex: number,
-    previousSession: string,
+    { processIndex, previousSession, glob }: { processIndex: number; previousSession: string; glob: string },
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const mapper = this.profile.mapper({ processIndex, previousSession });
@@ -247,6 +265,9 @@ export class CliHarness implements Harness {
         return ctx.emit({ kind: 'log', level: 'info', text: line });
       const mapped = mapper.map(event as Record<string, unknown>);
       for (const e of mapped.events) ctx.emit(e);
+      const call = mapped.events.findLast((e) => e.kind === 'tool_call');
+      const holds = call && this.profile.sessionHoldsCallIds ? { holds: call.call_id } : {};
+      if (call || mapped.turnEnd) ctx.turn?.({ sessionGlob: glob, ...holds });
       if (!mapped.turnEnd) return;
       turnEnd = mapped.turnEnd;
       if (live) this.afterLiveTurn(proc, turnEnd, event as Record<string, unknown>, pending, ctx, write);
@@ -265,7 +286,8 @@ export class CliHarness implements Harness {
     try {
       const [exit] = await Promise.all([proc.exited, once(stdout, 'close'), once(stderr, 'close')]);
       for (const e of mapper.flush()) ctx.emit(e);
-      return { turnEnd, code: exit.code, signal: exit.signal, limit: exit.limit, stderrTail };
+      const { code, signal, limit, lost } = exit;
+      return { turnEnd, code, signal, limit, ...(lost ? { lost } : {}), stderrTail };
     } finally {
       if (forward) clearInterval(forward);
       ctx.signal.removeEventListener('abort', onAbort);

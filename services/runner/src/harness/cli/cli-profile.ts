@@ -47,6 +47,11 @@ export interface CliProfile {
   args(setup: CliSetup, message: string, session: string | undefined): string[];
   /** A message as one stdin line, for CLIs with live input. */
   stdinLine?(message: string): string;
+  /**
+   * The session file records a step under the call ID its mapper reports (Claude Code's `tool_use` id): a turn's
+   * checkpoint then waits for the session to hold the step, else only for the file to exist.
+   */
+  readonly sessionHoldsCallIds?: boolean;
   /** Shell glob (inside the sandbox) matching the session file(s) of this run; the newest is the session. */
   sessionGlob(setup: CliSetup): string;
   /**

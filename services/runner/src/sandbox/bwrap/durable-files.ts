@@ -8,6 +8,9 @@ import path from 'node:path';
  */
 export const DURABLE_DIR = '.durable';
 
+/** The exit status the helper writes for a keeper killed by a signal: `lost <signal>` (the sandbox went, not the agent). */
+export const LOST_EXIT = 'lost';
+
 export function durableFiles(workspaceRoot: string, runId: string) {
   const dir = path.join(workspaceRoot, DURABLE_DIR, runId);
   return {

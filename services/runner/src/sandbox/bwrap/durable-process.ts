@@ -8,7 +8,7 @@ import {
   type SandboxLimitHit,
   type SandboxProcess,
 } from '../run-sandbox';
-import type { durableFiles } from './durable-files';
+import { LOST_EXIT, type durableFiles } from './durable-files';
 
 type Files = ReturnType<typeof durableFiles>;
 export type DurableAction = 'end-input' | 'SIGTERM' | 'SIGKILL';
@@ -153,7 +153,12 @@ export class DurableProcess implements SandboxProcess {
       if (this.done) return;
       if (status === undefined) return void next();
       for (const output of this.outputs) output.stream.end();
-      const code = Number(status.trim());
+      const [word, signal] = status.trim().split(' ');
+      if (word === LOST_EXIT) {
+        const lost = `the agent's sandbox was killed (its keeper ended by ${signal ?? 'a signal'})`;
+        return resolve({ code: null, signal: null, lost });
+      }
+      const code = Number(word);
       // The keeper's shell reports a signal's end as 128 + its number.
       resolve({ code: Number.isInteger(code) ? code : null, signal: null });
     };

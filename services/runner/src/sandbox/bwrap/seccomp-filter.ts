@@ -134,35 +134,8 @@ export const DENIED_SYSCALLS: readonly DeniedSyscall[] = [
 /** libseccomp's name of the architectures a runner runs on, by Node's `process.arch`. */
 const ARCHES: Record<string, string> = { x64: 'X86_64', arm64: 'AARCH64' };
 
-/**
- * Reads the policy on stdin, writes the filter's BPF on stdout. The target architecture replaces the native one, so
- * the filter can be built for either; a syscall the target lacks is left out (it cannot be called there), and a
- * syscall of another ABI (i386 or x32 on x86_64, arm on aarch64) kills the thread: no filter covers those numbers.
- */
-const BUILD_FILTER = `
-import errno, json, sys, seccomp
-spec = json.load(sys.stdin)
-arch = getattr(seccomp.Arch, spec["arch"])
-f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-if not f.exist_arch(arch):
-    f.add_arch(arch)
-    f.remove_arch(seccomp.Arch.NATIVE)
-for rule in spec["rules"]:
-    action = seccomp.ERRNO(getattr(errno, rule["errno"]))
-    for name in rule["names"]:
-        if seccomp.resolve_syscall(arch, name) < 0:
-            continue
-        conditions = rule.get("when")
-        if conditions is None:
-            f.add_rule(action, name)
-            continue
-        for c in conditions:
-            if c["op"] == "MASKED_EQ":
-                f.add_rule(action, name, seccomp.Arg(c["arg"], seccomp.MASKED_EQ, c["mask"], c["value"]))
-            else:
-                f.add_rule(action, name, seccomp.Arg(c["arg"], seccomp.GT, c["value"]))
-f.export_bpf(sys.stdout.buffer)
-`;
+/** Reads the policy on stdin, writes the filter's BPF on stdout (tested by test_build_seccomp_filter.py). */
+const BUILD_FILTER = path.join(__dirname, 'build_seccomp_filter.py');
 
 /**
  * The run sandbox's seccomp filter as BPF, built with libseccomp (Debian's python3-seccomp, installed by
@@ -176,7 +149,7 @@ export function buildSeccompFilter(arch: string = process.arch): Promise<Buffer>
   return new Promise((resolve, reject) => {
     const child = execFile(
       '/usr/bin/python3',
-      ['-c', BUILD_FILTER],
+      ['-I', BUILD_FILTER],
       { encoding: 'buffer', env: {}, maxBuffer: 1024 * 1024 },
       (err, stdout, stderr) => {
         if (err || stdout.length === 0 || stdout.length % 8 !== 0)

@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, lchown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lchown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
-import { DURABLE_DIR, durableFiles } from '../durable-files';
+import { DURABLE_DIR, durableFiles, LOST_EXIT } from '../durable-files';
 
 const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -25,6 +25,13 @@ const KEEPER = [
   'while :; do wait "$child"; rc=$?; kill -0 "$child" 2>/dev/null || break; done',
   'echo "$rc" >"$dir/exit.tmp" && mv "$dir/exit.tmp" "$dir/exit"',
 ].join('\n');
+
+async function writeLostExit(files: ReturnType<typeof durableFiles>, signal: NodeJS.Signals): Promise<void> {
+  const temporary = `${files.exit}.tmp`;
+  await writeFile(temporary, `${LOST_EXIT} ${signal}\n`, { mode: 0o640 });
+  await lchown(temporary, 0, (await stat(files.dir)).gid);
+  await rename(temporary, files.exit);
+}
 
 /** What the helper keeps of a durable command, beside its files: enough for a later helper to take the run back. */
 export const durableRecordSchema = z.object({
@@ -93,8 +100,12 @@ export class DurableCommands {
     fd3.end(options);
     keeper.unref();
     if (!keeper.pid) throw new Error('the keeper did not start');
-    // Reaped by whoever is its parent then; the runner learns the end from the exit file.
+    // Reaped by whoever is its parent then; the runner learns the end from the exit file. A keeper killed by a signal
+    // wrote none: the sandbox went away around the agent, which the runner must tell from the agent's own end.
     keeper.on('error', () => undefined);
+    keeper.once('exit', (_code, signal) => {
+      if (signal && !existsSync(files.exit)) void writeLostExit(files, signal).catch(() => undefined);
+    });
     await writeFile(files.record, JSON.stringify({ ...record, keeper: keeper.pid }), { mode: 0o600 });
     return keeper.pid;
   }

@@ -10,6 +10,7 @@ import type { ConversationResponse as _conveyor_orchestrator_v1_ConversationResp
 import type { CreateRunRequest as _conveyor_orchestrator_v1_CreateRunRequest, CreateRunRequest__Output as _conveyor_orchestrator_v1_CreateRunRequest__Output } from '../../../conveyor/orchestrator/v1/CreateRunRequest';
 import type { CreateRunResponse as _conveyor_orchestrator_v1_CreateRunResponse, CreateRunResponse__Output as _conveyor_orchestrator_v1_CreateRunResponse__Output } from '../../../conveyor/orchestrator/v1/CreateRunResponse';
 import type { GetConversationRequest as _conveyor_orchestrator_v1_GetConversationRequest, GetConversationRequest__Output as _conveyor_orchestrator_v1_GetConversationRequest__Output } from '../../../conveyor/orchestrator/v1/GetConversationRequest';
+import type { GetRunInsightsRequest as _conveyor_orchestrator_v1_GetRunInsightsRequest, GetRunInsightsRequest__Output as _conveyor_orchestrator_v1_GetRunInsightsRequest__Output } from '../../../conveyor/orchestrator/v1/GetRunInsightsRequest';
 import type { GetRunRequest as _conveyor_orchestrator_v1_GetRunRequest, GetRunRequest__Output as _conveyor_orchestrator_v1_GetRunRequest__Output } from '../../../conveyor/orchestrator/v1/GetRunRequest';
 import type { HandoffAttachment as _conveyor_orchestrator_v1_HandoffAttachment, HandoffAttachment__Output as _conveyor_orchestrator_v1_HandoffAttachment__Output } from '../../../conveyor/orchestrator/v1/HandoffAttachment';
 import type { HandoffAttachmentsResponse as _conveyor_orchestrator_v1_HandoffAttachmentsResponse, HandoffAttachmentsResponse__Output as _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output } from '../../../conveyor/orchestrator/v1/HandoffAttachmentsResponse';
@@ -17,6 +18,7 @@ import type { ListRunsRequest as _conveyor_orchestrator_v1_ListRunsRequest, List
 import type { ListRunsResponse as _conveyor_orchestrator_v1_ListRunsResponse, ListRunsResponse__Output as _conveyor_orchestrator_v1_ListRunsResponse__Output } from '../../../conveyor/orchestrator/v1/ListRunsResponse';
 import type { Run as _conveyor_orchestrator_v1_Run, Run__Output as _conveyor_orchestrator_v1_Run__Output } from '../../../conveyor/orchestrator/v1/Run';
 import type { RunEventMessage as _conveyor_orchestrator_v1_RunEventMessage, RunEventMessage__Output as _conveyor_orchestrator_v1_RunEventMessage__Output } from '../../../conveyor/orchestrator/v1/RunEventMessage';
+import type { RunInsights as _conveyor_orchestrator_v1_RunInsights, RunInsights__Output as _conveyor_orchestrator_v1_RunInsights__Output } from '../../../conveyor/orchestrator/v1/RunInsights';
 import type { SubmitFollowupRequest as _conveyor_orchestrator_v1_SubmitFollowupRequest, SubmitFollowupRequest__Output as _conveyor_orchestrator_v1_SubmitFollowupRequest__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupRequest';
 import type { SubmitFollowupResponse as _conveyor_orchestrator_v1_SubmitFollowupResponse, SubmitFollowupResponse__Output as _conveyor_orchestrator_v1_SubmitFollowupResponse__Output } from '../../../conveyor/orchestrator/v1/SubmitFollowupResponse';
 import type { TimelineResponse as _conveyor_orchestrator_v1_TimelineResponse, TimelineResponse__Output as _conveyor_orchestrator_v1_TimelineResponse__Output } from '../../../conveyor/orchestrator/v1/TimelineResponse';
@@ -69,6 +71,15 @@ export interface RunServiceClient extends grpc.Client {
   getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
   getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
   getRun(argument: _conveyor_orchestrator_v1_GetRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Run__Output>): grpc.ClientUnaryCall;
+  
+  GetRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  GetRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  GetRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  GetRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  getRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  getRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  getRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
+  getRunInsights(argument: _conveyor_orchestrator_v1_GetRunInsightsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunInsights__Output>): grpc.ClientUnaryCall;
   
   GetTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
   GetTimeline(argument: _conveyor_orchestrator_v1_GetRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_TimelineResponse__Output>): grpc.ClientUnaryCall;
@@ -142,6 +153,8 @@ export interface RunServiceHandlers extends grpc.UntypedServiceImplementation {
   
   GetRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_Run>;
   
+  GetRunInsights: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunInsightsRequest__Output, _conveyor_orchestrator_v1_RunInsights>;
+  
   GetTimeline: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_TimelineResponse>;
   
   GetTranscript: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_TranscriptResponse>;
@@ -164,6 +177,7 @@ export interface RunServiceDefinition extends grpc.ServiceDefinition {
   CreateRun: MethodDefinition<_conveyor_orchestrator_v1_CreateRunRequest, _conveyor_orchestrator_v1_CreateRunResponse, _conveyor_orchestrator_v1_CreateRunRequest__Output, _conveyor_orchestrator_v1_CreateRunResponse__Output>
   GetConversation: MethodDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_ConversationResponse, _conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_ConversationResponse__Output>
   GetRun: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_Run, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_Run__Output>
+  GetRunInsights: MethodDefinition<_conveyor_orchestrator_v1_GetRunInsightsRequest, _conveyor_orchestrator_v1_RunInsights, _conveyor_orchestrator_v1_GetRunInsightsRequest__Output, _conveyor_orchestrator_v1_RunInsights__Output>
   GetTimeline: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_TimelineResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_TimelineResponse__Output>
   GetTranscript: MethodDefinition<_conveyor_orchestrator_v1_GetConversationRequest, _conveyor_orchestrator_v1_TranscriptResponse, _conveyor_orchestrator_v1_GetConversationRequest__Output, _conveyor_orchestrator_v1_TranscriptResponse__Output>
   ListHandoffAttachments: MethodDefinition<_conveyor_orchestrator_v1_GetRunRequest, _conveyor_orchestrator_v1_HandoffAttachmentsResponse, _conveyor_orchestrator_v1_GetRunRequest__Output, _conveyor_orchestrator_v1_HandoffAttachmentsResponse__Output>
