@@ -1,6 +1,7 @@
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunJob } from '@conveyor/run-events';
+import { contextFromCarrier, inSpan } from '@conveyor/tracing';
 import { environmentSchema } from './environment-setup';
 import { finishWork } from './execution/after-run';
 import type { Completion, ExecutionContext } from './execution/execution-context';
@@ -38,7 +39,16 @@ export class RunExecutor {
    * Returns the execution's outcome (lower-case run state), or `skipped` when the run was not claimable.
    * `claimed`: an assignment already claimed for this runner (self-hosted workers get theirs over their stream).
    */
-  async execute(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<string> {
+  execute(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<string> {
+    // The run's span continues the trace its job carries (API request or webhook delivery → outbox → queue); every
+    // orchestrator call, phase and model request of the execution is under it.
+    return inSpan('run', () => this.executeJob(job, stopSignal, claimed), {
+      parent: contextFromCarrier(job.trace),
+      attributes: { 'conveyor.run_id': job.runId, 'conveyor.execution': job.execution },
+    });
+  }
+
+  private async executeJob(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<string> {
     const log = this.logger.child({ runId: job.runId, execution: job.execution });
     const assignment = await claimExecution(this.link, job, this.options.runnerId, log, claimed);
     if (!assignment) return 'skipped';
