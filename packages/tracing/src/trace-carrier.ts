@@ -1,4 +1,10 @@
-import { ROOT_CONTEXT, context, defaultTextMapGetter, defaultTextMapSetter, type Context } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  type Context,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /**
