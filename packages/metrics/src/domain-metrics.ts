@@ -138,3 +138,112 @@ export function createRetentionDeletedCounter(registry: Registry): Counter<'kind
     return counter;
   });
 }
+
+export const RUN_QUEUE_OLDEST_WAITING_SECONDS = 'conveyor_run_queue_oldest_waiting_seconds';
+export const TIME_TO_AGENT_SECONDS = 'conveyor_time_to_agent_seconds';
+export const RUNNERS_LOST_TOTAL = 'conveyor_runners_lost_total';
+export const EVENT_DELIVERY_ATTEMPTS_TOTAL = 'conveyor_event_delivery_attempts_total';
+export const DEPENDENCY_UP = 'conveyor_dependency_up';
+
+/**
+ * `conveyor_run_queue_oldest_waiting_seconds`: how long the oldest waiting job of the run queue has waited (0 when
+ * none waits), read at scrape time from `oldestQueuedAt` (epoch ms, or undefined).
+ */
+export function createRunQueueOldestWaitingGauge(
+  registry: Registry,
+  oldestQueuedAt: () => Promise<number | undefined>,
+): Gauge {
+  return getOrCreate(
+    registry,
+    RUN_QUEUE_OLDEST_WAITING_SECONDS,
+    () =>
+      new Gauge({
+        name: RUN_QUEUE_OLDEST_WAITING_SECONDS,
+        help: 'Seconds the oldest waiting job of the run queue has waited (0 when none waits)',
+        registers: [registry],
+        async collect(this: Gauge) {
+          const at = await oldestQueuedAt();
+          this.set(at === undefined ? 0 : Math.max(0, (Date.now() - at) / 1000));
+        },
+      }),
+  );
+}
+
+/** `conveyor_time_to_agent_seconds`: from a run's job entering the queue to its agent's start, per execution. */
+export function createTimeToAgentHistogram(registry: Registry): Histogram {
+  return getOrCreate(
+    registry,
+    TIME_TO_AGENT_SECONDS,
+    () =>
+      new Histogram({
+        name: TIME_TO_AGENT_SECONDS,
+        help: "Seconds from a run's job entering the queue to its agent starting",
+        buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
+        registers: [registry],
+      }),
+  );
+}
+
+export const LOST_RUN_OUTCOMES = ['requeued', 'errored'] as const;
+
+/**
+ * `conveyor_runners_lost_total{outcome}`: runs whose runner stopped heart-beating, by what became of them (`requeued`
+ * before their agent started, `errored` after). Both series are present from the start at 0.
+ */
+export function createRunnersLostCounter(registry: Registry): Counter<'outcome'> {
+  return getOrCreate(registry, RUNNERS_LOST_TOTAL, () => {
+    const counter = new Counter<'outcome'>({
+      name: RUNNERS_LOST_TOTAL,
+      help: 'Runs whose runner was lost, by outcome (requeued, errored)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    for (const outcome of LOST_RUN_OUTCOMES) counter.inc({ outcome }, 0);
+    return counter;
+  });
+}
+
+export const EVENT_ATTEMPT_OUTCOMES = ['succeeded', 'failed'] as const;
+
+/**
+ * `conveyor_event_delivery_attempts_total{outcome}`: attempts to deliver a run event to an event endpoint; `failed`
+ * is any attempt not answered 2xx (it is retried or given up). Both series are present from the start at 0.
+ */
+export function createEventDeliveryAttemptsCounter(registry: Registry): Counter<'outcome'> {
+  return getOrCreate(registry, EVENT_DELIVERY_ATTEMPTS_TOTAL, () => {
+    const counter = new Counter<'outcome'>({
+      name: EVENT_DELIVERY_ATTEMPTS_TOTAL,
+      help: 'Event endpoint delivery attempts by outcome (succeeded, failed)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    for (const outcome of EVENT_ATTEMPT_OUTCOMES) counter.inc({ outcome }, 0);
+    return counter;
+  });
+}
+
+/**
+ * `conveyor_dependency_up{dependency}`: 1 when the service's readiness check of the dependency passes, 0 when not,
+ * checked at scrape time (`check` is the service's readiness report: PostgreSQL, Redis, Kafka, the orchestrator…).
+ */
+export function createDependencyUpGauge(
+  registry: Registry,
+  check: () => Promise<{ checks: Record<string, { ok: boolean }> }>,
+): Gauge<'dependency'> {
+  return getOrCreate(
+    registry,
+    DEPENDENCY_UP,
+    () =>
+      new Gauge<'dependency'>({
+        name: DEPENDENCY_UP,
+        help: "1 when the service's readiness check of a dependency passes, 0 when it fails",
+        labelNames: ['dependency'],
+        registers: [registry],
+        async collect(this: Gauge<'dependency'>) {
+          const { checks } = await check();
+          for (const [dependency, result] of Object.entries(checks))
+            if (dependency !== 'shutdown') this.set({ dependency }, result.ok ? 1 : 0);
+        },
+      }),
+  );
+}

@@ -2,7 +2,13 @@ import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
-import { createMetricsRegistry, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
+import {
+  createDependencyUpGauge,
+  createMetricsRegistry,
+  httpMetrics,
+  metricsRouter,
+  type Registry,
+} from '@conveyor/metrics';
 import {
   authEpochKeys,
   errorHandler,
@@ -59,6 +65,7 @@ export function buildApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
   const metrics = deps.metrics ?? createMetricsRegistry('gateway');
+  createDependencyUpGauge(metrics, () => deps.readiness.report());
   app.use(httpMetrics(metrics));
   app.use(requestContext(deps.logger));
   if (config.VALIDATE_RESPONSES) app.use(validateResponses());

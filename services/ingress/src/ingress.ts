@@ -10,6 +10,7 @@ import {
   createWebhookDeliveriesCounter,
   httpMetrics,
   metricsRouter,
+  createDependencyUpGauge,
 } from '@conveyor/metrics';
 import { createOrchestratorClients, mutualTlsCredentials, type OrchestratorClients } from '@conveyor/proto';
 import {
@@ -128,6 +129,7 @@ export class Ingress implements Service {
     app.use(httpMetrics(this.metrics));
     app.use(requestContext(logger));
     app.use(healthRoutes(this.readiness));
+    createDependencyUpGauge(this.metrics, () => this.readiness.report());
     app.use(metricsRouter(this.metrics));
     app.use(
       webhookEndpoint({

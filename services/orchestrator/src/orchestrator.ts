@@ -9,7 +9,11 @@ import {
   createKafkaConsumerLagGauge,
   createMetricsRegistry,
   createRetentionDeletedCounter,
+  createDependencyUpGauge,
+  createEventDeliveryAttemptsCounter,
+  createRunnersLostCounter,
   createRunQueueDepthGauge,
+  createRunQueueOldestWaitingGauge,
   httpMetrics,
   metricsRouter,
 } from '@conveyor/metrics';
@@ -126,6 +130,7 @@ export class Orchestrator implements Service {
     const http = express();
     http.use(httpMetrics(this.metrics));
     http.use(healthRoutes(this.readiness));
+    createDependencyUpGauge(this.metrics, () => this.readiness.report());
     http.use(metricsRouter(this.metrics));
     ({ server: this.httpServer, port: this.httpPort } = await listen(
       http,
@@ -144,12 +149,18 @@ export class Orchestrator implements Service {
     const runQueue = new RunQueue(redis, config.RUN_QUEUE);
     this.runQueue = runQueue;
     createRunQueueDepthGauge(this.metrics, () => runQueue.queue.getJobCounts('waiting', 'active', 'delayed'));
+    createRunQueueOldestWaitingGauge(this.metrics, () => runQueue.oldestWaitingAt());
     const outbox = new OutboxRelay(db, runQueue, logger.child({ component: 'outbox' }));
     this.outbox = outbox;
     const kickOutbox = () => void outbox.kick();
     outbox.start();
     this.sweeper = new LostRunnerSweeper(
-      { db, kickOutbox, logger: logger.child({ component: 'lost-runner-sweeper' }) },
+      {
+        db,
+        kickOutbox,
+        logger: logger.child({ component: 'lost-runner-sweeper' }),
+        lost: createRunnersLostCounter(this.metrics),
+      },
       config.RUNNER_LOST_AFTER_MS,
     );
     this.sweeper.start();
@@ -226,6 +237,7 @@ export class Orchestrator implements Service {
     const github = { baseUrl: config.GITHUB_API_URL, policy: egress.policy, timeoutMs: 30_000 };
     const events = new EventDispatcher({
       db,
+      attempts: createEventDeliveryAttemptsCounter(this.metrics),
       cipher,
       urls: eventUrls,
       logger: logger.child({ component: 'event-dispatcher' }),

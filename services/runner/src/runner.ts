@@ -11,6 +11,8 @@ import {
   createMetricsRegistry,
   createRunJobDurationHistogram,
   metricsRouter,
+  createDependencyUpGauge,
+  createTimeToAgentHistogram,
 } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import {
@@ -77,7 +79,9 @@ export class Runner implements Service {
         if (!(await link.healthy())) throw new Error('orchestrator not ready');
       });
 
+    createDependencyUpGauge(this.metrics, () => this.readiness.report());
     const jobDuration = createRunJobDurationHistogram(this.metrics);
+    const timeToAgent = createTimeToAgentHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
     this.sandbox = sandbox;
@@ -113,7 +117,9 @@ export class Runner implements Service {
       config.RUN_QUEUE,
       async (job) => {
         const stopTimer = jobDuration.startTimer();
-        const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal);
+        const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal, {
+          onAgentStarted: () => timeToAgent.observe((Date.now() - job.timestamp) / 1000),
+        });
         if (outcome !== 'skipped') stopTimer({ outcome });
         return outcome;
       },

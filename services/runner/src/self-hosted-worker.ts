@@ -103,7 +103,7 @@ export class SelfHostedWorker implements Service {
           .execute(
             { runId: assignment.run_id, execution: assignment.execution },
             this.stopAll.signal,
-            assignment,
+            { claimed: assignment },
           )
           .catch((err: unknown) => logger.error({ err, runId: assignment.run_id }, 'run execution failed'))
           .finally(() => {

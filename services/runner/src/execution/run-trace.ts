@@ -25,7 +25,11 @@ export class RunTrace {
   private readonly marks: Record<string, number> = {};
   private last = this.started;
 
-  constructor(private readonly parent: Context = context.active()) {}
+  constructor(
+    private readonly parent: Context = context.active(),
+    /** Called once when a phase is first reached (the runner's time-to-agent histogram, at `harness_started`). */
+    private readonly onPhase: Partial<Record<string, () => void>> = {},
+  ) {}
 
   mark(phase: string): void {
     if (phase in this.marks) return;
@@ -35,6 +39,7 @@ export class RunTrace {
       performance.timeOrigin + now,
     );
     this.last = now;
+    this.onPhase[phase]?.();
   }
 
   phases(): Record<string, number> {
