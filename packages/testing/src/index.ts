@@ -20,3 +20,4 @@ export { startPrivatePostgres, startPrivateRedis, type PrivateServer } from './p
 export { startScriptedGitHub, type ScriptedGitHub, type GitHubRequest } from './github-rest-server';
 export { observabilityTool } from './observability-tools';
 export { startJaeger, type JaegerSpan, type RunningJaeger } from './jaeger';
+export { startPrometheus, type RunningPrometheus } from './prometheus';
