@@ -37,7 +37,9 @@ export async function runService(
     log(() => logger.info({ signal }, 'shutting down'));
     service
       .stop()
-      .then(() => flush().catch((err: unknown) => log(() => logger.warn({ err }, 'flush on shutdown failed'))))
+      .then(() =>
+        flush().catch((err: unknown) => log(() => logger.warn({ err }, 'flush on shutdown failed'))),
+      )
       .then(() => {
         log(() => logger.info('stopped'));
         // Non-zero when the stop was a failure's (a service that lost what it needs sets exitCode), so a supervisor restarts it.

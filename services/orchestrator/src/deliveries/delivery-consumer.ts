@@ -109,6 +109,9 @@ export class DeliveryConsumer {
 
 function traceOf(message: KafkaMessage): TraceCarrier | undefined {
   const header = (name: string) => message.headers?.[name]?.toString();
-  const carrier = traceCarrierSchema.safeParse({ traceparent: header('traceparent'), tracestate: header('tracestate') });
+  const carrier = traceCarrierSchema.safeParse({
+    traceparent: header('traceparent'),
+    tracestate: header('tracestate'),
+  });
   return carrier.success ? carrier.data : undefined;
 }

@@ -347,4 +347,5 @@ export class DeliveryProcessor {
 }
 
 /** A message's place in the log, as its delivery log entry records it (`sourcePosition`). */
-const positionOf = (d: ConsumedDelivery): string => `${d.position.topic}:${d.position.partition}:${d.position.offset}`;
+const positionOf = (d: ConsumedDelivery): string =>
+  `${d.position.topic}:${d.position.partition}:${d.position.offset}`;

@@ -152,7 +152,12 @@ export class ModelProxy {
     const entry = this.runFor(protocol.presentedKey(req.headers, url.searchParams));
     if (!entry) return refuse(res, 401, 'authentication_error', 'Invalid run token');
     if (entry.options.provider !== provider)
-      return refuse(res, 403, 'permission_error', `This run's credential is for the ${entry.options.provider} API`);
+      return refuse(
+        res,
+        403,
+        'permission_error',
+        `This run's credential is for the ${entry.options.provider} API`,
+      );
     // The agent is not trusted with the trace: the span is the run's, whatever the request's headers say.
     return inSpan('model request', () => this.forward(req, res, url, entry), {
       parent: entry.trace,
