@@ -9,6 +9,21 @@ export const KAFKA_CONSUMER_LAG = 'conveyor_kafka_consumer_lag';
 export const WEBHOOK_DELIVERIES_TOTAL = 'conveyor_webhook_deliveries_total';
 export const RETENTION_DELETED_TOTAL = 'conveyor_retention_deleted_total';
 
+/** A counter with one label whose every series exists from the start at 0 (so a rate over it is never absent). */
+function zeroedCounter<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: L,
+  values: readonly string[],
+): Counter<L> {
+  return getOrCreate(registry, name, () => {
+    const counter = new Counter<L>({ name, help, labelNames: [label], registers: [registry] });
+    for (const value of values) counter.inc({ [label]: value } as Partial<Record<L, string>>, 0);
+    return counter;
+  });
+}
+
 export const RUN_QUEUE_STATES = ['waiting', 'active', 'delayed'] as const;
 export type RunQueueState = (typeof RUN_QUEUE_STATES)[number];
 
@@ -77,16 +92,13 @@ export function createWebhookDeliveriesCounter(
   registry: Registry,
   labels: readonly string[],
 ): Counter<'label'> {
-  return getOrCreate(registry, WEBHOOK_DELIVERIES_TOTAL, () => {
-    const counter = new Counter<'label'>({
-      name: WEBHOOK_DELIVERIES_TOTAL,
-      help: 'Webhook deliveries by delivery-log label',
-      labelNames: ['label'],
-      registers: [registry],
-    });
-    for (const label of labels) counter.inc({ label }, 0);
-    return counter;
-  });
+  return zeroedCounter(
+    registry,
+    WEBHOOK_DELIVERIES_TOTAL,
+    'Webhook deliveries by delivery-log label',
+    'label',
+    labels,
+  );
 }
 
 export const ENVIRONMENT_SNAPSHOTS = 'conveyor_environment_snapshots';
@@ -127,16 +139,8 @@ export type RetentionKind = (typeof RETENTION_KINDS)[number];
  * logged). Each series is present from the start at 0.
  */
 export function createRetentionDeletedCounter(registry: Registry): Counter<'kind'> {
-  return getOrCreate(registry, RETENTION_DELETED_TOTAL, () => {
-    const counter = new Counter<'kind'>({
-      name: RETENTION_DELETED_TOTAL,
-      help: 'Expired runs, artifacts and blobs deleted by run retention, and blobs that failed to delete',
-      labelNames: ['kind'],
-      registers: [registry],
-    });
-    for (const kind of RETENTION_KINDS) counter.inc({ kind }, 0);
-    return counter;
-  });
+  const help = 'Expired runs, artifacts and blobs deleted by run retention, and blobs that failed to delete';
+  return zeroedCounter(registry, RETENTION_DELETED_TOTAL, help, 'kind', RETENTION_KINDS);
 }
 
 export const RUN_QUEUE_OLDEST_WAITING_SECONDS = 'conveyor_run_queue_oldest_waiting_seconds';
@@ -191,16 +195,8 @@ export const LOST_RUN_OUTCOMES = ['requeued', 'errored'] as const;
  * before their agent started, `errored` after). Both series are present from the start at 0.
  */
 export function createRunnersLostCounter(registry: Registry): Counter<'outcome'> {
-  return getOrCreate(registry, RUNNERS_LOST_TOTAL, () => {
-    const counter = new Counter<'outcome'>({
-      name: RUNNERS_LOST_TOTAL,
-      help: 'Runs whose runner was lost, by outcome (requeued, errored)',
-      labelNames: ['outcome'],
-      registers: [registry],
-    });
-    for (const outcome of LOST_RUN_OUTCOMES) counter.inc({ outcome }, 0);
-    return counter;
-  });
+  const help = 'Runs whose runner was lost, by outcome (requeued, errored)';
+  return zeroedCounter(registry, RUNNERS_LOST_TOTAL, help, 'outcome', LOST_RUN_OUTCOMES);
 }
 
 export const EVENT_ATTEMPT_OUTCOMES = ['succeeded', 'failed'] as const;
@@ -210,16 +206,8 @@ export const EVENT_ATTEMPT_OUTCOMES = ['succeeded', 'failed'] as const;
  * is any attempt not answered 2xx (it is retried or given up). Both series are present from the start at 0.
  */
 export function createEventDeliveryAttemptsCounter(registry: Registry): Counter<'outcome'> {
-  return getOrCreate(registry, EVENT_DELIVERY_ATTEMPTS_TOTAL, () => {
-    const counter = new Counter<'outcome'>({
-      name: EVENT_DELIVERY_ATTEMPTS_TOTAL,
-      help: 'Event endpoint delivery attempts by outcome (succeeded, failed)',
-      labelNames: ['outcome'],
-      registers: [registry],
-    });
-    for (const outcome of EVENT_ATTEMPT_OUTCOMES) counter.inc({ outcome }, 0);
-    return counter;
-  });
+  const help = 'Event endpoint delivery attempts by outcome (succeeded, failed)';
+  return zeroedCounter(registry, EVENT_DELIVERY_ATTEMPTS_TOTAL, help, 'outcome', EVENT_ATTEMPT_OUTCOMES);
 }
 
 /**

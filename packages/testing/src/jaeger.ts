@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { observabilityTool } from './observability-tools';
+import { startToolProcess } from './observability-tools';
 import { freePort } from './start-platform';
 
 /** One span as Jaeger's query API returns it (GET /api/traces/:id), with its service resolved. */
@@ -50,18 +48,8 @@ function spansOf(trace: RawTrace): JaegerSpan[] {
   }));
 }
 
-/**
- * A real Jaeger v2 all-in-one (built from the Go module proxy) on loopback ports of its own: OTLP/HTTP in, in-memory
- * storage, the query API out. Nothing else of the default configuration (no sampling, zipkin or metrics ports).
- */
-export async function startJaeger(): Promise<RunningJaeger> {
-  const binary = observabilityTool('jaeger');
-  const [otlp, query, queryGrpc] = await Promise.all([freePort(), freePort(), freePort()]);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'jaeger-'));
-  const config = path.join(dir, 'config.yaml');
-  await writeFile(
-    config,
-    `service:
+/** OTLP/HTTP in, in-memory storage, the query API out: nothing else of the default all-in-one configuration. */
+const jaegerConfig = (otlp: number, query: number, queryGrpc: number): string => `service:
   extensions: [jaeger_storage, jaeger_query]
   pipelines:
     traces: { receivers: [otlp], processors: [batch], exporters: [jaeger_storage_exporter] }
@@ -83,35 +71,21 @@ processors:
   batch: { timeout: 100ms }
 exporters:
   jaeger_storage_exporter: { trace_storage: memstore }
-`,
-  );
-  const child = spawn(binary, ['--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+`;
+
+/** A real Jaeger v2 all-in-one (built from the Go module proxy) on loopback ports of its own. */
+export async function startJaeger(): Promise<RunningJaeger> {
+  const [otlp, query, queryGrpc] = await Promise.all([freePort(), freePort(), freePort()]);
   const queryUrl = `http://127.0.0.1:${query}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`jaeger exited with ${child.exitCode}:\n${output}`);
-    const ready = await fetch(`${queryUrl}/api/services`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`jaeger not ready at ${queryUrl}:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const jaeger = await startToolProcess(
+    'jaeger',
+    async (dir) => {
+      const config = path.join(dir, 'config.yaml');
+      await writeFile(config, jaegerConfig(otlp, query, queryGrpc));
+      return ['--config', config];
+    },
+    `${queryUrl}/api/services`,
+  );
   const get = async (pathAndQuery: string): Promise<RawTrace[]> => {
     const res = await fetch(`${queryUrl}${pathAndQuery}`);
     if (res.status === 404) return [];
@@ -131,7 +105,7 @@ exporters:
       return (await get(`/api/traces?${params}`)).map(spansOf);
     },
     trace: async (traceId) => (await get(`/api/traces/${traceId}`)).flatMap(spansOf),
-    logs: () => output,
-    stop,
+    logs: jaeger.logs,
+    stop: jaeger.stop,
   };
 }

@@ -58,13 +58,16 @@ describe('prometheus: scraping every service, the shipped rules and dashboard', 
   const query = (expr: string) =>
     prometheus.api<{ result: Sample[] }>(`query?query=${encodeURIComponent(expr)}`).then((d) => d.result);
 
-  it('scrapes all four services, each reporting its dependencies up', async () => {
-    await eventually(
+  const allTargetsUp = () =>
+    eventually(
       async () => (await query('up{job="conveyor"} == 1')).length === 4,
       'all four targets up',
       platform,
       30_000,
     );
+
+  it('scrapes all four services, each reporting its dependencies up', async () => {
+    await allTargetsUp();
     const services = (await query('count by (service) (process_start_time_seconds)')).map(
       (s) => s.metric.service,
     );
@@ -97,12 +100,7 @@ describe('prometheus: scraping every service, the shipped rules and dashboard', 
   }, 60_000);
 
   it('exports every metric the dashboard and the rules read', async () => {
-    await eventually(
-      async () => (await query('up{job="conveyor"} == 1')).length === 4,
-      'all four targets up',
-      platform,
-      30_000,
-    );
+    await allTargetsUp();
     const exported = new Set(await prometheus.api<string[]>('label/__name__/values'));
     const dashboard = JSON.parse(readFileSync(path.join(DEPLOY, 'grafana-dashboard.json'), 'utf8')) as {
       panels: Array<{ title: string; targets: Array<{ expr: string }> }>;

@@ -99,12 +99,10 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
 
     // The run's trace, once the runner's completion span arrived (spans are exported in batches).
     let spans: JaegerSpan[] = [];
-    const has = (service: string, name: string | RegExp) =>
-      spans.some(
-        (s) =>
-          s.service === service &&
-          (typeof name === 'string' ? s.operationName === name : name.test(s.operationName)),
-      );
+    const matches = (s: JaegerSpan, service: string, name: string | RegExp) =>
+      s.service === service &&
+      (typeof name === 'string' ? s.operationName === name : name.test(s.operationName));
+    const has = (service: string, name: string | RegExp) => spans.some((s) => matches(s, service, name));
     await eventually(
       async () => {
         const traces = await jaeger.findTraces('runner', 'run', { 'conveyor.run_id': runId });
@@ -119,11 +117,7 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     const byId = new Map(spans.map((s) => [s.spanID, s]));
     const parentOf = (span: JaegerSpan) => (span.parentSpanID ? byId.get(span.parentSpanID) : undefined);
     const find = (service: string, name: string | RegExp): JaegerSpan => {
-      const found = spans.find(
-        (s) =>
-          s.service === service &&
-          (typeof name === 'string' ? s.operationName === name : name.test(s.operationName)),
-      );
+      const found = spans.find((s) => matches(s, service, name));
       if (!found)
         throw new Error(
           `no ${service} span ${String(name)} in ${spans.map((s) => `${s.service}:${s.operationName}`).join(', ')}`,
