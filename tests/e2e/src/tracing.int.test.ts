@@ -6,6 +6,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startJaeger, type JaegerSpan, type RunningJaeger } from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
+import { webhookApi } from './webhook-helpers';
 import { apiCall, eventually, waitForRunState } from './run-waits';
 
 const AGENT = path.resolve(__dirname, '../fixtures/model-calling-agent.js');
@@ -158,5 +159,60 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     const completeRun = find('orchestrator', /CompleteRun$/);
     expect(parentOf(completeRun)?.service).toBe('runner');
     expect(parentOf(find('orchestrator', /ClaimRun$/))).toMatchObject({ service: 'runner' });
+  }, 120_000);
+
+  it('follows a webhook delivery: ingress → Kafka → the delivery → the run it starts, in one trace', async () => {
+    const w = webhookApi(platform);
+    const factoryId = await w.factory('traced');
+    const hook = await w.webhook(factoryId, { name: 'traced-hook' });
+    const automation = await w.api('POST', `/factories/${factoryId}/automations`, {
+      name: 'traced-automation',
+      prompt: 'Handle the delivery.',
+      trigger: { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.webhook_uid] } },
+    });
+    expect(automation.status).toBe(201);
+    const res = await fetch(hook.ingress_url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${hook.secret!}`,
+        'content-type': 'application/json',
+        'x-service-delivery-id': `traced-${randomUUID()}`,
+        // A sender's trace context is not continued either.
+        traceparent: `00-${FORGED_TRACE}-2222222222222222-01`,
+      },
+      body: JSON.stringify({ traced: true }),
+    });
+    expect(res.status).toBe(202);
+
+    let spans: JaegerSpan[] = [];
+    await eventually(
+      async () => {
+        const traces = await jaeger.findTraces('orchestrator', 'webhook delivery', {});
+        if (traces.length !== 1) return false;
+        spans = await jaeger.trace(traces[0]![0]!.traceID);
+        return spans.some((s) => s.service === 'runner' && s.operationName === 'completion');
+      },
+      'the trace of the webhook delivery in Jaeger',
+      platform,
+      60_000,
+    );
+    const byId = new Map(spans.map((s) => [s.spanID, s]));
+    const parentOf = (span: JaegerSpan) => (span.parentSpanID ? byId.get(span.parentSpanID) : undefined);
+    const one = (service: string, name: string) => {
+      const found = spans.filter((s) => s.service === service && s.operationName === name);
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    };
+    expect(spans[0]!.traceID).not.toBe(FORGED_TRACE);
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['ingress', 'orchestrator', 'runner']));
+    const roots = spans.filter((s) => !parentOf(s));
+    expect(roots.map((s) => `${s.service}:${s.operationName}`)).toEqual([
+      expect.stringMatching(/^ingress:POST/),
+    ]);
+    const delivery = one('orchestrator', 'webhook delivery');
+    expect(parentOf(delivery)?.service).toBe('ingress');
+    const relay = one('orchestrator', 'outbox relay');
+    expect(parentOf(relay)).toBe(delivery);
+    expect(parentOf(one('runner', 'run'))).toBe(relay);
   }, 120_000);
 });
