@@ -7,6 +7,7 @@ source "$ROOT/scripts/lib/bootstrap.sh"
 
 ensure_built
 ensure_deploy_tools
+ensure_observability_tools
 ensure_python_tools
 ensure_infra
 ensure_browser

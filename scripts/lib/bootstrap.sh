@@ -5,6 +5,8 @@ log() { printf '\033[1;34m[conveyor]\033[0m %s\n' "$*" >&2; }
 
 # shellcheck source=SCRIPTDIR/deploy-tools.sh
 source "$ROOT/scripts/lib/deploy-tools.sh"
+# shellcheck source=SCRIPTDIR/observability-tools.sh
+source "$ROOT/scripts/lib/observability-tools.sh"
 # shellcheck source=SCRIPTDIR/python-tools.sh
 source "$ROOT/scripts/lib/python-tools.sh"
 

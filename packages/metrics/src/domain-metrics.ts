@@ -9,6 +9,21 @@ export const KAFKA_CONSUMER_LAG = 'conveyor_kafka_consumer_lag';
 export const WEBHOOK_DELIVERIES_TOTAL = 'conveyor_webhook_deliveries_total';
 export const RETENTION_DELETED_TOTAL = 'conveyor_retention_deleted_total';
 
+/** A counter with one label whose every series exists from the start at 0 (so a rate over it is never absent). */
+function zeroedCounter<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: L,
+  values: readonly string[],
+): Counter<L> {
+  return getOrCreate(registry, name, () => {
+    const counter = new Counter<L>({ name, help, labelNames: [label], registers: [registry] });
+    for (const value of values) counter.inc({ [label]: value } as Partial<Record<L, string>>, 0);
+    return counter;
+  });
+}
+
 export const RUN_QUEUE_STATES = ['waiting', 'active', 'delayed'] as const;
 export type RunQueueState = (typeof RUN_QUEUE_STATES)[number];
 
@@ -77,16 +92,13 @@ export function createWebhookDeliveriesCounter(
   registry: Registry,
   labels: readonly string[],
 ): Counter<'label'> {
-  return getOrCreate(registry, WEBHOOK_DELIVERIES_TOTAL, () => {
-    const counter = new Counter<'label'>({
-      name: WEBHOOK_DELIVERIES_TOTAL,
-      help: 'Webhook deliveries by delivery-log label',
-      labelNames: ['label'],
-      registers: [registry],
-    });
-    for (const label of labels) counter.inc({ label }, 0);
-    return counter;
-  });
+  return zeroedCounter(
+    registry,
+    WEBHOOK_DELIVERIES_TOTAL,
+    'Webhook deliveries by delivery-log label',
+    'label',
+    labels,
+  );
 }
 
 export const ENVIRONMENT_SNAPSHOTS = 'conveyor_environment_snapshots';
@@ -127,14 +139,99 @@ export type RetentionKind = (typeof RETENTION_KINDS)[number];
  * logged). Each series is present from the start at 0.
  */
 export function createRetentionDeletedCounter(registry: Registry): Counter<'kind'> {
-  return getOrCreate(registry, RETENTION_DELETED_TOTAL, () => {
-    const counter = new Counter<'kind'>({
-      name: RETENTION_DELETED_TOTAL,
-      help: 'Expired runs, artifacts and blobs deleted by run retention, and blobs that failed to delete',
-      labelNames: ['kind'],
-      registers: [registry],
-    });
-    for (const kind of RETENTION_KINDS) counter.inc({ kind }, 0);
-    return counter;
-  });
+  const help = 'Expired runs, artifacts and blobs deleted by run retention, and blobs that failed to delete';
+  return zeroedCounter(registry, RETENTION_DELETED_TOTAL, help, 'kind', RETENTION_KINDS);
+}
+
+export const RUN_QUEUE_OLDEST_WAITING_SECONDS = 'conveyor_run_queue_oldest_waiting_seconds';
+export const TIME_TO_AGENT_SECONDS = 'conveyor_time_to_agent_seconds';
+export const RUNNERS_LOST_TOTAL = 'conveyor_runners_lost_total';
+export const EVENT_DELIVERY_ATTEMPTS_TOTAL = 'conveyor_event_delivery_attempts_total';
+export const DEPENDENCY_UP = 'conveyor_dependency_up';
+
+/**
+ * `conveyor_run_queue_oldest_waiting_seconds`: how long the oldest waiting job of the run queue has waited (0 when
+ * none waits), read at scrape time from `oldestQueuedAt` (epoch ms, or undefined).
+ */
+export function createRunQueueOldestWaitingGauge(
+  registry: Registry,
+  oldestQueuedAt: () => Promise<number | undefined>,
+): Gauge {
+  return getOrCreate(
+    registry,
+    RUN_QUEUE_OLDEST_WAITING_SECONDS,
+    () =>
+      new Gauge({
+        name: RUN_QUEUE_OLDEST_WAITING_SECONDS,
+        help: 'Seconds the oldest waiting job of the run queue has waited (0 when none waits)',
+        registers: [registry],
+        async collect(this: Gauge) {
+          const at = await oldestQueuedAt();
+          this.set(at === undefined ? 0 : Math.max(0, (Date.now() - at) / 1000));
+        },
+      }),
+  );
+}
+
+/** `conveyor_time_to_agent_seconds`: from a run's job entering the queue to its agent's start, per execution. */
+export function createTimeToAgentHistogram(registry: Registry): Histogram {
+  return getOrCreate(
+    registry,
+    TIME_TO_AGENT_SECONDS,
+    () =>
+      new Histogram({
+        name: TIME_TO_AGENT_SECONDS,
+        help: "Seconds from a run's job entering the queue to its agent starting",
+        buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600],
+        registers: [registry],
+      }),
+  );
+}
+
+export const LOST_RUN_OUTCOMES = ['requeued', 'errored'] as const;
+
+/**
+ * `conveyor_runners_lost_total{outcome}`: runs whose runner stopped heart-beating, by what became of them (`requeued`
+ * before their agent started, `errored` after). Both series are present from the start at 0.
+ */
+export function createRunnersLostCounter(registry: Registry): Counter<'outcome'> {
+  const help = 'Runs whose runner was lost, by outcome (requeued, errored)';
+  return zeroedCounter(registry, RUNNERS_LOST_TOTAL, help, 'outcome', LOST_RUN_OUTCOMES);
+}
+
+export const EVENT_ATTEMPT_OUTCOMES = ['succeeded', 'failed'] as const;
+
+/**
+ * `conveyor_event_delivery_attempts_total{outcome}`: attempts to deliver a run event to an event endpoint; `failed`
+ * is any attempt not answered 2xx (it is retried or given up). Both series are present from the start at 0.
+ */
+export function createEventDeliveryAttemptsCounter(registry: Registry): Counter<'outcome'> {
+  const help = 'Event endpoint delivery attempts by outcome (succeeded, failed)';
+  return zeroedCounter(registry, EVENT_DELIVERY_ATTEMPTS_TOTAL, help, 'outcome', EVENT_ATTEMPT_OUTCOMES);
+}
+
+/**
+ * `conveyor_dependency_up{dependency}`: 1 when the service's readiness check of the dependency passes, 0 when not,
+ * checked at scrape time (`check` is the service's readiness report: PostgreSQL, Redis, Kafka, the orchestrator…).
+ */
+export function createDependencyUpGauge(
+  registry: Registry,
+  check: () => Promise<{ checks: Record<string, { ok: boolean }> }>,
+): Gauge<'dependency'> {
+  return getOrCreate(
+    registry,
+    DEPENDENCY_UP,
+    () =>
+      new Gauge<'dependency'>({
+        name: DEPENDENCY_UP,
+        help: "1 when the service's readiness check of a dependency passes, 0 when it fails",
+        labelNames: ['dependency'],
+        registers: [registry],
+        async collect(this: Gauge<'dependency'>) {
+          const { checks } = await check();
+          for (const [dependency, result] of Object.entries(checks))
+            if (dependency !== 'shutdown') this.set({ dependency }, result.ok ? 1 : 0);
+        },
+      }),
+  );
 }

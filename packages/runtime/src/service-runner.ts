@@ -10,7 +10,13 @@ export interface Service {
  * Starts a service and wires SIGTERM/SIGINT to a single graceful stop with a forced-exit deadline,
  * so a stuck drain can never keep a pod (or `npm start`) hanging.
  */
-export async function runService(service: Service, logger: Logger, shutdownTimeoutMs: number): Promise<void> {
+export async function runService(
+  service: Service,
+  logger: Logger,
+  shutdownTimeoutMs: number,
+  /** Run after a graceful stop, before exiting (the tracer's buffered spans); its failure is only logged. */
+  flush: () => Promise<void> = async () => undefined,
+): Promise<void> {
   let stopping = false;
   // Logging must never stop a shutdown: when the log pipe is gone (its reader died with the terminal), writes throw.
   const log = (write: () => void): void => {
@@ -31,6 +37,9 @@ export async function runService(service: Service, logger: Logger, shutdownTimeo
     log(() => logger.info({ signal }, 'shutting down'));
     service
       .stop()
+      .then(() =>
+        flush().catch((err: unknown) => log(() => logger.warn({ err }, 'flush on shutdown failed'))),
+      )
       .then(() => {
         log(() => logger.info('stopped'));
         // Non-zero when the stop was a failure's (a service that lost what it needs sets exitCode), so a supervisor restarts it.

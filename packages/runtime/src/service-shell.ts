@@ -2,7 +2,7 @@ import express, { type Express } from 'express';
 import type { Server } from 'node:http';
 import { trustProxySetting } from '@conveyor/config';
 import type { Logger } from '@conveyor/logger';
-import { httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
+import { createDependencyUpGauge, httpMetrics, metricsRouter, type Registry } from '@conveyor/metrics';
 import { healthRoutes } from './health-routes';
 import { listen } from './http-server';
 import type { Readiness } from './readiness';
@@ -19,8 +19,9 @@ export interface ServiceShellOptions {
 
 /**
  * The HTTP shell every service starts from, in this order: request metrics (probes and scrapes left out), the
- * request context, `/healthz` and `/readyz` from the service's Readiness, `/metrics` from its registry. The gateway
- * and the ingress mount their routes on it; the orchestrator and the runner serve it alone (startShellServer).
+ * request context, `/healthz` and `/readyz` from the service's Readiness, `/metrics` from its registry (with
+ * `conveyor_dependency_up` from the same readiness checks, run at scrape time). The gateway and the ingress mount
+ * their routes on it; the orchestrator and the runner serve it alone (startShellServer).
  */
 export function serviceShell(options: ServiceShellOptions): Express {
   const app = express();
@@ -29,6 +30,7 @@ export function serviceShell(options: ServiceShellOptions): Express {
   app.use(httpMetrics(options.metrics));
   if (options.logger) app.use(requestContext(options.logger));
   app.use(healthRoutes(options.readiness));
+  createDependencyUpGauge(options.metrics, () => options.readiness.report());
   app.use(metricsRouter(options.metrics));
   return app;
 }

@@ -8,7 +8,10 @@ import {
   createKafkaConsumerLagGauge,
   createMetricsRegistry,
   createRetentionDeletedCounter,
+  createEventDeliveryAttemptsCounter,
+  createRunnersLostCounter,
   createRunQueueDepthGauge,
+  createRunQueueOldestWaitingGauge,
 } from '@conveyor/metrics';
 import {
   authEpochKeys,
@@ -144,12 +147,18 @@ export class Orchestrator implements Service {
     const runQueue = new RunQueue(redis, config.RUN_QUEUE);
     this.runQueue = runQueue;
     createRunQueueDepthGauge(this.metrics, () => runQueue.queue.getJobCounts('waiting', 'active', 'delayed'));
+    createRunQueueOldestWaitingGauge(this.metrics, () => runQueue.oldestWaitingAt());
     const outbox = new OutboxRelay(db, runQueue, logger.child({ component: 'outbox' }));
     this.outbox = outbox;
     const kickOutbox = () => void outbox.kick();
     outbox.start();
     this.sweeper = new LostRunnerSweeper(
-      { db, kickOutbox, logger: logger.child({ component: 'lost-runner-sweeper' }) },
+      {
+        db,
+        kickOutbox,
+        logger: logger.child({ component: 'lost-runner-sweeper' }),
+        lost: createRunnersLostCounter(this.metrics),
+      },
       config.RUNNER_LOST_AFTER_MS,
     );
     this.sweeper.start();
@@ -255,6 +264,7 @@ export class Orchestrator implements Service {
     const eventUrls = { policy: egress.policy, httpHosts: config.EVENT_HTTP_ALLOWED_HOSTS };
     const events = new EventDispatcher({
       db,
+      attempts: createEventDeliveryAttemptsCounter(this.metrics),
       cipher,
       urls: eventUrls,
       logger: logger.child({ component: 'event-dispatcher' }),

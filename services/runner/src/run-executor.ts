@@ -1,6 +1,7 @@
 import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunJob } from '@conveyor/run-events';
+import { contextFromCarrier, inSpan } from '@conveyor/tracing';
 import { environmentSchema, type EnvironmentSpec } from './environment-setup';
 import { finishWork } from './execution/after-run';
 import type { Completion, ExecutionContext } from './execution/execution-context';
@@ -16,6 +17,7 @@ import {
 } from './execution/harness-drive';
 import { openModelAccess } from './execution/model-access';
 import { claimExecution, ExecutionLifecycle } from './execution/run-lifecycle';
+import { RunTrace } from './execution/run-trace';
 import { RunWorkspaces } from './execution/run-workspace';
 import { harnessCrashMessage } from './harness-crash';
 import { harnessFor } from './harness/harness-registry';
@@ -51,11 +53,29 @@ export class RunExecutor {
    * Returns the execution's outcome (lower-case run state), or `skipped` when the run was not claimable.
    * `claimed`: an assignment already claimed for this runner (self-hosted workers get theirs over their stream).
    */
-  async execute(job: RunJob, stopSignal: AbortSignal, claimed?: RunAssignment__Output): Promise<string> {
+  execute(
+    job: RunJob,
+    stopSignal: AbortSignal,
+    hooks: { claimed?: RunAssignment__Output; onAgentStarted?: () => void } = {},
+  ): Promise<string> {
+    // The run's span continues the trace its job carries (API request or webhook delivery → outbox → queue); every
+    // orchestrator call, phase and model request of the execution is under it.
+    return inSpan('run', () => this.executeJob(job, stopSignal, hooks), {
+      parent: contextFromCarrier(job.trace),
+      attributes: { 'conveyor.run_id': job.runId, 'conveyor.execution': job.execution },
+    });
+  }
+
+  private async executeJob(
+    job: RunJob,
+    stopSignal: AbortSignal,
+    { claimed, onAgentStarted }: { claimed?: RunAssignment__Output; onAgentStarted?: () => void },
+  ): Promise<string> {
     const log = this.logger.child({ runId: job.runId, execution: job.execution });
     const assignment = await claimExecution(this.link, job, this.options.runnerId, log, claimed);
     if (!assignment) return 'skipped';
-    const lifecycle = new ExecutionLifecycle(this.link, assignment, this.options, log, stopSignal);
+    const trace = new RunTrace(undefined, { harness_started: onAgentStarted });
+    const lifecycle = new ExecutionLifecycle(this.link, assignment, this.options, log, stopSignal, trace);
     const record = this.options.adoptionRecords?.execution(this.options.runnerId, assignment);
     const checkpoint = this.options.checkpoints?.of(assignment.run_id);
     // An earlier execution's checkpoint is not this one's to go on from.

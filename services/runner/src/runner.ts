@@ -9,6 +9,7 @@ import {
   createEnvironmentSnapshotsGauge,
   createMetricsRegistry,
   createRunJobDurationHistogram,
+  createTimeToAgentHistogram,
 } from '@conveyor/metrics';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
 import {
@@ -76,6 +77,7 @@ export class Runner implements Service {
       });
 
     const jobDuration = createRunJobDurationHistogram(this.metrics);
+    const timeToAgent = createTimeToAgentHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
     const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
     this.sandbox = sandbox;
@@ -129,7 +131,9 @@ export class Runner implements Service {
       config.RUN_QUEUE,
       async (job) => {
         const stopTimer = jobDuration.startTimer();
-        const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal);
+        const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal, {
+          onAgentStarted: () => timeToAgent.observe((Date.now() - job.timestamp) / 1000),
+        });
         if (outcome !== 'skipped') stopTimer({ outcome });
         return outcome;
       },

@@ -100,11 +100,9 @@ export class SelfHostedWorker implements Service {
       if (message.assignment && executor) {
         const assignment = message.assignment;
         const running = executor
-          .execute(
-            { runId: assignment.run_id, execution: assignment.execution },
-            this.stopAll.signal,
-            assignment,
-          )
+          .execute({ runId: assignment.run_id, execution: assignment.execution }, this.stopAll.signal, {
+            claimed: assignment,
+          })
           .catch((err: unknown) => logger.error({ err, runId: assignment.run_id }, 'run execution failed'))
           .finally(() => {
             this.inFlight.delete(running);

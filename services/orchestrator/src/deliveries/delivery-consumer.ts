@@ -1,6 +1,8 @@
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import { createConsumer, decodeDeliveryMessage, type DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
+import { traceCarrierSchema } from '@conveyor/run-events';
+import type { TraceCarrier } from '@conveyor/tracing';
 
 export interface DeliveryPosition {
   topic: string;
@@ -11,6 +13,8 @@ export interface DeliveryPosition {
 export interface ConsumedDelivery {
   message: DeliveryMessage;
   position: DeliveryPosition;
+  /** The ingress's trace of the delivery (the kafkajs instrumentation writes it into the message headers). */
+  trace?: TraceCarrier;
 }
 
 /** Makes a batch of consumed deliveries durable (and starts their runs); resolves only once all of it committed. */
@@ -89,7 +93,7 @@ export class DeliveryConsumer {
     for (const message of messages) {
       const position = { topic, partition, offset: message.offset };
       const decoded = decodeDeliveryMessage(message.value);
-      if (decoded) deliveries.push({ message: decoded, position });
+      if (decoded) deliveries.push({ message: decoded, position, trace: traceOf(message) });
       else this.options.logger.warn({ ...position }, 'skipping undecodable delivery message');
     }
     return deliveries;
@@ -101,4 +105,13 @@ export class DeliveryConsumer {
     // disconnect() waits for the in-flight batch to finish before leaving the group.
     if (consumer) await consumer.disconnect();
   }
+}
+
+function traceOf(message: KafkaMessage): TraceCarrier | undefined {
+  const header = (name: string) => message.headers?.[name]?.toString();
+  const carrier = traceCarrierSchema.safeParse({
+    traceparent: header('traceparent'),
+    tracestate: header('tracestate'),
+  });
+  return carrier.success ? carrier.data : undefined;
 }

@@ -2,6 +2,7 @@ import { AppError } from '@conveyor/errors';
 import { newUuid, type Automation, type Webhook, type WebhookDelivery } from '@conveyor/db';
 import { DUPLICATE_REASONS, type DeliveryMessage } from '@conveyor/kafka';
 import type { Logger } from '@conveyor/logger';
+import { contextFromCarrier, inSpan, type TraceCarrier } from '@conveyor/tracing';
 import pLimit from 'p-limit';
 import type { Caller } from '../auth/caller';
 import { describeErrors, matchTriggerPayload, parseWebhookTrigger } from '../automations/automation-trigger';
@@ -108,7 +109,9 @@ export class DeliveryProcessor {
       : Promise.resolve([]);
     const [entries] = await Promise.all([this.record(known, webhooks), automations]);
     const pending = entries.filter((e) => e.label === 'Accepted' && !e.processedAt);
-    if (pending.length > 0) await this.process(pending, webhooks, await automations);
+    if (pending.length === 0) return;
+    const traces = new Map(known.map((d) => [positionOf(d), d.trace]));
+    await this.process(pending, webhooks, await automations, traces);
   };
 
   /** Enabled automations of each webhook's team whose trigger selects the webhook, evaluated now. */
@@ -129,8 +132,6 @@ export class DeliveryProcessor {
     webhooks: Map<string, Webhook>,
   ): Promise<WebhookDelivery[]> {
     const { store, logger } = this.deps;
-    const positionOf = (d: ConsumedDelivery) =>
-      `${d.position.topic}:${d.position.partition}:${d.position.offset}`;
     const byPosition = new Map<string, WebhookDelivery>();
     const load = async (positions: string[]) => {
       for (const entry of await store.findEntriesAt(positions)) byPosition.set(entry.sourcePosition, entry);
@@ -239,6 +240,8 @@ export class DeliveryProcessor {
     entries: WebhookDelivery[],
     webhooks: Map<string, Webhook>,
     automations: Automation[],
+    /** Each message's trace by its position: the runs an entry starts continue its delivery's trace. */
+    traces: Map<string, TraceCarrier | undefined>,
   ): Promise<void> {
     const { store, logger } = this.deps;
     const automationsOf = (webhook: Webhook) =>
@@ -255,11 +258,10 @@ export class DeliveryProcessor {
               limit(async () => {
                 const webhook = webhooks.get(entry.webhookId)!;
                 const log = logger.child({ deliveryId: entry.deliveryId, webhookUid: webhook.id });
-                const { later, ...started } = await this.startRuns(
-                  webhook,
-                  automationsOf(webhook),
-                  entry,
-                  log,
+                const { later, ...started } = await inSpan(
+                  'webhook delivery',
+                  () => this.startRuns(webhook, automationsOf(webhook), entry, log),
+                  { parent: contextFromCarrier(traces.get(entry.sourcePosition)) },
                 );
                 if (later) after.push(later);
                 return { id: entry.id, ...started };
@@ -377,3 +379,7 @@ export class DeliveryProcessor {
     }
   }
 }
+
+/** A message's place in the log, as its delivery log entry records it (`sourcePosition`). */
+const positionOf = (d: ConsumedDelivery): string =>
+  `${d.position.topic}:${d.position.partition}:${d.position.offset}`;

@@ -1,5 +1,6 @@
 import type { EventEndpoint, OutboundEvent, PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
+import type { Counter } from '@conveyor/metrics';
 import { BackgroundLoop } from '@conveyor/runtime';
 import { standardWebhooksHeaders, standardWebhooksSigningKey } from '@conveyor/webhook-auth';
 import type { SecretCipher } from '../secrets/secret-cipher';
@@ -25,6 +26,8 @@ export interface EventDispatcherOptions {
   /** Attempts in flight per endpoint in this process. */
   concurrency: number;
   intervalMs: number;
+  /** conveyor_event_delivery_attempts_total, counted as attempts are recorded. */
+  attempts?: Counter<'outcome'>;
 }
 
 /** A claimed delivery with its event: the stored body, or what building it needs when it was never sent. */
@@ -311,6 +314,7 @@ export class EventDispatcher {
     batch.forEach(({ delivery, endpoint, result, at }, i) => {
       const status = result.statusCode;
       const ok = status !== undefined && status >= 200 && status < 300;
+      this.options.attempts?.inc({ outcome: ok ? 'succeeded' : 'failed' });
       const gone = status === 410;
       const count = delivery.attempts + 1;
       const delay = ok || gone ? undefined : nextAttemptDelay(schedule, count, result.retryAfterMs);

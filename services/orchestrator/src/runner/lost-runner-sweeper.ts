@@ -1,6 +1,7 @@
 import type { PrismaClient } from '@conveyor/db';
 import { outageOf } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
+import type { Counter } from '@conveyor/metrics';
 import { BackgroundLoop } from '@conveyor/runtime';
 import { ENQUEUE_RUN } from '../runs/outbox-relay';
 import { transitionRun } from '../runs/run-state-machine';
@@ -25,7 +26,13 @@ export class LostRunnerSweeper {
   readonly loop: BackgroundLoop;
 
   constructor(
-    private readonly deps: { db: PrismaClient; kickOutbox: () => void; logger: Logger },
+    private readonly deps: {
+      db: PrismaClient;
+      kickOutbox: () => void;
+      logger: Logger;
+      /** conveyor_runners_lost_total, by what became of the run. */
+      lost?: Counter<'outcome'>;
+    },
     private readonly lostAfterMs: number,
     intervalMs = 5000,
   ) {
@@ -104,6 +111,7 @@ export class LostRunnerSweeper {
           return false;
         });
         handled++;
+        this.deps.lost?.inc({ outcome: requeued ? 'requeued' : 'errored' });
         logger.warn({ runId: run.id, runnerId: run.runnerId, requeued }, 'runner lost');
       } catch (err) {
         // The database went away mid-pass: the pass fails, and silence is judged afresh once it is back.

@@ -1,3 +1,4 @@
+import { currentTraceCarrier } from '@conveyor/tracing';
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type PrincipalType } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
@@ -176,6 +177,7 @@ export async function prepareRun(
     sessionId: newUuid(),
     createdAt: new Date(),
     attachments: (input.attachments ?? []).map((a) => ({ id: newUuid(), ...a })),
+    trace: currentTraceCarrier(),
   };
 }
 

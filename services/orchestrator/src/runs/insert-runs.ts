@@ -1,5 +1,6 @@
 import type { Prisma, PrismaClient, PrincipalType } from '@conveyor/db';
 import type { RunEvent } from '@conveyor/run-events';
+import type { TraceCarrier } from '@conveyor/tracing';
 import { ENQUEUE_RUN } from './outbox-relay';
 
 /** A run whose every value is decided and checked (create-run.ts), ready to be written QUEUED. */
@@ -33,6 +34,8 @@ export interface NewRun {
   sessionId: string;
   createdAt: Date;
   attachments: Array<{ id: string; fileName: string; mimeType: string; data: Buffer }>;
+  /** The trace the run was started in, carried by its outbox entry to the runner (docs/observability.md). */
+  trace?: TraceCarrier;
 }
 
 /** Every new run starts with these two events: QUEUED, then the prompt as the first user message. */
@@ -58,7 +61,7 @@ export async function insertRuns(
   runs: readonly NewRun[],
 ): Promise<void> {
   if (runs.length === 0) return;
-  const rows = runs.map(({ attachments: _attachments, createdAt, ...run }) => ({
+  const rows = runs.map(({ attachments: _attachments, trace: _trace, createdAt, ...run }) => ({
     ...run,
     createdAt: createdAt.toISOString(),
   }));
@@ -73,6 +76,7 @@ export async function insertRuns(
       })),
     )
     .map((event, n) => ({ ...event, n }));
+  const traces = runs.flatMap((run) => (run.trace ? [{ id: run.id, trace: run.trace }] : []));
   const attachments = runs.flatMap((run) =>
     run.attachments.map((a) => ({
       id: a.id,
@@ -112,5 +116,7 @@ export async function insertRuns(
              AS a(id uuid, "runId" uuid, "fileName" text, "mimeType" text, data text)
     )
     INSERT INTO "OutboxEntry" (kind, payload)
-    SELECT ${ENQUEUE_RUN}, jsonb_build_object('runId', id, 'execution', 1) FROM runs`;
+    SELECT ${ENQUEUE_RUN}, jsonb_strip_nulls(jsonb_build_object('runId', runs.id, 'execution', 1, 'trace', t.trace))
+      FROM runs LEFT JOIN jsonb_to_recordset(${JSON.stringify(traces)}::jsonb) AS t(id uuid, trace jsonb)
+        ON t.id = runs.id`;
 }

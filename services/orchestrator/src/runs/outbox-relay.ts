@@ -2,6 +2,7 @@ import { Prisma, type PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { BackgroundLoop } from '@conveyor/runtime';
 import { runJobSchema, type RunJob } from '@conveyor/run-events';
+import { contextFromCarrier, currentTraceCarrier, startSpan, trace } from '@conveyor/tracing';
 import type { RunQueue } from './run-queue';
 
 export const ENQUEUE_RUN = 'enqueue_run';
@@ -93,7 +94,12 @@ export class OutboxRelay {
         }
       }
       if (jobs.length === 0) return entries.length;
-      await this.queue.enqueueMany(jobs.filter((j) => !j.selfHosted).map((j) => j.job));
+      const relayed = jobs.filter((j) => !j.selfHosted).map((j) => relayedJob(j.job));
+      try {
+        await this.queue.enqueueMany(relayed.map((r) => r.job));
+      } finally {
+        for (const r of relayed) r.span?.end();
+      }
       // A relayed entry has done its work; deleting it keeps the table as small as the backlog.
       await tx.$executeRaw`DELETE FROM "OutboxEntry" WHERE id = ANY(${jobs.map((j) => j.id)}::bigint[])`;
       return entries.length;
@@ -103,4 +109,12 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     await this.loop.stop();
   }
+}
+
+/** The job of a traced run continues its trace from a relay span, so the wait in the outbox shows in it. */
+function relayedJob(job: RunJob): { job: RunJob; span?: ReturnType<typeof startSpan> } {
+  if (!job.trace) return { job };
+  const parent = contextFromCarrier(job.trace);
+  const span = startSpan('outbox relay', parent, { 'conveyor.run_id': job.runId });
+  return { job: { ...job, trace: currentTraceCarrier(trace.setSpan(parent, span)) }, span };
 }

@@ -37,6 +37,12 @@ export class RunQueue {
       );
   }
 
+  /** When the oldest waiting job entered the queue (epoch ms); undefined when none waits. */
+  async oldestWaitingAt(): Promise<number | undefined> {
+    const [oldest] = await this.queue.getJobs(['waiting'], 0, 0, true);
+    return oldest?.timestamp;
+  }
+
   /**
    * Runners connected to the queue, read at most once a second: BullMQ counts them with CLIENT LIST, whose answer
    * grows with every Redis client, and every create-run asks (run-capacity.ts).

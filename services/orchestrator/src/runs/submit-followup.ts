@@ -1,3 +1,4 @@
+import { currentTraceCarrier } from '@conveyor/tracing';
 import { AppError } from '@conveyor/errors';
 import { newUuid, type Prisma, type PrismaClient, type Run } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
@@ -101,7 +102,9 @@ export async function submitFollowup(
       })),
     });
     if (enqueue)
-      await tx.outboxEntry.create({ data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } } });
+      await tx.outboxEntry.create({
+        data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace: currentTraceCarrier() } },
+      });
     const state = route === 'new_execution' ? 'QUEUED' : run.state;
     return { route, enqueue, state };
   });

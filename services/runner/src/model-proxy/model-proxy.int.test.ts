@@ -240,6 +240,25 @@ describe('model proxy (real sockets, local upstream)', () => {
     for (const r of [anthropic, openai, gemini]) r.registration.close();
   });
 
+  it("does not forward an agent's trace headers: the agent cannot join or steer the platform's traces", async () => {
+    const anthropic = registerRun('anthropic');
+    const res = await post(
+      '/anthropic/v1/messages',
+      {
+        'x-api-key': anthropic.registration.token,
+        traceparent: '00-feedfacefeedfacefeedfacefeedface-1111111111111111-01',
+        tracestate: 'agent=1',
+        baggage: 'user=someone-else',
+      },
+      { model: 'claude-sonnet-4', stream: true },
+    );
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(seen[0]!.headers.traceparent).toBeUndefined();
+    expect(seen[0]!.headers.tracestate).toBeUndefined();
+    expect(seen[0]!.headers.baggage).toBeUndefined();
+  });
+
   it("allows only the run's models and its own provider", async () => {
     const { registration } = registerRun('anthropic', { models: ['claude-sonnet-4'] });
     const other = await post(

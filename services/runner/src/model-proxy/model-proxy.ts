@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Logger } from '@conveyor/logger';
+import { context, inSpan, type Context } from '@conveyor/tracing';
 import { HOP_BY_HOP } from '../sandbox/hop-by-hop';
 import { forwardedQuery } from './forwarded-query';
 import {
@@ -63,7 +64,12 @@ interface RunEntry {
   digest: Buffer;
   spent: number;
   exceeded: boolean;
+  /** The run's trace (the context it was registered in): its agent's requests are spans of it. */
+  trace: Context;
 }
+
+/** Trace headers an agent sends are not forwarded: the upstream request carries the run's own trace. */
+const TRACE_HEADERS = new Set(['traceparent', 'tracestate', 'baggage']);
 
 const digestOf = (token: string): Buffer => createHash('sha256').update(token).digest();
 
@@ -113,6 +119,7 @@ export class ModelProxy {
       digest,
       spent: options.spentUsd,
       exceeded: options.budgetUsd > 0 && options.spentUsd > options.budgetUsd,
+      trace: context.active(),
     };
     this.runs.set(key, entry);
     return { token, spentUsd: () => entry.spent, close: () => this.runs.delete(key) };
@@ -137,17 +144,34 @@ export class ModelProxy {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://model-proxy');
-    const [, prefix = '', ...rest] = url.pathname.split('/');
+    const [, prefix = ''] = url.pathname.split('/');
     if (!isProvider(prefix))
       return refuse(res, 404, 'not_found', 'Unknown path: use /anthropic, /openai or /gemini');
     const provider = prefix;
     const protocol = PROTOCOLS[provider];
     const entry = this.runFor(protocol.presentedKey(req.headers, url.searchParams));
     if (!entry) return refuse(res, 401, 'authentication_error', 'Invalid run token');
+    if (entry.options.provider !== provider)
+      return refuse(
+        res,
+        403,
+        'permission_error',
+        `This run's credential is for the ${entry.options.provider} API`,
+      );
+    // The agent is not trusted with the trace: the span is the run's, whatever the request's headers say.
+    return inSpan('model request', () => this.forward(req, res, url, entry), {
+      parent: entry.trace,
+      attributes: { 'conveyor.run_id': entry.options.runId, 'conveyor.provider': provider },
+    });
+  }
+
+  /** An authenticated run's request: checked against the run's limits, then forwarded upstream and metered. */
+  private async forward(req: IncomingMessage, res: ServerResponse, url: URL, entry: RunEntry): Promise<void> {
+    const [, , ...rest] = url.pathname.split('/');
     const run = entry.options;
+    const provider = run.provider;
+    const protocol = PROTOCOLS[provider];
     const log = this.logger.child({ runId: run.runId, provider });
-    if (run.provider !== provider)
-      return refuse(res, 403, 'permission_error', `This run's credential is for the ${run.provider} API`);
     if (entry.exceeded) return refuse(res, 403, 'budget_exceeded', 'The run has exceeded its budget');
     // Only inference reaches the upstream: the key opens the provider's whole API (files, batches, admin).
     const path = `/${rest.join('/')}`;
@@ -187,6 +211,7 @@ export class ModelProxy {
         value === undefined ||
         HOP_BY_HOP.has(name) ||
         CREDENTIAL_HEADERS.includes(name) ||
+        TRACE_HEADERS.has(name) ||
         name === 'content-length'
       )
         continue;

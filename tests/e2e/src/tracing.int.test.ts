@@ -1,0 +1,218 @@
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { startJaeger, type JaegerSpan, type RunningJaeger } from '@conveyor/testing';
+import { startPlatform, type RunningPlatform } from './platform';
+import { webhookApi } from './webhook-helpers';
+import { apiCall, eventually, waitForRunState } from './run-waits';
+
+const AGENT = path.resolve(__dirname, '../fixtures/model-calling-agent.js');
+const KEY = `sk-ant-e2e-${randomUUID()}`;
+// A trace context a caller makes up: the public API must not continue it (docs/observability.md).
+const FORGED_TRACE = 'feedfacefeedfacefeedfacefeedface';
+
+/**
+ * OpenTelemetry across every hop, read back from a real Jaeger (all-in-one, built from the Go module proxy): one run,
+ * from the API request to the agent's model request and the completion, is one trace with the spans of the gateway,
+ * the orchestrator and the runner, each span's parent where it belongs. The scripted Anthropic server is the only
+ * fake, at the network seam.
+ */
+describe('tracing: a run is one trace across gateway, orchestrator, runner and the model request', () => {
+  let jaeger: RunningJaeger;
+  let platform: RunningPlatform;
+  let model: Server;
+  const modelHeaders: IncomingHttpHeaders[] = [];
+
+  beforeAll(async () => {
+    jaeger = await startJaeger();
+    model = createServer((req, res) => {
+      modelHeaders.push(req.headers);
+      req.resume();
+      req.on('end', () => {
+        const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(
+          event('message_start', {
+            type: 'message_start',
+            message: { id: 'msg_1', role: 'assistant', usage: { input_tokens: 10, output_tokens: 1 } },
+          }) +
+            event('content_block_delta', {
+              type: 'content_block_delta',
+              index: 0,
+              delta: { type: 'text_delta', text: 'traced' },
+            }) +
+            event('message_stop', { type: 'message_stop' }),
+        );
+      });
+    });
+    model.listen(0, '127.0.0.1');
+    await once(model, 'listening');
+    platform = await startPlatform({
+      env: {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
+        // Exported within a second rather than the default five.
+        OTEL_BSP_SCHEDULE_DELAY: '500',
+        ANTHROPIC_BASE_URL: `http://127.0.0.1:${(model.address() as AddressInfo).port}`,
+        HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }),
+        MODELS_CONFIG: JSON.stringify({
+          models: [
+            {
+              id: 'claude-sonnet-4',
+              provider: 'anthropic',
+              cost: { input_usd_per_million_tokens: 3, output_usd_per_million_tokens: 15 },
+            },
+          ],
+        }),
+      },
+    });
+    expect((await apiCall(platform, 'PUT', '/secrets/ANTHROPIC_API_KEY', { value: KEY })).status).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await jaeger?.stop();
+    model?.close();
+  });
+
+  it('reads the run back from Jaeger: one trace, spans from every service, parent links right', async () => {
+    const res = await fetch(`${platform.apiUrl}/agent/runs`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${platform.apiKey}`,
+        'content-type': 'application/json',
+        traceparent: `00-${FORGED_TRACE}-1111111111111111-01`,
+      },
+      body: JSON.stringify({
+        prompt: JSON.stringify({ task: 'chat', out: path.join(os.tmpdir(), `trace-${randomUUID()}.json`) }),
+        config: { harness: { type: 'claude' } },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const runId = ((await res.json()) as { run_id: string }).run_id;
+    expect((await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 60_000)).state).toBe(
+      'SUCCEEDED',
+    );
+
+    // The run's trace, once the runner's completion span arrived (spans are exported in batches).
+    let spans: JaegerSpan[] = [];
+    const matches = (s: JaegerSpan, service: string, name: string | RegExp) =>
+      s.service === service &&
+      (typeof name === 'string' ? s.operationName === name : name.test(s.operationName));
+    const has = (service: string, name: string | RegExp) => spans.some((s) => matches(s, service, name));
+    await eventually(
+      async () => {
+        const traces = await jaeger.findTraces('runner', 'run', { 'conveyor.run_id': runId });
+        if (traces.length !== 1) return false;
+        spans = await jaeger.trace(traces[0]![0]!.traceID);
+        return has('runner', 'completion') && has('orchestrator', /CompleteRun/);
+      },
+      `the trace of run ${runId} in Jaeger`,
+      platform,
+      30_000,
+    );
+    const byId = new Map(spans.map((s) => [s.spanID, s]));
+    const parentOf = (span: JaegerSpan) => (span.parentSpanID ? byId.get(span.parentSpanID) : undefined);
+    const find = (service: string, name: string | RegExp): JaegerSpan => {
+      const found = spans.find((s) => matches(s, service, name));
+      if (!found)
+        throw new Error(
+          `no ${service} span ${String(name)} in ${spans.map((s) => `${s.service}:${s.operationName}`).join(', ')}`,
+        );
+      return found;
+    };
+
+    // One trace, rooted at the gateway's request: the caller's made-up trace context was not continued.
+    const traceId = spans[0]!.traceID;
+    expect(traceId).not.toBe(FORGED_TRACE);
+    expect(new Set(spans.map((s) => s.traceID))).toEqual(new Set([traceId]));
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['gateway', 'orchestrator', 'runner']));
+    const roots = spans.filter((s) => !parentOf(s));
+    expect(roots.map((s) => `${s.service}:${s.operationName}`)).toEqual([
+      expect.stringMatching(/^gateway:POST/),
+    ]);
+    expect(spans.every((s) => s === roots[0] || parentOf(s))).toBe(true);
+
+    // gateway → gRPC → orchestrator's CreateRun → outbox relay → runner's run → phases, model request, completion.
+    const createRun = find('orchestrator', /CreateRun$/);
+    expect(parentOf(createRun)).toMatchObject({
+      service: 'gateway',
+      operationName: expect.stringMatching(/CreateRun$/),
+    });
+    const relay = find('orchestrator', 'outbox relay');
+    expect(relay.tags['conveyor.run_id']).toBe(runId);
+    const run = find('runner', 'run');
+    expect(parentOf(run)).toBe(relay);
+    for (const phase of ['claim', 'sandbox', 'workspace', 'harness start', 'harness', 'completion'])
+      expect(parentOf(find('runner', phase))).toBe(run);
+    const modelRequest = find('runner', 'model request');
+    expect(parentOf(modelRequest)).toBe(run);
+    // The proxy's upstream call is the model request's child, and the model provider was handed that context.
+    const upstream = spans.find((s) => s.service === 'runner' && parentOf(s) === modelRequest);
+    expect(upstream?.operationName).toMatch(/^POST/);
+    expect(modelHeaders.at(-1)?.traceparent).toMatch(new RegExp(`^00-${traceId}-${upstream!.spanID}-`));
+    // The runner's calls to the orchestrator are children of its run, and the orchestrator serves them in the trace.
+    const completeRun = find('orchestrator', /CompleteRun$/);
+    expect(parentOf(completeRun)?.service).toBe('runner');
+    expect(parentOf(find('orchestrator', /ClaimRun$/))).toMatchObject({ service: 'runner' });
+  }, 120_000);
+
+  it('follows a webhook delivery: ingress → Kafka → the delivery → the run it starts, in one trace', async () => {
+    const w = webhookApi(platform);
+    const factoryId = await w.factory('traced');
+    const hook = await w.webhook(factoryId, { name: 'traced-hook' });
+    const automation = await w.api('POST', `/factories/${factoryId}/automations`, {
+      name: 'traced-automation',
+      prompt: 'Handle the delivery.',
+      trigger: { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.webhook_uid] } },
+    });
+    expect(automation.status).toBe(201);
+    const res = await fetch(hook.ingress_url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${hook.secret!}`,
+        'content-type': 'application/json',
+        'x-service-delivery-id': `traced-${randomUUID()}`,
+        // A sender's trace context is not continued either.
+        traceparent: `00-${FORGED_TRACE}-2222222222222222-01`,
+      },
+      body: JSON.stringify({ traced: true }),
+    });
+    expect(res.status).toBe(202);
+
+    let spans: JaegerSpan[] = [];
+    await eventually(
+      async () => {
+        const traces = await jaeger.findTraces('orchestrator', 'webhook delivery', {});
+        if (traces.length !== 1) return false;
+        spans = await jaeger.trace(traces[0]![0]!.traceID);
+        return spans.some((s) => s.service === 'runner' && s.operationName === 'completion');
+      },
+      'the trace of the webhook delivery in Jaeger',
+      platform,
+      60_000,
+    );
+    const byId = new Map(spans.map((s) => [s.spanID, s]));
+    const parentOf = (span: JaegerSpan) => (span.parentSpanID ? byId.get(span.parentSpanID) : undefined);
+    const one = (service: string, name: string) => {
+      const found = spans.filter((s) => s.service === service && s.operationName === name);
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    };
+    expect(spans[0]!.traceID).not.toBe(FORGED_TRACE);
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['ingress', 'orchestrator', 'runner']));
+    const roots = spans.filter((s) => !parentOf(s));
+    expect(roots.map((s) => `${s.service}:${s.operationName}`)).toEqual([
+      expect.stringMatching(/^ingress:POST/),
+    ]);
+    const delivery = one('orchestrator', 'webhook delivery');
+    expect(parentOf(delivery)?.service).toBe('ingress');
+    const relay = one('orchestrator', 'outbox relay');
+    expect(parentOf(relay)).toBe(delivery);
+    expect(parentOf(one('runner', 'run'))).toBe(relay);
+  }, 120_000);
+});
