@@ -38,4 +38,12 @@ export interface KubernetesClient {
     io: { stdout: Writable; stderr: Writable; stdin: Readable | null },
     onStatus: (status: ExecStatus) => void,
   ): Promise<{ close(): void }>;
+  /**
+   * Whether the Pod is being deleted (it has a deletion timestamp), with its phase, reason and message (an eviction's
+   * `Evicted` and the kubelet's why). Rejects with KubernetesApiError 404 once it is gone.
+   */
+  podEnd(
+    namespace: string,
+    name: string,
+  ): Promise<{ deleting: boolean; phase?: string; reason?: string; message?: string }>;
 }

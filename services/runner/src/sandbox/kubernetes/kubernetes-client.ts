@@ -73,6 +73,15 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
           return socket;
         })(),
       ),
+    podEnd: (namespace, name) =>
+      mapErrors(
+        core.readNamespacedPod({ name, namespace }).then((pod) => ({
+          deleting: Boolean(pod.metadata?.deletionTimestamp),
+          ...(pod.status?.phase ? { phase: pod.status.phase } : {}),
+          ...(pod.status?.reason ? { reason: pod.status.reason } : {}),
+          ...(pod.status?.message ? { message: pod.status.message } : {}),
+        })),
+      ),
   };
 }
 
