@@ -30,7 +30,10 @@ export interface KubernetesClient {
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
   podPhase(namespace: string, name: string): Promise<{ phase?: string; reason?: string }>;
-  /** Starts `command` in the Pod's `run` container; `onStatus` gets its end. Resolves with the stream's closer. */
+  /**
+   * Starts `command` in the Pod's `run` container; `onStatus` gets its end (`Closed`, with no exit code, when the
+   * stream ends without one). Resolves with the stream's closer.
+   */
   exec(
     namespace: string,
     pod: string,
