@@ -260,10 +260,20 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     server.enqueue(...longCommandScript('claude', 600));
     const taken = turnTaken();
     const runId = await createRun('Wait while your runner goes away');
-    await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
+    const pod = await eventually(
+      async () => (await runPods(runId)).find((p) => p.phase === 'Running'),
+      'a running Pod',
+    );
     await taken;
-    const runner = (await pods('app.kubernetes.io/name=conveyor-runner'))[0]!;
-    await kubectl('delete', 'pod', runner.name, '--grace-period=0', '--force', '--wait=false');
+    // The runner Pod that owns the run's Pod: there are two replicas.
+    const runner = await kubectl(
+      'get',
+      'pod',
+      pod.name,
+      '-o',
+      'jsonpath={.metadata.ownerReferences[0].name}',
+    );
+    await kubectl('delete', 'pod', runner, '--grace-period=0', '--force', '--wait=false');
     const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED']);
     if (ended.state === 'SUCCEEDED') {
       // Requeued: a second execution, on the new runner in a Pod of its own, finished it.

@@ -97,7 +97,8 @@ describe('a rolling upgrade of every Deployment while runs and deliveries are in
             (err: Error) => count(`api ${err.message}`),
           ),
         ]);
-        await new Promise((r) => setTimeout(r, 250));
+        // Under the ingress's DELIVERY_RATE_PER_MINUTE (60): a 429 would be the limit, not the upgrade.
+        await new Promise((r) => setTimeout(r, 1500));
       }
     })();
     for (const deployment of DEPLOYMENTS) {
