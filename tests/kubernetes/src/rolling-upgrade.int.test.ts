@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  longCommand,
   longCommandScript,
   startScriptedModelServer,
   type Json,
@@ -38,9 +39,18 @@ describe('a rolling upgrade of every Deployment while runs and deliveries are in
     const environment = await api('POST', '/agent/environments', { name: 'rolling upgrade' });
     expect(environment.status).toBe(201);
     // Every run's first turn asks for the long step; the model's second turns come after every step has ended.
-    const [step, answer] = longCommandScript('claude', STEP_SECONDS);
+    const [, answer] = longCommandScript('claude', STEP_SECONDS);
+    // Claude Code's Bash tool gives up on a command after 2 minutes unless the call names a longer timeout (ms).
+    const step = {
+      toolCalls: [
+        {
+          name: 'Bash',
+          input: { command: longCommand(STEP_SECONDS), description: 'Wait', timeout: 600_000 },
+        },
+      ],
+    };
     server.enqueue(
-      ...Array.from({ length: RUNS }, () => step!),
+      ...Array.from({ length: RUNS }, () => step),
       ...Array.from({ length: RUNS }, () => answer!),
     );
     const runIds: string[] = [];
