@@ -192,6 +192,31 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
   });
 
+  it('a run whose Pod is deleted mid-step ends ERROR naming that, on its timeline too, and is not started again', async () => {
+    // Only the long command: the agent whose Pod goes never asks for another turn.
+    server.enqueue(...longCommandScript('claude', 600).slice(0, 1));
+    const taken = turnTaken();
+    const runId = await createRun('Wait while your Pod goes away');
+    const pod = await eventually(
+      async () => (await runPods(runId)).find((p) => p.phase === 'Running'),
+      'a running Pod',
+    );
+    await taken;
+    await kubectl('delete', 'pod', pod.name, '--grace-period=1', '--wait=false');
+    const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED', 'CANCELLED']);
+    const cause = "The run's Pod was deleted while the run was in progress";
+    expect(ended).toMatchObject({
+      state: 'ERROR',
+      status_message: { message: cause, error_code: 'resource_unavailable' },
+    });
+    expect(JSON.stringify((await api('GET', `/agent/runs/${runId}/timeline`)).body)).toContain(cause);
+    // One execution: nothing started the agent again from scratch.
+    const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
+      messages: Array<{ execution: number }>;
+    };
+    expect(new Set(conversation.messages.map((m) => m.execution))).toEqual(new Set([1]));
+  });
+
   it('a webhook delivery through the ingress Service starts a run that executes as a Pod', async () => {
     const factory = await api('POST', '/factories', { name: `k8s-${Date.now()}` });
     expect(factory.status).toBe(201);
@@ -235,10 +260,20 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     server.enqueue(...longCommandScript('claude', 600));
     const taken = turnTaken();
     const runId = await createRun('Wait while your runner goes away');
-    await eventually(async () => (await runPods(runId)).find((p) => p.phase === 'Running'), 'a running Pod');
+    const pod = await eventually(
+      async () => (await runPods(runId)).find((p) => p.phase === 'Running'),
+      'a running Pod',
+    );
     await taken;
-    const runner = (await pods('app.kubernetes.io/name=conveyor-runner'))[0]!;
-    await kubectl('delete', 'pod', runner.name, '--grace-period=0', '--force', '--wait=false');
+    // The runner Pod that owns the run's Pod: there are two replicas.
+    const runner = await kubectl(
+      'get',
+      'pod',
+      pod.name,
+      '-o',
+      'jsonpath={.metadata.ownerReferences[0].name}',
+    );
+    await kubectl('delete', 'pod', runner, '--grace-period=0', '--force', '--wait=false');
     const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED']);
     if (ended.state === 'SUCCEEDED') {
       // Requeued: a second execution, on the new runner in a Pod of its own, finished it.

@@ -130,6 +130,24 @@ describe('RunWorkspaces', () => {
     );
   });
 
+  it('ends the run ERROR naming why its sandbox went (a deleted Pod), on the timeline too, whatever the agent said', async () => {
+    const lost = "The run's Pod was deleted while the run was in progress";
+    const { sandbox } = fakeSandbox({ usage: { diskBytes: 1, lost } });
+    const { backend } = fakeBackend(sandbox);
+    const { ctx, events } = fakeContext();
+    const ended = await new RunWorkspaces(backend, settings).within(
+      ctx,
+      environment,
+      undefined,
+      async () => ({
+        state: 'FAILED',
+        message: 'Agent exited with code 137',
+      }),
+    );
+    expect(ended).toEqual({ state: 'ERROR', message: lost, errorCode: 'resource_unavailable' });
+    expect(events).toContainEqual({ kind: 'log', level: 'error', text: lost });
+  });
+
   it('releases the sandbox when driving throws', async () => {
     const { sandbox, destroyed } = fakeSandbox();
     const { backend } = fakeBackend(sandbox);

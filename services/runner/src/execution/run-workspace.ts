@@ -135,15 +135,15 @@ export class RunWorkspaces {
       throw err;
     }
     const usage = await this.release(ctx, sandbox, completion.setupFailed === true);
-    if (!usage.limit || completion.state === 'CANCELLED') return completion;
-    // The limit decides the outcome; the transcript and the kept CLI session survive it, so a follow-up can still
-    // resume the session.
+    if (completion.state === 'CANCELLED') return completion;
+    // A limit, or the sandbox's loss, decides the outcome; the transcript and the kept CLI session survive it, so a
+    // follow-up can still resume the session.
     const { transcript, session } = completion;
-    return {
-      ...limitCompletion(usage.limit, this.settings.limits),
-      ...(transcript ? { transcript } : {}),
-      ...(session ? { session } : {}),
-    };
+    const kept = { ...(transcript ? { transcript } : {}), ...(session ? { session } : {}) };
+    if (usage.limit) return { ...limitCompletion(usage.limit, this.settings.limits), ...kept };
+    if (usage.lost)
+      return { state: 'ERROR', message: usage.lost, errorCode: 'resource_unavailable', ...kept };
+    return completion;
   }
 
   /** HOME and the attachments; undefined when laid out, else the run's failure. */
@@ -188,6 +188,7 @@ export class RunWorkspaces {
     const keep = setupFailed && !debug && !usage.limit;
     this.active.delete(runId);
     if (keep) this.removeAfterDebugWindow(runId);
+    if (usage.lost) ctx.reporter.emit({ kind: 'log', level: 'error', text: usage.lost });
     ctx.reporter.emit({
       kind: 'workspace_released',
       disk_bytes: usage.diskBytes,

@@ -108,6 +108,11 @@ export interface SandboxUsage {
   diskBytes: number;
   /** The run-wide limit that ended the sandbox, when one did (the run then ends with it, whatever the harness said). */
   limit?: SandboxLimitHit;
+  /**
+   * Why the sandbox itself went while the run was in it (on Kubernetes: its Pod deleted or evicted): the run then ends
+   * ERROR with this message, whatever the harness said.
+   */
+  lost?: string;
 }
 
 /** An environment snapshot: its team and the hash of the environment's configuration (execution/environment-snapshots.ts). */

@@ -30,7 +30,10 @@ export interface KubernetesClient {
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
   podPhase(namespace: string, name: string): Promise<{ phase?: string; reason?: string }>;
-  /** Starts `command` in the Pod's `run` container; `onStatus` gets its end. Resolves with the stream's closer. */
+  /**
+   * Starts `command` in the Pod's `run` container; `onStatus` gets its end (`Closed`, with no exit code, when the
+   * stream ends without one). Resolves with the stream's closer.
+   */
   exec(
     namespace: string,
     pod: string,
@@ -38,4 +41,12 @@ export interface KubernetesClient {
     io: { stdout: Writable; stderr: Writable; stdin: Readable | null },
     onStatus: (status: ExecStatus) => void,
   ): Promise<{ close(): void }>;
+  /**
+   * Whether the Pod is being deleted (it has a deletion timestamp), with its phase, reason and message (an eviction's
+   * `Evicted` and the kubelet's why). Rejects with KubernetesApiError 404 once it is gone.
+   */
+  podEnd(
+    namespace: string,
+    name: string,
+  ): Promise<{ deleting: boolean; phase?: string; reason?: string; message?: string }>;
 }

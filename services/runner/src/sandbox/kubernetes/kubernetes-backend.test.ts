@@ -61,6 +61,14 @@ class FakeKubernetes implements KubernetesClient {
   async podPhase() {
     return this.phases.length > 1 ? this.phases.shift()! : this.phases[0]!;
   }
+  /** A Pod of the map runs; `ended` overrides what is read of it (deleted, evicted). */
+  ended: { deleting: boolean; phase?: string; reason?: string; message?: string } | undefined;
+  async podEnd(namespace: string, name: string) {
+    this.calls.push(`read pod ${namespace}/${name}`);
+    if (this.ended) return this.ended;
+    if (!this.pods.has(name)) throw new KubernetesApiError(404, `pods "${name}" not found`);
+    return { deleting: false, phase: 'Running' };
+  }
   exec(
     namespace: string,
     pod: string,
@@ -278,6 +286,64 @@ describe('KubernetesBackend', () => {
       api.deletePodError = new KubernetesApiError(404, 'pods "run-x" not found');
       await expect(sandbox.destroy()).resolves.toEqual({ diskBytes: 0 });
       expect(api.policies.size).toBe(0);
+    });
+  });
+
+  describe("the Pod's loss", () => {
+    // The agent's exec ends when Kubernetes kills the Pod's processes: exit code 137, as the kubelet's SIGKILL gives.
+    const killedByKubernetes = (sandbox: RunSandbox) => {
+      api.script = async (command, _io, onStatus) => {
+        later(onStatus, command.includes('agent') ? failure(137) : { status: 'Success' });
+        return { close: () => undefined };
+      };
+      return sandbox.exec({ argv: ['agent'], env: {} }).exited;
+    };
+
+    it('names a deleted Pod as why the run ended, not the exit code the agent was killed with', async () => {
+      const sandbox = await prepare();
+      api.ended = { deleting: true, phase: 'Running' };
+      expect(await killedByKubernetes(sandbox)).toEqual({ code: 137, signal: null });
+      expect(await sandbox.destroy()).toMatchObject({
+        lost: "The run's Pod was deleted while the run was in progress",
+      });
+    });
+
+    it('names a Pod already gone (404) as deleted', async () => {
+      const sandbox = await prepare();
+      api.pods.clear();
+      await killedByKubernetes(sandbox);
+      expect((await sandbox.destroy()).lost).toBe("The run's Pod was deleted while the run was in progress");
+    });
+
+    it("names an eviction with the kubelet's reason", async () => {
+      const sandbox = await prepare();
+      api.ended = {
+        deleting: false,
+        phase: 'Failed',
+        reason: 'Evicted',
+        message: 'The node was low on resource: memory.',
+      };
+      await killedByKubernetes(sandbox);
+      expect((await sandbox.destroy()).lost).toBe(
+        "The run's Pod was evicted by its node (The node was low on resource: memory.) while the run was in progress",
+      );
+    });
+
+    it("leaves an agent's own failure alone while its Pod runs, and asks nothing after a success", async () => {
+      const sandbox = await prepare();
+      const [name] = [...api.pods.keys()];
+      await killedByKubernetes(sandbox);
+      expect((await sandbox.destroy()).lost).toBeUndefined();
+      const again = await prepare();
+      api.script = async (_command, _io, onStatus) => {
+        later(onStatus, { status: 'Success' });
+        return { close: () => undefined };
+      };
+      const reads = api.calls.filter((c) => c.startsWith('read pod')).length;
+      await again.exec({ argv: ['agent'], env: {} }).exited;
+      await again.destroy();
+      expect(api.calls.filter((c) => c.startsWith('read pod'))).toHaveLength(reads);
+      expect(api.calls).toContain(`read pod conveyor/${name}`);
     });
   });
 

@@ -10,6 +10,7 @@ import {
   runPod,
   type PodSettings,
 } from './kubernetes-objects';
+import { podLoss } from './pod-loss';
 import type { PodSnapshots } from './pod-snapshots';
 import {
   SandboxUnavailable,
@@ -179,6 +180,9 @@ class KubernetesSandbox implements RunSandbox {
   private readonly live = new Set<PodProcess>();
   private readonly wallClock: NodeJS.Timeout;
   private destroyed: Promise<SandboxUsage> | undefined;
+  /** Why the Pod went while the run was in it (podLoss), and the checks asking that after a command ended badly. */
+  private lost: string | undefined;
+  private readonly lossChecks: Array<Promise<unknown>> = [];
 
   constructor(
     private readonly api: KubernetesClient,
@@ -210,7 +214,12 @@ class KubernetesSandbox implements RunSandbox {
     const proc = this.start(options);
     if (this.limitHit || this.destroyed) void proc.kill();
     this.live.add(proc);
-    void proc.exited.then(() => this.live.delete(proc));
+    void proc.exited.then((exit) => {
+      this.live.delete(proc);
+      // A command that did not end well may have lost its Pod under it; destroy() reports why.
+      if (exit.code !== 0 && !exit.limit && !this.destroyed)
+        this.lossChecks.push(podLoss(this.api, this.namespace, this.pod).then((why) => (this.lost ??= why)));
+    });
     return proc;
   }
 
@@ -280,8 +289,13 @@ class KubernetesSandbox implements RunSandbox {
       await Promise.all([...this.live].map((p) => p.kill()));
       const diskBytes =
         Number((await this.run(['du', '-sb', POD_WORKSPACE]).catch(() => '')).split('\t')[0]) || 0;
+      await Promise.all(this.lossChecks);
       for (const close of this.closers.reverse()) await close().catch(() => undefined);
-      return { diskBytes, ...(this.limitHit ? { limit: this.limitHit } : {}) };
+      return {
+        diskBytes,
+        ...(this.limitHit ? { limit: this.limitHit } : {}),
+        ...(this.lost ? { lost: this.lost } : {}),
+      };
     })();
     return this.destroyed;
   }

@@ -70,8 +70,20 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
             onStatus,
           );
           if (stdin && wire) void paced(stdin, wire, socket);
+          // A stream that closes without the exec's status (its Pod deleted, the connection cut) still ends the
+          // process: without this its run would wait for its wall-clock limit. After a status, the end is already had.
+          socket.once('close', () => onStatus({ status: 'Closed' }));
           return socket;
         })(),
+      ),
+    podEnd: (namespace, name) =>
+      mapErrors(
+        core.readNamespacedPod({ name, namespace }).then((pod) => ({
+          deleting: Boolean(pod.metadata?.deletionTimestamp),
+          ...(pod.status?.phase ? { phase: pod.status.phase } : {}),
+          ...(pod.status?.reason ? { reason: pod.status.reason } : {}),
+          ...(pod.status?.message ? { message: pod.status.message } : {}),
+        })),
       ),
   };
 }
