@@ -7,6 +7,14 @@ export interface ExecStatus {
   details?: { causes?: Array<{ reason?: string; message?: string }> };
 }
 
+/** What the runner reads of a run's Pod while it starts. */
+export interface PodStatus {
+  phase?: string;
+  reason?: string;
+  /** The scheduler's message while it cannot place the Pod (condition PodScheduled False, reason Unschedulable). */
+  unschedulable?: string;
+}
+
 /** A Kubernetes API call that failed with an HTTP status (403: RBAC, 404: no such object, 422: rejected spec…). */
 export class KubernetesApiError extends Error {
   constructor(
@@ -29,7 +37,7 @@ export interface KubernetesClient {
   deleteNetworkPolicy(namespace: string, name: string): Promise<void>;
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
-  podPhase(namespace: string, name: string): Promise<{ phase?: string; reason?: string }>;
+  podPhase(namespace: string, name: string): Promise<PodStatus>;
   /** Starts `command` in the Pod's `run` container; `onStatus` gets its end. Resolves with the stream's closer. */
   exec(
     namespace: string,

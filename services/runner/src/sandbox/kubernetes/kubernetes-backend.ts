@@ -11,6 +11,7 @@ import {
   type PodSettings,
 } from './kubernetes-objects';
 import type { PodSnapshots } from './pod-snapshots';
+import { waitForPodStart, type PodStartBounds } from './pod-start';
 import {
   SandboxUnavailable,
   type RunSandbox,
@@ -26,6 +27,9 @@ import {
 import { proxyEnvironment } from '../run-environment';
 import { SocketBridge } from '../socket-bridge';
 
+/** Between two reads of a starting Pod's status. */
+const POD_POLL_MS = 500;
+
 export interface KubernetesBackendOptions {
   namespace: string;
   /** This runner pod's IP (downward API): runs reach their egress proxy and endpoints there. */
@@ -38,8 +42,8 @@ export interface KubernetesBackendOptions {
   defaultImage: string;
   cpu: string;
   internalHosts: string[];
-  /** How long a Pod may take to be scheduled and start (image pull included). */
-  startTimeoutMs: number;
+  /** How long a Pod may take to be scheduled and start (image pull included), and to stay unschedulable. */
+  podStart: Omit<PodStartBounds, 'pollMs'>;
   /** Environment snapshots kept by this runner (docs/snapshots.md); absent, runs neither make nor use them. */
   snapshots?: PodSnapshots;
   logger: Logger;
@@ -116,7 +120,14 @@ export class KubernetesBackend implements SandboxBackend {
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
       await this.api.createPod(namespace, runPod(policy, settings));
       closers.push(() => this.api.deletePod(namespace, name));
-      await this.waitRunning(name);
+      await waitForPodStart(
+        () => this.api.podPhase(namespace, name),
+        { ...this.options.podStart, pollMs: POD_POLL_MS },
+        (why) => {
+          log.info({ why }, 'run pod waiting');
+          policy.onWaiting?.(why);
+        },
+      );
       const sandbox = new KubernetesSandbox(
         this.api,
         namespace,
@@ -138,18 +149,6 @@ export class KubernetesBackend implements SandboxBackend {
         ? err
         : new SandboxUnavailable(`cannot start the run's pod: ${describe(err)}`);
     }
-  }
-
-  private async waitRunning(name: string): Promise<void> {
-    const deadline = Date.now() + this.options.startTimeoutMs;
-    while (Date.now() < deadline) {
-      const { phase, reason } = await this.api.podPhase(this.options.namespace, name);
-      if (phase === 'Running') return;
-      if (phase === 'Failed' || phase === 'Succeeded')
-        throw new SandboxUnavailable(`run pod ended before it started (${reason ?? phase})`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new SandboxUnavailable(`run pod not running after ${this.options.startTimeoutMs} ms`);
   }
 }
 

@@ -49,10 +49,18 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
       mapErrors(core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).then(() => undefined)),
     podPhase: (namespace, name) =>
       mapErrors(
-        core.readNamespacedPod({ name, namespace }).then((pod) => ({
-          ...(pod.status?.phase ? { phase: pod.status.phase } : {}),
-          ...(pod.status?.reason ? { reason: pod.status.reason } : {}),
-        })),
+        core.readNamespacedPod({ name, namespace }).then((pod) => {
+          const scheduling = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+          const unschedulable =
+            scheduling?.status === 'False' && scheduling.reason === 'Unschedulable'
+              ? (scheduling.message ?? 'Unschedulable')
+              : undefined;
+          return {
+            ...(pod.status?.phase ? { phase: pod.status.phase } : {}),
+            ...(pod.status?.reason ? { reason: pod.status.reason } : {}),
+            ...(unschedulable ? { unschedulable } : {}),
+          };
+        }),
       ),
     exec: (namespace, pod, command, { stdout, stderr, stdin }, onStatus) =>
       mapErrors(
