@@ -1,0 +1,85 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { apiCall } from '@conveyor/testing';
+
+// What the time-to-agent benchmarks share: on one machine (time-to-agent.ts) and on the test cluster
+// (kubernetes-time-to-agent.ts).
+
+/** Request/answer over a forked child's IPC channel, matched by id. */
+export class Child {
+  private next = 0;
+  private readonly waiting = new Map<number, (answer: Record<string, unknown>) => void>();
+  readonly ready: Promise<Record<string, unknown>>;
+
+  constructor(readonly process: ChildProcess) {
+    this.ready = new Promise((resolve) => {
+      process.on('message', (m: Record<string, unknown>) => {
+        if (typeof m.id !== 'number') return resolve(m);
+        this.waiting.get(m.id)?.(m);
+        this.waiting.delete(m.id);
+      });
+    });
+  }
+
+  static fork(file: string): Child {
+    return new Child(fork(path.join(__dirname, file), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  }
+
+  ask<T>(message: Record<string, unknown>): Promise<T> {
+    const id = ++this.next;
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve as (answer: Record<string, unknown>) => void);
+      this.process.send({ ...message, id });
+    });
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+export const summary = (samples: number[]) => {
+  if (samples.length === 0) return { n: 0 };
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50_ms: quantile(sorted, 0.5),
+    p99_ms: quantile(sorted, 0.99),
+    min_ms: sorted[0],
+    max_ms: sorted[sorted.length - 1],
+  };
+};
+
+/** The platform as the public API reaches it: its base URL and a key. */
+export interface ApiTarget {
+  apiUrl: string;
+  apiKey: string;
+}
+
+/**
+ * A factory, a token-mode webhook and an automation starting a run of `environmentId` for every delivery: the
+ * webhook case. Answers the webhook (`ingress_url`, `secret`) and the automation's ID.
+ */
+export async function webhookAutomation(
+  platform: ApiTarget,
+  environmentId: string,
+  model: string,
+): Promise<{ webhook: { ingress_url: string; secret: string }; automationId: string }> {
+  const factory = await apiCall(platform, 'POST', '/factories', { name: 'time-to-agent' });
+  const factoryId = String(factory.body.factory_id);
+  const webhook = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'tta' });
+  const automation = await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, {
+    name: 'time-to-agent',
+    prompt: 'Say hello.',
+    agent_config: { environment_id: environmentId, harness: { model_id: model } },
+    trigger: {
+      provider: 'webhook',
+      event: 'received',
+      filter: { webhook_ids: [webhook.body.webhook_uid] },
+    },
+  });
+  if (automation.status >= 300) throw new Error(`automation: ${JSON.stringify(automation.body)}`);
+  return {
+    webhook: { ingress_url: String(webhook.body.ingress_url), secret: String(webhook.body.secret) },
+    automationId: String(automation.body.automation_id ?? automation.body.id),
+  };
+}
