@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { cluster, eventually, kubectl, pods } from './cluster';
 import { api, MODEL, waitForState } from './runs';
 
@@ -59,6 +60,11 @@ const hogPod = (cpu: number) =>
   });
 
 describe('a run whose Pod no node can take', () => {
+  beforeAll(async () => {
+    // The run needs the team's model key to get as far as its Pod.
+    const key = `sk-k8s-provider-${randomUUID()}`;
+    expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: key })).status).toBe(200);
+  });
   afterAll(async () => {
     await kubectl('delete', 'pod', HOG, '--ignore-not-found', '--grace-period=0', '--force').catch(() => '');
   });
@@ -95,11 +101,14 @@ describe('a run whose Pod no node can take', () => {
     const runId = created.body.run_id as string;
 
     const run = await waitForState(runId, ['ERROR', 'FAILED', 'SUCCEEDED', 'CANCELLED']);
-    const status = run.status_message as { message: string; error_code?: string };
-    expect(run.state).toBe('ERROR');
-    expect(status.error_code).toBe('resource_unavailable');
-    expect(status.message).toContain("no node could run the run's pod for 15 s");
-    expect(status.message).toContain('Insufficient cpu');
+    expect(run).toMatchObject({
+      state: 'ERROR',
+      status_message: {
+        error_code: 'resource_unavailable',
+        message: expect.stringContaining("no node could run the run's pod for 15 s") as unknown,
+      },
+    });
+    expect((run.status_message as { message: string }).message).toContain('Insufficient cpu');
 
     const timeline = (await api('GET', `/agent/runs/${runId}/timeline`)).body.events as Array<{
       kind: string;
