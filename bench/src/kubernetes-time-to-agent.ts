@@ -350,7 +350,7 @@ async function main(): Promise<void> {
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
     // node; the runner restarts with those settings (its snapshots go with its pod: none is used here).
     const cpu = await freeMillicores();
-    const runCpu = process.env.BENCH_BURST_CPU ?? `${Math.floor((cpu.free + 500) / BURST)}m`;
+    const runCpu = process.env.BENCH_BURST_CPU ?? `${Math.floor(cpu.free / BURST)}m`;
     progress(
       `(d) ${BURST} at once: runner restarted with RUNNER_CONCURRENCY=${BURST}, SANDBOX_K8S_CPU=${runCpu}…`,
     );
