@@ -264,20 +264,38 @@ async function environment(name: string, setup: string[]): Promise<string> {
   return String(created.body.uid);
 }
 
-/** The node's allocatable CPU less what every Pod on it requests, in millicores. */
-async function freeMillicores(): Promise<{ allocatable: number; free: number }> {
-  const m = (q: string) => (q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000));
+/** Kubernetes quantities: CPU in millicores (`2`, `500m`), memory in MiB (`16Gi`, `1024Mi`, `123456Ki`, bytes). */
+const millicores = (q: string) => (q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000));
+const UNITS: Record<string, number> = { Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 * 1024 };
+const mebibytes = (q: string) => {
+  const unit = UNITS[q.slice(-2)];
+  return unit ? Number(q.slice(0, -2)) * unit : Number(q) / 1024 / 1024;
+};
+
+/** The node's allocatable CPU (millicores) and memory (MiB), and what is left of them after every Pod's requests. */
+async function nodeRoom(): Promise<Record<string, number>> {
   const nodes = JSON.parse(await kubectl('get', 'nodes', '-o', 'json')) as {
-    items: Array<{ status: { allocatable: { cpu: string } } }>;
+    items: Array<{ status: { allocatable: { cpu: string; memory: string } } }>;
   };
   const pods = JSON.parse(
     await kubectl('get', 'pods', '-A', '--field-selector=status.phase=Running', '-o', 'json'),
-  ) as { items: Array<{ spec: { containers: Array<{ resources?: { requests?: { cpu?: string } } }> } }> };
-  const allocatable = m(nodes.items[0]!.status.allocatable.cpu);
-  const requested = pods.items
-    .flatMap((p) => p.spec.containers)
-    .reduce((sum, c) => sum + m(c.resources?.requests?.cpu ?? '0'), 0);
-  return { allocatable, free: allocatable - requested };
+  ) as {
+    items: Array<{
+      spec: { containers: Array<{ resources?: { requests?: { cpu?: string; memory?: string } } }> };
+    }>;
+  };
+  const containers = pods.items.flatMap((p) => p.spec.containers);
+  const { cpu, memory } = nodes.items[0]!.status.allocatable;
+  return {
+    cpu_millicores: millicores(cpu),
+    free_cpu_millicores:
+      millicores(cpu) - containers.reduce((sum, c) => sum + millicores(c.resources?.requests?.cpu ?? '0'), 0),
+    memory_mib: Math.floor(mebibytes(memory)),
+    free_memory_mib: Math.floor(
+      mebibytes(memory) -
+        containers.reduce((sum, c) => sum + mebibytes(c.resources?.requests?.memory ?? '0'), 0),
+    ),
+  };
 }
 
 /** Sets the runner's settings and waits until its new pod serves. */
@@ -349,18 +367,21 @@ async function main(): Promise<void> {
     }
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
     // node; the runner restarts with those settings (its snapshots go with its pod: none is used here).
-    const cpu = await freeMillicores();
-    const runCpu = process.env.BENCH_BURST_CPU ?? `${Math.floor(cpu.free / BURST)}m`;
-    progress(
-      `(d) ${BURST} at once: runner restarted with RUNNER_CONCURRENCY=${BURST}, SANDBOX_K8S_CPU=${runCpu}…`,
-    );
-    await setRunner({ RUNNER_CONCURRENCY: String(BURST), SANDBOX_K8S_CPU: runCpu });
+    const room = await nodeRoom();
+    const burstSettings = {
+      RUNNER_CONCURRENCY: String(BURST),
+      SANDBOX_K8S_CPU: process.env.BENCH_BURST_CPU ?? `${Math.floor(room.free_cpu_millicores! / BURST)}m`,
+      RUN_MEMORY_MB: String(Math.min(4096, Math.floor(room.free_memory_mib! / BURST))),
+      RUN_DISK_MB: '2048',
+    };
+    progress(`(d) ${BURST} at once: the runner restarted with ${JSON.stringify(burstSettings)}…`);
+    await setRunner(burstSettings);
     const burst = await bench.burst(bare, BURST);
     progress(`(d) ${BURST} at once: ${JSON.stringify(burst.to_first_model_request)}`);
     const result = {
       benchmark: 'time-to-agent-kubernetes',
       sandbox: 'kubernetes (single-node test cluster, scripts/kubernetes)',
-      run_pod_cpu: { sequential_cases: 'SANDBOX_K8S_CPU of k8s/overlays/test', burst: runCpu, node: cpu },
+      run_pods: { sequential_cases: 'the settings of k8s/overlays/test', burst: burstSettings, node: room },
       load_average: { before: loadBefore, after: os.loadavg() },
       cases: {
         no_setup: caseResult('(a) create → first model request, environment without setup', noSetup),
