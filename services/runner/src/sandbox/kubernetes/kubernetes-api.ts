@@ -38,6 +38,11 @@ export interface KubernetesClient {
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
   podPhase(namespace: string, name: string): Promise<PodStatus>;
+  /**
+   * Calls `onChange` whenever the Pod changes (a watch), until the returned stop is called; a watch that fails or ends
+   * just stops calling. Optional: without it, a starting Pod is polled alone.
+   */
+  podChanges?(namespace: string, name: string, onChange: () => void): Promise<() => void>;
   /** Starts `command` in the Pod's `run` container; `onStatus` gets its end. Resolves with the stream's closer. */
   exec(
     namespace: string,

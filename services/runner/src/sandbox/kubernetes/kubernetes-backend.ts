@@ -127,6 +127,7 @@ export class KubernetesBackend implements SandboxBackend {
           log.info({ why }, 'run pod waiting');
           policy.onWaiting?.(why);
         },
+        this.api.podChanges && ((onChange) => this.api.podChanges!(namespace, name, onChange)),
       );
       const sandbox = new KubernetesSandbox(
         this.api,

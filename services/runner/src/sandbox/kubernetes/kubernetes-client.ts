@@ -31,6 +31,7 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
   const core = config.makeApiClient(k8s.CoreV1Api);
   const networking = config.makeApiClient(k8s.NetworkingV1Api);
   const execApi = new k8s.Exec(config);
+  const watch = new k8s.Watch(config);
   return {
     probe: (namespace) =>
       mapErrors(
@@ -62,6 +63,15 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
           };
         }),
       ),
+    podChanges: async (namespace, name, onChange) => {
+      const watching = await watch.watch(
+        `/api/v1/namespaces/${namespace}/pods`,
+        { fieldSelector: `metadata.name=${name}` },
+        () => onChange(),
+        () => undefined,
+      );
+      return () => watching.abort();
+    },
     exec: (namespace, pod, command, { stdout, stderr, stdin }, onStatus) =>
       mapErrors(
         (async () => {

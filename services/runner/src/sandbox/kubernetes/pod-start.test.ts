@@ -65,4 +65,25 @@ describe('waitForPodStart', () => {
       ),
     ).rejects.toThrow('run pod not running after 0 ms');
   });
+
+  it('a change the watch reports ends the pause at once, without waiting for the next poll', async () => {
+    const pod = statuses({ phase: 'Pending' }, { phase: 'Running' });
+    let onChange: (() => void) | undefined;
+    let stopped = false;
+    await waitForPodStart(
+      () => {
+        // The Pod changes right after the first read: the watch says so.
+        if (pod.reads.length === 0) setImmediate(() => onChange!());
+        return pod.read();
+      },
+      { startTimeoutMs: 600_000, unschedulableTimeoutMs: 600_000, pollMs: 600_000 },
+      () => undefined,
+      (listener) => {
+        onChange = listener;
+        return Promise.resolve(() => (stopped = true));
+      },
+    );
+    expect(pod.reads).toHaveLength(2);
+    expect(stopped).toBe(true);
+  });
 });
