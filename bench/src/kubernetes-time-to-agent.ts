@@ -302,6 +302,12 @@ async function nodeRoom(): Promise<Record<string, number>> {
 async function setRunner(env: Record<string, string>): Promise<void> {
   await kubectl('set', 'env', RUNNER, ...Object.entries(env).map(([k, v]) => `${k}=${v}`));
   await kubectl('rollout', 'status', RUNNER, '--timeout=300s');
+  // The old runner pod claims runs until it is gone (one of the first measured burst's runs ended with it).
+  for (;;) {
+    const names = await kubectl('get', 'pods', '-l', 'app.kubernetes.io/name=conveyor-runner', '-o', 'name');
+    if (names.trim().split('\n').length === 1) return;
+    await sleep(500);
+  }
 }
 
 async function main(): Promise<void> {
