@@ -7,7 +7,14 @@ import { promisify } from 'node:util';
 import { apiCall } from '@conveyor/testing';
 import { printJson, progress } from './bench-platform';
 import { PodWatch } from './pod-watch';
-import { Child, sleep, summary, webhookAutomation, type ApiTarget } from './time-to-agent-common';
+import {
+  Child,
+  deliverWebhook,
+  sleep,
+  summary,
+  webhookAutomation,
+  type ApiTarget,
+} from './time-to-agent-common';
 
 /**
  * Time to agent on the test cluster (issue #36): the platform as deployed by scripts/kubernetes (k8s/overlays/test),
@@ -184,27 +191,14 @@ class ClusterBench {
     automationId: string,
     seen: Set<string>,
   ): Promise<Sample> {
-    const sent = await this.load.ask<{ sentAt: number; status: number; body: unknown }>({
+    const { runId, sentAt } = await deliverWebhook(this.load, this.api, {
       url,
-      headers: {
-        authorization: `Bearer ${secret}`,
-        'content-type': 'application/json',
-        'x-service-delivery-id': randomUUID(),
-      },
-      body: { action: 'opened', issue: { number: 7, title: 'time to agent' } },
+      secret,
+      automationId,
+      seen,
+      timeoutMs: RUN_TIMEOUT_MS,
     });
-    if (sent.status !== 202) throw new Error(`webhook: ${sent.status} ${JSON.stringify(sent.body)}`);
-    const deadline = Date.now() + RUN_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      const list = await apiCall(this.api, 'GET', `/agent/runs?automation_id=${automationId}&limit=50`);
-      const fresh = ((list.body.runs ?? []) as Array<{ run_id: string }>).find((r) => !seen.has(r.run_id));
-      if (fresh) {
-        seen.add(fresh.run_id);
-        return this.sample(fresh.run_id, sent.sentAt, await this.firstModelRequest(sent.sentAt));
-      }
-      await sleep(25);
-    }
-    throw new Error('the webhook delivery started no run');
+    return this.sample(runId, sentAt, await this.firstModelRequest(sentAt));
   }
 
   /**

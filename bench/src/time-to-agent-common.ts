@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { apiCall } from '@conveyor/testing';
 
@@ -82,4 +83,42 @@ export async function webhookAutomation(
     webhook: { ingress_url: String(webhook.body.ingress_url), secret: String(webhook.body.secret) },
     automationId: String(automation.body.automation_id ?? automation.body.id),
   };
+}
+
+/**
+ * Posts one webhook delivery through the load process and waits for the run the automation starts for it (one not
+ * in `seen`, which it joins): the run's ID and the time the delivery was sent.
+ */
+export async function deliverWebhook(
+  load: Child,
+  platform: ApiTarget,
+  delivery: { url: string; secret: string; automationId: string; seen: Set<string>; timeoutMs: number },
+): Promise<{ runId: string; sentAt: number }> {
+  const sent = await load.ask<{ sentAt: number; status: number; body: unknown }>({
+    url: delivery.url,
+    headers: {
+      authorization: `Bearer ${delivery.secret}`,
+      'content-type': 'application/json',
+      'x-service-delivery-id': randomUUID(),
+    },
+    body: { action: 'opened', issue: { number: 7, title: 'time to agent' } },
+  });
+  if (sent.status !== 202) throw new Error(`webhook: ${sent.status} ${JSON.stringify(sent.body)}`);
+  const deadline = Date.now() + delivery.timeoutMs;
+  while (Date.now() < deadline) {
+    const list = await apiCall(
+      platform,
+      'GET',
+      `/agent/runs?automation_id=${delivery.automationId}&limit=50`,
+    );
+    const fresh = ((list.body.runs ?? []) as Array<{ run_id: string }>).find(
+      (r) => !delivery.seen.has(r.run_id),
+    );
+    if (fresh) {
+      delivery.seen.add(fresh.run_id);
+      return { runId: fresh.run_id, sentAt: sent.sentAt };
+    }
+    await sleep(25);
+  }
+  throw new Error('the webhook delivery started no run');
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
 import { apiCall, startExtraService, type ExtraService, type RunningPlatform } from '@conveyor/testing';
 import { cpuMs, printJson, progress, startBenchPlatform } from './bench-platform';
-import { Child, sleep, summary, webhookAutomation } from './time-to-agent-common';
+import { Child, deliverWebhook, sleep, summary, webhookAutomation } from './time-to-agent-common';
 
 /**
  * Time to agent (issue #26): from a request to the platform to the agent CLI's first model request, with the real
@@ -122,32 +122,19 @@ class Bench {
   }
 
   async deliverWebhook(
-    ingressUrl: string,
+    url: string,
     secret: string,
     automationId: string,
     seen: Set<string>,
   ): Promise<Sample> {
-    const sent = await this.load.ask<Sent>({
-      url: ingressUrl,
-      headers: {
-        authorization: `Bearer ${secret}`,
-        'content-type': 'application/json',
-        'x-service-delivery-id': randomUUID(),
-      },
-      body: { action: 'opened', issue: { number: 7, title: 'time to agent' } },
+    const { runId, sentAt } = await deliverWebhook(this.load, this.platform, {
+      url,
+      secret,
+      automationId,
+      seen,
+      timeoutMs: RUN_TIMEOUT_MS,
     });
-    if (sent.status !== 202) throw new Error(`webhook: ${sent.status} ${JSON.stringify(sent.body)}`);
-    const deadline = Date.now() + RUN_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      const list = await apiCall(this.platform, 'GET', `/agent/runs?automation_id=${automationId}&limit=50`);
-      const fresh = ((list.body.runs ?? []) as Array<{ run_id: string }>).find((r) => !seen.has(r.run_id));
-      if (fresh) {
-        seen.add(fresh.run_id);
-        return this.measure(fresh.run_id, sent.sentAt);
-      }
-      await sleep(25);
-    }
-    throw new Error('the webhook delivery started no run');
+    return this.measure(runId, sentAt);
   }
 }
 
