@@ -10,6 +10,7 @@ import { PodWatch } from './pod-watch';
 import {
   Child,
   deliverWebhook,
+  environment,
   sleep,
   summary,
   webhookAutomation,
@@ -251,13 +252,6 @@ const caseResult = (name: string, samples: Sample[]) => ({
   samples,
 });
 
-async function environment(name: string, setup: string[]): Promise<string> {
-  const created = await apiCall(cluster, 'POST', '/agent/environments', { name, setup_commands: setup });
-  if (created.status !== 201)
-    throw new Error(`environment: ${created.status} ${JSON.stringify(created.body)}`);
-  return String(created.body.uid);
-}
-
 /** Kubernetes quantities: CPU in millicores (`2`, `500m`), memory in MiB (`16Gi`, `1024Mi`, `123456Ki`, bytes). */
 const millicores = (q: string) => (q.endsWith('m') ? Number(q.slice(0, -1)) : Math.round(Number(q) * 1000));
 const UNITS: Record<string, number> = { Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 * 1024 };
@@ -330,7 +324,7 @@ async function main(): Promise<void> {
     });
     if (secret.status !== 200) throw new Error(`secret: ${secret.status}`);
     const bench = new ClusterBench(cluster, model, load, watch);
-    const bare = await environment('tta no setup', []);
+    const bare = await environment(cluster, 'tta no setup', []);
     progress('warm-up run…');
     await bench.createRun(bare);
     const noSetup: Sample[] = [];
@@ -338,7 +332,7 @@ async function main(): Promise<void> {
       noSetup.push(await bench.createRun(bare));
       progress(`(a) no setup ${i + 1}/${RUNS}: ${noSetup[i]!.to_first_model_request_ms} ms`);
     }
-    const slow = await environment(`tta setup ${SETUP_SECONDS}s`, [`sleep ${SETUP_SECONDS}`]);
+    const slow = await environment(cluster, `tta setup ${SETUP_SECONDS}s`, [`sleep ${SETUP_SECONDS}`]);
     const withSetup: Sample[] = [];
     for (let i = 0; i < SETUP_RUNS; i++) {
       withSetup.push(await bench.createRun(slow));
@@ -355,7 +349,7 @@ async function main(): Promise<void> {
     }
     // A workspace of RESTORE_MB (incompressible bytes: the archive is not compressed anyway), set up once, then
     // restored into each later run's Pod.
-    const big = await environment(`tta ${RESTORE_MB} MB workspace`, [
+    const big = await environment(cluster, `tta ${RESTORE_MB} MB workspace`, [
       `head -c ${RESTORE_MB * 1024 * 1024} /dev/urandom > blob`,
     ]);
     const restores: Sample[] = [];

@@ -122,3 +122,11 @@ export async function deliverWebhook(
   }
   throw new Error('the webhook delivery started no run');
 }
+
+/** An environment of the team with these setup commands; its ID. */
+export async function environment(platform: ApiTarget, name: string, setup: string[]): Promise<string> {
+  const created = await apiCall(platform, 'POST', '/agent/environments', { name, setup_commands: setup });
+  if (created.status !== 201)
+    throw new Error(`environment: ${created.status} ${JSON.stringify(created.body)}`);
+  return String(created.body.uid);
+}

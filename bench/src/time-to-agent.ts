@@ -7,7 +7,14 @@ import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
 import { apiCall, startExtraService, type ExtraService, type RunningPlatform } from '@conveyor/testing';
 import { cpuMs, printJson, progress, startBenchPlatform } from './bench-platform';
-import { Child, deliverWebhook, sleep, summary, webhookAutomation } from './time-to-agent-common';
+import {
+  Child,
+  deliverWebhook,
+  environment,
+  sleep,
+  summary,
+  webhookAutomation,
+} from './time-to-agent-common';
 
 /**
  * Time to agent (issue #26): from a request to the platform to the agent CLI's first model request, with the real
@@ -136,13 +143,6 @@ class Bench {
     });
     return this.measure(runId, sentAt);
   }
-}
-
-async function environment(platform: RunningPlatform, name: string, setup: string[]): Promise<string> {
-  const created = await apiCall(platform, 'POST', '/agent/environments', { name, setup_commands: setup });
-  if (created.status !== 201)
-    throw new Error(`environment: ${created.status} ${JSON.stringify(created.body)}`);
-  return String(created.body.uid);
 }
 
 /** Per-phase p50/p99 over the samples' runner traces (ms after the execution started). */
