@@ -348,12 +348,14 @@ async function main(): Promise<void> {
       progress(`(c) webhook ${i + 1}/${WEBHOOK_RUNS}: ${hooks[i]!.to_first_model_request_ms} ms`);
     }
     // A workspace of RESTORE_MB (incompressible bytes: the archive is not compressed anyway), set up once, then
-    // restored into each later run's Pod.
-    const big = await environment(cluster, `tta ${RESTORE_MB} MB workspace`, [
-      `head -c ${RESTORE_MB * 1024 * 1024} /dev/urandom > blob`,
-    ]);
+    // restored into each later run's Pod; BENCH_RESTORE_MB=0 leaves the case out.
+    const big =
+      RESTORE_MB > 0 &&
+      (await environment(cluster, `tta ${RESTORE_MB} MB workspace`, [
+        `head -c ${RESTORE_MB * 1024 * 1024} /dev/urandom > blob`,
+      ]));
     const restores: Sample[] = [];
-    for (let i = 0; i < RESTORE_RUNS + 1; i++) {
+    for (let i = 0; big && i < RESTORE_RUNS + 1; i++) {
       restores.push(await bench.createRun(big));
       progress(
         `(e) ${RESTORE_MB} MB workspace ${i + 1}/${RESTORE_RUNS + 1}: ${restores[i]!.to_first_model_request_ms} ms, restore ${restores[i]!.snapshot_restore?.ms ?? '-'} ms`,
