@@ -68,6 +68,8 @@ export async function webhookAutomation(
   const factory = await apiCall(platform, 'POST', '/factories', { name: 'time-to-agent' });
   const factoryId = String(factory.body.factory_id);
   const webhook = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'tta' });
+  if (webhook.status >= 300)
+    throw new Error(`factory ${factory.status}, webhook ${webhook.status}: ${JSON.stringify(webhook.body)}`);
   const automation = await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, {
     name: 'time-to-agent',
     prompt: 'Say hello.',
