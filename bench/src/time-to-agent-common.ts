@@ -65,7 +65,8 @@ export async function webhookAutomation(
   environmentId: string,
   model: string,
 ): Promise<{ webhook: { ingress_url: string; secret: string }; automationId: string }> {
-  const factory = await apiCall(platform, 'POST', '/factories', { name: 'time-to-agent' });
+  // A name of its own: the cluster's database outlives a bench run, and factory names are unique per team.
+  const factory = await apiCall(platform, 'POST', '/factories', { name: `time-to-agent-${randomUUID()}` });
   const factoryId = String(factory.body.factory_id);
   const webhook = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'tta' });
   if (webhook.status >= 300)
