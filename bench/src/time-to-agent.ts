@@ -1,4 +1,4 @@
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -7,6 +7,14 @@ import path from 'node:path';
 import { createPrismaClient } from '@conveyor/db';
 import { apiCall, startExtraService, type ExtraService, type RunningPlatform } from '@conveyor/testing';
 import { cpuMs, printJson, progress, startBenchPlatform } from './bench-platform';
+import {
+  Child,
+  deliverWebhook,
+  environment,
+  sleep,
+  summary,
+  webhookAutomation,
+} from './time-to-agent-common';
 
 /**
  * Time to agent (issue #26): from a request to the platform to the agent CLI's first model request, with the real
@@ -26,50 +34,6 @@ const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 180_000;
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
-
-/** Request/answer over a forked child's IPC channel, matched by id. */
-class Child {
-  private next = 0;
-  private readonly waiting = new Map<number, (answer: Record<string, unknown>) => void>();
-  readonly ready: Promise<Record<string, unknown>>;
-
-  constructor(readonly process: ChildProcess) {
-    this.ready = new Promise((resolve) => {
-      process.on('message', (m: Record<string, unknown>) => {
-        if (typeof m.id !== 'number') return resolve(m);
-        this.waiting.get(m.id)?.(m);
-        this.waiting.delete(m.id);
-      });
-    });
-  }
-
-  static fork(file: string): Child {
-    return new Child(fork(path.join(__dirname, file), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  }
-
-  ask<T>(message: Record<string, unknown>): Promise<T> {
-    const id = ++this.next;
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve as (answer: Record<string, unknown>) => void);
-      this.process.send({ ...message, id });
-    });
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-const summary = (samples: number[]) => {
-  if (samples.length === 0) return { n: 0 };
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50_ms: quantile(sorted, 0.5),
-    p99_ms: quantile(sorted, 0.99),
-    min_ms: sorted[0],
-    max_ms: sorted[sorted.length - 1],
-  };
-};
 
 interface Sent {
   sentAt: number;
@@ -165,40 +129,20 @@ class Bench {
   }
 
   async deliverWebhook(
-    ingressUrl: string,
+    url: string,
     secret: string,
     automationId: string,
     seen: Set<string>,
   ): Promise<Sample> {
-    const sent = await this.load.ask<Sent>({
-      url: ingressUrl,
-      headers: {
-        authorization: `Bearer ${secret}`,
-        'content-type': 'application/json',
-        'x-service-delivery-id': randomUUID(),
-      },
-      body: { action: 'opened', issue: { number: 7, title: 'time to agent' } },
+    const { runId, sentAt } = await deliverWebhook(this.load, this.platform, {
+      url,
+      secret,
+      automationId,
+      seen,
+      timeoutMs: RUN_TIMEOUT_MS,
     });
-    if (sent.status !== 202) throw new Error(`webhook: ${sent.status} ${JSON.stringify(sent.body)}`);
-    const deadline = Date.now() + RUN_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      const list = await apiCall(this.platform, 'GET', `/agent/runs?automation_id=${automationId}&limit=50`);
-      const fresh = ((list.body.runs ?? []) as Array<{ run_id: string }>).find((r) => !seen.has(r.run_id));
-      if (fresh) {
-        seen.add(fresh.run_id);
-        return this.measure(fresh.run_id, sent.sentAt);
-      }
-      await sleep(25);
-    }
-    throw new Error('the webhook delivery started no run');
+    return this.measure(runId, sentAt);
   }
-}
-
-async function environment(platform: RunningPlatform, name: string, setup: string[]): Promise<string> {
-  const created = await apiCall(platform, 'POST', '/agent/environments', { name, setup_commands: setup });
-  if (created.status !== 201)
-    throw new Error(`environment: ${created.status} ${JSON.stringify(created.body)}`);
-  return String(created.body.uid);
 }
 
 /** Per-phase p50/p99 over the samples' runner traces (ms after the execution started). */
@@ -312,32 +256,11 @@ async function timeToAgent(): Promise<Record<string, unknown>> {
       withSetup.push(await bench.createRun(slow));
       progress(`(b) setup ${i + 1}/${SETUP_RUNS}: ${withSetup[i]!.to_first_model_request_ms} ms`);
     }
-    const factory = await apiCall(platform, 'POST', '/factories', { name: 'time-to-agent' });
-    const factoryId = String(factory.body.factory_id);
-    const webhook = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, { name: 'tta' });
-    const automation = await apiCall(platform, 'POST', `/factories/${factoryId}/automations`, {
-      name: 'time-to-agent',
-      prompt: 'Say hello.',
-      agent_config: { environment_id: bare, harness: { model_id: MODEL } },
-      trigger: {
-        provider: 'webhook',
-        event: 'received',
-        filter: { webhook_ids: [webhook.body.webhook_uid] },
-      },
-    });
-    if (automation.status >= 300) throw new Error(`automation: ${JSON.stringify(automation.body)}`);
-    const automationId = String(automation.body.automation_id ?? automation.body.id);
+    const { webhook, automationId } = await webhookAutomation(platform, bare, MODEL);
     const seen = new Set<string>();
     const hooks: Sample[] = [];
     for (let i = 0; i < WEBHOOK_RUNS; i++) {
-      hooks.push(
-        await bench.deliverWebhook(
-          String(webhook.body.ingress_url),
-          String(webhook.body.secret),
-          automationId,
-          seen,
-        ),
-      );
+      hooks.push(await bench.deliverWebhook(webhook.ingress_url, webhook.secret, automationId, seen));
       progress(`(c) webhook ${i + 1}/${WEBHOOK_RUNS}: ${hooks[i]!.to_first_model_request_ms} ms`);
     }
     return {

@@ -4,7 +4,7 @@ export type Json = Record<string, unknown>;
 
 /** A JSON call to the gateway, with the platform's seeded key unless another is given. */
 export async function apiCall(
-  platform: RunningPlatform,
+  platform: Pick<RunningPlatform, 'apiUrl' | 'apiKey'>,
   method: string,
   path: string,
   body?: unknown,

@@ -114,6 +114,7 @@ export class RunWorkspaces {
         if (!allowed)
           ctx.reporter.emit({ kind: 'egress_refused', host, port, reason: reason ?? 'not allowed' });
       },
+      onWaiting: (why) => reportStep(ctx, 'workspace', 'started', why),
     };
   }
 

@@ -45,6 +45,8 @@ export interface SandboxPolicy {
   snapshot?: SnapshotRef;
   /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
   onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
+  /** Told why the sandbox is not ready yet when it waits on something outside the runner (a Pod no node can take). */
+  onWaiting?: (why: string) => void;
 }
 
 export interface SandboxExecOptions {

@@ -76,7 +76,10 @@ export async function createSandboxBackend(
           defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
           cpu: config.SANDBOX_K8S_CPU,
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
-          startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
+          podStart: {
+            startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
+            unschedulableTimeoutMs: config.SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS,
+          },
           // The runner's own volume keeps the archives; run Pods never see it.
           snapshots: new PodSnapshots(
             new SnapshotStore(config.WORKSPACE_ROOT, snapshotLimits(config), 'tar'),

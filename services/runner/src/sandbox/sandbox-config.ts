@@ -106,6 +106,14 @@ export const sandboxEnv = {
     .describe(
       "Kubernetes backend: how long a run's Pod may take to be running (image pull included) before the run fails as sandbox-unavailable.",
     ),
+  SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(120_000)
+    .describe(
+      "Kubernetes backend: how long the scheduler may keep saying no node can take a run's Pod (too little CPU or memory, taints, quotas) before the run ends ERROR `resource_unavailable` naming the scheduler's reason; the reason is on the run's timeline as soon as the scheduler gives it. Long enough for a cluster autoscaler to add a node.",
+    ),
   FAILURE_SESSION_RETENTION_MINUTES: z.coerce
     .number()
     .int()

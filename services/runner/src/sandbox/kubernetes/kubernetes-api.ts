@@ -7,6 +7,14 @@ export interface ExecStatus {
   details?: { causes?: Array<{ reason?: string; message?: string }> };
 }
 
+/** What the runner reads of a run's Pod while it starts. */
+export interface PodStatus {
+  phase?: string;
+  reason?: string;
+  /** The scheduler's message while it cannot place the Pod (condition PodScheduled False, reason Unschedulable). */
+  unschedulable?: string;
+}
+
 /** A Kubernetes API call that failed with an HTTP status (403: RBAC, 404: no such object, 422: rejected spec…). */
 export class KubernetesApiError extends Error {
   constructor(
@@ -29,7 +37,12 @@ export interface KubernetesClient {
   deleteNetworkPolicy(namespace: string, name: string): Promise<void>;
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
-  podPhase(namespace: string, name: string): Promise<{ phase?: string; reason?: string }>;
+  podPhase(namespace: string, name: string): Promise<PodStatus>;
+  /**
+   * Calls `onChange` whenever the Pod changes (a watch), until the returned stop is called; a watch that fails or ends
+   * just stops calling. Optional: without it, a starting Pod is polled alone.
+   */
+  podChanges?(namespace: string, name: string, onChange: () => void): Promise<() => void>;
   /**
    * Starts `command` in the Pod's `run` container; `onStatus` gets its end (`Closed`, with no exit code, when the
    * stream ends without one). Resolves with the stream's closer.

@@ -89,7 +89,7 @@ const OPTIONS: KubernetesBackendOptions = {
   defaultImage: 'conveyor/run:1',
   cpu: '1',
   internalHosts: [],
-  startTimeoutMs: 30_000,
+  podStart: { startTimeoutMs: 30_000, unschedulableTimeoutMs: 30_000 },
   logger: createLogger({ service: 'test', level: 'silent' }),
 };
 

@@ -12,6 +12,7 @@ import {
 } from './kubernetes-objects';
 import { podLoss } from './pod-loss';
 import type { PodSnapshots } from './pod-snapshots';
+import { waitForPodStart, type PodStartBounds } from './pod-start';
 import {
   SandboxUnavailable,
   type RunSandbox,
@@ -27,6 +28,9 @@ import {
 import { proxyEnvironment } from '../run-environment';
 import { SocketBridge } from '../socket-bridge';
 
+/** Between two reads of a starting Pod's status. */
+const POD_POLL_MS = 500;
+
 export interface KubernetesBackendOptions {
   namespace: string;
   /** This runner pod's IP (downward API): runs reach their egress proxy and endpoints there. */
@@ -39,8 +43,8 @@ export interface KubernetesBackendOptions {
   defaultImage: string;
   cpu: string;
   internalHosts: string[];
-  /** How long a Pod may take to be scheduled and start (image pull included). */
-  startTimeoutMs: number;
+  /** How long a Pod may take to be scheduled and start (image pull included), and to stay unschedulable. */
+  podStart: Omit<PodStartBounds, 'pollMs'>;
   /** Environment snapshots kept by this runner (docs/snapshots.md); absent, runs neither make nor use them. */
   snapshots?: PodSnapshots;
   logger: Logger;
@@ -117,7 +121,15 @@ export class KubernetesBackend implements SandboxBackend {
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
       await this.api.createPod(namespace, runPod(policy, settings));
       closers.push(() => this.api.deletePod(namespace, name));
-      await this.waitRunning(name);
+      await waitForPodStart(
+        () => this.api.podPhase(namespace, name),
+        { ...this.options.podStart, pollMs: POD_POLL_MS },
+        (why) => {
+          log.info({ why }, 'run pod waiting');
+          policy.onWaiting?.(why);
+        },
+        this.api.podChanges && ((onChange) => this.api.podChanges!(namespace, name, onChange)),
+      );
       const sandbox = new KubernetesSandbox(
         this.api,
         namespace,
@@ -139,18 +151,6 @@ export class KubernetesBackend implements SandboxBackend {
         ? err
         : new SandboxUnavailable(`cannot start the run's pod: ${describe(err)}`);
     }
-  }
-
-  private async waitRunning(name: string): Promise<void> {
-    const deadline = Date.now() + this.options.startTimeoutMs;
-    while (Date.now() < deadline) {
-      const { phase, reason } = await this.api.podPhase(this.options.namespace, name);
-      if (phase === 'Running') return;
-      if (phase === 'Failed' || phase === 'Succeeded')
-        throw new SandboxUnavailable(`run pod ended before it started (${reason ?? phase})`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    throw new SandboxUnavailable(`run pod not running after ${this.options.startTimeoutMs} ms`);
   }
 }
 

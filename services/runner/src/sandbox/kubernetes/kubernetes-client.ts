@@ -31,6 +31,7 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
   const core = config.makeApiClient(k8s.CoreV1Api);
   const networking = config.makeApiClient(k8s.NetworkingV1Api);
   const execApi = new k8s.Exec(config);
+  const watch = new k8s.Watch(config);
   return {
     probe: (namespace) =>
       mapErrors(
@@ -49,11 +50,28 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
       mapErrors(core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).then(() => undefined)),
     podPhase: (namespace, name) =>
       mapErrors(
-        core.readNamespacedPod({ name, namespace }).then((pod) => ({
-          ...(pod.status?.phase ? { phase: pod.status.phase } : {}),
-          ...(pod.status?.reason ? { reason: pod.status.reason } : {}),
-        })),
+        core.readNamespacedPod({ name, namespace }).then((pod) => {
+          const scheduling = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+          const unschedulable =
+            scheduling?.status === 'False' && scheduling.reason === 'Unschedulable'
+              ? (scheduling.message ?? 'Unschedulable')
+              : undefined;
+          return {
+            ...(pod.status?.phase ? { phase: pod.status.phase } : {}),
+            ...(pod.status?.reason ? { reason: pod.status.reason } : {}),
+            ...(unschedulable ? { unschedulable } : {}),
+          };
+        }),
       ),
+    podChanges: async (namespace, name, onChange) => {
+      const watching = await watch.watch(
+        `/api/v1/namespaces/${namespace}/pods`,
+        { fieldSelector: `metadata.name=${name}` },
+        () => onChange(),
+        () => undefined,
+      );
+      return () => watching.abort();
+    },
     exec: (namespace, pod, command, { stdout, stderr, stdin }, onStatus) =>
       mapErrors(
         (async () => {
