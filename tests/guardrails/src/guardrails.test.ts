@@ -37,6 +37,10 @@ async function lint(args: string[], stdin?: string, cwd = ROOT): Promise<LintMes
   return results.flatMap((r) => r.messages);
 }
 
+// Every lint is a fresh ESLint process building the type-aware TypeScript program of the workspace (several seconds
+// alone, tens of seconds on a busy 2-core CI machine beside the Kubernetes suite; one test runs two).
+jest.setTimeout(120_000);
+
 const rules = (messages: LintMessage[]) => messages.map((m) => m.ruleId);
 
 /** A module that imports `name` from `from` and uses it. */
