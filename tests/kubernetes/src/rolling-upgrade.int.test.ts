@@ -143,12 +143,20 @@ describe('a rolling upgrade of every Deployment while runs and deliveries are in
     // Each agent started once: one first turn and one second turn per run, no more.
     expect(server.requests.filter((r) => r.scripted)).toHaveLength(2 * RUNS);
 
+    const deliveryLog = `/factories/${factory.body.factory_id as string}/webhooks/${hook.body.webhook_uid as string}/deliveries`;
     const recorded = await eventually(async () => {
-      const log = await api(
-        'GET',
-        `/factories/${factory.body.factory_id as string}/webhooks/${hook.body.webhook_uid as string}/deliveries?limit=500`,
-      );
-      const ids = ((log.body.deliveries as Json[] | undefined) ?? []).map((d) => d.delivery_id as string);
+      // The log pages at most 200 deliveries; a rollout of four Deployments sends more.
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await api(
+          'GET',
+          `${deliveryLog}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
+        expect(page.status).toBe(200);
+        ids.push(...((page.body.deliveries as Json[] | undefined) ?? []).map((d) => d.delivery_id as string));
+        cursor = page.body.next_cursor as string | undefined;
+      } while (cursor);
       return ids.length >= accepted.length ? ids : undefined;
     }, 'every accepted delivery to be recorded');
     expect(accepted.length).toBeGreaterThan(0);

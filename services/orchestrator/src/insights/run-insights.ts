@@ -39,8 +39,6 @@ export interface InsightWindows {
   minutes: number;
 }
 
-const HOUR = `'YYYY-MM-DD"T"HH24:00:00"Z"'`;
-
 /**
  * The console overview's aggregates (docs/console.md "Overview"), each one query over the caller's team only:
  * every statement filters on the team (directly, or through the webhook or endpoint it belongs to). Buckets are
@@ -60,56 +58,41 @@ export async function runInsights(
   const sinceDays = ago(windows.days * 86_400_000);
   const sinceMinutes = ago(windows.minutes * 60_000);
   const [perHour, toAgent, usage, deliveries, events, waiting, workers, poolRunners] = await Promise.all([
-    db.$queryRawUnsafe<Array<{ hour: string; state: string; count: number }>>(
-      `SELECT to_char(date_trunc('hour', COALESCE("endedAt", "updatedAt") AT TIME ZONE 'UTC'), ${HOUR}) AS hour,
+    db.$queryRaw<Array<{ hour: string; state: string; count: number }>>`
+      SELECT to_char(date_trunc('hour', COALESCE("endedAt", "updatedAt") AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:00:00"Z"') AS hour,
               state::text AS state, COUNT(*)::int AS count
          FROM "Run"
-        WHERE "teamId" = $1 AND state IN ('SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED')
-          AND "updatedAt" >= $2 AND COALESCE("endedAt", "updatedAt") >= $2
+        WHERE "teamId" = ${team} AND state IN ('SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED')
+          AND "updatedAt" >= ${sinceHours} AND COALESCE("endedAt", "updatedAt") >= ${sinceHours}
         GROUP BY 1, 2 ORDER BY 1, 2`,
-      team,
-      sinceHours,
-    ),
-    db.$queryRawUnsafe<Array<{ hour: string; p50: number; p95: number; runs: number }>>(
-      `SELECT to_char(date_trunc('hour', "createdAt" AT TIME ZONE 'UTC'), ${HOUR}) AS hour,
+    db.$queryRaw<Array<{ hour: string; p50: number; p95: number; runs: number }>>`
+      SELECT to_char(date_trunc('hour', "createdAt" AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:00:00"Z"') AS hour,
               percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM "startedAt" - "createdAt") * 1000) AS p50,
               percentile_cont(0.95) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM "startedAt" - "createdAt") * 1000) AS p95,
               COUNT(*)::int AS runs
          FROM "Run"
-        WHERE "teamId" = $1 AND "createdAt" >= $2 AND "startedAt" IS NOT NULL
+        WHERE "teamId" = ${team} AND "createdAt" >= ${sinceHours} AND "startedAt" IS NOT NULL
         GROUP BY 1 ORDER BY 1`,
-      team,
-      sinceHours,
-    ),
-    db.$queryRawUnsafe<Array<{ day: string; model_id: string; input: bigint; output: bigint; cost: number }>>(
-      `SELECT to_char(date_trunc('day', r."createdAt" AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
+    db.$queryRaw<Array<{ day: string; model_id: string; input: bigint; output: bigint; cost: number }>>`
+      SELECT to_char(date_trunc('day', r."createdAt" AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
               COALESCE(r."modelId", '') AS model_id,
               SUM(COALESCE((e.data->>'input_tokens')::bigint, 0))::bigint AS input,
               SUM(COALESCE((e.data->>'output_tokens')::bigint, 0))::bigint AS output,
               COALESCE(SUM((e.data->>'cost_usd')::float8), 0)::float8 AS cost
          FROM "Run" r JOIN "RunEvent" e ON e."runId" = r.id AND e.kind = 'usage'
-        WHERE r."teamId" = $1 AND r."createdAt" >= $2
+        WHERE r."teamId" = ${team} AND r."createdAt" >= ${sinceDays}
         GROUP BY 1, 2 ORDER BY 1, 2`,
-      team,
-      sinceDays,
-    ),
-    db.$queryRawUnsafe<Array<{ minute: string; outcome: string; count: number }>>(
-      `SELECT to_char(date_trunc('minute', d."receivedAt" AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:00"Z"') AS minute,
+    db.$queryRaw<Array<{ minute: string; outcome: string; count: number }>>`
+      SELECT to_char(date_trunc('minute', d."receivedAt" AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:00"Z"') AS minute,
               d.label AS outcome, COUNT(*)::int AS count
          FROM "WebhookDelivery" d JOIN "Webhook" w ON w.id = d."webhookId"
-        WHERE w."teamId" = $1 AND d."receivedAt" >= $2
+        WHERE w."teamId" = ${team} AND d."receivedAt" >= ${sinceMinutes}
         GROUP BY 1, 2 ORDER BY 1, 2`,
-      team,
-      sinceMinutes,
-    ),
-    db.$queryRawUnsafe<Array<{ status: string; count: number }>>(
-      `SELECT d.status, COUNT(*)::int AS count
+    db.$queryRaw<Array<{ status: string; count: number }>>`
+      SELECT d.status, COUNT(*)::int AS count
          FROM "EventDelivery" d JOIN "EventEndpoint" e ON e.id = d."endpointId"
-        WHERE e."teamId" = $1 AND d."createdAt" >= $2
+        WHERE e."teamId" = ${team} AND d."createdAt" >= ${sinceHours}
         GROUP BY 1`,
-      team,
-      sinceHours,
-    ),
     db.run.groupBy({
       by: ['state'],
       where: { teamId: team, state: { in: ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'] } },
