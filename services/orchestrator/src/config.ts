@@ -282,6 +282,27 @@ export const orchestratorSettings = z
       .describe(
         'Runs a team\'s GitHub Apps may start in any hour (docs/integrations.md "Rate limits"); a delivery over it starts nothing and its outcome says so. Follow-ups of existing runs are not counted.',
       ),
+    LINEAR_RUNS_PER_HOUR: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(60)
+      .describe(
+        'Runs a team\'s Linear integrations may start in any hour (docs/integrations.md "Linear"); a delivery over it starts nothing and its outcome says so. Follow-ups of existing runs are not counted.',
+      ),
+    LINEAR_API_URL: z
+      .string()
+      .url()
+      .default('https://api.linear.app/graphql')
+      .describe(
+        "Linear's GraphQL API, where Linear integrations check their key and comment on and move issues. Its host obeys the egress rules of git fetches (EGRESS_ALLOWED_ADDRESSES).",
+      ),
+    LINEAR_REPORT_RETRY_SCHEDULE_MS: csv('0,5000,30000,120000,600000,1800000,3600000,10800000')
+      .pipe(z.array(z.coerce.number().int().min(0)).min(1))
+      .describe(
+        "Delay before each attempt of a Linear integration's report (a comment, a state move), comma-separated ms; each retry is jittered by up to ±10 %. After the last, the report fails (logged).",
+      ),
     RATE_LIMIT_REDIS_PREFIX: z
       .string()
       .min(1)

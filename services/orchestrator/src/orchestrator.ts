@@ -25,12 +25,13 @@ import {
 } from '@conveyor/runtime';
 import type * as grpc from '@grpc/grpc-js';
 import { authEpochBumper } from './auth/auth-epoch-bumper';
+import type { Caller } from './auth/caller';
 import { artifactLinkSigner, configuredBlobStore } from './blobs/configured-blob-store';
 import { CatalogModule } from './catalog/catalog-module';
 import { defaultHarness, type OrchestratorConfig } from './config';
 import { ConsumerLagMonitor } from './deliveries/consumer-lag-monitor';
 import { DeliveryConsumer, type DeliveryBatchHandler } from './deliveries/delivery-consumer';
-import { DeliveryProcessor } from './deliveries/delivery-processor';
+import { DeliveryProcessor, type StartRunInput } from './deliveries/delivery-processor';
 import { DeliveryRetention } from './deliveries/delivery-retention';
 import { PrismaDeliveryStore } from './deliveries/prisma-delivery-store';
 import { EgressPolicy } from './egress/egress-policy';
@@ -64,6 +65,8 @@ import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
 import { GitHubAppChecks } from './integrations/github-app-checks';
 import { AppRunBudget } from './integrations/app-run-budget';
 import { appTokenForRun } from './integrations/github-app-tokens';
+import { evaluateLinearDelivery } from './integrations/linear/linear-runs';
+import { LinearReporter } from './integrations/linear/linear-reports';
 import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
 import { healthHandlers } from './grpc/handlers/health-handlers';
@@ -103,6 +106,7 @@ export class Orchestrator implements Service {
   private deliveryRetention: DeliveryRetention | undefined;
   private schedules: ScheduleModule | undefined;
   private events: EventDispatcher | undefined;
+  private linearReports: LinearReporter | undefined;
   private eventRetention: BackgroundLoop | undefined;
   private runRetention: RunRetention | undefined;
   private outboundEvents: ChannelListener | undefined;
@@ -208,27 +212,56 @@ export class Orchestrator implements Service {
     const appRunBudget = new AppRunBudget(redis, {
       runsPerHour: config.GITHUB_APP_RUNS_PER_HOUR,
       keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+      scope: 'github-app-runs',
     });
-    // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
+    // Linear integrations: their key stays in this process; reports to their issues are sent with retries.
+    const linear = { url: config.LINEAR_API_URL, policy: egress.policy, timeoutMs: 30_000 };
+    const linearRunBudget = new AppRunBudget(redis, {
+      runsPerHour: config.LINEAR_RUNS_PER_HOUR,
+      keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+      scope: 'linear-runs',
+    });
+    const linearReports = new LinearReporter({
+      db,
+      cipher,
+      linear,
+      logger: logger.child({ component: 'linear-reports' }),
+      publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
+      schedule: config.LINEAR_REPORT_RETRY_SCHEDULE_MS,
+      intervalMs: 5_000,
+    });
+    this.linearReports = linearReports;
+    linearReports.start();
+    this.readiness.observe('linear reporter', linearReports.loop);
+    const integrationRunDeps = {
+      db,
+      kickOutbox,
+      prepareRun: (caller: Caller, input: StartRunInput) => prepareRun(runDeps, caller, input),
+    };
+    // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement. An
+    // integration's webhook is the one of its provider's signature scheme.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),
       logger: logger.child({ component: 'delivery-processor' }),
-      prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+      prepareRun: integrationRunDeps.prepareRun,
       integrations: (webhook, entry, payload, body, log) =>
-        evaluateGitHubAppDelivery(
-          {
-            db,
-            kickOutbox,
-            checks: githubChecks,
-            budget: appRunBudget,
-            prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
-          },
-          webhook,
-          entry,
-          payload,
-          body,
-          log,
-        ),
+        webhook.signatureScheme === 'linear'
+          ? evaluateLinearDelivery(
+              { ...integrationRunDeps, budget: linearRunBudget },
+              webhook,
+              entry,
+              payload,
+              body,
+              log,
+            )
+          : evaluateGitHubAppDelivery(
+              { ...integrationRunDeps, checks: githubChecks, budget: appRunBudget },
+              webhook,
+              entry,
+              payload,
+              body,
+              log,
+            ),
       runsWritten: kickOutbox,
     });
     this.deliveryRetention = new DeliveryRetention(
@@ -368,6 +401,7 @@ export class Orchestrator implements Service {
         appTokens,
         appToken: (run, repository) => appTokenForRun(appTokens, run, repository),
         checks: githubChecks,
+        linearReports,
         publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
         saveTranscript: async (runId, execution, transcript) => {
           await blobs.put(executionTranscriptKey(runId, execution), transcript, TRANSCRIPT_CONTENT_TYPE);
@@ -407,6 +441,7 @@ export class Orchestrator implements Service {
       integrations: integrationHandlers({
         ...webhookHandlerDeps,
         github,
+        linear,
         forgetTokens: (id) => installationTokens.forget(id),
       }),
     };
@@ -494,6 +529,7 @@ export class Orchestrator implements Service {
       ['outbox relay', () => this.outbox?.stop()],
       ['outbound events', () => this.outboundEvents?.stop()],
       ['event dispatcher', () => this.events?.stop()],
+      ['linear reporter', () => this.linearReports?.stop()],
       ['event retention', () => this.eventRetention?.stop()],
       ['run retention', () => this.runRetention?.stop()],
       ['run queue', () => this.runQueue?.close()],

@@ -4,12 +4,17 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from './conveyor/orchestrator/v1/CreateGitHubAppRequest';
+import type { CreateLinearIntegrationRequest as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, CreateLinearIntegrationRequest__Output as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output } from './conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from './conveyor/orchestrator/v1/GitHubApp';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from './conveyor/orchestrator/v1/GitHubAppRef';
 import type { IntegrationServiceClient as _conveyor_orchestrator_v1_IntegrationServiceClient, IntegrationServiceDefinition as _conveyor_orchestrator_v1_IntegrationServiceDefinition } from './conveyor/orchestrator/v1/IntegrationService';
+import type { LinearIntegration as _conveyor_orchestrator_v1_LinearIntegration, LinearIntegration__Output as _conveyor_orchestrator_v1_LinearIntegration__Output } from './conveyor/orchestrator/v1/LinearIntegration';
+import type { LinearIntegrationRef as _conveyor_orchestrator_v1_LinearIntegrationRef, LinearIntegrationRef__Output as _conveyor_orchestrator_v1_LinearIntegrationRef__Output } from './conveyor/orchestrator/v1/LinearIntegrationRef';
 import type { ListGitHubAppsRequest as _conveyor_orchestrator_v1_ListGitHubAppsRequest, ListGitHubAppsRequest__Output as _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output } from './conveyor/orchestrator/v1/ListGitHubAppsRequest';
 import type { ListGitHubAppsResponse as _conveyor_orchestrator_v1_ListGitHubAppsResponse, ListGitHubAppsResponse__Output as _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output } from './conveyor/orchestrator/v1/ListGitHubAppsResponse';
+import type { ListLinearIntegrationsRequest as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, ListLinearIntegrationsRequest__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output } from './conveyor/orchestrator/v1/ListLinearIntegrationsRequest';
+import type { ListLinearIntegrationsResponse as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, ListLinearIntegrationsResponse__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output } from './conveyor/orchestrator/v1/ListLinearIntegrationsResponse';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -21,12 +26,17 @@ export interface ProtoGrpcType {
       v1: {
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CreateGitHubAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output>
+        CreateLinearIntegrationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest, _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
         GitHubApp: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubApp__Output>
         GitHubAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubAppRef__Output>
         IntegrationService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_IntegrationServiceClient> & { service: _conveyor_orchestrator_v1_IntegrationServiceDefinition }
+        LinearIntegration: MessageTypeDefinition<_conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_LinearIntegration__Output>
+        LinearIntegrationRef: MessageTypeDefinition<_conveyor_orchestrator_v1_LinearIntegrationRef, _conveyor_orchestrator_v1_LinearIntegrationRef__Output>
         ListGitHubAppsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListGitHubAppsRequest, _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output>
         ListGitHubAppsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
+        ListLinearIntegrationsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest, _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output>
+        ListLinearIntegrationsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>
       }
     }
   }

@@ -39,6 +39,7 @@ import * as w from '../schemas/webhook-schemas';
 import * as ev from '../schemas/event-endpoint-schemas';
 import { insightsQuery, insightsResponseSchema } from '../schemas/insights-schemas';
 import * as integ from '../schemas/integration-schemas';
+import * as linear from '../schemas/linear-integration-schemas';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -89,6 +90,7 @@ const webhook = `${factory}/webhooks/:webhookUid`;
 const automation = `${factory}/automations/:automationId`;
 const eventEndpoint = `${V1}/event-endpoints/:endpointId`;
 const githubApp = `${V1}/integrations/github-apps/:githubAppId`;
+const linearIntegration = `${V1}/integrations/linear/:integrationId`;
 
 const api = (
   method: HttpMethod,
@@ -721,4 +723,27 @@ export const OPERATIONS: Operation[] = [
   ),
   api('get', githubApp, 'Integrations', 'Retrieve a GitHub App', json(integ.githubAppSchema, 'The App.')),
   api('delete', githubApp, 'Integrations', 'Remove a GitHub App and its webhook', noContent),
+  api(
+    'post',
+    `${V1}/integrations/linear`,
+    'Integrations',
+    "Register a Linear integration (its key is checked with Linear's viewer query first)",
+    json(linear.linearIntegrationSchema, "Registered; set webhook_url as the webhook's URL in Linear.", 201),
+    { body: linear.createLinearIntegrationBody },
+  ),
+  api(
+    'get',
+    `${V1}/integrations/linear`,
+    'Integrations',
+    "List the team's Linear integrations",
+    json(linear.linearIntegrationListResponseSchema, 'Integrations, without credentials, oldest first.'),
+  ),
+  api(
+    'get',
+    linearIntegration,
+    'Integrations',
+    'Retrieve a Linear integration',
+    json(linear.linearIntegrationSchema, 'The integration.'),
+  ),
+  api('delete', linearIntegration, 'Integrations', 'Remove a Linear integration and its webhook', noContent),
 ];

@@ -146,6 +146,10 @@ export const RPC_PERMISSIONS: PermissionTable = {
     ListGitHubApps: GATEWAY,
     GetGitHubApp: GATEWAY,
     DeleteGitHubApp: GATEWAY,
+    CreateLinearIntegration: GATEWAY,
+    ListLinearIntegrations: GATEWAY,
+    GetLinearIntegration: GATEWAY,
+    DeleteLinearIntegration: GATEWAY,
   },
 };
 

@@ -2,6 +2,7 @@ import { Prisma, type PrismaClient } from '@conveyor/db';
 import {
   eventEndpointSecretContext,
   githubAppKeyContext,
+  linearKeyContext,
   SecretCipherError,
   teamSecretContext,
   webhookSecretContext,
@@ -65,6 +66,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     keyId: 'privateKeyKeyId',
     extra: [],
     context: (r) => githubAppKeyContext(r.id!),
+  },
+  {
+    table: 'LinearIntegration',
+    ciphertext: 'apiKeyCiphertext',
+    keyId: 'apiKeyKeyId',
+    extra: [],
+    context: (r) => linearKeyContext(r.id!),
   },
 ];
 

@@ -113,3 +113,6 @@ export const eventEndpointSecretContext = (endpointId: string): string => `event
 
 /** Associated data of a GitHub App's private key. */
 export const githubAppKeyContext = (githubAppId: string): string => `github-app:${githubAppId}`;
+
+/** Associated data of a Linear integration's API key. */
+export const linearKeyContext = (integrationId: string): string => `linear:${integrationId}`;

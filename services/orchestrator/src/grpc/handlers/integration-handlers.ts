@@ -1,6 +1,7 @@
 import type { Logger } from '@conveyor/logger';
 import type { IntegrationServiceHandlers } from '@conveyor/proto';
 import { githubAppToProto } from '../mappers/github-app-to-proto';
+import { linearIntegrationToProto } from '../mappers/linear-integration-to-proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
 import {
@@ -10,9 +11,18 @@ import {
   listGitHubApps,
   type GitHubAppDeps,
 } from '../../integrations/github-apps';
+import {
+  createLinearIntegration,
+  deleteLinearIntegration,
+  getLinearIntegration,
+  listLinearIntegrations,
+  type LinearIntegrationDeps,
+} from '../../integrations/linear/linear-integrations';
 
 /** IntegrationService: each RPC is one domain function behind the shared gRPC error wrapper. */
-export function integrationHandlers(deps: GitHubAppDeps & { logger: Logger }): IntegrationServiceHandlers {
+export function integrationHandlers(
+  deps: GitHubAppDeps & LinearIntegrationDeps & { logger: Logger },
+): IntegrationServiceHandlers {
   const { logger } = deps;
   return {
     CreateGitHubApp: unary(logger, 'CreateGitHubApp', (req) =>
@@ -26,6 +36,23 @@ export function integrationHandlers(deps: GitHubAppDeps & { logger: Logger }): I
     ),
     DeleteGitHubApp: unary(logger, 'DeleteGitHubApp', async (req) => {
       await deleteGitHubApp(deps, requireCaller(req.caller), req.github_app_id);
+      return {};
+    }),
+    CreateLinearIntegration: unary(logger, 'CreateLinearIntegration', (req) =>
+      createLinearIntegration(deps, requireCaller(req.caller), req).then(linearIntegrationToProto),
+    ),
+    ListLinearIntegrations: unary(logger, 'ListLinearIntegrations', async (req) => ({
+      linear_integrations: (await listLinearIntegrations(deps, requireCaller(req.caller))).map(
+        linearIntegrationToProto,
+      ),
+    })),
+    GetLinearIntegration: unary(logger, 'GetLinearIntegration', (req) =>
+      getLinearIntegration(deps, requireCaller(req.caller), req.linear_integration_id).then(
+        linearIntegrationToProto,
+      ),
+    ),
+    DeleteLinearIntegration: unary(logger, 'DeleteLinearIntegration', async (req) => {
+      await deleteLinearIntegration(deps, requireCaller(req.caller), req.linear_integration_id);
       return {};
     }),
   };

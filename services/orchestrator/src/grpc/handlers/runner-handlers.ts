@@ -10,12 +10,15 @@ import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/h
 import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
 import { heartbeat, reportEvents } from '../../runner/report-events';
 import type { GitHubAppChecks } from '../../integrations/github-app-checks';
+import type { LinearReporter } from '../../integrations/linear/linear-reports';
 
 export interface RunnerHandlerDeps
   extends HarnessCredentialDeps, PushRunBranchDeps, Omit<SourceCommentDeps, 'logger'> {
   db: PrismaClient;
   /** Check runs of the runs a GitHub App started (the others are left alone). */
   checks: Pick<GitHubAppChecks, 'started' | 'pushed' | 'completed'>;
+  /** Comments and state moves owed to the Linear issues that started runs (the other runs are left alone). */
+  linearReports: Pick<LinearReporter, 'pullRequestOpened' | 'runEnded'>;
   logger: Logger;
   saveTranscript: TranscriptSink;
   sessions: HarnessSessions;
@@ -26,6 +29,11 @@ export interface RunnerHandlerDeps
 
 export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
   const { db, logger } = deps;
+  // After the answer, like GitHub's: the report's row is written (then sent with retries) without the runner waiting.
+  const recordLinearReport = (recording: Promise<void>) =>
+    void recording.catch((err: unknown) =>
+      logger.warn({ err: (err as Error).message }, 'recording a Linear report failed'),
+    );
   return {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
@@ -69,6 +77,8 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
             'commenting on the run source failed',
           ),
         );
+      if (source === 'LINEAR' && !replayed)
+        recordLinearReport(deps.linearReports.runEnded(req.run_id, req.execution));
       return control;
     }),
     GetHarnessCredential: unary(logger, 'GetHarnessCredential', async (req) => {
@@ -98,6 +108,8 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
         'run branch pushed',
       );
       void deps.checks.pushed(req.run_id, pushed.commit);
+      if (pushed.pull_request?.url)
+        recordLinearReport(deps.linearReports.pullRequestOpened(req.run_id, pushed.pull_request.url));
       return pushed;
     }),
   };

@@ -4,11 +4,16 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateGitHubAppRequest';
+import type { CreateLinearIntegrationRequest as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, CreateLinearIntegrationRequest__Output as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output } from '../../../conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from '../../../conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from '../../../conveyor/orchestrator/v1/GitHubApp';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from '../../../conveyor/orchestrator/v1/GitHubAppRef';
+import type { LinearIntegration as _conveyor_orchestrator_v1_LinearIntegration, LinearIntegration__Output as _conveyor_orchestrator_v1_LinearIntegration__Output } from '../../../conveyor/orchestrator/v1/LinearIntegration';
+import type { LinearIntegrationRef as _conveyor_orchestrator_v1_LinearIntegrationRef, LinearIntegrationRef__Output as _conveyor_orchestrator_v1_LinearIntegrationRef__Output } from '../../../conveyor/orchestrator/v1/LinearIntegrationRef';
 import type { ListGitHubAppsRequest as _conveyor_orchestrator_v1_ListGitHubAppsRequest, ListGitHubAppsRequest__Output as _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output } from '../../../conveyor/orchestrator/v1/ListGitHubAppsRequest';
 import type { ListGitHubAppsResponse as _conveyor_orchestrator_v1_ListGitHubAppsResponse, ListGitHubAppsResponse__Output as _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output } from '../../../conveyor/orchestrator/v1/ListGitHubAppsResponse';
+import type { ListLinearIntegrationsRequest as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, ListLinearIntegrationsRequest__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output } from '../../../conveyor/orchestrator/v1/ListLinearIntegrationsRequest';
+import type { ListLinearIntegrationsResponse as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, ListLinearIntegrationsResponse__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output } from '../../../conveyor/orchestrator/v1/ListLinearIntegrationsResponse';
 
 export interface IntegrationServiceClient extends grpc.Client {
   CreateGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -20,6 +25,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   createGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   createGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   
+  CreateLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  CreateLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  CreateLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  CreateLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  createLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  createLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  createLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  createLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
@@ -28,6 +42,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   deleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  
+  DeleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   
   GetGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   GetGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -38,6 +61,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   getGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   getGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   
+  GetLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  GetLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  GetLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  GetLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  getLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  getLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  getLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  getLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
+  
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
@@ -47,22 +79,43 @@ export interface IntegrationServiceClient extends grpc.Client {
   listGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   listGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   
+  ListLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  ListLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  ListLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  ListLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  listLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  listLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  listLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  listLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface IntegrationServiceHandlers extends grpc.UntypedServiceImplementation {
   CreateGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp>;
   
+  CreateLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output, _conveyor_orchestrator_v1_LinearIntegration>;
+  
   DeleteGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_Empty>;
+  
+  DeleteLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_Empty>;
   
   GetGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_GitHubApp>;
   
+  GetLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_LinearIntegration>;
+  
   ListGitHubApps: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse>;
+  
+  ListLinearIntegrations: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse>;
   
 }
 
 export interface IntegrationServiceDefinition extends grpc.ServiceDefinition {
   CreateGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
+  CreateLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest, _conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output, _conveyor_orchestrator_v1_LinearIntegration__Output>
   DeleteGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_Empty__Output>
+  DeleteLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_LinearIntegrationRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_Empty__Output>
   GetGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
+  GetLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_LinearIntegrationRef, _conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_LinearIntegration__Output>
   ListGitHubApps: MethodDefinition<_conveyor_orchestrator_v1_ListGitHubAppsRequest, _conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
+  ListLinearIntegrations: MethodDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>
 }
