@@ -220,6 +220,29 @@ describe('Linear integration', () => {
     expect(comments[1]).toContain(`/console/runs/${runId}`);
     expect(linear.states.get(issueId)).toEqual([IN_REVIEW, DONE]);
     expect(linear.unavailable).toBe(0);
+
+    // A comment mentioning the agent on the issue: a follow-up of the same run, answered on the issue again.
+    const comment = {
+      action: 'create',
+      type: 'Comment',
+      actor: { id: 'user-alice', name: 'Alice', type: 'user' },
+      data: { id: `comment-${randomUUID()}`, body: '@conveyor please say it louder', issueId },
+      webhookTimestamp: Date.now(),
+    };
+    expect((await deliver(integration, comment)).status).toBe(202);
+    await eventually(
+      async () => (linear.states.get(issueId) ?? []).length === 3,
+      'the follow-up answered on the issue',
+      platform,
+      90_000,
+    );
+    const again = await apiCall(platform, 'GET', `/agent/runs/${runId}`);
+    expect(again.body).toMatchObject({ state: 'SUCCEEDED' });
+    expect(linear.comments.get(issueId)).toHaveLength(3);
+    expect(linear.comments.get(issueId)![2]).toContain('SUCCEEDED');
+    expect(linear.states.get(issueId)).toEqual([IN_REVIEW, DONE, DONE]);
+    // The same run went on: the comment started no new one.
+    expect(await runsOf(integration)).toEqual([runId]);
     // Every report carried the key as Linear takes it; the key is nowhere else.
     for (const call of linear.calls.filter((c) => c.operation !== 'viewer'))
       expect(call.authorization).toBe(API_KEY);

@@ -9,7 +9,12 @@ import { generateInstallationKeys, initKeysFile } from '@conveyor/pki';
 import { createTestDatabase, REDIS_URL, type TestDatabase } from '@conveyor/testing';
 import { encryptEndpointSecret, signingSecrets } from '../events/endpoint-secret';
 import { reencryptSecrets, SEALED_COLUMNS } from '../secrets/reencrypt-secrets';
-import { githubAppKeyContext, SecretCipher, SecretCipherError } from '../secrets/secret-cipher';
+import {
+  githubAppKeyContext,
+  linearKeyContext,
+  SecretCipher,
+  SecretCipherError,
+} from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
 import { credentialColumns } from '../webhooks/webhook-config';
 import { resolveWebhookForIngress } from '../webhooks/resolve-webhook-for-ingress';
@@ -30,6 +35,9 @@ function conveyor(args: string[], env: { url: string; key: string; previous?: st
 
 /** Stands in for a GitHub App's PEM key: only its sealing matters here. */
 const APP_KEY = '-----BEGIN RSA PRIVATE KEY-----\nrotation\n-----END RSA PRIVATE KEY-----';
+
+/** Stands in for a Linear integration's API key. */
+const LINEAR_KEY = 'lin_api_rotation';
 
 const cipherOf = (key: string, previous: string[] = []) =>
   SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: key, CONVEYOR_SECRETS_PREVIOUS_KEYS: previous });
@@ -96,6 +104,19 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
         webhookId: 'wh_rot',
       },
     });
+    const linearKey = old.encrypt(LINEAR_KEY, linearKeyContext('lin_rot'));
+    await prisma.linearIntegration.create({
+      data: {
+        id: 'lin_rot',
+        teamId: TEAM,
+        name: 'linear',
+        apiKeyCiphertext: new Uint8Array(linearKey.ciphertext),
+        apiKeyKeyId: linearKey.keyId,
+        agentUserId: 'user',
+        agentName: 'agent',
+        webhookId: 'wh_rot',
+      },
+    });
   });
 
   afterAll(async () => {
@@ -134,6 +155,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
       { column: 'EventEndpoint.secretCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'EventEndpoint.previousCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'GitHubApp.privateKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
+      { column: 'LinearIntegration.apiKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
     ]);
     expect(report.oldKeysStillInUse).toEqual([]);
     expect(new Set(report.census.map((c) => c.keyId))).toEqual(new Set([cipherOf(newKey).keyId]));
@@ -157,6 +179,10 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
     expect(onlyNew.decrypt(app.privateKeyCiphertext, app.privateKeyKeyId, githubAppKeyContext(app.id))).toBe(
       APP_KEY,
     );
+    const linear = await prisma.linearIntegration.findUniqueOrThrow({ where: { id: 'lin_rot' } });
+    expect(onlyNew.decrypt(linear.apiKeyCiphertext, linear.apiKeyKeyId, linearKeyContext(linear.id))).toBe(
+      LINEAR_KEY,
+    );
     // And the old key alone reads nothing any more.
     await expect(readTeamSecretValue(prisma, old, TEAM, 'HOOK')).rejects.toThrow(SecretCipherError);
   });
@@ -164,7 +190,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
   it('is idempotent: a second run re-encrypts nothing', async () => {
     const { stdout } = await conveyor(['keys', 'rotate'], { url: db.url, key: newKey, previous: [oldKey] });
     const report = JSON.parse(stdout) as RotateReport;
-    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0]);
+    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('keeps the row binding: a ciphertext moved to another row still does not decrypt there', async () => {
