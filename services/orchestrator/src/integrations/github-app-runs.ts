@@ -1,14 +1,13 @@
-import { AppError } from '@conveyor/errors';
 import type { GitHubApp, PrismaClient, Webhook, WebhookDelivery } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
 import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-processor';
-import type { AutomationOutcome } from '../deliveries/delivery-store';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
 import type { AppRunBudget } from './app-run-budget';
 import type { GitHubAppChecks } from './github-app-checks';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
+import { integrationOutcomes, NO_WORK } from './integration-outcome';
 import { integrationCaller } from './integration-webhook';
 
 /**
@@ -74,14 +73,13 @@ export async function evaluateGitHubAppDelivery(
   body: Buffer,
   log: Logger,
 ): Promise<IntegrationWork> {
-  const none: IntegrationWork = { outcomes: [], runs: [] };
   const app = await deps.db.gitHubApp.findUnique({ where: { webhookId: webhook.id } });
-  if (!app) return none;
-  const base = { automation_id: app.id, automation_name: `GitHub App ${app.name}` };
-  const outcome = (o: Omit<AutomationOutcome, 'automation_id' | 'automation_name'>): IntegrationWork => ({
-    ...none,
-    outcomes: [{ ...base, ...o }],
-  });
+  if (!app) return NO_WORK;
+  const {
+    only: outcome,
+    started,
+    refused,
+  } = integrationOutcomes({ id: app.id, name: `GitHub App ${app.name}` }, log);
   if (app.status !== 'active')
     return outcome({ matched: false, error: `the App is broken: ${app.brokenReason ?? ''}` });
   const decision = decideGitHubApp(app, payload);
@@ -96,8 +94,7 @@ export async function evaluateGitHubAppDelivery(
       return outcome({ matched: false, mismatches: ['the pull request is not one of this App'] });
     const { runId, requester, commentId, headSha } = decision;
     const message = `Review by ${requester.sender} on ${requester.url}:\n${decision.message}`;
-    return {
-      outcomes: [{ ...base, matched: true, run_id: runId }],
+    return started(runId, {
       runs: [],
       after: async () => {
         // The execution this starts answers the comment (github/comment-on-source.ts).
@@ -107,7 +104,7 @@ export async function evaluateGitHubAppDelivery(
         await submitFollowup(deps, caller, { runId, message });
         await queued;
       },
-    };
+    });
   }
   const { requester } = decision;
   if (!(await deps.budget.take(app.teamId)))
@@ -150,17 +147,9 @@ export async function evaluateGitHubAppDelivery(
         typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
       ),
     };
-    return {
-      outcomes: [{ ...base, matched: true, run_id: run.id }],
-      runs: [run],
-      after: () => deps.checks.queued(run.id),
-    };
+    return started(run.id, { runs: [run], after: () => deps.checks.queued(run.id) });
   } catch (err) {
-    if (err instanceof AppError && err.code !== 'internal_error' && err.code !== 'resource_unavailable') {
-      log.warn({ githubAppId: app.id, err: err.message }, 'GitHub App could not start a run');
-      return outcome({ matched: true, error: `${err.code}: ${err.message}` });
-    }
-    throw err;
+    return refused(err);
   }
 }
 

@@ -1,11 +1,10 @@
-import { AppError } from '@conveyor/errors';
 import type { LinearIntegration, PrismaClient, Webhook, WebhookDelivery } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../../automations/run-envelope';
 import type { IntegrationWork, PrepareRun } from '../../deliveries/delivery-processor';
-import type { AutomationOutcome } from '../../deliveries/delivery-store';
 import { submitFollowup } from '../../runs/submit-followup';
 import type { AppRunBudget } from '../app-run-budget';
+import { integrationOutcomes, NO_WORK } from '../integration-outcome';
 import { integrationCaller } from '../integration-webhook';
 import { decideLinear, type LinearRequester } from './linear-trigger';
 
@@ -55,14 +54,13 @@ export async function evaluateLinearDelivery(
   body: Buffer,
   log: Logger,
 ): Promise<IntegrationWork> {
-  const none: IntegrationWork = { outcomes: [], runs: [] };
   const integration = await deps.db.linearIntegration.findUnique({ where: { webhookId: webhook.id } });
-  if (!integration) return none;
-  const base = { automation_id: integration.id, automation_name: `Linear ${integration.name}` };
-  const outcome = (o: Omit<AutomationOutcome, 'automation_id' | 'automation_name'>): IntegrationWork => ({
-    ...none,
-    outcomes: [{ ...base, ...o }],
-  });
+  if (!integration) return NO_WORK;
+  const {
+    only: outcome,
+    started,
+    refused,
+  } = integrationOutcomes({ id: integration.id, name: `Linear ${integration.name}` }, log);
   if (integration.status !== 'active')
     return outcome({ matched: false, error: `the integration is broken: ${integration.brokenReason ?? ''}` });
   const decision = decideLinear(integration, payload);
@@ -82,8 +80,7 @@ export async function evaluateLinearDelivery(
       select: { id: true },
     });
     if (!run) return outcome({ matched: false, mismatches: ['no run of the integration on this issue'] });
-    return {
-      outcomes: [{ ...base, matched: true, run_id: run.id }],
+    return started(run.id, {
       runs: [],
       after: async () => {
         await submitFollowup(deps, caller, {
@@ -91,7 +88,7 @@ export async function evaluateLinearDelivery(
           message: `Comment by ${decision.actor} on the Linear issue:\n${decision.message}`,
         });
       },
-    };
+    });
   }
   const { requester } = decision;
   if (!(await deps.budget.take(integration.teamId)))
@@ -135,15 +132,8 @@ export async function evaluateLinearDelivery(
       source: 'LINEAR',
     });
     const run = { ...prepared, environmentSpec: withTeamRepository(prepared.environmentSpec, repository) };
-    return { outcomes: [{ ...base, matched: true, run_id: run.id }], runs: [run] };
+    return started(run.id, { runs: [run] });
   } catch (err) {
-    if (err instanceof AppError && err.code !== 'internal_error' && err.code !== 'resource_unavailable') {
-      log.warn(
-        { linearIntegrationId: integration.id, err: err.message },
-        'Linear integration could not start a run',
-      );
-      return outcome({ matched: true, error: `${err.code}: ${err.message}` });
-    }
-    throw err;
+    return refused(err);
   }
 }
