@@ -28,7 +28,10 @@ export async function fetchRunRepository(
 ): Promise<{ bundle: Buffer; branch: string }> {
   const { run, repo, shown } = await runRepository(deps, req);
   if (repo.clone !== 'platform')
-    throw new AppError('invalid_request', `Repository ${shown} is cloned in the sandbox, not by the platform`);
+    throw new AppError(
+      'invalid_request',
+      `Repository ${shown} is cloned in the sandbox, not by the platform`,
+    );
   const secret = await repositoryCredential(deps, run, repo, req.repository);
   const remote = await remoteAccess(deps, repo.url, secret);
   const runBranch = runBranchName(run.id);
@@ -45,7 +48,15 @@ export async function fetchRunRepository(
     const branch = hasRunBranch ? runBranch : (repo.ref ?? defaultBranch);
     if (!branch) throw new AppError('resource_unavailable', `${shown} advertises no default branch`);
     await git(
-      [...remote.configArgs, 'fetch', '--quiet', '--no-tags', '--', repo.url, `+${branch}:refs/heads/${branch}`],
+      [
+        ...remote.configArgs,
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--',
+        repo.url,
+        `+${branch}:refs/heads/${branch}`,
+      ],
       inDir,
     );
     await git(['bundle', 'create', '--quiet', 'run.bundle', `refs/heads/${branch}`], { cwd: dir });

@@ -59,7 +59,10 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
   let commit: string;
   try {
     await git(['init', '--quiet', '--bare', '--template=', dir]);
-    await git([...remote.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'], inDir);
+    await git(
+      [...remote.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'],
+      inDir,
+    );
     let head = req.base_commit;
     if (req.bundle.length > 0) {
       await writeFile(path.join(dir, 'run.bundle'), req.bundle);
@@ -85,13 +88,23 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
       head = await onTopOfBranch(dir, branch, head, run.id);
       try {
         // No --force: the remote takes the branch only as a fast-forward of what it holds.
-        await git([...remote.configArgs, 'push', '--quiet', '--', repo.url, `${head}:refs/heads/${branch}`], inDir);
+        await git(
+          [...remote.configArgs, 'push', '--quiet', '--', repo.url, `${head}:refs/heads/${branch}`],
+          inDir,
+        );
         break;
       } catch (err) {
         if (attempt >= PUSH_ATTEMPTS || !NOT_FAST_FORWARD.test((err as Error).message)) throw err;
         // Someone pushed to the branch meanwhile: take their commits and merge again.
         await git(
-          [...remote.configArgs, 'fetch', '--quiet', '--', repo.url, `+refs/heads/${branch}:refs/heads/${branch}`],
+          [
+            ...remote.configArgs,
+            'fetch',
+            '--quiet',
+            '--',
+            repo.url,
+            `+refs/heads/${branch}:refs/heads/${branch}`,
+          ],
           inDir,
         );
       }
@@ -128,7 +141,9 @@ async function onTopOfBranch(dir: string, branch: string, head: string, runId: s
   if (contained) return head;
   let tree: string;
   try {
-    tree = (await git(['merge-tree', '--write-tree', '--no-messages', head, tip], { cwd: dir })).split('\n')[0]!;
+    tree = (await git(['merge-tree', '--write-tree', '--no-messages', head, tip], { cwd: dir })).split(
+      '\n',
+    )[0]!;
   } catch {
     throw new AppError(
       'conflict',
@@ -137,10 +152,13 @@ async function onTopOfBranch(dir: string, branch: string, head: string, runId: s
     );
   }
   return (
-    await git(['commit-tree', tree, '-p', head, '-p', tip, '-m', `conveyor: run ${runId}, merged with ${branch}`], {
-      cwd: dir,
-      env: COMMITTER,
-    })
+    await git(
+      ['commit-tree', tree, '-p', head, '-p', tip, '-m', `conveyor: run ${runId}, merged with ${branch}`],
+      {
+        cwd: dir,
+        env: COMMITTER,
+      },
+    )
   ).trim();
 }
 

@@ -20,7 +20,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type RunReporting = Pick<
   RunnerServiceHandlers,
-  'ReportEvents' | 'Heartbeat' | 'CompleteRun' | 'GetHarnessCredential' | 'PushRunBranch' | 'FetchRunRepository'
+  | 'ReportEvents'
+  | 'Heartbeat'
+  | 'CompleteRun'
+  | 'GetHarnessCredential'
+  | 'PushRunBranch'
+  | 'FetchRunRepository'
 >;
 
 /**
