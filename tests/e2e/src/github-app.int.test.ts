@@ -166,6 +166,15 @@ describe('GitHub App', () => {
     const refused = await register(`wrong-${randomUUID().slice(0, 8)}`, { private_key: other });
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toContain('A JSON web token could not be decoded');
+    // An environment the registrant cannot reach is refused as a run would refuse it, before GitHub is asked.
+    const missing = await register(`noenv-${randomUUID().slice(0, 8)}`, {
+      environment_id: 'A'.repeat(22),
+    });
+    expect(missing).toMatchObject({
+      status: 404,
+      body: { type: expect.stringMatching(/resource_not_found$/) },
+    });
+    expect((await register(`badenv-${randomUUID().slice(0, 8)}`, { environment_id: 'x' })).status).toBe(400);
     expect(
       await apiCall(platform, 'DELETE', `/integrations/github-apps/${created.body.github_app_id}`),
     ).toMatchObject({
