@@ -7,6 +7,7 @@ import { commentOnRunSource, type SourceCommentDeps } from '../../github/comment
 import { completeRun, type TranscriptSink } from '../../runner/complete-run';
 import type { HarnessSessions } from '../../runner/harness-sessions';
 import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/harness-credential';
+import { fetchRunRepository } from '../../runner/fetch-run-repository';
 import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
 import { heartbeat, reportEvents } from '../../runner/report-events';
 import type { GitHubAppChecks } from '../../integrations/github-app-checks';
@@ -99,6 +100,20 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       );
       void deps.checks.pushed(req.run_id, pushed.commit);
       return pushed;
+    }),
+    FetchRunRepository: unary(logger, 'FetchRunRepository', async (req) => {
+      const fetched = await fetchRunRepository(deps, req);
+      logger.info(
+        {
+          runId: req.run_id,
+          execution: req.execution,
+          repository: req.repository,
+          branch: fetched.branch,
+          bytes: fetched.bundle.length,
+        },
+        'run repository fetched for the runner',
+      );
+      return fetched;
     }),
   };
 }
