@@ -36,6 +36,8 @@ export type * from './gen/conveyor/orchestrator/v1/HarnessCredentialRequest';
 export type * from './gen/conveyor/orchestrator/v1/HarnessCredential';
 export type * from './gen/conveyor/orchestrator/v1/PushRunBranchRequest';
 export type * from './gen/conveyor/orchestrator/v1/PushRunBranchResponse';
+export type * from './gen/conveyor/orchestrator/v1/FetchRunRepositoryRequest';
+export type * from './gen/conveyor/orchestrator/v1/FetchRunRepositoryResponse';
 export type * from './gen/conveyor/orchestrator/v1/PullRequestOutcome';
 export type * from './gen/conveyor/orchestrator/v1/RequestUsage';
 export type * from './gen/conveyor/orchestrator/v1/HandoffAttachment';

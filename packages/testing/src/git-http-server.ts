@@ -11,10 +11,17 @@ export interface GitHttpServer {
   close(): Promise<void>;
 }
 
+export interface GitHttpOptions {
+  /** Fetching needs the credential too, like a forge's private repository: an anonymous clone gets 401. */
+  private?: boolean;
+  /** Called when a fetch (git-upload-pack) has been served: a test moves a branch between a run's clone and push. */
+  afterFetch?: () => void;
+}
+
 /**
  * A real git server on loopback: git's own smart-HTTP CGI (`git http-backend`) behind a small Node bridge. Fetching is
- * open; pushing (git-receive-pack) needs HTTP Basic `credential` (`user:password`, or a check of what was sent), like a
- * forge with a push token.
+ * open unless `options.private`; pushing (git-receive-pack) needs HTTP Basic `credential` (`user:password`, or a check
+ * of what was sent), like a forge with a push token.
  * `host`: another loopback address (127.0.0.2) for a bubblewrap sandbox's git, which reaches 127.0.0.1 and localhost
  * directly (NO_PROXY: its own loopback, where nothing serves git) and anything else through the egress proxy.
  */
@@ -22,6 +29,7 @@ export async function startGitHttpServer(
   root: string,
   credential: string | ((sent: string) => boolean),
   host = '127.0.0.1',
+  options: GitHttpOptions = {},
 ): Promise<GitHttpServer> {
   const backend = path.join(
     execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(),
@@ -36,10 +44,11 @@ export async function startGitHttpServer(
     requests.push({ method: req.method ?? '', path: url.pathname, service, credential: sent });
     const push = service === 'git-receive-pack';
     const allowed = typeof credential === 'string' ? sent === credential : credential(sent);
-    if (push && !allowed) {
-      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end('push needs a credential\n');
+    if ((push || options.private) && !allowed) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end('this needs a credential\n');
       return;
     }
+    const fetchPack = req.method === 'POST' && service === 'git-upload-pack';
     const cgi = spawn(backend, [], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -77,7 +86,11 @@ export async function startGitHttpServer(
       res.writeHead(status);
       res.write(head.subarray(end + 4));
     });
-    cgi.on('close', () => (started ? res.end() : res.writeHead(500).end(head)));
+    cgi.on('close', () => {
+      if (started) res.end();
+      else res.writeHead(500).end(head);
+      if (fetchPack) options.afterFetch?.();
+    });
   };
   const server = createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, host, resolve));

@@ -12,34 +12,16 @@ import {
 import { redisAuthEpochs } from './auth/auth-epochs';
 import { KeyAuthenticator } from './auth/key-authenticator';
 import type { GatewayConfig } from './config';
-import { confineRunScopedKeys, identify, requireAuth } from './middleware/authenticate';
+import { identify, requireAuth } from './middleware/authenticate';
 import { jsonBodies } from './middleware/json-bodies';
 import { rateLimit } from './middleware/rate-limit';
 import { rejectNulCharacters } from './middleware/reject-nul-characters';
 import type { OrchestratorApi } from './orchestrator-api';
+import { buildApiDocument } from './openapi/api-document';
 import { validateResponses } from './openapi/response-validator';
-import { artifactRoutes } from './routes/artifact-routes';
-import { blobRoutes } from './routes/blob-routes';
-import { openapiRoutes } from './routes/openapi-routes';
-import { harnessSupportRoutes } from './routes/harness-support-routes';
-import { redirectRoutes } from './routes/redirect-routes';
-import { runScoringRoutes } from './routes/run-scoring-routes';
-import { workerRoutes } from './routes/worker-routes';
-import { insightsRoutes } from './routes/insights-routes';
-import { runInspectionRoutes } from './routes/run-inspection-routes';
-import { runLifecycleRoutes } from './routes/run-lifecycle-routes';
-import { runListRoutes } from './routes/run-list-routes';
-import { scheduleRoutes } from './routes/schedule-routes';
-import { eventEndpointRoutes } from './routes/event-endpoint-routes';
-import { integrationRoutes } from './routes/integration-routes';
-import { linearIntegrationRoutes } from './routes/linear-integration-routes';
-import { webhookAutomationRoutes } from './routes/webhook-automation-routes';
-import { webhookFactoryRoutes } from './routes/webhook-factory-routes';
-import { webhookRoutes } from './routes/webhook-routes';
-import { webhookSecretRoutes } from './routes/webhook-secret-routes';
-import { catalogRoutes } from './routes/catalog-routes';
-import { environmentRoutes } from './routes/environment-routes';
-import { identityRoutes } from './routes/identity-routes';
+import type { Auth, EndpointDeps } from './routes/endpoint';
+import { endpointRouter } from './routes/endpoint-router';
+import { ENDPOINTS } from './routes/endpoints';
 import { consoleRoutes } from './routes/console-routes';
 
 /** The public REST API: health at the root, everything else under /v1 behind API-key auth; the web console under /console. */
@@ -64,10 +46,22 @@ export function buildApp(deps: AppDeps): Express {
   });
   if (config.VALIDATE_RESPONSES) app.use(validateResponses());
 
+  let document: Record<string, unknown> | undefined;
+  const endpointDeps: EndpointDeps = {
+    api: deps.api,
+    publicUrl: deps.publicUrl,
+    apiDocument: () => (document ??= buildApiDocument()),
+  };
+  // Each endpoint's `auth` places it in the chain below: that is where its permission is enforced.
+  const endpoints = (auth: Auth) =>
+    endpointRouter(
+      ENDPOINTS.filter((e) => e.auth === auth),
+      endpointDeps,
+    );
+
   const v1 = express.Router();
-  // Signed download links carry their own credential; they are served before API-key auth.
-  v1.use(blobRoutes(deps.api));
-  v1.use(openapiRoutes());
+  // Signed download links carry their own credential, and the API document is public: served before API-key auth.
+  v1.use(endpoints('none'));
   const keys = new KeyAuthenticator(
     deps.api,
     redisAuthEpochs(
@@ -82,7 +76,6 @@ export function buildApp(deps: AppDeps): Express {
   );
   deps.redis.on('ready', () => keys.forgetAll());
   v1.use(identify(keys));
-  v1.use(confineRunScopedKeys);
   v1.use(
     rateLimit(deps.redis, {
       prefix: config.RATE_LIMIT_REDIS_PREFIX,
@@ -90,32 +83,14 @@ export function buildApp(deps: AppDeps): Express {
       perTeam: { points: config.RATE_LIMIT_PER_TEAM_POINTS, seconds: config.RATE_LIMIT_PER_TEAM_SECONDS },
     }),
   );
-  // Public artifacts are readable without a key (private ones check the caller identified above).
-  v1.use(artifactRoutes(deps.api));
-  // The SDK's redirect checks carry no key; they answer anonymous callers for publicly shared sessions only.
-  v1.use(redirectRoutes(deps.api));
+  // Public artifacts are readable without a key (private ones check the caller identified above); the SDK's
+  // redirect checks carry no key and answer anonymous callers for publicly shared sessions only.
+  v1.use(endpoints('optional'));
   v1.use(requireAuth);
   // Bodies are read only now, for an authenticated caller within its budget.
   v1.use(jsonBodies(config.MAX_BODY_BYTES));
   v1.use(rejectNulCharacters);
-  v1.use(harnessSupportRoutes(deps.api));
-  v1.use(runScoringRoutes(deps.api, deps.publicUrl));
-  v1.use(workerRoutes(deps.api));
-  v1.use(insightsRoutes(deps.api));
-  v1.use(runListRoutes(deps.api, deps.publicUrl));
-  v1.use(runInspectionRoutes(deps.api));
-  v1.use(runLifecycleRoutes(deps.api, deps.publicUrl));
-  v1.use(scheduleRoutes(deps.api));
-  v1.use(webhookFactoryRoutes(deps.api));
-  v1.use(webhookRoutes(deps.api));
-  v1.use(webhookAutomationRoutes(deps.api));
-  v1.use(webhookSecretRoutes(deps.api));
-  v1.use(eventEndpointRoutes(deps.api));
-  v1.use(integrationRoutes(deps.api));
-  v1.use(linearIntegrationRoutes(deps.api));
-  v1.use(catalogRoutes(deps.api));
-  v1.use(environmentRoutes(deps.api));
-  v1.use(identityRoutes(deps.api));
+  v1.use(endpoints('api_key'));
   app.use('/v1', v1);
   app.use('/api/v1', v1);
   app.use(

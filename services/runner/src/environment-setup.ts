@@ -15,6 +15,8 @@ export const environmentSchema = z.object({
         directory: z.string().optional(),
         ref: z.string().optional(),
         push_secret_name: z.string().optional(),
+        /** `platform`: the orchestrator fetches it with its credential; the sandbox clones the bundle offline. */
+        clone: z.literal('platform').optional(),
       }),
     )
     .default([]),
@@ -58,7 +60,7 @@ const outputOf = (command: string, code: number | null, output: string): string 
  */
 export async function runSetupStep(
   sandbox: RunSandbox,
-  options: SandboxExecOptions,
+  options: SandboxExecOptions & { input?: Buffer },
   signal: AbortSignal,
   timeoutSeconds: number = DEFAULT_SETUP_TIMEOUT_SECONDS,
   step: string,
@@ -72,6 +74,51 @@ export async function runSetupStep(
   return result;
 }
 
+/** A repository the orchestrator fetched for the run (RunnerService.FetchRunRepository): one branch as a git bundle. */
+export type FetchRepository = (index: number) => Promise<{ bundle: Buffer; branch: string }>;
+
+/**
+ * Inside the sandbox, without network: the bundle (on stdin) cloned on its branch, then `origin` pointed at the
+ * repository's URL (no credential: the sandbox cannot fetch a private repository itself, and has nothing to do so).
+ */
+const CLONE_BUNDLE = [
+  'set -e',
+  'bundle="$(mktemp)"',
+  'trap \'rm -f "$bundle"\' EXIT',
+  'cat > "$bundle"',
+  'git clone --quiet --branch "$2" -- "$bundle" "$1"',
+  'git -C "$1" remote set-url origin "$3"',
+].join('\n');
+
+/** How one repository is cloned: in the sandbox from its URL, or from the bundle the orchestrator fetched. */
+async function cloneStep(
+  repo: EnvironmentSpec['repositories'][number],
+  index: number,
+  dir: string,
+  env: Record<string, string>,
+  fetchRepository: FetchRepository | undefined,
+): Promise<SandboxExecOptions & { input?: Buffer }> {
+  if (repo.clone !== 'platform')
+    return {
+      argv: ['git', 'clone', '--quiet', ...(repo.ref ? ['--branch', repo.ref] : []), '--', repo.url, dir],
+      env,
+    };
+  if (!fetchRepository) throw new SetupFailure(`${redactUrl(repo.url)} can only be cloned by the platform`);
+  let fetched: Awaited<ReturnType<FetchRepository>>;
+  try {
+    fetched = await fetchRepository(index);
+  } catch (err) {
+    throw new SetupFailure(`Fetching ${redactUrl(repo.url)} failed: ${(err as Error).message}`);
+  }
+  return {
+    argv: ['/bin/sh', '-c', CLONE_BUNDLE, 'clone-bundle', dir, fetched.branch, repo.url],
+    env,
+    stdin: 'pipe',
+    network: false,
+    input: fetched.bundle,
+  };
+}
+
 /**
  * Clones repositories and runs setup commands in the run's sandbox (they are as untrusted as the agent); any
  * failure is a setup failure of the run. Each setup command's output (stdout and stderr) goes to the run's log
@@ -83,23 +130,15 @@ export async function setUpEnvironment(
   env: Record<string, string>,
   signal: AbortSignal,
   report: (detail: string) => void,
+  fetchRepository?: FetchRepository,
 ): Promise<void> {
-  for (const repo of spec.repositories) {
+  for (const [index, repo] of spec.repositories.entries()) {
     const dir = repositoryDirectory(repo);
     // Run events and failure messages are shown to users and logged: never a credential embedded in the URL.
     report(`cloning ${redactUrl(repo.url)}`);
-    const argv: [string, ...string[]] = [
-      'git',
-      'clone',
-      '--quiet',
-      ...(repo.ref ? ['--branch', repo.ref] : []),
-      '--',
-      repo.url,
-      dir,
-    ];
     const cloned = await runSetupStep(
       sandbox,
-      { argv, env },
+      await cloneStep(repo, index, dir, env, fetchRepository),
       signal,
       spec.setup_timeout_seconds,
       redactUrl(`cloning ${repo.url}`),

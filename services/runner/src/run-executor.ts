@@ -2,7 +2,7 @@ import type { Logger } from '@conveyor/logger';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunJob } from '@conveyor/run-events';
 import { contextFromCarrier, inSpan } from '@conveyor/tracing';
-import { environmentSchema, type EnvironmentSpec } from './environment-setup';
+import { environmentSchema, type EnvironmentSpec, type FetchRepository } from './environment-setup';
 import { finishWork } from './execution/after-run';
 import type { Completion, ExecutionContext } from './execution/execution-context';
 import type { AdoptionRecord, AdoptionRecords } from './execution/adoption-records';
@@ -229,10 +229,12 @@ export class RunExecutor {
       const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
       const onDurable: OnDurable | undefined = record && ((agent) => record.started(agent, grant?.token));
       const checkpointing = checkpoint && { checkpoint, turns: 0 };
+      const fetchRepository: FetchRepository = (repository) =>
+        this.link.call('FetchRunRepository', { ...ctx.target, repository }, 120_000);
       const run = { harness, grant, environment, checkpoint, onDurable };
       return await this.resuming(ctx, run, () =>
         this.inNewSandbox(ctx, environment, grant, (sandbox) =>
-          driveHarness(ctx, harness, grant, sandbox, environment, onDurable, checkpointing),
+          driveHarness(ctx, harness, grant, sandbox, environment, fetchRepository, onDurable, checkpointing),
         ),
       );
     } finally {

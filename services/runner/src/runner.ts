@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
-import path from 'node:path';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
@@ -21,17 +19,13 @@ import {
   startShellServer,
 } from '@conveyor/runtime';
 import type { RunnerConfig } from './config';
-import { AdoptionRecords } from './execution/adoption-records';
-import { TurnCheckpoints } from './execution/turn-checkpoints';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
 import { RunExecutor } from './run-executor';
 import { executorOptions } from './run-executor-options';
 import type { SandboxBackend } from './sandbox/run-sandbox';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
-
-const rootKey = (workspaceRoot: string) =>
-  createHash('sha256').update(path.resolve(workspaceRoot)).digest('hex').slice(0, 12);
+import { durableExecutions, takeBackRuns } from './take-back-runs';
 
 /**
  * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
@@ -84,48 +78,21 @@ export class Runner implements Service {
     const snapshots = sandbox.snapshots;
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
     this.modelProxy = await startModelProxy(config, logger);
-    // Only a backend that can reopen a run's sandbox keeps its agents apart from this process. The records are this
-    // workspace root's (its runs' file systems live there): another runner sharing the state directory has its own.
-    const stateDir = (kind: string) =>
-      path.join(config.SANDBOX_STATE_DIR, kind, rootKey(config.WORKSPACE_ROOT));
-    const records = sandbox.reopen ? new AdoptionRecords(stateDir('adopt')) : undefined;
-    // The same backends report an agent lost with its sandbox (`SandboxExit.lost`): their runs go on from a turn.
-    const checkpoints = sandbox.reopen ? new TurnCheckpoints(stateDir('checkpoints')) : undefined;
+    const durable = durableExecutions(sandbox, config);
     const executor = new RunExecutor(
       link,
-      {
-        ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy),
-        adoptionRecords: records,
-        checkpoints,
-      },
+      { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), ...durable },
       logger,
     );
-    const { records: adopting, refused } = (await records?.list()) ?? { records: [], refused: [] };
-    const released = await sandbox.releaseLeftovers?.(adopting.map((r) => r.assignment.run_id));
-    for (const { target, reason } of refused) {
-      logger.error(
-        { runId: target.run_id, reason },
-        'run not taken back: its adoption record is of a newer runner',
-      );
-      const ended = executor
-        .refuse(target, `The runner restarted and could not take the run back: ${reason}`)
-        .then(() => records?.remove(target.run_id))
-        .catch((err: unknown) => logger.error({ err, runId: target.run_id }, 'run not ended'))
-        .finally(() => this.adopted.delete(ended));
-      this.adopted.add(ended);
-    }
-    if (released?.length)
-      logger.warn({ runIds: released }, 'ended agents the previous runner process left unrecorded');
-    for (const record of adopting) {
-      const adopted = executor
-        .adopt(record, this.stopAll.signal)
-        .catch((err: unknown) => logger.error({ err, runId: record.assignment.run_id }, 'run not taken back'))
-        .finally(() => this.adopted.delete(adopted));
-      this.adopted.add(adopted);
-      logger.info(
-        { runId: record.assignment.run_id, sinceProcessStartMs: Math.round(process.uptime() * 1000) },
-        'taking back a run the previous runner process left',
-      );
+    for (const taken of await takeBackRuns(
+      executor,
+      sandbox,
+      durable.adoptionRecords,
+      this.stopAll.signal,
+      logger,
+    )) {
+      this.adopted.add(taken);
+      void taken.finally(() => this.adopted.delete(taken));
     }
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,

@@ -14,6 +14,7 @@ import { OrchestratorLink } from './orchestrator-link';
 import { RunExecutor } from './run-executor';
 import { executorOptions } from './run-executor-options';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
+import { durableExecutions, takeBackRuns } from './take-back-runs';
 import type { SandboxBackend } from './sandbox/run-sandbox';
 import type { WorkerConfig } from './worker-config';
 
@@ -22,7 +23,8 @@ import type { WorkerConfig } from './worker-config';
  * WorkerService.Connect stream instead of the BullMQ queue (docs/workers.md). It says hello with the team's worker
  * token, heartbeats at the interval the platform asks for, executes the runs pushed to it (already claimed for it)
  * and reports through RunnerService like any runner. A dropped connection is retried with backoff; a refused token
- * or worker ID is fatal. Stop: no new runs, in-flight runs drain until the deadline, then are aborted.
+ * or worker ID is fatal. Like the runner it takes back the runs its previous process left (docs/workers.md). Stop: no
+ * new runs; agents running durable are left to the next process, the others drain until the deadline, then are aborted.
  */
 export class SelfHostedWorker implements Service {
   private clients: OrchestratorClients | undefined;
@@ -36,6 +38,12 @@ export class SelfHostedWorker implements Service {
   private readonly stopAll = new AbortController();
   private stopping = false;
   private stopped: Promise<void> | undefined;
+  private durable: ReturnType<typeof durableExecutions> = {};
+  /**
+   * The runs the previous worker process left, taken back once connected (their reports need the platform); runs
+   * pushed to this process start after it, so the leftovers are sorted out before any new sandbox exists.
+   */
+  private tookBack: Promise<unknown> | undefined;
   /** Reconnection delays (250 ms doubled up to RECONNECT_MAX_DELAY_MS, with jitter), the outage logged once. */
   private readonly backoff: Backoff;
   private readonly outage: OutageLog;
@@ -63,8 +71,7 @@ export class SelfHostedWorker implements Service {
     );
     // Fail closed: a worker that cannot isolate runs does not connect for any.
     this.sandbox = await createSandboxBackend(this.config, this.logger, (cause) => this.stopAll.abort(cause));
-    // The worker does not take runs back yet: agents its previous process left are ended, not adopted.
-    await this.sandbox.releaseLeftovers?.([]);
+    this.durable = durableExecutions(this.sandbox, this.config);
     this.modelProxy = await startModelProxy(this.config, this.logger);
     this.clients = createOrchestratorClients(this.config.WORKER_ENDPOINT, credentials);
     this.link = new OrchestratorLink(this.config.WORKER_ENDPOINT, credentials);
@@ -84,9 +91,10 @@ export class SelfHostedWorker implements Service {
         const welcome = message.welcome;
         executor = new RunExecutor(
           this.link!,
-          executorOptions(config, welcome.runner_id, this.sandbox!, this.modelProxy),
+          { ...executorOptions(config, welcome.runner_id, this.sandbox!, this.modelProxy), ...this.durable },
           logger,
         );
+        this.tookBack ??= this.takeBack(executor);
         const beat = () => call.write({ heartbeat: { active_runs: this.inFlight.size } });
         beat();
         if (this.heartbeat) clearInterval(this.heartbeat);
@@ -99,10 +107,12 @@ export class SelfHostedWorker implements Service {
       }
       if (message.assignment && executor) {
         const assignment = message.assignment;
-        const running = executor
-          .execute({ runId: assignment.run_id, execution: assignment.execution }, this.stopAll.signal, {
+        const taking = executor;
+        const running = this.tookBack!.then(() =>
+          taking.execute({ runId: assignment.run_id, execution: assignment.execution }, this.stopAll.signal, {
             claimed: assignment,
-          })
+          }),
+        )
           .catch((err: unknown) => logger.error({ err, runId: assignment.run_id }, 'run execution failed'))
           .finally(() => {
             this.inFlight.delete(running);
@@ -139,9 +149,26 @@ export class SelfHostedWorker implements Service {
     });
   }
 
+  /** Adopts the runs whose agents outlived the previous worker process, counted in flight like any run. */
+  private async takeBack(executor: RunExecutor): Promise<void> {
+    const taken = await takeBackRuns(
+      executor,
+      this.sandbox!,
+      this.durable.adoptionRecords,
+      this.stopAll.signal,
+      this.logger,
+    );
+    for (const run of taken) {
+      this.inFlight.add(run);
+      void run.finally(() => this.inFlight.delete(run));
+    }
+  }
+
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
+      // Agents running durable go on alone; the next worker process takes them back.
+      this.sandbox?.detach?.();
       if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.call?.end();

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -9,22 +9,35 @@ import {
   type ScriptedGitHub,
 } from '@conveyor/testing';
 import { signWebhook } from '@conveyor/webhook-auth';
-import { AGENT_SETUP, agentWorkLog, branchLog, git, hasBranch, seedRemote } from './git-remote';
+import { agentWorkLog, branchLog, git, hasBranch, seedRemote } from './git-remote';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, eventually, waitForRunState, type Json } from './run-waits';
 import { webhookApi } from './webhook-helpers';
 
 // A team's GitHub App (docs/integrations.md) against a scripted GitHub that checks authentication as GitHub does: the
 // App's JWT (RS256, signed with the registered key) on /app endpoints, an installation token on every repository
-// call and on the git push (a real git server). Issue assigned to the App's bot → draft pull request linked to the
-// issue and a comment there → review comment on the pull request → a follow-up execution of the same run pushes the
-// branch again and replies in the comment's thread.
+// call and on every git fetch and push (a real git server serving a private repository). Issue assigned to the App's
+// bot → draft pull request linked to the issue and a comment there → review comment on the pull request → a
+// follow-up execution of the same run adds commits on top of the pull request's branch (a reviewer's commit pushed
+// meanwhile survives) and replies in the comment's thread.
 jest.setTimeout(240_000);
 
 const SLUG = 'conveyor-test';
 const BOT = `${SLUG}[bot]`;
 const INSTALLATION = 777;
 const WEBHOOK_SECRET = `github-app-secret-${randomUUID()}`;
+/**
+ * The agent's work, for the first execution and a follow-up alike (a follow-up starts from the run's branch, where
+ * hello.txt already says hello): a commit when hello.txt changes, and one more line of uncommitted notes. Then, when
+ * the test left one, a script standing in for someone pushing to the pull request while the execution runs.
+ */
+const agentSetup = (root: string) =>
+  [
+    `cd origin && printf 'hello conveyor\\n' > hello.txt`,
+    `{ git diff --quiet || git -c user.name=Agent -c user.email=agent@example.com commit --quiet -am 'agent: rename world'; }`,
+    `printf 'left uncommitted\\n' >> notes.txt`,
+    `if [ -f ${root}/meanwhile.sh ]; then sh ${root}/meanwhile.sh && rm ${root}/meanwhile.sh; fi`,
+  ].join(' && ');
 
 describe('GitHub App', () => {
   let platform: RunningPlatform;
@@ -42,16 +55,22 @@ describe('GitHub App', () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'github-app-'));
     remote = seedRemote(root, 'acme/widgets');
-    // Pushing needs an installation token GitHub issued for this repository, as x-access-token:<token>.
-    http = await startGitHttpServer(root, (sent) => {
-      const [user, token = ''] = sent.split(':');
-      const scope = github.installationTokens.get(token);
-      return (
-        user === 'x-access-token' &&
-        !!scope &&
-        (!scope.repositories || scope.repositories.includes('widgets'))
-      );
-    });
+    // The repository is private: fetching and pushing need an installation token GitHub issued for it, as
+    // x-access-token:<token>.
+    http = await startGitHttpServer(
+      root,
+      (sent) => {
+        const [user, token = ''] = sent.split(':');
+        const scope = github.installationTokens.get(token);
+        return (
+          user === 'x-access-token' &&
+          !!scope &&
+          (!scope.repositories || scope.repositories.includes('widgets'))
+        );
+      },
+      '127.0.0.1',
+      { private: true },
+    );
     github = await startScriptedGitHub({
       token: pat,
       branchExists: (fullName, branch) => fullName === 'acme/widgets' && hasBranch(remote, branch),
@@ -67,15 +86,15 @@ describe('GitHub App', () => {
         GIT_ALLOWED_SCHEMES: 'https,http',
         EGRESS_ALLOWED_ADDRESSES: `${new URL(http.url).host},${new URL(github.url).host}`,
         GITHUB_API_URL: github.url,
-        // The suite's Apps start 3 runs before the last test, which meets the limit.
-        GITHUB_APP_RUNS_PER_HOUR: '4',
+        // The suite's Apps start 4 runs before the last test, which meets the limit.
+        GITHUB_APP_RUNS_PER_HOUR: '5',
       },
     });
     factoryId = await webhookApi(platform).factory();
     const environment = await apiCall(platform, 'POST', '/agent/environments', {
       name: `app ${randomUUID()}`,
       repositories: [{ url: url(), directory: 'origin' }],
-      setup_commands: [AGENT_SETUP],
+      setup_commands: [agentSetup(root)],
     });
     expect(environment.status).toBe(201);
     environmentId = environment.body.uid as string;
@@ -147,6 +166,15 @@ describe('GitHub App', () => {
     const refused = await register(`wrong-${randomUUID().slice(0, 8)}`, { private_key: other });
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toContain('A JSON web token could not be decoded');
+    // An environment the registrant cannot reach is refused as a run would refuse it, before GitHub is asked.
+    const missing = await register(`noenv-${randomUUID().slice(0, 8)}`, {
+      environment_id: 'A'.repeat(22),
+    });
+    expect(missing).toMatchObject({
+      status: 404,
+      body: { type: expect.stringMatching(/resource_not_found$/) },
+    });
+    expect((await register(`badenv-${randomUUID().slice(0, 8)}`, { environment_id: 'x' })).status).toBe(400);
     expect(
       await apiCall(platform, 'DELETE', `/integrations/github-apps/${created.body.github_app_id}`),
     ).toMatchObject({
@@ -201,6 +229,17 @@ describe('GitHub App', () => {
     expect(checksOf(main)[0]!.detailsUrl).toContain(`/console/runs/${runId}`);
 
     const firstHead = git(['--git-dir', remote, 'rev-parse', branch]);
+    // While the follow-up runs (after its clone, before its push), a reviewer pushes a commit to the pull request.
+    const reviewer = path.join(root, 'reviewer');
+    await writeFile(
+      path.join(root, 'meanwhile.sh'),
+      [
+        `git clone --quiet --branch ${branch} ${remote} ${reviewer}`,
+        `cd ${reviewer} && printf 'from the reviewer\\n' > review.txt && git add review.txt`,
+        `git -c user.name=Reviewer -c user.email=r@example.com commit --quiet -m 'reviewer: a fix of my own'`,
+        `git push --quiet origin ${branch}`,
+      ].join(' && '),
+    );
     const review = await deliver(app, 'pull_request_review_comment', {
       action: 'created',
       comment: { id: 555, body: 'Please say hello louder.', author_association: 'MEMBER' },
@@ -224,8 +263,19 @@ describe('GitHub App', () => {
     const again = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 10_000);
     expect(again.state).toBe('SUCCEEDED');
     expect(github.replies.get(key)?.[0]).toContain('SUCCEEDED');
-    // The same run, a new execution: a new commit on the same branch, the same pull request.
-    expect(git(['--git-dir', remote, 'rev-parse', branch])).not.toBe(firstHead);
+    // The same run, a new execution: new commits on top of the same branch (never force-pushed: the first
+    // execution's commits and the reviewer's are still in it), the same pull request.
+    const head = git(['--git-dir', remote, 'rev-parse', branch]);
+    expect(head).not.toBe(firstHead);
+    const contains = (commit: string) =>
+      git(['--git-dir', remote, 'merge-base', '--is-ancestor', commit, head]) === '';
+    expect(contains(firstHead)).toBe(true);
+    const reviewers = git(['--git-dir', remote, 'log', '--format=%H', '--author=Reviewer', head]);
+    expect(reviewers).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(['--git-dir', remote, 'show', `${head}:review.txt`])).toBe('from the reviewer');
+    expect(git(['--git-dir', remote, 'show', `${head}:notes.txt`])).toBe(
+      'left uncommitted\nleft uncommitted',
+    );
     expect([...github.pulls.keys()].filter((k) => k.endsWith(branch))).toHaveLength(1);
     expect(await runsOf(app)).toEqual([runId]);
     // The follow-up's check started on the pull request's head and went through the same states.
@@ -308,6 +358,58 @@ describe('GitHub App', () => {
       expect(entries.flatMap((e) => e.run_ids as string[])).toEqual([runId]);
     } finally {
       github.appRevoked = false;
+    }
+  });
+
+  it('clones the private repository without the token ever entering the sandbox, where an attacker finds nothing', async () => {
+    // The "agent" is an attacker: it looks for the installation token everywhere a shell in the run can look (its
+    // environment, git's configuration, every file of the workspace and HOME, every process's environment and
+    // command line in /proc), tries the private repository anonymously, and leaves what it found in loot.txt, which
+    // the platform pushes with the work.
+    const search = [
+      'cd origin',
+      '{ echo "== env"; env',
+      'echo "== git config"; git config --list --show-origin',
+      'echo "== files"; grep -rIaE "ghs_|x-access-token|eC1hY2Nlc3MtdG9rZW46|Authorization" .. "${HOME:-/nonexistent}" 2>/dev/null',
+      'echo "== proc"; for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null | grep -aE "ghs_|x-access-token|eC1hY2Nlc3MtdG9rZW46|Authorization|GIT_CONFIG"',
+      `echo "== anonymous fetch"; GIT_TERMINAL_PROMPT=0 git ls-remote ${url()} 2>&1`,
+      'echo "== fetch through origin"; GIT_TERMINAL_PROMPT=0 git fetch origin 2>&1',
+      'echo "== end"; } > ../loot.txt 2>&1; mv ../loot.txt loot.txt',
+    ].join('; ');
+    const attacker = await apiCall(platform, 'POST', '/agent/environments', {
+      name: `attacker ${randomUUID()}`,
+      repositories: [{ url: url(), directory: 'origin' }],
+      setup_commands: [search],
+    });
+    expect(attacker.status).toBe(201);
+    const app = (
+      await register(`private-${randomUUID().slice(0, 8)}`, { environment_id: attacker.body.uid as string })
+    ).body;
+    expect((await deliver(app, 'issues', assigned(15))).status).toBe(202);
+    let runId = '';
+    await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+    expect(done.state).toBe('SUCCEEDED');
+
+    // The private repository was cloned (the branch carries its history), pushed and its pull request opened.
+    const branch = `conveyor/run-${runId}`;
+    expect(branchLog(remote, branch).at(-1)).toBe('initial');
+    expect(github.pulls.get(`acme/widgets:${branch}`)).toMatchObject({ draft: true });
+    // Anonymous fetches were refused by the server: the repository really is private.
+    expect(http.requests.some((r) => r.service === 'git-upload-pack' && r.credential === '')).toBe(true);
+
+    const loot = git(['--git-dir', remote, 'show', `${branch}:loot.txt`]);
+    // The attacker did look, and its own attempts to fetch were refused.
+    expect(loot).toContain('== env');
+    expect(loot).toContain('== proc');
+    expect(loot).toContain('== end');
+    expect(loot).toMatch(/== anonymous fetch\n[^=]*(Authentication failed|could not read Username|401)/);
+    expect(loot).toMatch(/== fetch through origin\n[^=]*(Authentication failed|could not read Username|401)/);
+    // No installation token GitHub issued (as is, or as git's Basic credential) is anywhere it could see.
+    expect(github.installationTokens.size).toBeGreaterThan(0);
+    for (const token of github.installationTokens.keys()) {
+      expect(loot).not.toContain(token);
+      expect(loot).not.toContain(Buffer.from(`x-access-token:${token}`).toString('base64'));
     }
   });
 

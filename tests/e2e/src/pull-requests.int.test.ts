@@ -9,7 +9,7 @@ import {
   type ScriptedGitHub,
 } from '@conveyor/testing';
 import { signWebhook } from '@conveyor/webhook-auth';
-import { AGENT_SETUP, agentWorkLog, branchLog, hasBranch, seedRemote } from './git-remote';
+import { AGENT_SETUP, agentWorkLog, branchLog, git, hasBranch, seedRemote } from './git-remote';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, waitForRunState, type Json } from './run-waits';
 import { webhookApi } from './webhook-helpers';
@@ -120,6 +120,7 @@ describe('pull requests from the pushed branch', () => {
     const branch = `conveyor/run-${runId}`;
     const opened = artifactsOf(done, 'PULL_REQUEST').map((a) => a.data as Json);
     expect(opened).toHaveLength(1);
+    const firstHead = git(['--git-dir', remote, 'rev-parse', branch]);
 
     const followup = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, {
       message: '@demo message again',
@@ -131,7 +132,13 @@ describe('pull requests from the pushed branch', () => {
     expect([...github.pulls.keys()].filter((k) => k.endsWith(branch))).toHaveLength(1);
     expect(artifactsOf(again, 'PULL_REQUEST').map((a) => a.data)).toEqual([opened[0], opened[0]]);
     expect(github.requests.map((r) => `${r.method} ${r.path}`)).toContain('GET /repos/acme/widgets/pulls');
-    expect(branchLog(remote, branch)).toEqual(agentWorkLog(runId));
+    // The follow-up started from a fresh clone of main: its work is merged with the first execution's on the branch
+    // (a fast-forward of it, never a force-push that would drop the first execution's commits).
+    expect(git(['--git-dir', remote, 'log', '--first-parent', '--format=%s', branch]).split('\n')).toEqual([
+      `conveyor: run ${runId}, merged with ${branch}`,
+      ...agentWorkLog(runId),
+    ]);
+    expect(git(['--git-dir', remote, 'rev-parse', `${branch}^2`])).toBe(firstHead);
     await expectTokenNowhere(runId);
   });
 

@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { runCli, startPlatform, type RunningPlatform } from './platform';
-import { helperOf, identity } from './process-identity';
+import { helperOf, identity, processesMatching } from './process-identity';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -26,6 +27,8 @@ describe('self-hosted workers end to end', () => {
       env: {
         WORKER_HEARTBEAT_INTERVAL_MS: '1000',
         WORKER_STALE_AFTER_MS: String(STALE_AFTER_MS),
+        // The production default: a worker's next process must be heartbeating its runs again well before it.
+        RUNNER_LOST_AFTER_MS: '30000',
         MODELS_CONFIG: JSON.stringify({ models: [{ id: 'claude-sonnet-4-5', provider: 'anthropic' }] }),
       },
     });
@@ -273,6 +276,64 @@ describe('self-hosted workers end to end', () => {
     worker.kill('SIGTERM');
     expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(0);
   }, 120_000);
+
+  it.each<NodeJS.Signals>(['SIGKILL', 'SIGTERM'])(
+    "a worker's next process takes back the Claude Code run its %s-ed process left mid-step; it ends SUCCEEDED",
+    async (signal) => {
+      const key = `sk-worker-adopt-${randomUUID()}`;
+      expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: key })).status).toBe(200);
+      // The same machine as the worker's next process sees it: its workspaces and its sandboxes' state.
+      const workspaceRoot = path.join(os.tmpdir(), `worker-adopt-${randomUUID()}`);
+      const env = {
+        WORKSPACE_ROOT: workspaceRoot,
+        SANDBOX_STATE_DIR: `${workspaceRoot}-state`,
+        ANTHROPIC_BASE_URL: modelServer.url,
+      };
+      const workerId = `box-adopt-${signal.toLowerCase()}`;
+      const first = startSandboxedWorker(workerId, env);
+      const nonce = randomUUID().slice(0, 8);
+      const command = `while [ ! -e /workspace/release-${nonce} ]; do sleep 0.1; done; echo "$((6 * 7))-${nonce}"`;
+      modelServer.enqueue(
+        { toolCalls: [{ name: 'Bash', input: { command, description: 'Wait for the release' } }] },
+        { text: `Released ${nonce}.` },
+      );
+      const created = await api('POST', '/agent/runs', {
+        prompt: `Wait for release ${nonce}`,
+        config: { worker_host: workerId, harness: { type: 'claude' } },
+      });
+      expect(created.status).toBe(200);
+      const runId = created.body.run_id as string;
+      await until(
+        'the tool step to run',
+        async () => ((await processesMatching(`release-${nonce}`)).length > 0 ? true : undefined),
+        120_000,
+      );
+      const step = Math.min(...(await processesMatching(`release-${nonce}`)));
+
+      const exited = new Promise((resolve) => first.once('exit', resolve));
+      first.kill(signal);
+      await exited;
+      startSandboxedWorker(workerId, env);
+      await until('the next worker process to be listed', async () =>
+        (await listed()).filter((w) => w.worker_id === workerId).length > 0 ? true : undefined,
+      );
+      // The agent never noticed: the step's shell is the very one that ran before.
+      expect(await processesMatching(`release-${nonce}`)).toContain(step);
+      await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
+
+      expect(await ended(runId, 120_000)).toMatchObject({
+        state: 'SUCCEEDED',
+        status_message: { message: `Released ${nonce}.` },
+      });
+      const turns = modelServer.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+      const output = `${6 * 7}-${nonce}`;
+      // The model saw the run's first turn once (nothing started again), then the step's output.
+      expect(turns.filter((r) => !JSON.stringify(r.body).includes(output))).toHaveLength(1);
+      expect(turns.filter((r) => JSON.stringify(r.body).includes(output))).toHaveLength(1);
+      expect(workerLogs).toContain('taking back a run the previous runner process left');
+    },
+    240_000,
+  );
 
   it('a worker whose privileged helper dies ends the run it held with a clear code and exits non-zero', async () => {
     const worker = startSandboxedWorker('box-helper');

@@ -82,11 +82,8 @@ describe('lint guardrails', () => {
   });
 
   it.each([
-    [
-      'services/gateway/src/openapi/guardrail-fixture.ts',
-      '../routes/run-lifecycle-routes',
-      'runLifecycleRoutes',
-    ],
+    ['services/gateway/src/routes/guardrail-fixture.ts', '../openapi/api-document', 'buildApiDocument'],
+    ['services/gateway/src/openapi/guardrail-fixture.ts', '../app', 'buildApp'],
     ['services/gateway/src/routes/guardrail-fixture.ts', '../app', 'buildApp'],
     ['services/gateway/src/middleware/guardrail-fixture.ts', '../openapi/api-document', 'buildApiDocument'],
     ['services/runner/src/sandbox/guardrail-fixture.ts', '../run-executor', 'RunExecutor'],

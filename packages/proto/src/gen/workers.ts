@@ -8,6 +8,8 @@ import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, Clai
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from './conveyor/orchestrator/v1/CompleteRunRequest';
 import type { ConnectedWorker as _conveyor_orchestrator_v1_ConnectedWorker, ConnectedWorker__Output as _conveyor_orchestrator_v1_ConnectedWorker__Output } from './conveyor/orchestrator/v1/ConnectedWorker';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
+import type { FetchRunRepositoryRequest as _conveyor_orchestrator_v1_FetchRunRepositoryRequest, FetchRunRepositoryRequest__Output as _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output } from './conveyor/orchestrator/v1/FetchRunRepositoryRequest';
+import type { FetchRunRepositoryResponse as _conveyor_orchestrator_v1_FetchRunRepositoryResponse, FetchRunRepositoryResponse__Output as _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output } from './conveyor/orchestrator/v1/FetchRunRepositoryResponse';
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from './conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from './conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from './conveyor/orchestrator/v1/HarnessSession';
@@ -43,6 +45,8 @@ export interface ProtoGrpcType {
         CompleteRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_CompleteRunRequest__Output>
         ConnectedWorker: MessageTypeDefinition<_conveyor_orchestrator_v1_ConnectedWorker, _conveyor_orchestrator_v1_ConnectedWorker__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
+        FetchRunRepositoryRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryRequest, _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output>
+        FetchRunRepositoryResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryResponse, _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>
         HarnessCredential: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredential__Output>
         HarnessCredentialRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output>
         HarnessSession: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessSession, _conveyor_orchestrator_v1_HarnessSession__Output>

@@ -1,10 +1,5 @@
-import { credentials } from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
-import { Readiness } from '@conveyor/runtime';
-import { createLogger } from '@conveyor/logger';
-import { buildApp } from '../app';
-import { loadGatewayConfig } from '../config';
-import { OrchestratorApi } from '../orchestrator-api';
+import { testApp } from '../test-support/test-app';
 import { buildApiDocument, toOpenApiPath } from './api-document';
 import { canonicalPath, findOperation } from './find-operation';
 import { listRoutes } from './list-routes';
@@ -19,20 +14,8 @@ const documented = new Set(
 
 describe('the OpenAPI document', () => {
   // Routes are only listed, never called: nothing connects.
-  const api = new OrchestratorApi('127.0.0.1:1', credentials.createInsecure(), 1000);
   const redis = new Redis({ lazyConnect: true });
-  const app = buildApp({
-    config: loadGatewayConfig({
-      GRPC_TLS_CA_FILE: 'unused',
-      GRPC_TLS_CERT_FILE: 'unused',
-      GRPC_TLS_KEY_FILE: 'unused',
-    }),
-    logger: createLogger({ service: 'test', level: 'silent' }),
-    api,
-    redis,
-    readiness: new Readiness(),
-    publicUrl: () => 'http://x',
-  });
+  const { app, api } = testApp(redis);
   // The web console's routes (/console, docs/console.md) are the console's own, not the public API.
   const served = [
     ...new Set(

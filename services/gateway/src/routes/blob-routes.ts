@@ -1,5 +1,4 @@
-import { Router } from 'express';
-import type { OrchestratorApi } from '../orchestrator-api';
+import { endpoint, type Endpoint } from './endpoint';
 
 /**
  * GET /v1/blobs/{token}: the target of signed download links (artifacts, transcripts). No API key: the token is the
@@ -17,16 +16,24 @@ const INERT_DOWNLOAD_HEADERS = {
   'Content-Security-Policy': "sandbox; default-src 'none'",
 } as const;
 
-export function blobRoutes(api: OrchestratorApi): Router {
-  const router = Router();
-
-  router.get('/blobs/:token', async (req, res) => {
-    const blob = await api.call('blobs', 'ReadBlob', { token: String(req.params.token) }, req.id);
-    const secondsLeft = Math.max(0, Math.floor((Date.parse(blob.expires_at) - Date.now()) / 1000));
-    res.set('Cache-Control', `private, max-age=${secondsLeft}`);
-    res.set(INERT_DOWNLOAD_HEADERS);
-    res.type(blob.content_type || 'application/octet-stream').send(Buffer.from(blob.data));
-  });
-
-  return router;
-}
+export const blobEndpoints: Endpoint[] = [
+  endpoint({
+    method: 'get',
+    path: '/blobs/:token',
+    tag: 'Operations',
+    summary: 'Download through a signed link (the token is the credential)',
+    success: {
+      status: 200,
+      contentType: 'application/octet-stream',
+      description: 'The bytes, with their media type.',
+    },
+    auth: 'none',
+    handle: async ({ req, res, api }) => {
+      const blob = await api.call('blobs', 'ReadBlob', { token: String(req.params.token) }, req.id);
+      const secondsLeft = Math.max(0, Math.floor((Date.parse(blob.expires_at) - Date.now()) / 1000));
+      res.set('Cache-Control', `private, max-age=${secondsLeft}`);
+      res.set(INERT_DOWNLOAD_HEADERS);
+      res.type(blob.content_type || 'application/octet-stream').send(Buffer.from(blob.data));
+    },
+  }),
+];

@@ -1,54 +1,78 @@
-import { Router } from 'express';
-import type { OrchestratorApi } from '../orchestrator-api';
+import * as integ from '../schemas/integration-schemas';
 import { callerOf } from '../middleware/authenticate';
 import { toGitHubAppJson } from '../mappers/integration-resources';
-import { parseBody } from '../validation';
 import { createGitHubAppBody } from '../schemas/integration-schemas';
+import { endpoint, json, noContent, type Endpoint } from './endpoint';
+
+const ref = (req: { params: { githubAppId: string } } & Parameters<typeof callerOf>[0]) => ({
+  caller: callerOf(req),
+  github_app_id: req.params.githubAppId,
+});
 
 /** Integrations (docs/integrations.md): admins register and remove, members read; credentials are never returned. */
-export function integrationRoutes(api: OrchestratorApi): Router {
-  const router = Router();
-  const ref = (req: { params: { githubAppId: string } } & Parameters<typeof callerOf>[0]) => ({
-    caller: callerOf(req),
-    github_app_id: req.params.githubAppId,
-  });
+export const integrationEndpoints: Endpoint[] = [
+  endpoint({
+    method: 'post',
+    path: '/integrations/github-apps',
+    tag: 'Integrations',
+    summary: 'Register a GitHub App (its key is checked against GitHub first)',
+    success: json(integ.githubAppSchema, "Registered; set webhook_url as the App's webhook URL.", 201),
+    body: createGitHubAppBody,
+    handle: async ({ req, res, body, api }) => {
+      const created = await api.call(
+        'integrations',
+        'CreateGitHubApp',
+        {
+          caller: callerOf(req),
+          ...body,
+          environment_id: body.environment_id ?? '',
+          trigger_label: body.trigger_label ?? '',
+          repositories: body.repositories ?? [],
+          allowed_users: body.allowed_users ?? [],
+        },
+        req.id,
+      );
+      res.status(201).json(toGitHubAppJson(created));
+    },
+  }),
 
-  router.post('/integrations/github-apps', async (req, res) => {
-    const body = parseBody(createGitHubAppBody, req.body);
-    const created = await api.call(
-      'integrations',
-      'CreateGitHubApp',
-      {
-        caller: callerOf(req),
-        ...body,
-        environment_id: body.environment_id ?? '',
-        trigger_label: body.trigger_label ?? '',
-        repositories: body.repositories ?? [],
-        allowed_users: body.allowed_users ?? [],
-      },
-      req.id,
-    );
-    res.status(201).json(toGitHubAppJson(created));
-  });
+  endpoint({
+    method: 'get',
+    path: '/integrations/github-apps',
+    tag: 'Integrations',
+    summary: "List the team's GitHub Apps",
+    success: json(integ.githubAppListResponseSchema, 'Apps, without credentials, oldest first.'),
+    handle: async ({ req, res, api }) => {
+      const { github_apps } = await api.call(
+        'integrations',
+        'ListGitHubApps',
+        { caller: callerOf(req) },
+        req.id,
+      );
+      res.json({ github_apps: github_apps.map(toGitHubAppJson) });
+    },
+  }),
 
-  router.get('/integrations/github-apps', async (req, res) => {
-    const { github_apps } = await api.call(
-      'integrations',
-      'ListGitHubApps',
-      { caller: callerOf(req) },
-      req.id,
-    );
-    res.json({ github_apps: github_apps.map(toGitHubAppJson) });
-  });
+  endpoint({
+    method: 'get',
+    path: '/integrations/github-apps/:githubAppId',
+    tag: 'Integrations',
+    summary: 'Retrieve a GitHub App',
+    success: json(integ.githubAppSchema, 'The App.'),
+    handle: async ({ req, res, api }) => {
+      res.json(toGitHubAppJson(await api.call('integrations', 'GetGitHubApp', ref(req), req.id)));
+    },
+  }),
 
-  router.get('/integrations/github-apps/:githubAppId', async (req, res) => {
-    res.json(toGitHubAppJson(await api.call('integrations', 'GetGitHubApp', ref(req), req.id)));
-  });
-
-  router.delete('/integrations/github-apps/:githubAppId', async (req, res) => {
-    await api.call('integrations', 'DeleteGitHubApp', ref(req), req.id);
-    res.status(204).end();
-  });
-
-  return router;
-}
+  endpoint({
+    method: 'delete',
+    path: '/integrations/github-apps/:githubAppId',
+    tag: 'Integrations',
+    summary: 'Remove a GitHub App and its webhook',
+    success: noContent,
+    handle: async ({ req, res, api }) => {
+      await api.call('integrations', 'DeleteGitHubApp', ref(req), req.id);
+      res.status(204).end();
+    },
+  }),
+];

@@ -1,11 +1,11 @@
 import { AppError } from '@conveyor/errors';
-import { CALLER, problemOf, PUBLIC_URL, refusedPaths, routeHarness } from '../test-support/route-harness';
-import { runLifecycleRoutes } from './run-lifecycle-routes';
+import { CALLER, problemOf, refusedPaths, routeHarness } from '../test-support/route-harness';
+import { runLifecycleEndpoints } from './run-lifecycle-routes';
 
 const PNG = Buffer.from('not really a png').toString('base64');
 
 describe('run lifecycle routes', () => {
-  const { call, send, onlyCall } = routeHarness((api) => runLifecycleRoutes(api, () => PUBLIC_URL));
+  const { call, send, onlyCall } = routeHarness(runLifecycleEndpoints);
 
   it('maps a create request, with the published SDK images, to one CreateRun call and answers the run', async () => {
     call.mockResolvedValue({ run_id: 'run-1', state: 'QUEUED', at_capacity: false });

@@ -1,13 +1,11 @@
 import { CALLER, problemOf, PUBLIC_URL, routeHarness } from '../test-support/route-harness';
 import { runOutput } from '../test-support/orchestrator-answers';
-import { runListRoutes } from './run-list-routes';
+import { runListEndpoints } from './run-list-routes';
 
 // The route as a whole (the query's own rules are in schemas/run-list-query.test.ts): a query string becomes one
 // ListRuns call for the caller, the page becomes the contract's body, and a refusal is a problem naming its parameter.
 describe('run list route', () => {
-  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness((api) =>
-    runListRoutes(api, () => PUBLIC_URL),
-  );
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(runListEndpoints);
 
   const page = (overrides: { has_next_page?: boolean; next_cursor?: string } = {}) => ({
     runs: [

@@ -1,9 +1,9 @@
 import { scheduleOutput } from '../test-support/orchestrator-answers';
 import { CALLER, refusedPaths, routeHarness } from '../test-support/route-harness';
-import { scheduleRoutes } from './schedule-routes';
+import { scheduleEndpoints } from './schedule-routes';
 
 describe('schedule routes', () => {
-  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(scheduleRoutes);
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(scheduleEndpoints);
 
   const item = (res: Response) => res.json() as Promise<Record<string, unknown>>;
 

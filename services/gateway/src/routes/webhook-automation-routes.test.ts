@@ -1,6 +1,6 @@
 import type { Automation__Output } from '@conveyor/proto';
 import { CALLER, problemOf, refusedPaths, routeHarness } from '../test-support/route-harness';
-import { webhookAutomationRoutes } from './webhook-automation-routes';
+import { webhookAutomationEndpoints } from './webhook-automation-routes';
 
 const TRIGGER = {
   provider: 'webhook',
@@ -38,7 +38,7 @@ const ONE = `${BASE}/aut_1`;
 const REF = { caller: CALLER, factory_id: 'fac_1', automation_id: 'aut_1' };
 
 describe('automation routes', () => {
-  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookAutomationRoutes);
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookAutomationEndpoints);
 
   it('creates an automation with one CreateAutomation call (config and trigger as JSON) and answers 201', async () => {
     call.mockResolvedValue(automation({ agent_config_json: '{"model_id":"m"}' }));

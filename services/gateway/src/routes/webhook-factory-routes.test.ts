@@ -1,6 +1,6 @@
 import type { Factory__Output } from '@conveyor/proto';
 import { CALLER, problemOf, refusedPaths, routeHarness } from '../test-support/route-harness';
-import { webhookFactoryRoutes } from './webhook-factory-routes';
+import { webhookFactoryEndpoints } from './webhook-factory-routes';
 
 const factory = (overrides: Partial<Factory__Output> = {}): Factory__Output => ({
   factory_id: 'fac_1',
@@ -13,7 +13,7 @@ const factory = (overrides: Partial<Factory__Output> = {}): Factory__Output => (
 });
 
 describe('factory routes', () => {
-  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookFactoryRoutes);
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookFactoryEndpoints);
 
   // A factory's JSON is its gRPC fields as they are.
   it('creates a factory with one CreateFactory call (name trimmed) and answers 201 with it', async () => {

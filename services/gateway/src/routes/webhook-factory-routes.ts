@@ -1,71 +1,101 @@
-import { Router } from 'express';
-import type { OrchestratorApi } from '../orchestrator-api';
+import * as w from '../schemas/webhook-schemas';
 import { callerOf } from '../middleware/authenticate';
 import { toAppliedAutomationJson, toAppliedWebhookJson, toFactoryJson } from '../mappers/webhook-resources';
-import { parseBody } from '../validation';
 import { applyBody, createFactoryBody } from '../schemas/webhook-request-schemas';
+import { endpoint, json, noContent, type Endpoint } from './endpoint';
 
 /** Factories and definitions as code (docs/webhooks.md). */
-export function webhookFactoryRoutes(api: OrchestratorApi): Router {
-  const router = Router();
+export const webhookFactoryEndpoints: Endpoint[] = [
+  endpoint({
+    method: 'post',
+    path: '/factories',
+    tag: 'Factories',
+    summary: 'Create a factory',
+    success: json(w.factorySchema, 'Created.', 201),
+    body: createFactoryBody,
+    handle: async ({ req, res, body, api }) => {
+      res
+        .status(201)
+        .json(
+          toFactoryJson(
+            await api.call('factories', 'CreateFactory', { caller: callerOf(req), name: body.name }, req.id),
+          ),
+        );
+    },
+  }),
 
-  router.post('/factories', async (req, res) => {
-    const body = parseBody(createFactoryBody, req.body);
-    res
-      .status(201)
-      .json(
+  endpoint({
+    method: 'get',
+    path: '/factories',
+    tag: 'Factories',
+    summary: 'List factories',
+    success: json(w.factoryListResponseSchema, 'Factories.'),
+    handle: async ({ req, res, api }) => {
+      const { factories } = await api.call('factories', 'ListFactories', { caller: callerOf(req) }, req.id);
+      res.json({ factories: factories.map(toFactoryJson) });
+    },
+  }),
+
+  endpoint({
+    method: 'get',
+    path: '/factories/:factoryId',
+    tag: 'Factories',
+    summary: 'Retrieve a factory',
+    success: json(w.factorySchema, 'The factory.'),
+    handle: async ({ req, res, api }) => {
+      res.json(
         toFactoryJson(
-          await api.call('factories', 'CreateFactory', { caller: callerOf(req), name: body.name }, req.id),
+          await api.call(
+            'factories',
+            'GetFactory',
+            { caller: callerOf(req), factory_id: req.params.factoryId },
+            req.id,
+          ),
         ),
       );
-  });
+    },
+  }),
 
-  router.get('/factories', async (req, res) => {
-    const { factories } = await api.call('factories', 'ListFactories', { caller: callerOf(req) }, req.id);
-    res.json({ factories: factories.map(toFactoryJson) });
-  });
+  endpoint({
+    method: 'delete',
+    path: '/factories/:factoryId',
+    tag: 'Factories',
+    summary: 'Delete a factory',
+    success: noContent,
+    handle: async ({ req, res, api }) => {
+      await api.call(
+        'factories',
+        'DeleteFactory',
+        { caller: callerOf(req), factory_id: req.params.factoryId },
+        req.id,
+      );
+      res.status(204).end();
+    },
+  }),
 
-  router.get('/factories/:factoryId', async (req, res) => {
-    res.json(
-      toFactoryJson(
-        await api.call(
-          'factories',
-          'GetFactory',
-          { caller: callerOf(req), factory_id: req.params.factoryId },
-          req.id,
-        ),
-      ),
-    );
-  });
-
-  router.delete('/factories/:factoryId', async (req, res) => {
-    await api.call(
-      'factories',
-      'DeleteFactory',
-      { caller: callerOf(req), factory_id: req.params.factoryId },
-      req.id,
-    );
-    res.status(204).end();
-  });
-
-  router.post('/factories/:factoryId/apply', async (req, res) => {
-    const body = parseBody(applyBody, req.body);
-    const files = [
-      ...(body.files ?? []),
-      ...(body.webhooks ?? []).map((w) => ({ path: `webhooks/${w.name}.yaml`, content: w.yaml })),
-      ...(body.automations ?? []).map((a) => ({ path: `automations/${a.name}.yaml`, content: a.yaml })),
-    ];
-    const result = await api.call(
-      'factories',
-      'ApplyDefinitions',
-      { caller: callerOf(req), factory_id: req.params.factoryId, files },
-      req.id,
-    );
-    res.json({
-      webhooks: result.webhooks.map(toAppliedWebhookJson),
-      automations: result.automations.map(toAppliedAutomationJson),
-    });
-  });
-
-  return router;
-}
+  endpoint({
+    method: 'post',
+    path: '/factories/:factoryId/apply',
+    tag: 'Factories',
+    summary: 'Apply definition files',
+    success: json(w.applyResponseSchema, 'What was created, updated or left.'),
+    body: applyBody,
+    handle: async ({ req, res, body, api }) => {
+      const files = [
+        ...(body.files ?? []),
+        ...(body.webhooks ?? []).map((w) => ({ path: `webhooks/${w.name}.yaml`, content: w.yaml })),
+        ...(body.automations ?? []).map((a) => ({ path: `automations/${a.name}.yaml`, content: a.yaml })),
+      ];
+      const result = await api.call(
+        'factories',
+        'ApplyDefinitions',
+        { caller: callerOf(req), factory_id: req.params.factoryId, files },
+        req.id,
+      );
+      res.json({
+        webhooks: result.webhooks.map(toAppliedWebhookJson),
+        automations: result.automations.map(toAppliedAutomationJson),
+      });
+    },
+  }),
+];

@@ -1,6 +1,6 @@
 import type { Delivery__Output, Webhook__Output } from '@conveyor/proto';
 import { CALLER, problemOf, refusedPaths, routeHarness } from '../test-support/route-harness';
-import { webhookRoutes } from './webhook-routes';
+import { webhookEndpoints } from './webhook-routes';
 
 const webhook = (overrides: Partial<Webhook__Output> = {}): Webhook__Output => ({
   webhook_uid: 'wh_abc',
@@ -38,7 +38,7 @@ const ONE = '/factories/fac_1/webhooks/wh_abc';
 const REF = { caller: CALLER, factory_id: 'fac_1', webhook_uid: 'wh_abc' };
 
 describe('webhook routes', () => {
-  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookRoutes);
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookEndpoints);
 
   it('creates a webhook with one CreateWebhook call and answers 201 with the secret shown this once', async () => {
     call.mockResolvedValue({

@@ -1,6 +1,6 @@
 import type { Secret__Output } from '@conveyor/proto';
 import { CALLER, refusedPaths, routeHarness } from '../test-support/route-harness';
-import { webhookSecretRoutes } from './webhook-secret-routes';
+import { webhookSecretEndpoints } from './webhook-secret-routes';
 
 const secret = (overrides: Partial<Secret__Output> = {}): Secret__Output => ({
   name: 'github-secret',
@@ -12,7 +12,7 @@ const secret = (overrides: Partial<Secret__Output> = {}): Secret__Output => ({
 
 // A secret's JSON is its gRPC fields as they are: metadata only, the value is never answered.
 describe('team secret routes', () => {
-  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookSecretRoutes);
+  const { call, send, onlyCall, itMapsOrchestratorErrors } = routeHarness(webhookSecretEndpoints);
 
   it('creates a secret with one CreateSecret call and answers 201 without the value', async () => {
     call.mockResolvedValue(secret());

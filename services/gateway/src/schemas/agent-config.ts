@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { CLI_KINDS, CLI_NAMES, type CliSecretField } from '@conveyor/harnesses';
 
 const stringMap = z.record(z.string());
@@ -62,32 +62,40 @@ export const agentConfigSchema = z
   .passthrough()
   .refine((c) => !(c.skill_spec !== undefined && c.skills !== undefined), {
     message: 'skill_spec and skills are mutually exclusive',
-  });
+  })
+  .openapi('AgentConfig');
 
 const METADATA_KEY = /^[a-zA-Z0-9._-]+$/;
 
 /** Run metadata (contract §0.6): ≤ 20 keys; key 1–64 bytes of [a-zA-Z0-9._-]; value ≤ 256 bytes UTF-8, no NUL. */
-export const metadataSchema = z.record(z.string()).superRefine((map, ctx) => {
-  const keys = Object.keys(map);
-  if (keys.length > 20)
-    ctx.addIssue({
-      code: z.ZodIssueCode.custom,
-      message: `at most 20 keys are allowed (got ${keys.length})`,
-    });
-  for (const key of keys) {
-    if (Buffer.byteLength(key) > 64 || !METADATA_KEY.test(key)) {
+export const metadataSchema = z
+  .record(z.string())
+  .superRefine((map, ctx) => {
+    const keys = Object.keys(map);
+    if (keys.length > 20)
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
-        path: [key],
-        message: 'keys must be 1-64 characters of [a-zA-Z0-9._-]',
+        message: `at most 20 keys are allowed (got ${keys.length})`,
       });
+    for (const key of keys) {
+      if (Buffer.byteLength(key) > 64 || !METADATA_KEY.test(key)) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [key],
+          message: 'keys must be 1-64 characters of [a-zA-Z0-9._-]',
+        });
+      }
+      const value = map[key] ?? '';
+      if (Buffer.byteLength(value) > 256)
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [key],
+          message: 'values must be at most 256 bytes',
+        });
+      if (value.includes('\0'))
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must not contain NUL' });
     }
-    const value = map[key] ?? '';
-    if (Buffer.byteLength(value) > 256)
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must be at most 256 bytes' });
-    if (value.includes('\0'))
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: 'values must not contain NUL' });
-  }
-});
+  })
+  .openapi('Metadata');
 
 export type AgentConfig = z.infer<typeof agentConfigSchema>;

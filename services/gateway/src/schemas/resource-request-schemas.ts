@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { agentConfigSchema, metadataSchema, type AgentConfig } from './agent-config';
 import { modeSchema } from './common-schemas';
 
@@ -62,7 +62,8 @@ export const createAgentBody = z
   })
   .partial()
   .required({ name: true })
-  .strict();
+  .strict()
+  .openapi('CreateAgentBody');
 
 export const updateAgentBody = z
   .object({
@@ -71,21 +72,26 @@ export const updateAgentBody = z
     memory: z.object({ attached_stores: attachedStores.nullable().optional() }).strict().nullable(),
   })
   .partial()
-  .strict();
+  .strict()
+  .openapi('UpdateAgentBody');
 
 export const createKeyBody = z
   .object({
     name: z.string().trim().max(128).optional(),
     expires_at: z.string().datetime({ offset: true }).optional(),
   })
-  .strict();
+  .strict()
+  .openapi('CreateKeyBody');
 
 // One schema for the environment body, shared with the orchestrator, which checks it again.
 export { createEnvironmentBody, updateEnvironmentBody } from '@conveyor/environment-body';
 export const listEnvironmentsQuery = z
   .object({ sort_by: z.enum(['last_updated', 'name']).optional() })
   .passthrough();
-export const invitationBody = z.object({ email: z.string().trim().toLowerCase().email().max(320) }).strict();
+export const invitationBody = z
+  .object({ email: z.string().trim().toLowerCase().email().max(320) })
+  .strict()
+  .openapi('InvitationBody');
 
 // Query booleans are `true`/`false` on the wire (contract §0.4); an empty value (null) counts as false.
 const bool = z
@@ -138,7 +144,8 @@ export const createScheduleBody = z
     // Every schedule is team-owned here (like runs); the flag is accepted for compatibility.
     team: z.boolean().optional(),
   })
-  .refine(promptRule.check, promptRule.message);
+  .refine(promptRule.check, promptRule.message)
+  .openapi('CreateScheduleBody');
 
 /**
  * ScheduleUpdate: every field except agent_config is required. The published SDK sends name, cron_schedule,
@@ -157,6 +164,7 @@ export const updateScheduleBody = z
     metadata: metadataSchema.optional(),
     mode: modeSchema.optional(),
   })
-  .refine(promptRule.check, promptRule.message);
+  .refine(promptRule.check, promptRule.message)
+  .openapi('UpdateScheduleBody');
 
 /** Scheduled agents (contract §4): create, list, retrieve, update, delete, pause, resume. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { ARTIFACT_TYPES } from '@conveyor/run-events';
 import { agentConfigSchema, metadataSchema } from './agent-config';
 import { modeSchema } from './common-schemas';
@@ -73,12 +73,15 @@ export const createRunBody = z
       message: 'prompt is required unless a skill is given',
       path: ['prompt'],
     },
-  );
+  )
+  .openapi('CreateRunBody');
 
-export const followupBody = z.object({
-  message: z.string().max(200_000).optional(),
-  mode: modeSchema.optional(),
-});
+export const followupBody = z
+  .object({
+    message: z.string().max(200_000).optional(),
+    mode: modeSchema.optional(),
+  })
+  .openapi('FollowupBody');
 
 const MAX_VERDICTS = 100;
 
@@ -86,7 +89,9 @@ const MAX_VERDICTS = 100;
  * The envelope only: one or more verdicts. Each verdict's own fields are checked one by one by the orchestrator,
  * so a malformed verdict is a per-verdict rejection instead of failing its neighbours (contract §2.12).
  */
-export const scoresBody = z.object({ verdicts: z.array(z.unknown()).min(1).max(MAX_VERDICTS) });
+export const scoresBody = z
+  .object({ verdicts: z.array(z.unknown()).min(1).max(MAX_VERDICTS) })
+  .openapi('ScoresBody');
 
 export const externalReferenceQuery = z.object({
   url: z.string({ required_error: 'url is required' }).min(1, 'url is required'),
@@ -108,7 +113,8 @@ export const reportArtifactBody = z
     is_public: z.boolean().optional(),
     artifact_uid: z.string().uuid().optional(),
   })
-  .strict();
+  .strict()
+  .openapi('ReportArtifactBody');
 
 /** Body of POST /harness-support/handoff-attachments: one snapshot file of the current execution (docs/api-surface.md). */
 export const handoffAttachmentBody = z
@@ -120,4 +126,5 @@ export const handoffAttachmentBody = z
       .min(1)
       .refine((d) => BASE64.test(d), 'must be base64'),
   })
-  .strict();
+  .strict()
+  .openapi('HandoffAttachmentBody');

@@ -1,9 +1,12 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { agentConfigSchema } from './agent-config';
 
 /** Request bodies and queries of factories, webhooks, automations and secrets (docs/webhooks.md). */
 
-export const createFactoryBody = z.object({ name: z.string().trim().min(1).max(100) }).strict();
+export const createFactoryBody = z
+  .object({ name: z.string().trim().min(1).max(100) })
+  .strict()
+  .openapi('CreateFactoryBody');
 
 const MAX_DEFINITION_BYTES = 256 * 1024;
 const definitionContent = z
@@ -33,7 +36,8 @@ export const applyBody = z
   .refine((b) => (b.files?.length ?? 0) + (b.webhooks?.length ?? 0) + (b.automations?.length ?? 0) > 0, {
     message: 'give at least one definition file',
     path: ['files'],
-  });
+  })
+  .openapi('ApplyBody');
 
 export const createWebhookBody = z
   .object({
@@ -44,10 +48,14 @@ export const createWebhookBody = z
     secret_name: z.string().max(128).optional(),
     delivery_id_header: z.string().max(100).nullable().optional(),
   })
-  .strict();
+  .strict()
+  .openapi('CreateWebhookBody');
 
-export const enabledBody = z.object({ enabled: z.boolean() }).strict();
-export const rotateBody = z.object({ provider_secret: z.string().max(8192).optional() }).strict();
+export const enabledBody = z.object({ enabled: z.boolean() }).strict().openapi('EnabledBody');
+export const rotateBody = z
+  .object({ provider_secret: z.string().max(8192).optional() })
+  .strict()
+  .openapi('RotateBody');
 
 export const deliveriesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).optional(),
@@ -64,7 +72,8 @@ export const testFilterBody = z
   .refine((b) => !(b.automation_id && b.filter), {
     message: 'give either automation_id or filter, not both',
     path: ['filter'],
-  });
+  })
+  .openapi('TestFilterBody');
 
 /** The trigger's shape is checked here; its payload filter and webhook UIDs are validated by the orchestrator. */
 const triggerSchema = z.record(z.unknown());
@@ -77,7 +86,8 @@ export const createAutomationBody = z
     enabled: z.boolean().optional(),
     trigger: triggerSchema,
   })
-  .strict();
+  .strict()
+  .openapi('CreateAutomationBody');
 
 export const updateAutomationBody = z
   .object({
@@ -87,8 +97,12 @@ export const updateAutomationBody = z
     enabled: z.boolean().optional(),
     trigger: triggerSchema.optional(),
   })
-  .strict();
+  .strict()
+  .openapi('UpdateAutomationBody');
 
 const value = z.string().min(1).max(8192);
-export const createSecretBody = z.object({ name: z.string().min(1).max(128), value }).strict();
-export const setSecretBody = z.object({ value }).strict();
+export const createSecretBody = z
+  .object({ name: z.string().min(1).max(128), value })
+  .strict()
+  .openapi('CreateSecretBody');
+export const setSecretBody = z.object({ value }).strict().openapi('SetSecretBody');

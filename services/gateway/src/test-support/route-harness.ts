@@ -1,12 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import express, { type Router } from 'express';
+import express from 'express';
 import { AppError, type ErrorCode, type ProblemBody } from '@conveyor/errors';
 import { createLogger } from '@conveyor/logger';
 import type { Caller__Output } from '@conveyor/proto';
 import { errorHandler, notFoundHandler, requestContext } from '@conveyor/runtime';
 import { jsonBodies } from '../middleware/json-bodies';
 import type { OrchestratorApi } from '../orchestrator-api';
+import type { Endpoint } from '../routes/endpoint';
+import { endpointRouter } from '../routes/endpoint-router';
 
 /** The authenticated caller every request of a route test carries (authentication has its own tests). */
 export const CALLER = {
@@ -49,7 +51,7 @@ export interface RouteHarness {
  * loopback socket).
  * Call it inside a `describe`: it registers the server's start and stop.
  */
-export function routeHarness(routes: (api: OrchestratorApi) => Router): RouteHarness {
+export function routeHarness(endpoints: readonly Endpoint[], caller: Caller__Output = CALLER): RouteHarness {
   const call = jest.fn();
   let server: Server;
   let base = '';
@@ -59,10 +61,16 @@ export function routeHarness(routes: (api: OrchestratorApi) => Router): RouteHar
     app.use(requestContext(createLogger({ service: 'test', level: 'silent' })));
     app.use(jsonBodies(MAX_BODY_BYTES));
     app.use((req, _res, next) => {
-      req.caller = CALLER;
+      req.caller = caller;
       next();
     });
-    app.use(routes({ call } as unknown as OrchestratorApi));
+    app.use(
+      endpointRouter(endpoints, {
+        api: { call } as unknown as OrchestratorApi,
+        publicUrl: () => PUBLIC_URL,
+        apiDocument: () => ({}),
+      }),
+    );
     app.use(notFoundHandler);
     app.use(errorHandler());
     server = app.listen(0, '127.0.0.1');

@@ -52,6 +52,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     GetHarnessCredential: ['runner', 'worker'],
     // The run's branch, pushed by the orchestrator with the team's push credential (docs/harnesses.md).
     PushRunBranch: ['runner', 'worker'],
+    // A GitHub App's repository, fetched by the orchestrator with the installation token (docs/integrations.md).
+    FetchRunRepository: ['runner', 'worker'],
   },
   blobs: { ReadBlob: GATEWAY },
   artifacts: {

@@ -25,7 +25,12 @@ export interface GitHubAppRunDeps {
   checks: Pick<GitHubAppChecks, 'queued'>;
 }
 
-type RepositorySpec = { url: string; push_secret_name?: string; pull_request?: Record<string, unknown> };
+type RepositorySpec = {
+  url: string;
+  push_secret_name?: string;
+  pull_request?: Record<string, unknown>;
+  clone?: 'platform';
+};
 
 /** Who asked and where, on the run (GET /v1/agent/runs shows it; the completion answers there). */
 export const requesterMetadata = (app: GitHubApp, r: GitHubRequester): Record<string, string> => ({
@@ -39,7 +44,9 @@ export const requesterMetadata = (app: GitHubApp, r: GitHubRequester): Record<st
 /**
  * The run pushes the repository it was asked about with the App (a draft pull request, linked to the issue by the
  * platform): the environment's entry for that repository when it has one, else the repository's clone URL from the
- * signed delivery is added.
+ * signed delivery is added. The platform clones it too (`clone: "platform"`: the orchestrator fetches it with the
+ * installation token and the runner clones the bundle offline), so private repositories work and the token never
+ * enters the sandbox.
  */
 function withAppRepository(spec: unknown, app: GitHubApp, repository: string, cloneUrl: string): unknown {
   const environment = (spec ?? {}) as { repositories?: RepositorySpec[] };
@@ -53,6 +60,7 @@ function withAppRepository(spec: unknown, app: GitHubApp, repository: string, cl
   const pushed = {
     ...entry,
     push_secret_name: `${GITHUB_APP_CREDENTIAL}${app.id}`,
+    clone: 'platform' as const,
     pull_request: { ...(entry.pull_request ?? {}), draft: true },
   };
   if (index >= 0) repositories[index] = pushed;

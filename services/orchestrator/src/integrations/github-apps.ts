@@ -1,6 +1,7 @@
 import { AppError, notFound } from '@conveyor/errors';
 import { newId, type GitHubApp, type PrismaClient } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
+import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
 import { requireFactoryManager } from '../factories/permissions';
 import { parseAppPrivateKey, verifyApp, type AppCredentials } from '../github/github-app-auth';
 import type { GitHubApi } from '../github/github-rest';
@@ -76,6 +77,12 @@ export async function createGitHubApp(
 ): Promise<GitHubAppView> {
   requireFactoryManager(caller, 'Registering a GitHub App');
   validate(input);
+  // The App's runs are created as its registrant: an environment they could not use is refused now, as a run would be.
+  if (input.environment_id) {
+    if (!ENVIRONMENT_ID.test(input.environment_id))
+      throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
+    await findEnvironmentForCaller(deps.db, caller, input.environment_id);
+  }
   const privateKey = parseAppPrivateKey(input.private_key);
   const count = await deps.db.gitHubApp.count({ where: { teamId: caller.team_id } });
   if (count >= MAX_APPS_PER_TEAM)

@@ -2,125 +2,67 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AppError } from '@conveyor/errors';
-import type { PrismaClient } from '@conveyor/db';
-import { redactUrl } from '@conveyor/logger';
 import type { BranchPush, PullRequestOutcome, PushedBranch } from './runner-messages';
-import type { GitFetchPlan } from '../egress/git-egress';
 import type { PullRequestSpec } from '../egress/repository-url';
 import { git } from '../egress/run-git';
 import { sessionLinkOf } from '../events/event-body';
 import { apiTokenOf, type GitHubApi } from '../github/github-rest';
 import { openPullRequest } from '../github/open-pull-request';
-import { SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
-import { readTeamSecretValue } from '../secrets/team-secrets';
-import { lockRunForRunner } from './report-events';
-import { ownerAndRepo } from '../egress/repository-url';
-import { GITHUB_APP_CREDENTIAL } from '../integrations/github-app-runs';
-import { appTokenForRun, type GitHubAppTokenDeps } from '../integrations/github-app-tokens';
+import {
+  remoteAccess,
+  remoteFailure,
+  repositoryCredential,
+  runBranchName,
+  runRepository,
+  type RepositorySpec,
+  type RunRepositoryAccessDeps,
+} from './run-repository-access';
 
-export interface PushRunBranchDeps {
-  db: PrismaClient;
-  cipher: SecretCipher;
-  /** Checks a repository URL against the egress rules right before git reaches it (egress/git-egress.ts). */
-  planFetch: (url: string) => Promise<GitFetchPlan>;
+export interface PushRunBranchDeps extends RunRepositoryAccessDeps {
   /** Where pull requests are opened (GITHUB_API_URL), under the same egress rules. */
   github: GitHubApi;
   /** The gateway's public API base, for the run's console link in the pull request. */
   publicApiBaseUrl: string;
-  /** Installation tokens of the runs a GitHub App started (integrations/github-app-tokens.ts). */
-  appTokens: GitHubAppTokenDeps;
 }
 
-type RepositorySpec = {
-  url: string;
-  ref?: string;
-  push_secret_name?: string;
-  pull_request?: PullRequestSpec;
-};
-
 const COMMIT = /^[0-9a-f]{40}$/;
-/** Who the platform's commit of uncommitted work is by. */
+/** Who the platform's commits (uncommitted work, a merge of a moved branch) are by. */
 const COMMITTER = {
   GIT_AUTHOR_NAME: 'Conveyor',
   GIT_AUTHOR_EMAIL: 'conveyor@localhost',
   GIT_COMMITTER_NAME: 'Conveyor',
   GIT_COMMITTER_EMAIL: 'conveyor@localhost',
 };
-
-const runBranchName = (runId: string): string => `conveyor/run-${runId}`;
-
-/**
- * The push credential as git's own configuration in the environment (never on a command line, never in a URL git
- * could echo): an `Authorization: Basic` header for http(s). A secret `user:password` is used as is; a bare token is
- * sent with the user `x-access-token`, which GitHub, GitLab and Gitea accept for access tokens.
- */
-function credentialEnv(secret: string): Record<string, string> {
-  const userPassword = secret.includes(':') ? secret : `x-access-token:${secret}`;
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(userPassword).toString('base64')}`,
-  };
-}
+/** Pushes tried when the branch keeps moving between the fetch and the push (each one merges what moved). */
+const PUSH_ATTEMPTS = 3;
+/** git's words for a push the remote refused because it is not a fast-forward. */
+const NOT_FAST_FORWARD = /non-fast-forward|fetch first|rejected/i;
 
 /**
  * Pushes an execution's work on one repository to `conveyor/run-<run id>` (docs/harnesses.md "Where the work lands").
  * Everything happens in a fresh bare repository on the orchestrator: no working tree, no hooks (an empty template), no
  * configuration of the agent's workspace. It fetches the remote's branches, takes the agent's commits from the bundle
  * the runner made inside the sandbox (git checks its prerequisites), commits the uncommitted changes on top from the
- * patch with a scratch index, and force-pushes the result: the branch is the run's own and carries its latest
- * execution's work.
+ * patch with a scratch index, and pushes the result as a fast-forward only: never `--force`, never another branch.
  */
 export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): Promise<PushedBranch> {
-  const run = await deps.db.$transaction((tx) =>
-    lockRunForRunner(tx, req.run_id, req.execution, req.runner_id),
-  );
-  const repositories =
-    ((run.environmentSpec ?? {}) as { repositories?: RepositorySpec[] }).repositories ?? [];
-  const repo = repositories[req.repository];
-  if (!repo)
-    throw new AppError('invalid_request', `The run's environment has no repository ${req.repository}`);
-  const shown = redactUrl(repo.url);
+  const { run, repo, shown } = await runRepository(deps, req);
   if (!repo.push_secret_name)
     throw new AppError('invalid_request', `Repository ${shown} names no push_secret_name`);
   if (!COMMIT.test(req.base_commit))
     throw new AppError('invalid_request', 'base_commit must be a full commit ID');
-  const field = `repositories[${req.repository}].push_secret_name`;
-  const notConfigured = (message: string) =>
-    new AppError('integration_not_configured', message, {
-      details: { secret_name: repo.push_secret_name, repository: shown },
-    });
-
-  let secret: string | undefined;
-  if (repo.push_secret_name.startsWith(GITHUB_APP_CREDENTIAL)) {
-    const { owner, repo: name } = ownerAndRepo(repo.url);
-    secret = await appTokenForRun(deps.appTokens, run, `${owner}/${name}`);
-  } else {
-    try {
-      secret = await readTeamSecretValue(deps.db, deps.cipher, run.teamId, repo.push_secret_name);
-    } catch (err) {
-      if (!(err instanceof SecretCipherError)) throw err;
-      throw notConfigured(
-        `Team secret "${repo.push_secret_name}" (${field}) could not be decrypted; set its value again`,
-      );
-    }
-    if (!secret)
-      throw notConfigured(
-        `Team secret "${repo.push_secret_name}" (${field}) does not exist; add a push credential for ${shown} as that team secret`,
-      );
-  }
-
-  const plan = await deps.planFetch(repo.url);
-  const remoteEnv = { ...plan.env, ...credentialEnv(secret) };
+  const secret = await repositoryCredential(deps, run, repo, req.repository);
+  const remote = await remoteAccess(deps, repo.url, secret);
   const branch = runBranchName(run.id);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'conveyor-push-'));
+  const inDir = { cwd: dir, env: remote.env };
   let commit: string;
   try {
     await git(['init', '--quiet', '--bare', '--template=', dir]);
-    await git([...plan.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'], {
-      cwd: dir,
-      env: remoteEnv,
-    });
+    await git(
+      [...remote.configArgs, 'fetch', '--quiet', '--', repo.url, '+refs/heads/*:refs/heads/*'],
+      inDir,
+    );
     let head = req.base_commit;
     if (req.bundle.length > 0) {
       await writeFile(path.join(dir, 'run.bundle'), req.bundle);
@@ -142,20 +84,34 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
         })
       ).trim();
     }
-    await git(
-      [...plan.configArgs, 'push', '--quiet', '--force', '--', repo.url, `${head}:refs/heads/${branch}`],
-      { cwd: dir, env: remoteEnv },
-    );
+    for (let attempt = 1; ; attempt++) {
+      head = await onTopOfBranch(dir, branch, head, run.id);
+      try {
+        // No --force: the remote takes the branch only as a fast-forward of what it holds.
+        await git(
+          [...remote.configArgs, 'push', '--quiet', '--', repo.url, `${head}:refs/heads/${branch}`],
+          inDir,
+        );
+        break;
+      } catch (err) {
+        if (attempt >= PUSH_ATTEMPTS || !NOT_FAST_FORWARD.test((err as Error).message)) throw err;
+        // Someone pushed to the branch meanwhile: take their commits and merge again.
+        await git(
+          [
+            ...remote.configArgs,
+            'fetch',
+            '--quiet',
+            '--',
+            repo.url,
+            `+refs/heads/${branch}:refs/heads/${branch}`,
+          ],
+          inDir,
+        );
+      }
+    }
     commit = head;
   } catch (err) {
-    if (err instanceof AppError) throw err;
-    const message = redactUrl((err as Error).message);
-    // The remote refused the credential; anything else (unreachable, rejected push, a bad bundle) is not the key's fault.
-    const refused = /authenticat|401|403|denied|could not read Username/i.test(message);
-    throw new AppError(
-      refused ? 'external_authentication_required' : 'resource_unavailable',
-      `Pushing to ${branch} of ${shown} failed: ${message}`,
-    );
+    throw remoteFailure(err, `Pushing to ${branch} of ${shown}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -165,6 +121,45 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
     ...pushed,
     pull_request: await pullRequestFor(deps, run, repo, repo.pull_request, branch, secret),
   };
+}
+
+/**
+ * The execution's work as a fast-forward of the run's branch on the remote. A branch that does not exist yet, or that
+ * the work already descends from (a follow-up continues the pull request's head), takes it as is. A branch that moved
+ * under the execution (someone pushed to the pull request, or an execution that started from the base before) is
+ * merged into the work, so their commits survive; when both changed the same lines the push fails with `conflict`
+ * rather than dropping either side.
+ */
+async function onTopOfBranch(dir: string, branch: string, head: string, runId: string): Promise<string> {
+  const ref = `refs/heads/${branch}`;
+  const tip = (await git(['for-each-ref', '--format=%(objectname)', ref], { cwd: dir })).trim();
+  if (!tip || tip === head) return head;
+  const contained = await git(['merge-base', '--is-ancestor', tip, head], { cwd: dir }).then(
+    () => true,
+    () => false,
+  );
+  if (contained) return head;
+  let tree: string;
+  try {
+    tree = (await git(['merge-tree', '--write-tree', '--no-messages', head, tip], { cwd: dir })).split(
+      '\n',
+    )[0]!;
+  } catch {
+    throw new AppError(
+      'conflict',
+      `${branch} moved since this execution started (its head is now ${tip}) and the work conflicts with the new commits; nothing was pushed (the platform never force-pushes)`,
+      { details: { reason: 'branch_moved', branch, head: tip } },
+    );
+  }
+  return (
+    await git(
+      ['commit-tree', tree, '-p', head, '-p', tip, '-m', `conveyor: run ${runId}, merged with ${branch}`],
+      {
+        cwd: dir,
+        env: COMMITTER,
+      },
+    )
+  ).trim();
 }
 
 /**

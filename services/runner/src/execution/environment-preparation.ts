@@ -1,4 +1,4 @@
-import type { EnvironmentSpec } from '../environment-setup';
+import type { EnvironmentSpec, FetchRepository } from '../environment-setup';
 import type { RunSandbox } from '../sandbox/run-sandbox';
 import { setUpWithSnapshot, snapshotRef } from './environment-snapshots';
 import { reportStep, type ExecutionContext } from './execution-context';
@@ -14,6 +14,7 @@ export async function prepareEnvironment(
   environment: EnvironmentSpec,
   sandbox: RunSandbox,
   env: Record<string, string>,
+  fetchRepository: FetchRepository,
 ): Promise<void> {
   const { assignment } = ctx;
   if (assignment.debug_session) return;
@@ -23,6 +24,7 @@ export async function prepareEnvironment(
     ref: snapshotRef(assignment.team_id, environment, false),
     capturable: assignment.attachments.length === 0,
     env,
+    fetchRepository,
     signal: ctx.signal,
     step: (status, detail) => reportStep(ctx, 'setup_commands', status, detail),
     log: (level, text) => ctx.reporter.emit({ kind: 'log', level, text }),

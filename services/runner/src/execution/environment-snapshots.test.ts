@@ -26,8 +26,10 @@ describe('snapshotRef', () => {
       expect(changed!.key).not.toBe(base);
   });
 
-  it('is none for debug sessions, environments that opt out, and environments with nothing to set up', () => {
+  it('is none for debug sessions, environments that opt out, with a repository the platform clones, and with nothing to set up', () => {
     expect(snapshotRef('team-a', spec(), true)).toBeUndefined();
+    const platformCloned = [{ url: 'https://github.com/acme/private.git', clone: 'platform' }];
+    expect(snapshotRef('team-a', spec({ repositories: platformCloned }), false)).toBeUndefined();
     expect(snapshotRef('team-a', spec({ snapshot: false }), false)).toBeUndefined();
     expect(snapshotRef('team-a', environmentSchema.parse({}), false)).toBeUndefined();
   });

@@ -4,6 +4,7 @@ import {
   runSetupStep,
   setUpEnvironment,
   type EnvironmentSpec,
+  type FetchRepository,
 } from '../environment-setup';
 import { SetupFailure } from '../harness/harness';
 import type { RunSandbox, SnapshotRef } from '../sandbox/run-sandbox';
@@ -24,6 +25,8 @@ export function snapshotRef(
   debug: boolean,
 ): SnapshotRef | undefined {
   if (debug || environment.snapshot === false || !teamId) return undefined;
+  // A repository the platform clones is a private one, on the run's own branch: its content is no one else's.
+  if (environment.repositories.some((r) => r.clone === 'platform')) return undefined;
   if (environment.repositories.length + environment.setup_commands.length === 0) return undefined;
   const configuration = {
     format: SNAPSHOT_FORMAT,
@@ -59,6 +62,8 @@ export interface EnvironmentPreparation {
   capturable: boolean;
   env: Record<string, string>;
   signal: AbortSignal;
+  /** The repositories the platform clones (`clone: "platform"`), fetched by the orchestrator. */
+  fetchRepository?: FetchRepository;
   /** The timeline's setup step. */
   step: (status: 'started' | 'succeeded', detail?: string) => void;
   log: (level: 'info' | 'warn', text: string) => void;
@@ -114,7 +119,7 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
       `The environment's snapshot could not be used (${sandbox.snapshotFailure}); setting up from scratch`,
     );
   p.step('started');
-  await setUpEnvironment(environment, sandbox, setupEnv, signal, report);
+  await setUpEnvironment(environment, sandbox, setupEnv, signal, report, p.fetchRepository);
   const made = p.ref && p.capturable ? await capture(sandbox, p.ref, p.log) : undefined;
   p.step('succeeded', made ? `made snapshot ${made}` : undefined);
 }

@@ -5,6 +5,8 @@ import { fakeContext, fakeSandbox } from '../test-support/execution-fakes';
 import { driveHarness } from './harness-drive';
 
 const environment = { repositories: [], setup_commands: ['make deps'], allowed_hosts: [] };
+/** These environments have no repository the platform clones. */
+const noFetch = () => Promise.reject(new Error('nothing to fetch'));
 
 /** A harness whose agent emits `emitted` and succeeds; `prepare` may throw. */
 function fakeHarness(prepare: (input: HarnessInput) => Promise<void> = async () => undefined) {
@@ -28,7 +30,7 @@ describe('driveHarness', () => {
     const { ctx, events } = fakeContext({ harness: 'demo', prompt: 'fix it', api_base_url: '' });
     const { sandbox, commands } = fakeSandbox();
     const { harness, runs } = fakeHarness();
-    const driven = await driveHarness(ctx, harness, undefined, sandbox, environment);
+    const driven = await driveHarness(ctx, harness, undefined, sandbox, environment, noFetch);
     expect(driven).toMatchObject({ ran: { outcome: { state: 'SUCCEEDED' } } });
     expect(commands).toEqual([['/bin/sh', '-c', 'make deps']]);
     expect(setupSteps(events).map((s) => `${s.step} ${s.status}`)).toEqual([
@@ -47,7 +49,7 @@ describe('driveHarness', () => {
     const { ctx, events } = fakeContext();
     const { sandbox } = fakeSandbox({ exitCode: () => 2 });
     const { harness, runs } = fakeHarness();
-    const driven = await driveHarness(ctx, harness, undefined, sandbox, environment);
+    const driven = await driveHarness(ctx, harness, undefined, sandbox, environment, noFetch);
     expect(driven).toEqual({
       failed: expect.objectContaining({
         state: 'FAILED',
@@ -65,7 +67,7 @@ describe('driveHarness', () => {
     const { harness } = fakeHarness(async () => {
       throw new SetupFailure('the CLI is not installed');
     });
-    const driven = await driveHarness(ctx, harness, undefined, sandbox, environment);
+    const driven = await driveHarness(ctx, harness, undefined, sandbox, environment, noFetch);
     expect(driven).toMatchObject({ failed: { message: 'the CLI is not installed', setupFailed: true } });
     expect(setupSteps(events).at(-1)).toMatchObject({ step: 'harness_start', status: 'failed' });
   });
@@ -74,7 +76,7 @@ describe('driveHarness', () => {
     const { ctx, events } = fakeContext({ debug_session: true });
     const { sandbox, commands } = fakeSandbox();
     const { harness } = fakeHarness();
-    await driveHarness(ctx, harness, undefined, sandbox, environment);
+    await driveHarness(ctx, harness, undefined, sandbox, environment, noFetch);
     expect(commands).toEqual([]);
     expect(events.some((e) => e.kind === 'state_changed')).toBe(false);
   });
@@ -85,7 +87,7 @@ describe('driveHarness', () => {
     const { harness, runs } = fakeHarness();
     const access = { baseUrls: { anthropic: 'a', openai: 'o', gemini: 'g' }, token: 't', model: 'm' };
     const grant = { access: () => access } as unknown as ModelAccessGrant;
-    await driveHarness(ctx, harness, grant, sandbox, environment);
+    await driveHarness(ctx, harness, grant, sandbox, environment, noFetch);
     expect(runs[0]!.modelAccess).toBe(access);
     expect(events.some((e) => e.kind === 'usage')).toBe(false);
   });

@@ -1,5 +1,5 @@
 import type { RunEvent } from '@conveyor/run-events';
-import type { EnvironmentSpec } from '../environment-setup';
+import type { EnvironmentSpec, FetchRepository } from '../environment-setup';
 import {
   SetupFailure,
   type DurableAgent,
@@ -131,6 +131,7 @@ export async function driveHarness(
   grant: ModelAccessGrant | undefined,
   sandbox: RunSandbox,
   environment: EnvironmentSpec,
+  fetchRepository: FetchRepository,
   onDurable?: OnDurable,
   checkpointing?: Checkpointing,
 ): Promise<{ ran: HarnessRun } | { failed: Completion }> {
@@ -141,7 +142,7 @@ export async function driveHarness(
   let current: SetupStep['step'] = 'setup_commands';
   try {
     ({ input, env } = harnessSetup(ctx, sandbox, grant));
-    await prepareEnvironment(ctx, environment, sandbox, env);
+    await prepareEnvironment(ctx, environment, sandbox, env, fetchRepository);
     current = 'harness_start';
     reportStep(ctx, 'harness_start', 'started', assignment.harness);
     await harness.prepare(input);

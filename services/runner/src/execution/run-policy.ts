@@ -25,7 +25,7 @@ export function harnessSupportEndpoint(apiBaseUrl: string): SandboxEndpoint[] {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * What a run-scoped key may call (the gateway's `confineRunScopedKeys`: harness support and judge scores), under the
+ * What a run-scoped key may call (the gateway's `runScopedKey` endpoints: harness support and judge scores), under the
  * API base path: the only routes the harness-support endpoint forwards, so the gateway's `/metrics`, `/console` and
  * OpenAPI document are out of a run's reach.
  */

@@ -1,13 +1,19 @@
 import type { RunSandbox, SandboxExecOptions, SandboxExit } from './run-sandbox';
 
-/** Runs one command in the sandbox to its end, keeping the last `keepBytes` of its combined output. */
+/**
+ * Runs one command in the sandbox to its end, keeping the last `keepBytes` of its combined output; `input` is written
+ * to its stdin (with `stdin: 'pipe'`).
+ */
 export async function runToCompletion(
   sandbox: RunSandbox,
-  options: SandboxExecOptions,
+  { input, ...options }: SandboxExecOptions & { input?: Buffer },
   signal: AbortSignal,
   keepBytes = 4000,
 ): Promise<SandboxExit & { output: string }> {
   const proc = sandbox.exec(options);
+  // A command that exits without reading it all closes the pipe: its exit status says what happened, not EPIPE.
+  proc.stdin?.on('error', () => undefined);
+  if (input) proc.stdin?.end(input);
   let output = '';
   const collect = (d: Buffer) => {
     output = (output + d.toString()).slice(-keepBytes);

@@ -7,6 +7,7 @@ import { commentOnRunSource, type SourceCommentDeps } from '../../github/comment
 import { completeRun, type TranscriptSink } from '../../runner/complete-run';
 import type { HarnessSessions } from '../../runner/harness-sessions';
 import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/harness-credential';
+import { fetchRunRepository } from '../../runner/fetch-run-repository';
 import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
 import { heartbeat, reportEvents } from '../../runner/report-events';
 import type { GitHubAppChecks } from '../../integrations/github-app-checks';
@@ -111,6 +112,20 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       if (pushed.pull_request?.url)
         recordLinearReport(deps.linearReports.pullRequestOpened(req.run_id, pushed.pull_request.url));
       return pushed;
+    }),
+    FetchRunRepository: unary(logger, 'FetchRunRepository', async (req) => {
+      const fetched = await fetchRunRepository(deps, req);
+      logger.info(
+        {
+          runId: req.run_id,
+          execution: req.execution,
+          repository: req.repository,
+          branch: fetched.branch,
+          bytes: fetched.bundle.length,
+        },
+        'run repository fetched for the runner',
+      );
+      return fetched;
     }),
   };
 }

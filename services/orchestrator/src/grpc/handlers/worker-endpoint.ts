@@ -20,11 +20,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type RunReporting = Pick<
   RunnerServiceHandlers,
-  'ReportEvents' | 'Heartbeat' | 'CompleteRun' | 'GetHarnessCredential' | 'PushRunBranch'
+  | 'ReportEvents'
+  | 'Heartbeat'
+  | 'CompleteRun'
+  | 'GetHarnessCredential'
+  | 'PushRunBranch'
+  | 'FetchRunRepository'
 >;
 
 /**
- * The run-reporting RPCs (the run's harness credential for the worker's own model proxy, and its branch push) as the worker endpoint
+ * The run-reporting RPCs (the run's harness credential for the worker's own model proxy, its branch push and its platform-cloned repositories) as the worker endpoint
  * serves them: only for a self-hosted run of the worker's own team (the runner_id check in the handlers then ties it
  * to the one connection holding it). Another team's run is answered as not found, revealing nothing.
  */
@@ -58,6 +63,7 @@ export function teamScopedRunReporting(db: PrismaClient, handlers: RunnerService
     CompleteRun: scoped<'CompleteRun'>(handlers.CompleteRun),
     GetHarnessCredential: scoped<'GetHarnessCredential'>(handlers.GetHarnessCredential),
     PushRunBranch: scoped<'PushRunBranch'>(handlers.PushRunBranch),
+    FetchRunRepository: scoped<'FetchRunRepository'>(handlers.FetchRunRepository),
   };
 }
 

@@ -22,7 +22,7 @@ const KILL_GRACE_MS = 2000;
 /** How often follow-ups are taken from the inbox while a process runs. */
 const INBOX_POLL_MS = 200;
 const MAX_STATUS_CHARS = 1000;
-const STDERR_TAIL_LINES = 20;
+const ERROR_TAIL_LINES = 20;
 
 interface ProcessResult {
   turnEnd?: TurnEnd;
@@ -31,7 +31,8 @@ interface ProcessResult {
   limit?: string;
   /** The sandbox went away around the process (`SandboxExit.lost`). */
   lost?: string;
-  stderrTail: string[];
+  /** The CLI's last words: its stderr lines and the error events it printed on stdout. */
+  errorTail: string[];
 }
 
 const clip = (text: string) =>
@@ -238,7 +239,11 @@ export class CliHarness implements Harness {
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const mapper = this.profile.mapper({ processIndex, previousSession });
-    const stderrTail: string[] = [];
+    const errorTail: string[] = [];
+    const keepTail = (line: string) => {
+      errorTail.push(line);
+      if (errorTail.length > ERROR_TAIL_LINES) errorTail.shift();
+    };
     let turnEnd: TurnEnd | undefined;
 
     const write = (message: string) => {
@@ -264,7 +269,11 @@ export class CliHarness implements Harness {
       if (!event || typeof event !== 'object' || Array.isArray(event))
         return ctx.emit({ kind: 'log', level: 'info', text: line });
       const mapped = mapper.map(event as Record<string, unknown>);
-      for (const e of mapped.events) ctx.emit(e);
+      for (const e of mapped.events) {
+        ctx.emit(e);
+        // A CLI may report why it fails as an error event on stdout and say nothing on stderr (Gemini does).
+        if (e.kind === 'log' && e.level === 'error') keepTail(e.text);
+      }
       const call = mapped.events.findLast((e) => e.kind === 'tool_call');
       const holds = call && this.profile.sessionHoldsCallIds ? { holds: call.call_id } : {};
       if (call || mapped.turnEnd) ctx.turn?.({ sessionGlob: glob, ...holds });
@@ -275,8 +284,7 @@ export class CliHarness implements Harness {
     const stderr = createInterface({ input: proc.stderr });
     stderr.on('line', (line) => {
       if (!line.trim()) return;
-      stderrTail.push(line);
-      if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
+      keepTail(line);
       ctx.emit({ kind: 'log', level: 'info', text: `${this.profile.name}: ${line}` });
     });
 
@@ -287,7 +295,7 @@ export class CliHarness implements Harness {
       const [exit] = await Promise.all([proc.exited, once(stdout, 'close'), once(stderr, 'close')]);
       for (const e of mapper.flush()) ctx.emit(e);
       const { code, signal, limit, lost } = exit;
-      return { turnEnd, code, signal, limit, ...(lost ? { lost } : {}), stderrTail };
+      return { turnEnd, code, signal, limit, ...(lost ? { lost } : {}), errorTail };
     } finally {
       if (forward) clearInterval(forward);
       ctx.signal.removeEventListener('abort', onAbort);
@@ -331,7 +339,7 @@ export class CliHarness implements Harness {
       return { state: 'SUCCEEDED', message: clip(result.turnEnd.message || `${name} finished`) };
     if (result.turnEnd) return { state: 'FAILED', message: clip(result.turnEnd.message) };
     const how = result.signal ? `signal ${result.signal}` : `code ${result.code}`;
-    const detail = result.stderrTail.slice(-3).join(' | ');
+    const detail = result.errorTail.slice(-3).join(' | ');
     return {
       state: 'FAILED',
       message: clip(

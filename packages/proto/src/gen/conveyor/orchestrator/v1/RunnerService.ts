@@ -5,6 +5,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, ClaimRunRequest__Output as _conveyor_orchestrator_v1_ClaimRunRequest__Output } from '../../../conveyor/orchestrator/v1/ClaimRunRequest';
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from '../../../conveyor/orchestrator/v1/CompleteRunRequest';
+import type { FetchRunRepositoryRequest as _conveyor_orchestrator_v1_FetchRunRepositoryRequest, FetchRunRepositoryRequest__Output as _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output } from '../../../conveyor/orchestrator/v1/FetchRunRepositoryRequest';
+import type { FetchRunRepositoryResponse as _conveyor_orchestrator_v1_FetchRunRepositoryResponse, FetchRunRepositoryResponse__Output as _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output } from '../../../conveyor/orchestrator/v1/FetchRunRepositoryResponse';
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from '../../../conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from '../../../conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from '../../../conveyor/orchestrator/v1/HeartbeatRequest';
@@ -32,6 +34,15 @@ export interface RunnerServiceClient extends grpc.Client {
   completeRun(argument: _conveyor_orchestrator_v1_CompleteRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   completeRun(argument: _conveyor_orchestrator_v1_CompleteRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   completeRun(argument: _conveyor_orchestrator_v1_CompleteRunRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
+  
+  FetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  FetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  FetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  FetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  fetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  fetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  fetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
+  fetchRunRepository(argument: _conveyor_orchestrator_v1_FetchRunRepositoryRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>): grpc.ClientUnaryCall;
   
   GetHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
   GetHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
@@ -76,6 +87,8 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
   
   CompleteRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
   
+  FetchRunRepository: grpc.handleUnaryCall<_conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output, _conveyor_orchestrator_v1_FetchRunRepositoryResponse>;
+  
   GetHarnessCredential: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential>;
   
   Heartbeat: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
@@ -89,6 +102,7 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
 export interface RunnerServiceDefinition extends grpc.ServiceDefinition {
   ClaimRun: MethodDefinition<_conveyor_orchestrator_v1_ClaimRunRequest, _conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_ClaimRunRequest__Output, _conveyor_orchestrator_v1_RunAssignment__Output>
   CompleteRun: MethodDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
+  FetchRunRepository: MethodDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryRequest, _conveyor_orchestrator_v1_FetchRunRepositoryResponse, _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output, _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>
   GetHarnessCredential: MethodDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential__Output>
   Heartbeat: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   PushRunBranch: MethodDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
