@@ -32,6 +32,7 @@ import { runListRoutes } from './routes/run-list-routes';
 import { scheduleRoutes } from './routes/schedule-routes';
 import { eventEndpointRoutes } from './routes/event-endpoint-routes';
 import { integrationRoutes } from './routes/integration-routes';
+import { slackAppRoutes } from './routes/slack-app-routes';
 import { webhookAutomationRoutes } from './routes/webhook-automation-routes';
 import { webhookFactoryRoutes } from './routes/webhook-factory-routes';
 import { webhookRoutes } from './routes/webhook-routes';
@@ -111,6 +112,7 @@ export function buildApp(deps: AppDeps): Express {
   v1.use(webhookSecretRoutes(deps.api));
   v1.use(eventEndpointRoutes(deps.api));
   v1.use(integrationRoutes(deps.api));
+  v1.use(slackAppRoutes(deps.api));
   v1.use(catalogRoutes(deps.api));
   v1.use(environmentRoutes(deps.api));
   v1.use(identityRoutes(deps.api));

@@ -39,6 +39,7 @@ import * as w from '../schemas/webhook-schemas';
 import * as ev from '../schemas/event-endpoint-schemas';
 import { insightsQuery, insightsResponseSchema } from '../schemas/insights-schemas';
 import * as integ from '../schemas/integration-schemas';
+import * as slackApps from '../schemas/slack-app-schemas';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -89,6 +90,7 @@ const webhook = `${factory}/webhooks/:webhookUid`;
 const automation = `${factory}/automations/:automationId`;
 const eventEndpoint = `${V1}/event-endpoints/:endpointId`;
 const githubApp = `${V1}/integrations/github-apps/:githubAppId`;
+const slackApp = `${V1}/integrations/slack-apps/:slackAppId`;
 
 const api = (
   method: HttpMethod,
@@ -721,4 +723,25 @@ export const OPERATIONS: Operation[] = [
   ),
   api('get', githubApp, 'Integrations', 'Retrieve a GitHub App', json(integ.githubAppSchema, 'The App.')),
   api('delete', githubApp, 'Integrations', 'Remove a GitHub App and its webhook', noContent),
+  api(
+    'post',
+    `${V1}/integrations/slack-apps`,
+    'Integrations',
+    'Register a Slack app (its bot token is checked with auth.test first)',
+    json(
+      slackApps.slackAppSchema,
+      "Registered; set webhook_url as the app's Events and slash command Request URL.",
+      201,
+    ),
+    { body: slackApps.createSlackAppBody },
+  ),
+  api(
+    'get',
+    `${V1}/integrations/slack-apps`,
+    'Integrations',
+    "List the team's Slack apps",
+    json(slackApps.slackAppListResponseSchema, 'Apps, without credentials, oldest first.'),
+  ),
+  api('get', slackApp, 'Integrations', 'Retrieve a Slack app', json(slackApps.slackAppSchema, 'The app.')),
+  api('delete', slackApp, 'Integrations', 'Remove a Slack app and its webhook', noContent),
 ];
