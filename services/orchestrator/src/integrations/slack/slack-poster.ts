@@ -24,10 +24,13 @@ const BATCH = 50;
 const CONCURRENCY = 4;
 /** A claimed post is due again after this (a crashed orchestrator's claims are taken over), longer than a call. */
 const LEASE_MS = 60_000;
-/** Waits before each retry of a post Slack could not take: about an hour in all, then the post is dropped. */
 /** The agent's answer quoted in the thread at most (Slack's limit is 40,000 characters; the session has it all). */
 const MAX_SUMMARY = 3_000;
-const RETRY_SCHEDULE_MS = [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000];
+/**
+ * Waits before each attempt of a post (nextAttemptDelay's schedule: the first is at once): about 45 minutes of retries
+ * of a post Slack could not take, then it is dropped.
+ */
+const RETRY_SCHEDULE_MS = [0, 1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000];
 
 interface Claimed {
   id: bigint;
@@ -143,7 +146,7 @@ export class SlackPoster {
       }
       const delay =
         failure.kind === 'transient'
-          ? nextAttemptDelay(RETRY_SCHEDULE_MS, post.attempts, failure.retryAfterMs)
+          ? nextAttemptDelay(RETRY_SCHEDULE_MS, post.attempts + 1, failure.retryAfterMs)
           : undefined;
       if (delay === undefined) {
         log.warn({ slack: failure.reason, attempts: post.attempts + 1 }, 'Slack post dropped');
