@@ -47,7 +47,8 @@ export async function startScriptedSlack(options: ScriptedSlackOptions): Promise
   };
 
   const fields = (req: IncomingMessage, raw: string): Record<string, unknown> => {
-    if (/json/i.test(req.headers['content-type'] ?? '')) return JSON.parse(raw || '{}') as Record<string, unknown>;
+    if (/json/i.test(req.headers['content-type'] ?? ''))
+      return JSON.parse(raw || '{}') as Record<string, unknown>;
     return Object.fromEntries(new URLSearchParams(raw));
   };
 

@@ -13,7 +13,10 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * form is passed on as that JSON object, so the orchestrator and the delivery log read one shape. Throws when it is
  * neither.
  */
-export function parseSlackBody(contentType: string | undefined, rawBody: Buffer): { json: unknown; body: Buffer } {
+export function parseSlackBody(
+  contentType: string | undefined,
+  rawBody: Buffer,
+): { json: unknown; body: Buffer } {
   const text = UTF8.decode(rawBody);
   if (!/^application\/x-www-form-urlencoded\b/i.test(contentType ?? ''))
     return { json: JSON.parse(text), body: rawBody };

@@ -91,7 +91,8 @@ describe('Slack app', () => {
     (await webhookApi(platform).deliveries(factoryId, app.webhook_uid as string)).flatMap(
       (d) => d.run_ids as string[],
     );
-  const inThread = (threadTs: string): SlackMessage[] => slack.messages.filter((m) => m.threadTs === threadTs);
+  const inThread = (threadTs: string): SlackMessage[] =>
+    slack.messages.filter((m) => m.threadTs === threadTs);
   /** The thread reads queued → working → the outcome (once per execution, in order). */
   const waitForThread = (threadTs: string, count: number) =>
     eventually(
@@ -103,7 +104,12 @@ describe('Slack app', () => {
 
   it('registers an app with its bot token checked by auth.test, never shows the secrets, and is invisible to other teams', async () => {
     const app = await newApp('main');
-    expect(app).toMatchObject({ slack_team_id: TEAM, bot_user_id: BOT, status: 'active', broken_reason: null });
+    expect(app).toMatchObject({
+      slack_team_id: TEAM,
+      bot_user_id: BOT,
+      status: 'active',
+      broken_reason: null,
+    });
     expect(slack.requests.find((r) => r.method === 'auth.test')?.authorization).toBe(`Bearer ${BOT_TOKEN}`);
     const listed = await apiCall(platform, 'GET', '/integrations/slack-apps');
     for (const shown of [app, listed.body]) {
@@ -122,7 +128,13 @@ describe('Slack app', () => {
     const other = await otherTeamAdmin(platform);
     const path = `/integrations/slack-apps/${String(app.slack_app_id)}`;
     const foreign = await apiCall(platform, 'GET', path, undefined, other.key);
-    const missing = await apiCall(platform, 'GET', '/integrations/slack-apps/sla_missing', undefined, other.key);
+    const missing = await apiCall(
+      platform,
+      'GET',
+      '/integrations/slack-apps/sla_missing',
+      undefined,
+      other.key,
+    );
     expect(foreign.status).toBe(404);
     expect(foreign.body.detail).toBe(missing.body.detail);
     expect((await apiCall(platform, 'DELETE', path, undefined, other.key)).status).toBe(404);
@@ -178,7 +190,8 @@ describe('Slack app', () => {
 
     // A reply in the thread: a follow-up of the same run, answered in the same thread.
     expect(
-      (await send(app, event({ type: 'message', text: 'now louder', ts: nextTs(), thread_ts: mentionTs }))).status,
+      (await send(app, event({ type: 'message', text: 'now louder', ts: nextTs(), thread_ts: mentionTs })))
+        .status,
     ).toBe(200);
     await waitForThread(mentionTs, 2);
     const again = await waitForRunState(platform, runId, TERMINAL, 10_000);
@@ -247,16 +260,20 @@ describe('Slack app', () => {
       slack_thread_ts: opener!.ts,
     });
     // The run's copy of the request has no Slack verification token or response URL.
-    expect(JSON.stringify((await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body)).not.toContain(
-      'legacy-verification-token',
-    );
+    expect(
+      JSON.stringify((await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body),
+    ).not.toContain('legacy-verification-token');
   });
 
   it('wrong signatures, stale timestamps, replays and channels not allowed start nothing; Slack retries are one delivery', async () => {
     const app = await newApp('guard', { allowed_channels: ['C0AGENTS'] });
     const allowed = (text: string) => mention(text, { channel: 'C0AGENTS' });
-    expect((await send(app, allowed('wrong secret'), { secret: 'not-the-signing-secret-0123' })).status).toBe(401);
-    expect((await send(app, allowed('too old'), { now: new Date(Date.now() - 6 * 60_000) })).status).toBe(401);
+    expect((await send(app, allowed('wrong secret'), { secret: 'not-the-signing-secret-0123' })).status).toBe(
+      401,
+    );
+    expect((await send(app, allowed('too old'), { now: new Date(Date.now() - 6 * 60_000) })).status).toBe(
+      401,
+    );
     expect((await send(app, mention('in a channel not allowed'))).status).toBe(200);
 
     // The same signed request twice (a replay), and a Slack retry of an event (a new signature, the same event_id).
@@ -271,7 +288,13 @@ describe('Slack app', () => {
       });
     expect((await post()).status).toBe(200);
     expect((await post()).status).toBe(200);
-    expect((await send(app, body, { headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } })).status).toBe(200);
+    expect(
+      (
+        await send(app, body, {
+          headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' },
+        })
+      ).status,
+    ).toBe(200);
 
     const entries = await webhookApi(platform).waitForDeliveries(
       factoryId,
@@ -295,7 +318,9 @@ describe('Slack app', () => {
       'GET',
       `/factories/${factoryId}/webhooks/${String(app.webhook_uid)}/deliveries/${String(notAllowed.delivery_id)}`,
     );
-    expect(JSON.stringify(detail.body)).toContain("channel C0GENERAL is not one of the app's allowed_channels");
+    expect(JSON.stringify(detail.body)).toContain(
+      "channel C0GENERAL is not one of the app's allowed_channels",
+    );
     await waitForRunState(platform, runs[0]!, TERMINAL, 90_000);
   });
 
@@ -333,8 +358,8 @@ describe('Slack app', () => {
       expect((await send(app, mention('anything'))).status).toBe(200);
       await eventually(
         async () =>
-          (await apiCall(platform, 'GET', `/integrations/slack-apps/${String(app.slack_app_id)}`)).body.status ===
-          'broken',
+          (await apiCall(platform, 'GET', `/integrations/slack-apps/${String(app.slack_app_id)}`)).body
+            .status === 'broken',
         'the app marked broken',
         platform,
         60_000,

@@ -23,7 +23,9 @@ export const createSlackAppBody = z
       .string()
       .max(100)
       .optional()
-      .describe("Runs' environment unless a request names one with `env:<name>` (default: the team's default)"),
+      .describe(
+        "Runs' environment unless a request names one with `env:<name>` (default: the team's default)",
+      ),
     allowed_channels: z
       .array(slackId)
       .max(200)
@@ -40,7 +42,7 @@ export const createSlackAppBody = z
 export const slackAppSchema = z.object({
   slack_app_id: z.string(),
   name: z.string(),
-  slack_team_id: z.string().describe("The workspace auth.test named for the bot token"),
+  slack_team_id: z.string().describe('The workspace auth.test named for the bot token'),
   bot_user_id: z.string().describe("The bot's user: mentioning it starts a run"),
   webhook_uid: z.string(),
   webhook_url: z
@@ -50,7 +52,7 @@ export const slackAppSchema = z.object({
   allowed_channels: z.array(z.string()),
   allowed_users: z.array(z.string()),
   status: z.enum(['active', 'broken']),
-  broken_reason: z.string().nullable().describe('Slack\'s answer when it refused the bot token'),
+  broken_reason: z.string().nullable().describe("Slack's answer when it refused the bot token"),
   created_at: z.string(),
   updated_at: z.string(),
 });

@@ -82,6 +82,9 @@ export async function verifyBotToken(config: SlackApiConfig, token: string): Pro
     throw new AppError('invalid_request', `Slack refused bot_token: ${failure.reason}`);
   }
   if (!answer.team_id || !answer.user_id)
-    throw new AppError('invalid_request', 'Slack refused bot_token: auth.test named no workspace or bot user');
+    throw new AppError(
+      'invalid_request',
+      'Slack refused bot_token: auth.test named no workspace or bot user',
+    );
   return { teamId: answer.team_id, userId: answer.user_id };
 }

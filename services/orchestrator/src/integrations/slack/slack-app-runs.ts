@@ -90,7 +90,8 @@ export async function evaluateSlackAppDelivery(
   const { requester, environmentName } = decision;
   const prompt = decision.kind === 'start' ? decision.prompt : decision.message;
   const environment = await environmentFor(deps.db, app, environmentName);
-  if (typeof environment === 'string') return outcome({ matched: true, error: `invalid_request: ${environment}` });
+  if (typeof environment === 'string')
+    return outcome({ matched: true, error: `invalid_request: ${environment}` });
   if (!(await deps.budget.take(app.teamId)))
     return outcome({
       matched: true,

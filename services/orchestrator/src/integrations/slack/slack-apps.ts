@@ -73,7 +73,9 @@ export async function createSlackApp(
   if (count >= MAX_APPS_PER_TEAM)
     throw new AppError('conflict', `A team may register at most ${MAX_APPS_PER_TEAM} Slack apps`);
   if (
-    await deps.db.slackApp.findUnique({ where: { teamId_name: { teamId: caller.team_id, name: input.name } } })
+    await deps.db.slackApp.findUnique({
+      where: { teamId_name: { teamId: caller.team_id, name: input.name } },
+    })
   )
     throw new AppError('conflict', taken);
   const bot = await verifyBotToken(deps.slack, input.bot_token);

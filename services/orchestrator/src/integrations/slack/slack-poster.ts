@@ -99,9 +99,9 @@ export class SlackPoster {
       RETURNING p.id, p."slackAppId", p."runId"::text AS "runId", p.state, p.attempts`;
     if (claimed.length === 0) return 0;
     const apps = new Map(
-      (await db.slackApp.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.slackAppId))] } } })).map(
-        (a) => [a.id, a],
-      ),
+      (
+        await db.slackApp.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.slackAppId))] } } })
+      ).map((a) => [a.id, a]),
     );
     const limit = pLimit(CONCURRENCY);
     await Promise.all(claimed.map((post) => limit(() => this.send(post, apps.get(post.slackAppId)))));
@@ -168,7 +168,9 @@ export class SlackPoster {
   private async text(state: string, run: PostedRun): Promise<string> {
     const link = sessionLinkOf(this.deps.publicApiBaseUrl, run.id);
     if (state === 'QUEUED')
-      return run.execution > 1 ? `Follow-up queued. Session: ${link}` : `Queued: *${run.title}*. Session: ${link}`;
+      return run.execution > 1
+        ? `Follow-up queued. Session: ${link}`
+        : `Queued: *${run.title}*. Session: ${link}`;
     if (state === 'INPROGRESS') return 'Working on it…';
     const [pulls, answer] = await Promise.all([
       this.deps.db.artifact.findMany({

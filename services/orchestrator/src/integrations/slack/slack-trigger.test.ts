@@ -1,6 +1,11 @@
 import { decideSlack, splitEnvironment } from './slack-trigger';
 
-const app = { slackTeamId: 'T1', botUserId: 'UBOT', allowedChannels: [] as string[], allowedUsers: [] as string[] };
+const app = {
+  slackTeamId: 'T1',
+  botUserId: 'UBOT',
+  allowedChannels: [] as string[],
+  allowedUsers: [] as string[],
+};
 
 const event = (e: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'event_callback',
@@ -9,8 +14,7 @@ const event = (e: Record<string, unknown>, extra: Record<string, unknown> = {}) 
   event: { channel: 'C1', user: 'U1', ts: '100.1', ...e },
   ...extra,
 });
-const mention = (text: string, e: Record<string, unknown> = {}) =>
-  event({ type: 'app_mention', text, ...e });
+const mention = (text: string, e: Record<string, unknown> = {}) => event({ type: 'app_mention', text, ...e });
 const command = (text: string, extra: Record<string, unknown> = {}) => ({
   command: '/conveyor',
   text,
@@ -47,7 +51,9 @@ describe('decideSlack', () => {
   });
 
   it('a reply in a thread may be a follow-up; a mention in a thread may also start one there', () => {
-    expect(decideSlack(app, event({ type: 'message', text: 'louder', thread_ts: '100.1', ts: '100.2' }))).toEqual({
+    expect(
+      decideSlack(app, event({ type: 'message', text: 'louder', thread_ts: '100.1', ts: '100.2' })),
+    ).toEqual({
       kind: 'thread',
       requester: { user: 'U1', channel: 'C1', threadTs: '100.1' },
       message: 'louder',
