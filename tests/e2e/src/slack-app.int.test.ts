@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createPrismaClient } from '@conveyor/db';
 import {
   createMember,
   otherTeamAdmin,
@@ -259,10 +260,17 @@ describe('Slack app', () => {
       slack_user: 'U0BOB',
       slack_thread_ts: opener!.ts,
     });
-    // The run's copy of the request has no Slack verification token or response URL.
-    expect(
-      JSON.stringify((await apiCall(platform, 'GET', `/agent/runs/${runId}/conversation`)).body),
-    ).not.toContain('legacy-verification-token');
+    // The run's copy of the request (its event-payload.json) is what was asked, without Slack's verification token
+    // or response URL.
+    const db = createPrismaClient(platform.databaseUrl);
+    try {
+      const files = await db.runAttachment.findMany({ where: { runId } });
+      expect(files.map((f) => JSON.parse(Buffer.from(f.data).toString('utf8')) as unknown)).toEqual([
+        { user: 'U0BOB', channel: 'C0GENERAL', text: 'tidy the README' },
+      ]);
+    } finally {
+      await db.$disconnect();
+    }
   });
 
   it('wrong signatures, stale timestamps, replays and channels not allowed start nothing; Slack retries are one delivery', async () => {
