@@ -63,6 +63,9 @@ import { integrationHandlers } from './grpc/handlers/integration-handlers';
 import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
 import { GitHubAppChecks } from './integrations/github-app-checks';
 import { AppRunBudget } from './integrations/app-run-budget';
+import { anyIntegration } from './integrations/integration-deliveries';
+import { evaluateSlackAppDelivery } from './integrations/slack/slack-app-runs';
+import { SlackPoster } from './integrations/slack/slack-poster';
 import { appTokenForRun } from './integrations/github-app-tokens';
 import { InstallationTokens } from './github/github-app-auth';
 import { factoryHandlers } from './grpc/handlers/factory-handlers';
@@ -106,6 +109,8 @@ export class Orchestrator implements Service {
   private eventRetention: BackgroundLoop | undefined;
   private runRetention: RunRetention | undefined;
   private outboundEvents: ChannelListener | undefined;
+  private slackPoster: SlackPoster | undefined;
+  private slackPosts: ChannelListener | undefined;
   private workerDispatch: WorkerDispatch | undefined;
   private runEventFeed: RunEventFeed | undefined;
   private authEpochs: ChannelListener | undefined;
@@ -208,27 +213,50 @@ export class Orchestrator implements Service {
     const appRunBudget = new AppRunBudget(redis, {
       runsPerHour: config.GITHUB_APP_RUNS_PER_HOUR,
       keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+      integration: 'github-app',
+    });
+    // Slack apps: the bot tokens stay in this process; their runs' thread replies are posted from SlackPost rows.
+    const slack = { baseUrl: config.SLACK_API_URL, timeoutMs: 10_000 };
+    const slackRunBudget = new AppRunBudget(redis, {
+      runsPerHour: config.SLACK_APP_RUNS_PER_HOUR,
+      keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+      integration: 'slack-app',
     });
     // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),
       logger: logger.child({ component: 'delivery-processor' }),
       prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
-      integrations: (webhook, entry, payload, body, log) =>
-        evaluateGitHubAppDelivery(
-          {
-            db,
-            kickOutbox,
-            checks: githubChecks,
-            budget: appRunBudget,
-            prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
-          },
-          webhook,
-          entry,
-          payload,
-          body,
-          log,
-        ),
+      integrations: anyIntegration(
+        (webhook, entry, payload, body, log) =>
+          evaluateGitHubAppDelivery(
+            {
+              db,
+              kickOutbox,
+              checks: githubChecks,
+              budget: appRunBudget,
+              prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+            },
+            webhook,
+            entry,
+            payload,
+            body,
+            log,
+          ),
+        (webhook, entry, payload, _body, log) =>
+          evaluateSlackAppDelivery(
+            {
+              db,
+              kickOutbox,
+              budget: slackRunBudget,
+              prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+            },
+            webhook,
+            entry,
+            payload,
+            log,
+          ),
+      ),
       runsWritten: kickOutbox,
     });
     this.deliveryRetention = new DeliveryRetention(
@@ -307,6 +335,27 @@ export class Orchestrator implements Service {
     });
     this.outboundEvents = outboundEvents;
     await outboundEvents.start();
+    const slackPoster = new SlackPoster({
+      db,
+      cipher,
+      slack,
+      publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
+      logger: logger.child({ component: 'slack-poster' }),
+      intervalMs: config.EVENT_DISPATCH_INTERVAL_MS,
+    });
+    this.slackPoster = slackPoster;
+    slackPoster.start();
+    this.readiness.observe('slack poster', slackPoster.loop);
+    // The trigger that writes a post notifies, as the outbound events' does.
+    const slackPosts = new ChannelListener({
+      databaseUrl: config.DATABASE_URL,
+      channel: 'slack_posts',
+      onNotification: () => void slackPoster.kick(),
+      onListening: () => slackPoster.kick(),
+      logger: logger.child({ component: 'slack-posts' }),
+    });
+    this.slackPosts = slackPosts;
+    await slackPosts.start();
     const links = {
       secret: config.BLOB_SIGNING_SECRET,
       baseUrl: config.PUBLIC_API_BASE_URL,
@@ -408,6 +457,7 @@ export class Orchestrator implements Service {
         ...webhookHandlerDeps,
         github,
         forgetTokens: (id) => installationTokens.forget(id),
+        slack,
       }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });
@@ -494,6 +544,8 @@ export class Orchestrator implements Service {
       ['outbox relay', () => this.outbox?.stop()],
       ['outbound events', () => this.outboundEvents?.stop()],
       ['event dispatcher', () => this.events?.stop()],
+      ['slack posts', () => this.slackPosts?.stop()],
+      ['slack poster', () => this.slackPoster?.stop()],
       ['event retention', () => this.eventRetention?.stop()],
       ['run retention', () => this.runRetention?.stop()],
       ['run queue', () => this.runQueue?.close()],

@@ -4,12 +4,17 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from './conveyor/orchestrator/v1/CreateGitHubAppRequest';
+import type { CreateSlackAppRequest as _conveyor_orchestrator_v1_CreateSlackAppRequest, CreateSlackAppRequest__Output as _conveyor_orchestrator_v1_CreateSlackAppRequest__Output } from './conveyor/orchestrator/v1/CreateSlackAppRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from './conveyor/orchestrator/v1/GitHubApp';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from './conveyor/orchestrator/v1/GitHubAppRef';
 import type { IntegrationServiceClient as _conveyor_orchestrator_v1_IntegrationServiceClient, IntegrationServiceDefinition as _conveyor_orchestrator_v1_IntegrationServiceDefinition } from './conveyor/orchestrator/v1/IntegrationService';
 import type { ListGitHubAppsRequest as _conveyor_orchestrator_v1_ListGitHubAppsRequest, ListGitHubAppsRequest__Output as _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output } from './conveyor/orchestrator/v1/ListGitHubAppsRequest';
 import type { ListGitHubAppsResponse as _conveyor_orchestrator_v1_ListGitHubAppsResponse, ListGitHubAppsResponse__Output as _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output } from './conveyor/orchestrator/v1/ListGitHubAppsResponse';
+import type { ListSlackAppsRequest as _conveyor_orchestrator_v1_ListSlackAppsRequest, ListSlackAppsRequest__Output as _conveyor_orchestrator_v1_ListSlackAppsRequest__Output } from './conveyor/orchestrator/v1/ListSlackAppsRequest';
+import type { ListSlackAppsResponse as _conveyor_orchestrator_v1_ListSlackAppsResponse, ListSlackAppsResponse__Output as _conveyor_orchestrator_v1_ListSlackAppsResponse__Output } from './conveyor/orchestrator/v1/ListSlackAppsResponse';
+import type { SlackApp as _conveyor_orchestrator_v1_SlackApp, SlackApp__Output as _conveyor_orchestrator_v1_SlackApp__Output } from './conveyor/orchestrator/v1/SlackApp';
+import type { SlackAppRef as _conveyor_orchestrator_v1_SlackAppRef, SlackAppRef__Output as _conveyor_orchestrator_v1_SlackAppRef__Output } from './conveyor/orchestrator/v1/SlackAppRef';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -21,12 +26,17 @@ export interface ProtoGrpcType {
       v1: {
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CreateGitHubAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output>
+        CreateSlackAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateSlackAppRequest, _conveyor_orchestrator_v1_CreateSlackAppRequest__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
         GitHubApp: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubApp__Output>
         GitHubAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubAppRef__Output>
         IntegrationService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_IntegrationServiceClient> & { service: _conveyor_orchestrator_v1_IntegrationServiceDefinition }
         ListGitHubAppsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListGitHubAppsRequest, _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output>
         ListGitHubAppsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
+        ListSlackAppsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSlackAppsRequest, _conveyor_orchestrator_v1_ListSlackAppsRequest__Output>
+        ListSlackAppsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSlackAppsResponse, _conveyor_orchestrator_v1_ListSlackAppsResponse__Output>
+        SlackApp: MessageTypeDefinition<_conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_SlackApp__Output>
+        SlackAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_SlackAppRef__Output>
       }
     }
   }

@@ -9,7 +9,12 @@ import { generateInstallationKeys, initKeysFile } from '@conveyor/pki';
 import { createTestDatabase, REDIS_URL, type TestDatabase } from '@conveyor/testing';
 import { encryptEndpointSecret, signingSecrets } from '../events/endpoint-secret';
 import { reencryptSecrets, SEALED_COLUMNS } from '../secrets/reencrypt-secrets';
-import { githubAppKeyContext, SecretCipher, SecretCipherError } from '../secrets/secret-cipher';
+import {
+  githubAppKeyContext,
+  SecretCipher,
+  SecretCipherError,
+  slackAppTokenContext,
+} from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
 import { credentialColumns } from '../webhooks/webhook-config';
 import { resolveWebhookForIngress } from '../webhooks/resolve-webhook-for-ingress';
@@ -30,6 +35,7 @@ function conveyor(args: string[], env: { url: string; key: string; previous?: st
 
 /** Stands in for a GitHub App's PEM key: only its sealing matters here. */
 const APP_KEY = '-----BEGIN RSA PRIVATE KEY-----\nrotation\n-----END RSA PRIVATE KEY-----';
+const BOT_TOKEN = 'xoxb-rotation-token';
 
 const cipherOf = (key: string, previous: string[] = []) =>
   SecretCipher.fromConfig({ CONVEYOR_SECRETS_KEY: key, CONVEYOR_SECRETS_PREVIOUS_KEYS: previous });
@@ -96,6 +102,22 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
         webhookId: 'wh_rot',
       },
     });
+    await prisma.webhook.create({
+      data: { id: 'wh_rot_slack', teamId: TEAM, factoryId: 'fac_rot', name: 'slack', secretName: 'S4' },
+    });
+    const botToken = old.encrypt(BOT_TOKEN, slackAppTokenContext('sla_rot'));
+    await prisma.slackApp.create({
+      data: {
+        id: 'sla_rot',
+        teamId: TEAM,
+        name: 'slack',
+        slackTeamId: 'T1',
+        botUserId: 'U1',
+        botTokenCiphertext: new Uint8Array(botToken.ciphertext),
+        botTokenKeyId: botToken.keyId,
+        webhookId: 'wh_rot_slack',
+      },
+    });
   });
 
   afterAll(async () => {
@@ -134,6 +156,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
       { column: 'EventEndpoint.secretCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'EventEndpoint.previousCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'GitHubApp.privateKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
+      { column: 'SlackApp.botTokenCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
     ]);
     expect(report.oldKeysStillInUse).toEqual([]);
     expect(new Set(report.census.map((c) => c.keyId))).toEqual(new Set([cipherOf(newKey).keyId]));
@@ -157,6 +180,10 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
     expect(onlyNew.decrypt(app.privateKeyCiphertext, app.privateKeyKeyId, githubAppKeyContext(app.id))).toBe(
       APP_KEY,
     );
+    const slack = await prisma.slackApp.findUniqueOrThrow({ where: { id: 'sla_rot' } });
+    expect(
+      onlyNew.decrypt(slack.botTokenCiphertext, slack.botTokenKeyId, slackAppTokenContext(slack.id)),
+    ).toBe(BOT_TOKEN);
     // And the old key alone reads nothing any more.
     await expect(readTeamSecretValue(prisma, old, TEAM, 'HOOK')).rejects.toThrow(SecretCipherError);
   });
@@ -164,7 +191,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
   it('is idempotent: a second run re-encrypts nothing', async () => {
     const { stdout } = await conveyor(['keys', 'rotate'], { url: db.url, key: newKey, previous: [oldKey] });
     const report = JSON.parse(stdout) as RotateReport;
-    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0]);
+    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it('keeps the row binding: a ciphertext moved to another row still does not decrypt there', async () => {

@@ -148,6 +148,10 @@ export const RPC_PERMISSIONS: PermissionTable = {
     ListGitHubApps: GATEWAY,
     GetGitHubApp: GATEWAY,
     DeleteGitHubApp: GATEWAY,
+    CreateSlackApp: GATEWAY,
+    ListSlackApps: GATEWAY,
+    GetSlackApp: GATEWAY,
+    DeleteSlackApp: GATEWAY,
   },
 };
 

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
- * The runs a team's GitHub Apps may start per hour (GITHUB_APP_RUNS_PER_HOUR), in Redis (rate-limiter-flexible, a
+ * The runs a team's apps of one integration may start per hour (GITHUB_APP_RUNS_PER_HOUR, SLACK_APP_RUNS_PER_HOUR), in Redis (rate-limiter-flexible, a
  * fixed one-hour window per team): taken atomically as each run is prepared, so the deliveries of one batch, or of
  * several orchestrators, cannot pass it together. A delivery re-consumed after a crash takes again: the budget errs
  * towards fewer runs. Redis failures are thrown: the delivery is retried rather than run without the limit.
@@ -10,10 +10,10 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 export class AppRunBudget {
   private readonly limiter: RateLimiterRedis;
 
-  constructor(redis: Redis, options: { runsPerHour: number; keyPrefix: string }) {
+  constructor(redis: Redis, options: { runsPerHour: number; keyPrefix: string; integration: string }) {
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
-      keyPrefix: `${options.keyPrefix}:github-app-runs`,
+      keyPrefix: `${options.keyPrefix}:${options.integration}-runs`,
       points: options.runsPerHour,
       duration: 3600,
     });

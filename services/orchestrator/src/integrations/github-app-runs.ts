@@ -1,13 +1,13 @@
 import { AppError } from '@conveyor/errors';
 import type { GitHubApp, PrismaClient, Webhook, WebhookDelivery } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
-import type { Caller } from '../auth/caller';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
 import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-processor';
 import type { AutomationOutcome } from '../deliveries/delivery-store';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
 import type { AppRunBudget } from './app-run-budget';
+import { integrationCaller, setRunMetadata } from './integration-runs';
 import type { GitHubAppChecks } from './github-app-checks';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 
@@ -32,18 +32,6 @@ type RepositorySpec = {
   pull_request?: Record<string, unknown>;
   clone?: 'platform';
 };
-
-/** The creator of the App acts for it, as an automation's creator does for the automation. */
-const callerOf = (app: GitHubApp): Caller => ({
-  team_id: app.teamId,
-  principal_type: 'USER',
-  principal_id: app.createdById ?? '',
-  role: 'ADMIN',
-  api_key_id: '',
-  run_id: '',
-  display_name: '',
-  email: '',
-});
 
 /** Who asked and where, on the run (GET /v1/agent/runs shows it; the completion answers there). */
 export const requesterMetadata = (app: GitHubApp, r: GitHubRequester): Record<string, string> => ({
@@ -106,7 +94,7 @@ export async function evaluateGitHubAppDelivery(
     return outcome({ matched: false, error: `the App is broken: ${app.brokenReason ?? ''}` });
   const decision = decideGitHubApp(app, payload);
   if (decision.kind === 'ignore') return outcome({ matched: false, mismatches: [decision.reason] });
-  const caller = callerOf(app);
+  const caller = integrationCaller(app);
   if (decision.kind === 'followup') {
     const run = await deps.db.run.findFirst({
       where: { id: decision.runId, teamId: app.teamId },
@@ -182,16 +170,4 @@ export async function evaluateGitHubAppDelivery(
     }
     throw err;
   }
-}
-
-async function setRunMetadata(
-  db: PrismaClient,
-  runId: string,
-  values: Record<string, string>,
-): Promise<void> {
-  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { metadata: true } });
-  await db.run.update({
-    where: { id: runId },
-    data: { metadata: { ...((run.metadata ?? {}) as Record<string, string>), ...values } },
-  });
 }

@@ -1,13 +1,14 @@
 import { AppError, notFound } from '@conveyor/errors';
-import { newId, Prisma, type GitHubApp, type PrismaClient } from '@conveyor/db';
+import { newId, type GitHubApp, type PrismaClient } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
 import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
 import { requireFactoryManager } from '../factories/permissions';
 import { parseAppPrivateKey, verifyApp, type AppCredentials } from '../github/github-app-auth';
 import type { GitHubApi } from '../github/github-rest';
 import { githubAppKeyContext, type SecretCipher } from '../secrets/secret-cipher';
-import { createWebhook, type WebhookDeps } from '../webhooks/manage-webhooks';
+import type { WebhookDeps } from '../webhooks/manage-webhooks';
 import { ingressUrl } from '../webhooks/webhook-rules';
+import { createWithWebhook, removeIntegrationWebhook } from './integration-webhook';
 
 export interface GitHubAppDeps extends WebhookDeps {
   github: GitHubApi;
@@ -100,42 +101,42 @@ export async function createGitHubApp(
       throw new AppError('invalid_request', `GitHub refused app_id and private_key: ${err.message}`);
     throw err;
   }
-  const { webhook } = await createWebhook(deps, caller, input.factory_id, {
-    name: `github-app-${input.name}`,
-    authMode: 'signature',
-    signatureScheme: 'github',
-    providerSecret: input.webhook_secret,
-  });
   const id = newId('gha');
   const { ciphertext, keyId } = deps.cipher.encrypt(input.private_key, githubAppKeyContext(id));
-  try {
-    const row = await deps.db.gitHubApp.create({
-      data: {
-        id,
-        teamId: caller.team_id,
-        name: input.name,
-        appId: input.app_id,
-        slug,
-        botLogin: `${slug}[bot]`,
-        privateKeyCiphertext: new Uint8Array(ciphertext),
-        privateKeyKeyId: keyId,
-        webhookId: webhook.row.id,
-        environmentId: input.environment_id || null,
-        triggerLabel: input.trigger_label || null,
-        repositories: input.repositories,
-        allowedUsers: input.allowed_users,
-        createdById: caller.principal_id || null,
-      },
-    });
-    return githubAppView(deps.webhookBaseUrl, row);
-  } catch (err) {
-    // The webhook was only for this App.
-    await deps.db.webhook.delete({ where: { id: webhook.row.id } });
-    await deps.versions.bump(webhook.row.id);
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
-      throw new AppError('conflict', `A GitHub App named "${input.name}" is already registered`);
-    throw err;
-  }
+  const webhook = {
+    factoryId: input.factory_id,
+    name: `github-app-${input.name}`,
+    signatureScheme: 'github',
+    providerSecret: input.webhook_secret,
+  };
+  return createWithWebhook(
+    deps,
+    caller,
+    webhook,
+    `A GitHub App named "${input.name}" is already registered`,
+    async (webhookId) =>
+      githubAppView(
+        deps.webhookBaseUrl,
+        await deps.db.gitHubApp.create({
+          data: {
+            id,
+            teamId: caller.team_id,
+            name: input.name,
+            appId: input.app_id,
+            slug,
+            botLogin: `${slug}[bot]`,
+            privateKeyCiphertext: new Uint8Array(ciphertext),
+            privateKeyKeyId: keyId,
+            webhookId,
+            environmentId: input.environment_id || null,
+            triggerLabel: input.trigger_label || null,
+            repositories: input.repositories,
+            allowedUsers: input.allowed_users,
+            createdById: caller.principal_id || null,
+          },
+        }),
+      ),
+  );
 }
 
 async function findApp(db: PrismaClient, caller: Caller, id: string): Promise<GitHubApp> {
@@ -160,8 +161,7 @@ export async function getGitHubApp(deps: GitHubAppDeps, caller: Caller, id: stri
 export async function deleteGitHubApp(deps: GitHubAppDeps, caller: Caller, id: string): Promise<void> {
   const row = await findApp(deps.db, caller, id);
   requireFactoryManager(caller, 'Removing a GitHub App');
-  await deps.db.webhook.delete({ where: { id: row.webhookId } });
-  await deps.versions.bump(row.webhookId);
+  await removeIntegrationWebhook(deps, row.webhookId);
   deps.forgetTokens(row.id);
 }
 

@@ -3,6 +3,7 @@ import {
   eventEndpointSecretContext,
   githubAppKeyContext,
   SecretCipherError,
+  slackAppTokenContext,
   teamSecretContext,
   webhookSecretContext,
   type SecretCipher,
@@ -65,6 +66,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     keyId: 'privateKeyKeyId',
     extra: [],
     context: (r) => githubAppKeyContext(r.id!),
+  },
+  {
+    table: 'SlackApp',
+    ciphertext: 'botTokenCiphertext',
+    keyId: 'botTokenKeyId',
+    extra: [],
+    context: (r) => slackAppTokenContext(r.id!),
   },
 ];
 

@@ -4,11 +4,16 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateGitHubAppRequest';
+import type { CreateSlackAppRequest as _conveyor_orchestrator_v1_CreateSlackAppRequest, CreateSlackAppRequest__Output as _conveyor_orchestrator_v1_CreateSlackAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateSlackAppRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from '../../../conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from '../../../conveyor/orchestrator/v1/GitHubApp';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from '../../../conveyor/orchestrator/v1/GitHubAppRef';
 import type { ListGitHubAppsRequest as _conveyor_orchestrator_v1_ListGitHubAppsRequest, ListGitHubAppsRequest__Output as _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output } from '../../../conveyor/orchestrator/v1/ListGitHubAppsRequest';
 import type { ListGitHubAppsResponse as _conveyor_orchestrator_v1_ListGitHubAppsResponse, ListGitHubAppsResponse__Output as _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output } from '../../../conveyor/orchestrator/v1/ListGitHubAppsResponse';
+import type { ListSlackAppsRequest as _conveyor_orchestrator_v1_ListSlackAppsRequest, ListSlackAppsRequest__Output as _conveyor_orchestrator_v1_ListSlackAppsRequest__Output } from '../../../conveyor/orchestrator/v1/ListSlackAppsRequest';
+import type { ListSlackAppsResponse as _conveyor_orchestrator_v1_ListSlackAppsResponse, ListSlackAppsResponse__Output as _conveyor_orchestrator_v1_ListSlackAppsResponse__Output } from '../../../conveyor/orchestrator/v1/ListSlackAppsResponse';
+import type { SlackApp as _conveyor_orchestrator_v1_SlackApp, SlackApp__Output as _conveyor_orchestrator_v1_SlackApp__Output } from '../../../conveyor/orchestrator/v1/SlackApp';
+import type { SlackAppRef as _conveyor_orchestrator_v1_SlackAppRef, SlackAppRef__Output as _conveyor_orchestrator_v1_SlackAppRef__Output } from '../../../conveyor/orchestrator/v1/SlackAppRef';
 
 export interface IntegrationServiceClient extends grpc.Client {
   CreateGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -20,6 +25,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   createGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   createGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
@@ -28,6 +42,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   deleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   
   GetGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   GetGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -38,6 +61,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   getGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   getGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
@@ -47,22 +79,43 @@ export interface IntegrationServiceClient extends grpc.Client {
   listGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   listGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface IntegrationServiceHandlers extends grpc.UntypedServiceImplementation {
   CreateGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp>;
   
+  CreateSlackApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateSlackAppRequest__Output, _conveyor_orchestrator_v1_SlackApp>;
+  
   DeleteGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_Empty>;
+  
+  DeleteSlackApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_Empty>;
   
   GetGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_GitHubApp>;
   
+  GetSlackApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_SlackApp>;
+  
   ListGitHubApps: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse>;
+  
+  ListSlackApps: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListSlackAppsRequest__Output, _conveyor_orchestrator_v1_ListSlackAppsResponse>;
   
 }
 
 export interface IntegrationServiceDefinition extends grpc.ServiceDefinition {
   CreateGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
+  CreateSlackApp: MethodDefinition<_conveyor_orchestrator_v1_CreateSlackAppRequest, _conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_CreateSlackAppRequest__Output, _conveyor_orchestrator_v1_SlackApp__Output>
   DeleteGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_Empty__Output>
+  DeleteSlackApp: MethodDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_Empty__Output>
   GetGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
+  GetSlackApp: MethodDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_SlackApp__Output>
   ListGitHubApps: MethodDefinition<_conveyor_orchestrator_v1_ListGitHubAppsRequest, _conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
+  ListSlackApps: MethodDefinition<_conveyor_orchestrator_v1_ListSlackAppsRequest, _conveyor_orchestrator_v1_ListSlackAppsResponse, _conveyor_orchestrator_v1_ListSlackAppsRequest__Output, _conveyor_orchestrator_v1_ListSlackAppsResponse__Output>
 }
