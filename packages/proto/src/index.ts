@@ -97,6 +97,8 @@ export type * from './gen/conveyor/orchestrator/v1/UpdateEventEndpointRequest';
 export type * from './gen/conveyor/orchestrator/v1/IntegrationService';
 export type * from './gen/conveyor/orchestrator/v1/GitHubApp';
 export type * from './gen/conveyor/orchestrator/v1/CreateGitHubAppRequest';
+export type * from './gen/conveyor/orchestrator/v1/SlackApp';
+export type * from './gen/conveyor/orchestrator/v1/CreateSlackAppRequest';
 export type * from './gen/conveyor/orchestrator/v1/LinearIntegration';
 export type * from './gen/conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
 export * from './request-defaults';

@@ -15,6 +15,7 @@ import type { ProtoGrpcType as ArtifactsProto } from './gen/artifacts';
 import type { ProtoGrpcType as WorkersProto } from './gen/workers';
 import type { ProtoGrpcType as EventsProto } from './gen/events';
 import type { ProtoGrpcType as IntegrationsProto } from './gen/integrations';
+import type { ProtoGrpcType as SlackAppsProto } from './gen/slack_apps';
 
 /** protos/ at the repo root is the one source of truth; images copy it to the same relative place. */
 export const PROTO_DIR = process.env.CONVEYOR_PROTO_DIR ?? path.resolve(__dirname, '../../../protos');
@@ -51,7 +52,8 @@ type AllProtos = AuthProto &
   ArtifactsProto &
   WorkersProto &
   EventsProto &
-  IntegrationsProto;
+  IntegrationsProto &
+  SlackAppsProto;
 export type OrchestratorProto = AllProtos['conveyor']['orchestrator']['v1'];
 
 let cached: OrchestratorProto | undefined;

@@ -18,6 +18,7 @@ export { git, seedRemote } from './git-remote';
 export { startEventReceiver, type EventReceiver, type ReceivedEvent } from './event-receiver';
 export { startPrivatePostgres, startPrivateRedis, type PrivateServer } from './private-servers';
 export { startScriptedGitHub, type ScriptedGitHub, type GitHubRequest } from './github-rest-server';
+export { startScriptedSlack, type ScriptedSlack, type SlackMessage } from './slack-api-server';
 export {
   startScriptedLinear,
   type ScriptedLinear,

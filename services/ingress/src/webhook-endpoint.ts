@@ -11,6 +11,7 @@ import { deliveryIdentity } from './delivery-identity';
 import { PublishError, type DeliveryPublisher } from './delivery-publisher';
 import type { RateLimits } from './rate-limits';
 import { readBodyWithLimit } from './read-body';
+import { acknowledgeSlack, parseSlackBody, urlVerificationChallenge } from './slack-requests';
 import type { WebhookConfig, WebhookResolver } from './webhook-resolver';
 
 export interface WebhookEndpointDeps {
@@ -204,9 +205,17 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       );
     }
 
+    const scheme =
+      webhook.authMode === 'signature' && isSignatureScheme(webhook.signatureScheme)
+        ? webhook.signatureScheme
+        : undefined;
     let parsedBody: unknown;
+    // What is published: the body as received, except a Slack slash command's form, passed on as JSON.
+    let published = rawBody;
     try {
-      parsedBody = JSON.parse(UTF8.decode(rawBody));
+      if (scheme === 'slack')
+        ({ json: parsedBody, body: published } = parseSlackBody(req.headers['content-type'], rawBody));
+      else parsedBody = JSON.parse(UTF8.decode(rawBody));
     } catch {
       const refused = await overDeliveryBudget(uid, sender);
       if (refused) return sendProblem(req, res, refused);
@@ -226,10 +235,17 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
       );
     }
 
-    const scheme =
-      webhook.authMode === 'signature' && isSignatureScheme(webhook.signatureScheme)
-        ? webhook.signatureScheme
-        : undefined;
+    const challenge = scheme === 'slack' ? urlVerificationChallenge(parsedBody) : undefined;
+    if (challenge !== undefined) {
+      res.status(200).json({ challenge });
+      return;
+    }
+    /** 202 with the delivery's ID; Slack gets its own acknowledgement. */
+    const acknowledge = (deliveryId: string) =>
+      scheme === 'slack'
+        ? acknowledgeSlack(res, parsedBody, deliveryId)
+        : void res.status(202).json({ delivery_id: deliveryId });
+
     const identity = deliveryIdentity({
       headers: req.headers,
       configuredHeader: webhook.deliveryIdHeader || undefined,
@@ -278,8 +294,7 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
     if (reservation.kind === 'duplicate') {
       publishRecord({ ...record, label: 'Duplicate', reason: DUPLICATE_REASONS[reservation.of] });
       log.info({ deliveryId: identity.id, webhookUid: uid, of: reservation.of }, 'Duplicate delivery');
-      res.status(202).json({ delivery_id: identity.id });
-      return;
+      return acknowledge(identity.id);
     }
     if (reservation.kind === 'busy')
       return sendProblem(req, res, unavailable('A delivery with the same ID is still being accepted', 1));
@@ -289,7 +304,7 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
         {
           ...record,
           label: 'Accepted',
-          bodyBase64: rawBody.toString('base64'),
+          bodyBase64: published.toString('base64'),
           ...(keys.signedDigest && { signedDigest: keys.signedDigest }),
         },
         deps.publishTimeoutMs,
@@ -317,7 +332,7 @@ export function webhookEndpoint(deps: WebhookEndpointDeps): Router {
         'accepted delivery not marked for dedupe',
       );
     });
-    res.status(202).json({ delivery_id: identity.id });
+    acknowledge(identity.id);
   };
 
   router.use(redactUrlToken);

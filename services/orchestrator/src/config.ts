@@ -282,6 +282,22 @@ export const orchestratorSettings = z
       .describe(
         'Runs a team\'s GitHub Apps may start in any hour (docs/integrations.md "Rate limits"); a delivery over it starts nothing and its outcome says so. Follow-ups of existing runs are not counted.',
       ),
+    SLACK_APP_RUNS_PER_HOUR: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(60)
+      .describe(
+        'Runs a team\'s Slack apps may start in any hour (docs/integrations.md "Slack app"); a request over it starts nothing and its outcome says so. Follow-ups in a thread are not counted.',
+      ),
+    SLACK_API_URL: z
+      .string()
+      .url()
+      .default('https://slack.com/api/')
+      .describe(
+        "Slack's Web API, where the Slack apps' bot tokens are checked (auth.test) and thread replies posted (chat.postMessage). An operator setting, not a team's: it is not subject to EGRESS_ALLOWED_ADDRESSES.",
+      ),
     LINEAR_RUNS_PER_HOUR: z.coerce
       .number()
       .int()
@@ -308,7 +324,7 @@ export const orchestratorSettings = z
       .min(1)
       .default('conveyor:rl')
       .describe(
-        "Prefix of the GitHub App run budget's Redis keys (the gateway's setting of the same name, for its counters): installations sharing a Redis, or test platforms, keep theirs apart.",
+        "Prefix of the GitHub and Slack app run budgets' Redis keys (the gateway's setting of the same name, for its counters): installations sharing a Redis, or test platforms, keep theirs apart.",
       ),
     GITHUB_API_URL: z
       .string()
@@ -382,7 +398,9 @@ export const orchestratorSettings = z
       .int()
       .positive()
       .default(1000)
-      .describe('How often the dispatcher looks for due deliveries when no notification woke it.'),
+      .describe(
+        'How often the event dispatcher and the Slack poster look for due deliveries and posts when no notification woke them.',
+      ),
     SKILL_CACHE_TTL_MS: z.coerce
       .number()
       .int()

@@ -64,6 +64,9 @@ import { integrationHandlers } from './grpc/handlers/integration-handlers';
 import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
 import { GitHubAppChecks } from './integrations/github-app-checks';
 import { AppRunBudget } from './integrations/app-run-budget';
+import { anyIntegration } from './integrations/integration-deliveries';
+import { evaluateSlackAppDelivery } from './integrations/slack/slack-app-runs';
+import { SlackPoster } from './integrations/slack/slack-poster';
 import { appTokenForRun } from './integrations/github-app-tokens';
 import { evaluateLinearDelivery } from './integrations/linear/linear-runs';
 import { LinearReporter } from './integrations/linear/linear-reports';
@@ -110,6 +113,8 @@ export class Orchestrator implements Service {
   private eventRetention: BackgroundLoop | undefined;
   private runRetention: RunRetention | undefined;
   private outboundEvents: ChannelListener | undefined;
+  private slackPoster: SlackPoster | undefined;
+  private slackPosts: ChannelListener | undefined;
   private workerDispatch: WorkerDispatch | undefined;
   private runEventFeed: RunEventFeed | undefined;
   private authEpochs: ChannelListener | undefined;
@@ -212,14 +217,21 @@ export class Orchestrator implements Service {
     const appRunBudget = new AppRunBudget(redis, {
       runsPerHour: config.GITHUB_APP_RUNS_PER_HOUR,
       keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
-      scope: 'github-app-runs',
+      integration: 'github-app',
+    });
+    // Slack apps: the bot tokens stay in this process; their runs' thread replies are posted from SlackPost rows.
+    const slack = { baseUrl: config.SLACK_API_URL, timeoutMs: 10_000 };
+    const slackRunBudget = new AppRunBudget(redis, {
+      runsPerHour: config.SLACK_APP_RUNS_PER_HOUR,
+      keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
+      integration: 'slack-app',
     });
     // Linear integrations: their key stays in this process; reports to their issues are sent with retries.
     const linear = { url: config.LINEAR_API_URL, policy: egress.policy, timeoutMs: 30_000 };
     const linearRunBudget = new AppRunBudget(redis, {
       runsPerHour: config.LINEAR_RUNS_PER_HOUR,
       keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
-      scope: 'linear-runs',
+      integration: 'linear',
     });
     const linearReports = new LinearReporter({
       db,
@@ -238,30 +250,50 @@ export class Orchestrator implements Service {
       kickOutbox,
       prepareRun: (caller: Caller, input: StartRunInput) => prepareRun(runDeps, caller, input),
     };
-    // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement. An
-    // integration's webhook is the one of its provider's signature scheme.
+    // Webhook deliveries prepare runs like the API's createRun, and write a batch's runs in one statement.
     this.deliveries = new DeliveryProcessor({
       store: new PrismaDeliveryStore(db),
       logger: logger.child({ component: 'delivery-processor' }),
-      prepareRun: integrationRunDeps.prepareRun,
-      integrations: (webhook, entry, payload, body, log) =>
-        webhook.signatureScheme === 'linear'
-          ? evaluateLinearDelivery(
-              { ...integrationRunDeps, budget: linearRunBudget },
-              webhook,
-              entry,
-              payload,
-              body,
-              log,
-            )
-          : evaluateGitHubAppDelivery(
-              { ...integrationRunDeps, checks: githubChecks, budget: appRunBudget },
-              webhook,
-              entry,
-              payload,
-              body,
-              log,
-            ),
+      prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+      integrations: anyIntegration(
+        (webhook, entry, payload, body, log) =>
+          evaluateGitHubAppDelivery(
+            {
+              db,
+              kickOutbox,
+              checks: githubChecks,
+              budget: appRunBudget,
+              prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+            },
+            webhook,
+            entry,
+            payload,
+            body,
+            log,
+          ),
+        (webhook, entry, payload, _body, log) =>
+          evaluateSlackAppDelivery(
+            {
+              db,
+              kickOutbox,
+              budget: slackRunBudget,
+              prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
+            },
+            webhook,
+            entry,
+            payload,
+            log,
+          ),
+        (webhook, entry, payload, body, log) =>
+          evaluateLinearDelivery(
+            { ...integrationRunDeps, budget: linearRunBudget },
+            webhook,
+            entry,
+            payload,
+            body,
+            log,
+          ),
+      ),
       runsWritten: kickOutbox,
     });
     this.deliveryRetention = new DeliveryRetention(
@@ -340,6 +372,27 @@ export class Orchestrator implements Service {
     });
     this.outboundEvents = outboundEvents;
     await outboundEvents.start();
+    const slackPoster = new SlackPoster({
+      db,
+      cipher,
+      slack,
+      publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
+      logger: logger.child({ component: 'slack-poster' }),
+      intervalMs: config.EVENT_DISPATCH_INTERVAL_MS,
+    });
+    this.slackPoster = slackPoster;
+    slackPoster.start();
+    this.readiness.observe('slack poster', slackPoster.loop);
+    // The trigger that writes a post notifies, as the outbound events' does.
+    const slackPosts = new ChannelListener({
+      databaseUrl: config.DATABASE_URL,
+      channel: 'slack_posts',
+      onNotification: () => void slackPoster.kick(),
+      onListening: () => slackPoster.kick(),
+      logger: logger.child({ component: 'slack-posts' }),
+    });
+    this.slackPosts = slackPosts;
+    await slackPosts.start();
     const links = {
       secret: config.BLOB_SIGNING_SECRET,
       baseUrl: config.PUBLIC_API_BASE_URL,
@@ -443,6 +496,7 @@ export class Orchestrator implements Service {
         github,
         linear,
         forgetTokens: (id) => installationTokens.forget(id),
+        slack,
       }),
     };
     const grpcLogger = logger.child({ component: 'grpc' });
@@ -529,6 +583,8 @@ export class Orchestrator implements Service {
       ['outbox relay', () => this.outbox?.stop()],
       ['outbound events', () => this.outboundEvents?.stop()],
       ['event dispatcher', () => this.events?.stop()],
+      ['slack posts', () => this.slackPosts?.stop()],
+      ['slack poster', () => this.slackPoster?.stop()],
       ['linear reporter', () => this.linearReports?.stop()],
       ['event retention', () => this.eventRetention?.stop()],
       ['run retention', () => this.runRetention?.stop()],

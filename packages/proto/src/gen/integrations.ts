@@ -5,6 +5,7 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from './conveyor/orchestrator/v1/CreateGitHubAppRequest';
 import type { CreateLinearIntegrationRequest as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, CreateLinearIntegrationRequest__Output as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output } from './conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
+import type { CreateSlackAppRequest as _conveyor_orchestrator_v1_CreateSlackAppRequest, CreateSlackAppRequest__Output as _conveyor_orchestrator_v1_CreateSlackAppRequest__Output } from './conveyor/orchestrator/v1/CreateSlackAppRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from './conveyor/orchestrator/v1/GitHubApp';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from './conveyor/orchestrator/v1/GitHubAppRef';
@@ -15,6 +16,10 @@ import type { ListGitHubAppsRequest as _conveyor_orchestrator_v1_ListGitHubAppsR
 import type { ListGitHubAppsResponse as _conveyor_orchestrator_v1_ListGitHubAppsResponse, ListGitHubAppsResponse__Output as _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output } from './conveyor/orchestrator/v1/ListGitHubAppsResponse';
 import type { ListLinearIntegrationsRequest as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, ListLinearIntegrationsRequest__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output } from './conveyor/orchestrator/v1/ListLinearIntegrationsRequest';
 import type { ListLinearIntegrationsResponse as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, ListLinearIntegrationsResponse__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output } from './conveyor/orchestrator/v1/ListLinearIntegrationsResponse';
+import type { ListSlackAppsRequest as _conveyor_orchestrator_v1_ListSlackAppsRequest, ListSlackAppsRequest__Output as _conveyor_orchestrator_v1_ListSlackAppsRequest__Output } from './conveyor/orchestrator/v1/ListSlackAppsRequest';
+import type { ListSlackAppsResponse as _conveyor_orchestrator_v1_ListSlackAppsResponse, ListSlackAppsResponse__Output as _conveyor_orchestrator_v1_ListSlackAppsResponse__Output } from './conveyor/orchestrator/v1/ListSlackAppsResponse';
+import type { SlackApp as _conveyor_orchestrator_v1_SlackApp, SlackApp__Output as _conveyor_orchestrator_v1_SlackApp__Output } from './conveyor/orchestrator/v1/SlackApp';
+import type { SlackAppRef as _conveyor_orchestrator_v1_SlackAppRef, SlackAppRef__Output as _conveyor_orchestrator_v1_SlackAppRef__Output } from './conveyor/orchestrator/v1/SlackAppRef';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -27,6 +32,7 @@ export interface ProtoGrpcType {
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         CreateGitHubAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output>
         CreateLinearIntegrationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest, _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output>
+        CreateSlackAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateSlackAppRequest, _conveyor_orchestrator_v1_CreateSlackAppRequest__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
         GitHubApp: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubApp__Output>
         GitHubAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubAppRef__Output>
@@ -37,6 +43,10 @@ export interface ProtoGrpcType {
         ListGitHubAppsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
         ListLinearIntegrationsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest, _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output>
         ListLinearIntegrationsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>
+        ListSlackAppsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSlackAppsRequest, _conveyor_orchestrator_v1_ListSlackAppsRequest__Output>
+        ListSlackAppsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSlackAppsResponse, _conveyor_orchestrator_v1_ListSlackAppsResponse__Output>
+        SlackApp: MessageTypeDefinition<_conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_SlackApp__Output>
+        SlackAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_SlackAppRef__Output>
       }
     }
   }

@@ -16,6 +16,7 @@ import { runLifecycleEndpoints } from './run-lifecycle-routes';
 import { runListEndpoints } from './run-list-routes';
 import { runScoringEndpoints } from './run-scoring-routes';
 import { scheduleEndpoints } from './schedule-routes';
+import { slackAppEndpoints } from './slack-app-routes';
 import { webhookAutomationEndpoints } from './webhook-automation-routes';
 import { webhookFactoryEndpoints } from './webhook-factory-routes';
 import { webhookEndpoints } from './webhook-routes';
@@ -46,6 +47,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...webhookSecretEndpoints,
   ...eventEndpointEndpoints,
   ...integrationEndpoints,
+  ...slackAppEndpoints,
   ...linearIntegrationEndpoints,
   ...catalogEndpoints,
   ...environmentEndpoints,

@@ -65,7 +65,7 @@ export const environmentEndpoints: Endpoint[] = [
           await api.call(
             'catalog',
             'GetEnvironment',
-            { caller: callerOf(req), environment_id: req.params.uid! },
+            { caller: callerOf(req), environment_id: req.params.uid },
             req.id,
           ),
         ),
@@ -84,7 +84,7 @@ export const environmentEndpoints: Endpoint[] = [
       const env = await api.call(
         'catalog',
         'UpdateEnvironment',
-        { caller: callerOf(req), environment_id: req.params.uid!, body_json: JSON.stringify(body) },
+        { caller: callerOf(req), environment_id: req.params.uid, body_json: JSON.stringify(body) },
         req.id,
       );
       res.json(toCloudEnvironment(env));
@@ -101,7 +101,7 @@ export const environmentEndpoints: Endpoint[] = [
       await api.call(
         'catalog',
         'DeleteEnvironment',
-        { caller: callerOf(req), environment_id: req.params.uid! },
+        { caller: callerOf(req), environment_id: req.params.uid },
         req.id,
       );
       res.status(204).end();
@@ -118,7 +118,7 @@ export const environmentEndpoints: Endpoint[] = [
       const result = await api.call(
         'catalog',
         'ListEnvironmentGuests',
-        { caller: callerOf(req), environment_id: req.params.uid! },
+        { caller: callerOf(req), environment_id: req.params.uid },
         req.id,
       );
       res.json({
@@ -144,7 +144,7 @@ export const environmentEndpoints: Endpoint[] = [
       const invitation = await api.call(
         'catalog',
         'InviteEnvironmentGuest',
-        { caller: callerOf(req), environment_id: req.params.uid!, email: body.email },
+        { caller: callerOf(req), environment_id: req.params.uid, email: body.email },
         req.id,
       );
       res.status(202).json(toInvitationJson(invitation));
@@ -161,7 +161,7 @@ export const environmentEndpoints: Endpoint[] = [
       await api.call(
         'catalog',
         'RemoveEnvironmentGuest',
-        { caller: callerOf(req), environment_id: req.params.uid!, user_id: req.params.userId! },
+        { caller: callerOf(req), environment_id: req.params.uid, user_id: req.params.userId },
         req.id,
       );
       res.status(204).end();
@@ -178,7 +178,7 @@ export const environmentEndpoints: Endpoint[] = [
       const link = await api.call(
         'catalog',
         'EnableEnvironmentLink',
-        { caller: callerOf(req), environment_id: req.params.uid! },
+        { caller: callerOf(req), environment_id: req.params.uid },
         req.id,
       );
       res.json({ environment_id: link.environment_id, token: link.token, url: linkUrl(req, link.token) });
@@ -195,7 +195,7 @@ export const environmentEndpoints: Endpoint[] = [
       await api.call(
         'catalog',
         'DisableEnvironmentLink',
-        { caller: callerOf(req), environment_id: req.params.uid! },
+        { caller: callerOf(req), environment_id: req.params.uid },
         req.id,
       );
       res.status(204).end();
@@ -233,7 +233,7 @@ export const environmentEndpoints: Endpoint[] = [
           await api.call(
             'catalog',
             'AcceptEnvironmentInvitation',
-            { caller: callerOf(req), invitation_id: req.params.invitationId! },
+            { caller: callerOf(req), invitation_id: req.params.invitationId },
             req.id,
           ),
         ),
@@ -251,7 +251,7 @@ export const environmentEndpoints: Endpoint[] = [
       await api.call(
         'catalog',
         'DeleteEnvironmentInvitation',
-        { caller: callerOf(req), invitation_id: req.params.invitationId! },
+        { caller: callerOf(req), invitation_id: req.params.invitationId },
         req.id,
       );
       res.status(204).end();
@@ -271,7 +271,7 @@ export const environmentEndpoints: Endpoint[] = [
           await api.call(
             'catalog',
             'RedeemEnvironmentLink',
-            { caller: callerOf(req), token: req.params.token! },
+            { caller: callerOf(req), token: req.params.token },
             req.id,
           ),
         ),

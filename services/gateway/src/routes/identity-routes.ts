@@ -64,7 +64,7 @@ export const identityEndpoints: Endpoint[] = [
             await api.call(
               'identities',
               'GetAgentIdentity',
-              { caller: callerOf(req), uid: req.params.uid! },
+              { caller: callerOf(req), uid: req.params.uid },
               req.id,
             )
           ).agent_json,
@@ -84,7 +84,7 @@ export const identityEndpoints: Endpoint[] = [
       const updated = await api.call(
         'identities',
         'UpdateAgentIdentity',
-        { caller: callerOf(req), uid: req.params.uid!, body_json: JSON.stringify(body) },
+        { caller: callerOf(req), uid: req.params.uid, body_json: JSON.stringify(body) },
         req.id,
       );
       res.json(agent(updated.agent_json));
@@ -101,7 +101,7 @@ export const identityEndpoints: Endpoint[] = [
       await api.call(
         'identities',
         'DeleteAgentIdentity',
-        { caller: callerOf(req), uid: req.params.uid! },
+        { caller: callerOf(req), uid: req.params.uid },
         req.id,
       );
       res.status(204).end();
@@ -121,7 +121,7 @@ export const identityEndpoints: Endpoint[] = [
         'CreateAgentIdentityKey',
         {
           caller: callerOf(req),
-          uid: req.params.uid!,
+          uid: req.params.uid,
           name: body.name ?? '',
           expires_at: body.expires_at ?? '',
         },
@@ -141,7 +141,7 @@ export const identityEndpoints: Endpoint[] = [
       const result = await api.call(
         'identities',
         'ListAgentIdentityKeys',
-        { caller: callerOf(req), uid: req.params.uid! },
+        { caller: callerOf(req), uid: req.params.uid },
         req.id,
       );
       res.json({ api_keys: result.keys.map(toKeyJson) });
@@ -158,7 +158,7 @@ export const identityEndpoints: Endpoint[] = [
       await api.call(
         'identities',
         'RevokeAgentIdentityKey',
-        { caller: callerOf(req), uid: req.params.uid!, key_id: req.params.keyId! },
+        { caller: callerOf(req), uid: req.params.uid, key_id: req.params.keyId },
         req.id,
       );
       res.status(204).end();

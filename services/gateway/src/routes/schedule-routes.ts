@@ -112,37 +112,27 @@ export const scheduleEndpoints: Endpoint[] = [
   }),
 
   // The SDK sends no body (and no Content-Type) on pause and resume.
-  endpoint({
-    method: 'post',
-    path: '/agent/schedules/:scheduleId/pause',
-    tag: 'Schedules',
-    summary: 'Pause',
-    success: json(r.scheduledAgentItemSchema, 'Paused.'),
-    handle: async ({ req, res, api }) => {
-      const schedule = await api.call(
-        'schedules',
-        'PauseSchedule',
-        { caller: callerOf(req), schedule_id: req.params.scheduleId },
-        req.id,
-      );
-      res.json(toScheduledAgentItem(schedule));
-    },
-  }),
-
-  endpoint({
-    method: 'post',
-    path: '/agent/schedules/:scheduleId/resume',
-    tag: 'Schedules',
-    summary: 'Resume',
-    success: json(r.scheduledAgentItemSchema, 'Resumed.'),
-    handle: async ({ req, res, api }) => {
-      const schedule = await api.call(
-        'schedules',
-        'ResumeSchedule',
-        { caller: callerOf(req), schedule_id: req.params.scheduleId },
-        req.id,
-      );
-      res.json(toScheduledAgentItem(schedule));
-    },
-  }),
+  ...(
+    [
+      ['pause', 'PauseSchedule', 'Pause', 'Paused.'],
+      ['resume', 'ResumeSchedule', 'Resume', 'Resumed.'],
+    ] as const
+  ).map(([action, rpc, summary, description]) =>
+    endpoint({
+      method: 'post',
+      path: `/agent/schedules/:scheduleId/${action}` as const,
+      tag: 'Schedules',
+      summary,
+      success: json(r.scheduledAgentItemSchema, description),
+      handle: async ({ req, res, api }) => {
+        const schedule = await api.call(
+          'schedules',
+          rpc,
+          { caller: callerOf(req), schedule_id: req.params.scheduleId },
+          req.id,
+        );
+        res.json(toScheduledAgentItem(schedule));
+      },
+    }),
+  ),
 ];

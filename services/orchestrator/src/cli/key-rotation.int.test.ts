@@ -14,6 +14,7 @@ import {
   linearKeyContext,
   SecretCipher,
   SecretCipherError,
+  slackAppTokenContext,
 } from '../secrets/secret-cipher';
 import { readTeamSecretValue, writeTeamSecret } from '../secrets/team-secrets';
 import { credentialColumns } from '../webhooks/webhook-config';
@@ -35,6 +36,7 @@ function conveyor(args: string[], env: { url: string; key: string; previous?: st
 
 /** Stands in for a GitHub App's PEM key: only its sealing matters here. */
 const APP_KEY = '-----BEGIN RSA PRIVATE KEY-----\nrotation\n-----END RSA PRIVATE KEY-----';
+const BOT_TOKEN = 'xoxb-rotation-token';
 
 /** Stands in for a Linear integration's API key. */
 const LINEAR_KEY = 'lin_api_rotation';
@@ -104,6 +106,22 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
         webhookId: 'wh_rot',
       },
     });
+    await prisma.webhook.create({
+      data: { id: 'wh_rot_slack', teamId: TEAM, factoryId: 'fac_rot', name: 'slack', secretName: 'S4' },
+    });
+    const botToken = old.encrypt(BOT_TOKEN, slackAppTokenContext('sla_rot'));
+    await prisma.slackApp.create({
+      data: {
+        id: 'sla_rot',
+        teamId: TEAM,
+        name: 'slack',
+        slackTeamId: 'T1',
+        botUserId: 'U1',
+        botTokenCiphertext: new Uint8Array(botToken.ciphertext),
+        botTokenKeyId: botToken.keyId,
+        webhookId: 'wh_rot_slack',
+      },
+    });
     const linearKey = old.encrypt(LINEAR_KEY, linearKeyContext('lin_rot'));
     await prisma.linearIntegration.create({
       data: {
@@ -155,6 +173,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
       { column: 'EventEndpoint.secretCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'EventEndpoint.previousCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'GitHubApp.privateKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
+      { column: 'SlackApp.botTokenCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'LinearIntegration.apiKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
     ]);
     expect(report.oldKeysStillInUse).toEqual([]);
@@ -179,6 +198,10 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
     expect(onlyNew.decrypt(app.privateKeyCiphertext, app.privateKeyKeyId, githubAppKeyContext(app.id))).toBe(
       APP_KEY,
     );
+    const slack = await prisma.slackApp.findUniqueOrThrow({ where: { id: 'sla_rot' } });
+    expect(
+      onlyNew.decrypt(slack.botTokenCiphertext, slack.botTokenKeyId, slackAppTokenContext(slack.id)),
+    ).toBe(BOT_TOKEN);
     const linear = await prisma.linearIntegration.findUniqueOrThrow({ where: { id: 'lin_rot' } });
     expect(onlyNew.decrypt(linear.apiKeyCiphertext, linear.apiKeyKeyId, linearKeyContext(linear.id))).toBe(
       LINEAR_KEY,
@@ -190,7 +213,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
   it('is idempotent: a second run re-encrypts nothing', async () => {
     const { stdout } = await conveyor(['keys', 'rotate'], { url: db.url, key: newKey, previous: [oldKey] });
     const report = JSON.parse(stdout) as RotateReport;
-    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0, 0, 0]);
   });
 
   it('keeps the row binding: a ciphertext moved to another row still does not decrypt there', async () => {

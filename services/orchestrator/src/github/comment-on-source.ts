@@ -2,7 +2,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { TERMINAL_STATES } from '@conveyor/run-events';
 import { ownerAndRepo } from '../egress/repository-url';
-import { sessionLinkOf } from '../events/event-body';
+import { runOutcomeLines } from '../events/run-outcome-text';
 import type { SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { apiTokenOf, githubMessage, githubRequest, type GitHubApi } from './github-rest';
@@ -50,11 +50,12 @@ export async function commentOnRunSource(deps: SourceCommentDeps, runId: string)
   // Only a run that ended (an ERROR to be retried is back in the queue); a debug execution leaves the run as it was.
   if (!run || run.source !== 'GITHUB_WEBHOOK' || !TERMINAL_STATES.has(run.state)) return;
   const metadata = (run.metadata ?? {}) as Record<string, unknown>;
-  const lines = [
-    `Conveyor run **${run.title}** ended **${run.state}**${run.statusMessage ? `: ${run.statusMessage}` : ''}`,
-    ...run.artifacts.map((a) => `Pull request: ${String((a.data as { url?: unknown }).url)}`),
-    `Session: ${sessionLinkOf(deps.publicApiBaseUrl, run.id)}`,
-  ];
+  const lines = runOutcomeLines(
+    run,
+    run.artifacts.map((a) => String((a.data as { url?: unknown }).url)),
+    deps.publicApiBaseUrl,
+    '**',
+  );
   if (typeof metadata.github_app_id === 'string') return answerAsApp(deps, run, metadata, lines.join('\n\n'));
   const delivery = await deps.db.webhookDelivery.findFirst({
     where: { webhookId: String(metadata.webhook_uid), deliveryId: String(metadata.delivery_id) },

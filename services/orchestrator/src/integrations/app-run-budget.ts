@@ -2,18 +2,18 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
- * The runs a team's integrations of one kind (`scope`: its GitHub Apps, its Linear integrations) may start per hour
- * (GITHUB_APP_RUNS_PER_HOUR, LINEAR_RUNS_PER_HOUR), in Redis (rate-limiter-flexible, a fixed one-hour window per team): taken atomically as each run is prepared, so the deliveries of one batch, or of
+ * The runs a team's apps of one integration may start per hour (GITHUB_APP_RUNS_PER_HOUR, SLACK_APP_RUNS_PER_HOUR), in Redis (rate-limiter-flexible, a
+ * fixed one-hour window per team): taken atomically as each run is prepared, so the deliveries of one batch, or of
  * several orchestrators, cannot pass it together. A delivery re-consumed after a crash takes again: the budget errs
  * towards fewer runs. Redis failures are thrown: the delivery is retried rather than run without the limit.
  */
 export class AppRunBudget {
   private readonly limiter: RateLimiterRedis;
 
-  constructor(redis: Redis, options: { runsPerHour: number; keyPrefix: string; scope: string }) {
+  constructor(redis: Redis, options: { runsPerHour: number; keyPrefix: string; integration: string }) {
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
-      keyPrefix: `${options.keyPrefix}:${options.scope}`,
+      keyPrefix: `${options.keyPrefix}:${options.integration}-runs`,
       points: options.runsPerHour,
       duration: 3600,
     });

@@ -5,10 +5,10 @@ import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-process
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
 import type { AppRunBudget } from './app-run-budget';
+import { integrationCaller, setRunMetadata } from './integration-runs';
 import type { GitHubAppChecks } from './github-app-checks';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 import { integrationOutcomes, NO_WORK } from './integration-outcome';
-import { integrationCaller } from './integration-webhook';
 
 /**
  * A repository's push credential when it is the run's GitHub App rather than a team secret (team secret names cannot
@@ -159,16 +159,4 @@ export async function evaluateGitHubAppDelivery(
   } catch (err) {
     return refused(err);
   }
-}
-
-async function setRunMetadata(
-  db: PrismaClient,
-  runId: string,
-  values: Record<string, string>,
-): Promise<void> {
-  const run = await db.run.findUniqueOrThrow({ where: { id: runId }, select: { metadata: true } });
-  await db.run.update({
-    where: { id: runId },
-    data: { metadata: { ...((run.metadata ?? {}) as Record<string, string>), ...values } },
-  });
 }

@@ -8,7 +8,7 @@ import type { GitHubApi } from '../github/github-rest';
 import { githubAppKeyContext, type SecretCipher } from '../secrets/secret-cipher';
 import type { WebhookDeps } from '../webhooks/manage-webhooks';
 import { ingressUrl } from '../webhooks/webhook-rules';
-import { removeIntegrationWebhook, withIntegrationWebhook } from './integration-webhook';
+import { createWithWebhook, removeIntegrationWebhook } from './integration-webhook';
 
 export interface GitHubAppDeps extends WebhookDeps {
   github: GitHubApi;
@@ -101,39 +101,41 @@ export async function createGitHubApp(
       throw new AppError('invalid_request', `GitHub refused app_id and private_key: ${err.message}`);
     throw err;
   }
-  return withIntegrationWebhook(
+  const id = newId('gha');
+  const { ciphertext, keyId } = deps.cipher.encrypt(input.private_key, githubAppKeyContext(id));
+  const webhook = {
+    factoryId: input.factory_id,
+    name: `github-app-${input.name}`,
+    signatureScheme: 'github',
+    providerSecret: input.webhook_secret,
+  };
+  return createWithWebhook(
     deps,
     caller,
-    {
-      factoryId: input.factory_id,
-      name: `github-app-${input.name}`,
-      scheme: 'github',
-      secret: input.webhook_secret,
-      conflict: `A GitHub App named "${input.name}" is already registered`,
-    },
-    async (webhookId) => {
-      const id = newId('gha');
-      const { ciphertext, keyId } = deps.cipher.encrypt(input.private_key, githubAppKeyContext(id));
-      const row = await deps.db.gitHubApp.create({
-        data: {
-          id,
-          teamId: caller.team_id,
-          name: input.name,
-          appId: input.app_id,
-          slug,
-          botLogin: `${slug}[bot]`,
-          privateKeyCiphertext: new Uint8Array(ciphertext),
-          privateKeyKeyId: keyId,
-          webhookId,
-          environmentId: input.environment_id || null,
-          triggerLabel: input.trigger_label || null,
-          repositories: input.repositories,
-          allowedUsers: input.allowed_users,
-          createdById: caller.principal_id || null,
-        },
-      });
-      return githubAppView(deps.webhookBaseUrl, row);
-    },
+    webhook,
+    `A GitHub App named "${input.name}" is already registered`,
+    async (webhookId) =>
+      githubAppView(
+        deps.webhookBaseUrl,
+        await deps.db.gitHubApp.create({
+          data: {
+            id,
+            teamId: caller.team_id,
+            name: input.name,
+            appId: input.app_id,
+            slug,
+            botLogin: `${slug}[bot]`,
+            privateKeyCiphertext: new Uint8Array(ciphertext),
+            privateKeyKeyId: keyId,
+            webhookId,
+            environmentId: input.environment_id || null,
+            triggerLabel: input.trigger_label || null,
+            repositories: input.repositories,
+            allowedUsers: input.allowed_users,
+            createdById: caller.principal_id || null,
+          },
+        }),
+      ),
   );
 }
 

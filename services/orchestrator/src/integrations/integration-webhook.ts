@@ -1,50 +1,46 @@
 import { AppError } from '@conveyor/errors';
 import { Prisma } from '@conveyor/db';
-import type { SignatureScheme } from '@conveyor/webhook-auth';
 import type { Caller } from '../auth/caller';
 import { createWebhook, type WebhookDeps } from '../webhooks/manage-webhooks';
 
+/** An integration's deliveries arrive on an ordinary signature webhook of one of the team's factories. */
+export interface IntegrationWebhook {
+  factoryId: string;
+  name: string;
+  signatureScheme: string;
+  /** The provider's secret (a GitHub App's webhook secret, a Slack app's signing secret): a team secret, like any webhook's. */
+  providerSecret: string;
+}
+
 /**
- * Creates the signature webhook an integration receives its provider's deliveries on (the provider's signing secret
- * becomes the webhook's provider secret, a team secret like any webhook's), then the integration's row with it. The
- * webhook was only for the integration: if the row cannot be written, the webhook goes again.
+ * Creates the integration's webhook, then the integration's row with it; when the row cannot be written the webhook,
+ * which was only for it, goes again. A unique violation (the name taken meanwhile) is the `conflict` given.
  */
-export async function withIntegrationWebhook<T>(
+export async function createWithWebhook<T>(
   deps: WebhookDeps,
   caller: Caller,
-  webhook: { factoryId: string; name: string; scheme: SignatureScheme; secret: string; conflict: string },
+  webhook: IntegrationWebhook,
+  conflict: string,
   create: (webhookId: string) => Promise<T>,
 ): Promise<T> {
-  const created = await createWebhook(deps, caller, webhook.factoryId, {
+  const { webhook: created } = await createWebhook(deps, caller, webhook.factoryId, {
     name: webhook.name,
     authMode: 'signature',
-    signatureScheme: webhook.scheme,
-    providerSecret: webhook.secret,
+    signatureScheme: webhook.signatureScheme,
+    providerSecret: webhook.providerSecret,
   });
   try {
-    return await create(created.webhook.row.id);
+    return await create(created.row.id);
   } catch (err) {
-    await removeIntegrationWebhook(deps, created.webhook.row.id);
+    await removeIntegrationWebhook(deps, created.row.id);
     if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')
-      throw new AppError('conflict', webhook.conflict);
+      throw new AppError('conflict', conflict);
     throw err;
   }
 }
 
-/** Removes an integration's webhook (and with it the integration): senders get 404 at once. */
+/** Removes an integration's webhook (senders get 404 at once, the integration's row goes with it). */
 export async function removeIntegrationWebhook(deps: WebhookDeps, webhookId: string): Promise<void> {
   await deps.db.webhook.delete({ where: { id: webhookId } });
   await deps.versions.bump(webhookId);
 }
-
-/** The creator of an integration acts for it, as an automation's creator does for the automation. */
-export const integrationCaller = (row: { teamId: string; createdById: string | null }): Caller => ({
-  team_id: row.teamId,
-  principal_type: 'USER',
-  principal_id: row.createdById ?? '',
-  role: 'ADMIN',
-  api_key_id: '',
-  run_id: '',
-  display_name: '',
-  email: '',
-});

@@ -4,6 +4,7 @@ import {
   githubAppKeyContext,
   linearKeyContext,
   SecretCipherError,
+  slackAppTokenContext,
   teamSecretContext,
   webhookSecretContext,
   type SecretCipher,
@@ -66,6 +67,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     keyId: 'privateKeyKeyId',
     extra: [],
     context: (r) => githubAppKeyContext(r.id!),
+  },
+  {
+    table: 'SlackApp',
+    ciphertext: 'botTokenCiphertext',
+    keyId: 'botTokenKeyId',
+    extra: [],
+    context: (r) => slackAppTokenContext(r.id!),
   },
   {
     table: 'LinearIntegration',

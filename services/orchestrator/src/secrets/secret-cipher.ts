@@ -114,5 +114,8 @@ export const eventEndpointSecretContext = (endpointId: string): string => `event
 /** Associated data of a GitHub App's private key. */
 export const githubAppKeyContext = (githubAppId: string): string => `github-app:${githubAppId}`;
 
+/** Associated data of a Slack app's bot token. */
+export const slackAppTokenContext = (slackAppId: string): string => `slack-app:${slackAppId}`;
+
 /** Associated data of a Linear integration's API key. */
 export const linearKeyContext = (integrationId: string): string => `linear:${integrationId}`;

@@ -1,6 +1,7 @@
 import type { Logger } from '@conveyor/logger';
 import type { IntegrationServiceHandlers } from '@conveyor/proto';
 import { githubAppToProto } from '../mappers/github-app-to-proto';
+import { slackAppToProto } from '../mappers/slack-app-to-proto';
 import { linearIntegrationToProto } from '../mappers/linear-integration-to-proto';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
@@ -12,6 +13,13 @@ import {
   type GitHubAppDeps,
 } from '../../integrations/github-apps';
 import {
+  createSlackApp,
+  deleteSlackApp,
+  getSlackApp,
+  listSlackApps,
+  type SlackAppDeps,
+} from '../../integrations/slack/slack-apps';
+import {
   createLinearIntegration,
   deleteLinearIntegration,
   getLinearIntegration,
@@ -21,7 +29,7 @@ import {
 
 /** IntegrationService: each RPC is one domain function behind the shared gRPC error wrapper. */
 export function integrationHandlers(
-  deps: GitHubAppDeps & LinearIntegrationDeps & { logger: Logger },
+  deps: GitHubAppDeps & SlackAppDeps & LinearIntegrationDeps & { logger: Logger },
 ): IntegrationServiceHandlers {
   const { logger } = deps;
   return {
@@ -36,6 +44,19 @@ export function integrationHandlers(
     ),
     DeleteGitHubApp: unary(logger, 'DeleteGitHubApp', async (req) => {
       await deleteGitHubApp(deps, requireCaller(req.caller), req.github_app_id);
+      return {};
+    }),
+    CreateSlackApp: unary(logger, 'CreateSlackApp', (req) =>
+      createSlackApp(deps, requireCaller(req.caller), req).then(slackAppToProto),
+    ),
+    ListSlackApps: unary(logger, 'ListSlackApps', async (req) => ({
+      slack_apps: (await listSlackApps(deps, requireCaller(req.caller))).map(slackAppToProto),
+    })),
+    GetSlackApp: unary(logger, 'GetSlackApp', (req) =>
+      getSlackApp(deps, requireCaller(req.caller), req.slack_app_id).then(slackAppToProto),
+    ),
+    DeleteSlackApp: unary(logger, 'DeleteSlackApp', async (req) => {
+      await deleteSlackApp(deps, requireCaller(req.caller), req.slack_app_id);
       return {};
     }),
     CreateLinearIntegration: unary(logger, 'CreateLinearIntegration', (req) =>

@@ -6,7 +6,7 @@ import { LinearCredentialsRefused, viewer, type LinearApi } from '../../linear/l
 import { linearKeyContext, type SecretCipher } from '../../secrets/secret-cipher';
 import type { WebhookDeps } from '../../webhooks/manage-webhooks';
 import { ingressUrl } from '../../webhooks/webhook-rules';
-import { removeIntegrationWebhook, withIntegrationWebhook } from '../integration-webhook';
+import { createWithWebhook, removeIntegrationWebhook } from '../integration-webhook';
 
 export interface LinearIntegrationDeps extends WebhookDeps {
   linear: LinearApi;
@@ -102,16 +102,16 @@ export async function createLinearIntegration(
     throw err;
   }
   const agentUserId = input.agent_user_id || me.id;
-  return withIntegrationWebhook(
+  return createWithWebhook(
     deps,
     caller,
     {
       factoryId: input.factory_id,
       name: `linear-${input.name}`,
-      scheme: 'linear',
-      secret: input.webhook_secret,
-      conflict,
+      signatureScheme: 'linear',
+      providerSecret: input.webhook_secret,
     },
+    conflict,
     async (webhookId) => {
       const id = newId('lin');
       const { ciphertext, keyId } = deps.cipher.encrypt(input.api_key, linearKeyContext(id));

@@ -5,7 +5,7 @@ import type { IntegrationWork, PrepareRun } from '../../deliveries/delivery-proc
 import { submitFollowup } from '../../runs/submit-followup';
 import type { AppRunBudget } from '../app-run-budget';
 import { integrationOutcomes, NO_WORK } from '../integration-outcome';
-import { integrationCaller } from '../integration-webhook';
+import { integrationCaller } from '../integration-runs';
 import { decideLinear, type LinearRequester } from './linear-trigger';
 
 export interface LinearRunDeps {

@@ -5,6 +5,7 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateGitHubAppRequest';
 import type { CreateLinearIntegrationRequest as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, CreateLinearIntegrationRequest__Output as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output } from '../../../conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
+import type { CreateSlackAppRequest as _conveyor_orchestrator_v1_CreateSlackAppRequest, CreateSlackAppRequest__Output as _conveyor_orchestrator_v1_CreateSlackAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateSlackAppRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from '../../../conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from '../../../conveyor/orchestrator/v1/GitHubApp';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from '../../../conveyor/orchestrator/v1/GitHubAppRef';
@@ -14,6 +15,10 @@ import type { ListGitHubAppsRequest as _conveyor_orchestrator_v1_ListGitHubAppsR
 import type { ListGitHubAppsResponse as _conveyor_orchestrator_v1_ListGitHubAppsResponse, ListGitHubAppsResponse__Output as _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output } from '../../../conveyor/orchestrator/v1/ListGitHubAppsResponse';
 import type { ListLinearIntegrationsRequest as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, ListLinearIntegrationsRequest__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output } from '../../../conveyor/orchestrator/v1/ListLinearIntegrationsRequest';
 import type { ListLinearIntegrationsResponse as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, ListLinearIntegrationsResponse__Output as _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output } from '../../../conveyor/orchestrator/v1/ListLinearIntegrationsResponse';
+import type { ListSlackAppsRequest as _conveyor_orchestrator_v1_ListSlackAppsRequest, ListSlackAppsRequest__Output as _conveyor_orchestrator_v1_ListSlackAppsRequest__Output } from '../../../conveyor/orchestrator/v1/ListSlackAppsRequest';
+import type { ListSlackAppsResponse as _conveyor_orchestrator_v1_ListSlackAppsResponse, ListSlackAppsResponse__Output as _conveyor_orchestrator_v1_ListSlackAppsResponse__Output } from '../../../conveyor/orchestrator/v1/ListSlackAppsResponse';
+import type { SlackApp as _conveyor_orchestrator_v1_SlackApp, SlackApp__Output as _conveyor_orchestrator_v1_SlackApp__Output } from '../../../conveyor/orchestrator/v1/SlackApp';
+import type { SlackAppRef as _conveyor_orchestrator_v1_SlackAppRef, SlackAppRef__Output as _conveyor_orchestrator_v1_SlackAppRef__Output } from '../../../conveyor/orchestrator/v1/SlackAppRef';
 
 export interface IntegrationServiceClient extends grpc.Client {
   CreateGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -34,6 +39,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   createLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
   createLinearIntegration(argument: _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
   
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  CreateSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  createSlackApp(argument: _conveyor_orchestrator_v1_CreateSlackAppRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   DeleteGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
@@ -51,6 +65,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   deleteLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  DeleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
+  deleteSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_Empty__Output>): grpc.ClientUnaryCall;
   
   GetGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   GetGitHubApp(argument: _conveyor_orchestrator_v1_GitHubAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -70,6 +93,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   getLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
   getLinearIntegration(argument: _conveyor_orchestrator_v1_LinearIntegrationRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_LinearIntegration__Output>): grpc.ClientUnaryCall;
   
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  GetSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  getSlackApp(argument: _conveyor_orchestrator_v1_SlackAppRef, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SlackApp__Output>): grpc.ClientUnaryCall;
+  
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
   ListGitHubApps(argument: _conveyor_orchestrator_v1_ListGitHubAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>): grpc.ClientUnaryCall;
@@ -88,6 +120,15 @@ export interface IntegrationServiceClient extends grpc.Client {
   listLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
   listLinearIntegrations(argument: _conveyor_orchestrator_v1_ListLinearIntegrationsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>): grpc.ClientUnaryCall;
   
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  ListSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface IntegrationServiceHandlers extends grpc.UntypedServiceImplementation {
@@ -95,27 +136,39 @@ export interface IntegrationServiceHandlers extends grpc.UntypedServiceImplement
   
   CreateLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output, _conveyor_orchestrator_v1_LinearIntegration>;
   
+  CreateSlackApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateSlackAppRequest__Output, _conveyor_orchestrator_v1_SlackApp>;
+  
   DeleteGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_Empty>;
   
   DeleteLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_Empty>;
+  
+  DeleteSlackApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_Empty>;
   
   GetGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_GitHubApp>;
   
   GetLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_LinearIntegration>;
   
+  GetSlackApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_SlackApp>;
+  
   ListGitHubApps: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse>;
   
   ListLinearIntegrations: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse>;
+  
+  ListSlackApps: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListSlackAppsRequest__Output, _conveyor_orchestrator_v1_ListSlackAppsResponse>;
   
 }
 
 export interface IntegrationServiceDefinition extends grpc.ServiceDefinition {
   CreateGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
   CreateLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest, _conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output, _conveyor_orchestrator_v1_LinearIntegration__Output>
+  CreateSlackApp: MethodDefinition<_conveyor_orchestrator_v1_CreateSlackAppRequest, _conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_CreateSlackAppRequest__Output, _conveyor_orchestrator_v1_SlackApp__Output>
   DeleteGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_Empty__Output>
   DeleteLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_LinearIntegrationRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_Empty__Output>
+  DeleteSlackApp: MethodDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_Empty__Output>
   GetGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubAppRef__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
   GetLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_LinearIntegrationRef, _conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_LinearIntegrationRef__Output, _conveyor_orchestrator_v1_LinearIntegration__Output>
+  GetSlackApp: MethodDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_SlackAppRef__Output, _conveyor_orchestrator_v1_SlackApp__Output>
   ListGitHubApps: MethodDefinition<_conveyor_orchestrator_v1_ListGitHubAppsRequest, _conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
   ListLinearIntegrations: MethodDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>
+  ListSlackApps: MethodDefinition<_conveyor_orchestrator_v1_ListSlackAppsRequest, _conveyor_orchestrator_v1_ListSlackAppsResponse, _conveyor_orchestrator_v1_ListSlackAppsRequest__Output, _conveyor_orchestrator_v1_ListSlackAppsResponse__Output>
 }
