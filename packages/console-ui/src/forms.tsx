@@ -208,6 +208,59 @@ export function Select(p: FieldProps & { options: Array<[value: string, label: s
   );
 }
 
+/** Bytes for people: `68 B`, `12.3 KB`, `5.2 MB` (decimal units, as file managers show them). */
+export function byteSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} KB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
+
+/** Files to upload with the form: each chosen file listed with its size, and their total. */
+export function FileField(p: { name: string; label: string; hint?: string; accept?: string }) {
+  const f = useFieldError(p.name);
+  const [files, setFiles] = useState<File[]>([]);
+  const total = files.reduce((sum, file) => sum + file.size, 0);
+  return (
+    <FieldFrame f={f} label={p.label} hint={p.hint}>
+      <input
+        id={f.inputId}
+        name={p.name}
+        type="file"
+        multiple
+        accept={p.accept}
+        aria-invalid={f.error ? 'true' : undefined}
+        aria-describedby={f.describedBy}
+        onChange={(e) => setFiles(Array.from(e.currentTarget.files ?? []))}
+      />
+      {files.length > 0 && (
+        <ul class="chosen-files" aria-label="Chosen files">
+          {files.map((file, i) => (
+            <li key={i}>
+              {file.name} — {byteSize(file.size)}
+            </li>
+          ))}
+          {files.length > 1 && <li class="total">Together {byteSize(total)}</li>}
+        </ul>
+      )}
+    </FieldFrame>
+  );
+}
+
+/** The files chosen in a form's file field (an empty field still submits one nameless, empty entry). */
+export const files = (form: FormData, name: string): File[] =>
+  form.getAll(name).filter((v): v is File => v instanceof File && v.name !== '');
+
+/** A file's bytes as base64, the encoding the API's JSON bodies carry files in. */
+export function base64Of(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    // A data URL is `data:<type>;base64,<data>`: the browser's own encoder, without building a binary string.
+    reader.onload = () => resolve(String(reader.result).slice(String(reader.result).indexOf(',') + 1));
+    reader.onerror = () => reject(reader.error ?? new Error(`could not read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
+}
+
 export function Checkbox({
   name,
   label,

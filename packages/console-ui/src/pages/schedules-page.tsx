@@ -1,17 +1,31 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
-import { nextFireTimes } from '../cron-preview';
 import { ActionForm, TextArea, TextField, text, useAction } from '../forms';
 import { Link, navigate } from '../router';
 import type { Schedule } from '../types';
+
+/** cron-parser is most of the bundle's weight and only the schedule form needs it: it loads with the schedules page. */
+let cronPreview: Promise<typeof import('../cron-preview')> | undefined;
+
+function useNextFireTimes(cron: string, timezone: string): Date[] | string | undefined {
+  const [parser, setParser] = useState<typeof import('../cron-preview') | string>();
+  useEffect(() => {
+    cronPreview ??= import('../cron-preview');
+    void cronPreview.then(setParser, () => {
+      cronPreview = undefined; // the next visit tries again
+      setParser('The preview did not load; the API checks the expression when the schedule is created');
+    });
+  }, []);
+  return typeof parser === 'string' ? parser : parser?.nextFireTimes(cron, timezone);
+}
 
 /** Creates a schedule; the next five times it would fire are shown as the cron expression is typed. */
 function CreateScheduleForm() {
   const action = useAction();
   const [cron, setCron] = useState('0 9 * * 1-5');
   const [timezone, setTimezone] = useState('UTC');
-  const preview = nextFireTimes(cron, timezone);
+  const preview = useNextFireTimes(cron, timezone);
   const create = async (form: FormData) => {
     const created = await action.run(
       () =>
@@ -54,7 +68,9 @@ function CreateScheduleForm() {
         />
         <div class="cron-preview" aria-live="polite">
           <h3>Next five times</h3>
-          {typeof preview === 'string' ? (
+          {preview === undefined ? (
+            <Loading />
+          ) : typeof preview === 'string' ? (
             <p class="field-error">{preview}</p>
           ) : (
             <ol>
