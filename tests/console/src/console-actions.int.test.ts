@@ -2,18 +2,22 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import {
   apiCall,
   createMember,
   runCli,
-  startEventReceiver,
-  startPlatform,
   type EventReceiver,
   type Json,
   type RunningPlatform,
 } from '@conveyor/testing';
-import { launchChromium, originOf, screenshotsAtBothWidths, signIn, waitForText } from './console-helpers';
+import {
+  screenshotsAtBothWidths,
+  signIn,
+  startConsole,
+  waitForText,
+  type ConsoleSetup,
+} from './console-helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -25,34 +29,22 @@ const ROOT = path.resolve(__dirname, '../../..');
 describe('web console actions', () => {
   let platform: RunningPlatform;
   let browser: Browser;
-  let admin: BrowserContext;
   let page: Page;
   let origin: string;
   let rx: EventReceiver;
   let worker: ChildProcess | undefined;
 
+  let setup: ConsoleSetup | undefined;
+
   beforeAll(async () => {
-    rx = await startEventReceiver();
-    platform = await startPlatform({
-      // The event endpoint is a receiver on loopback.
-      env: {
-        EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host,
-        EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
-        WORKER_HEARTBEAT_INTERVAL_MS: '1000',
-      },
-    });
-    origin = originOf(platform);
-    browser = await launchChromium();
-    admin = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    page = await admin.newPage();
+    setup = await startConsole({ WORKER_HEARTBEAT_INTERVAL_MS: '1000' });
+    ({ platform, browser, page, origin, rx } = setup);
     await signIn(page, platform, platform.apiKey);
   }, 120_000);
 
   afterAll(async () => {
     if (worker?.exitCode === null) worker.kill('SIGKILL');
-    rx?.close();
-    await browser?.close();
-    await platform?.stop();
+    await setup?.stop();
   });
 
   /** Fills a form field by its label, within the form with this id. */

@@ -25,6 +25,12 @@ export async function prepareEnvironment(
     env,
     signal: ctx.signal,
     step: (status, detail) => reportStep(ctx, 'setup_commands', status, detail),
+    snapshot: (state, snapshotId) =>
+      ctx.reporter.emit({
+        kind: 'environment_snapshot',
+        state,
+        ...(snapshotId ? { snapshot_id: snapshotId } : {}),
+      }),
     log: (level, text) => ctx.reporter.emit({ kind: 'log', level, text }),
   });
   ctx.trace.mark('environment_ready');
