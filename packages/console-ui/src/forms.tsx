@@ -112,7 +112,14 @@ function useFieldError(name: string) {
   const inputId = `${id}-${name}`;
   const error = fields[name];
   const describedBy = [error && `${inputId}-error`, `${inputId}-hint`].filter(Boolean).join(' ');
-  return { inputId, error, describedBy, errorId: `${inputId}-error`, hintId: `${inputId}-hint` };
+  /** What every control of the field carries: its id and name, and the error and hint it is described by. */
+  const control = {
+    id: inputId,
+    name,
+    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-describedby': describedBy,
+  };
+  return { inputId, error, control, errorId: `${inputId}-error`, hintId: `${inputId}-hint` };
 }
 
 function FieldFrame({
@@ -152,16 +159,7 @@ export function TextField({
   const typed = { type } as { type: 'text' };
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
-      <input
-        id={f.inputId}
-        name={p.name}
-        {...typed}
-        value={value}
-        required={p.required}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
-        onInput={onInput}
-      />
+      <input {...f.control} {...typed} value={value} required={p.required} onInput={onInput} />
     </FieldFrame>
   );
 }
@@ -171,16 +169,7 @@ export function TextArea(p: FieldProps & { rows?: number; required?: boolean }) 
   const [value, onInput] = useValue(p);
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
-      <textarea
-        id={f.inputId}
-        name={p.name}
-        rows={p.rows ?? 3}
-        value={value}
-        required={p.required}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
-        onInput={onInput}
-      />
+      <textarea {...f.control} rows={p.rows ?? 3} value={value} required={p.required} onInput={onInput} />
     </FieldFrame>
   );
 }
@@ -190,14 +179,7 @@ export function Select(p: FieldProps & { options: Array<[value: string, label: s
   const [value, onInput] = useValue(p);
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
-      <select
-        id={f.inputId}
-        name={p.name}
-        value={value}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
-        onChange={onInput}
-      >
+      <select {...f.control} value={value} onChange={onInput}>
         {p.options.map(([value, label]) => (
           <option key={value} value={value}>
             {label}
@@ -223,13 +205,10 @@ export function FileField(p: { name: string; label: string; hint?: string; accep
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
       <input
-        id={f.inputId}
-        name={p.name}
+        {...f.control}
         type="file"
         multiple
         accept={p.accept}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
         onChange={(e) => setFiles(Array.from(e.currentTarget.files ?? []))}
       />
       {files.length > 0 && (

@@ -3,6 +3,7 @@ import { api } from '../api';
 import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
 import { ActionForm, TextArea, TextField, text, useAction } from '../forms';
 import { Link, navigate } from '../router';
+import { DataTable } from '../table';
 import type { Schedule } from '../types';
 
 /** cron-parser is most of the bundle's weight and only the schedule form needs it: it loads with the schedules page. */
@@ -96,41 +97,27 @@ export function SchedulesPage() {
       <CreateScheduleForm />
       <ErrorNote error={error} />
       {!data && !error && <Loading />}
-      {data?.schedules.length === 0 && <p>No schedules.</p>}
-      {data && data.schedules.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Schedules</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Cron</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last ran</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.schedules.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/console/schedules/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>
-                    <code>{s.cron_schedule}</code> ({s.timezone})
-                  </td>
-                  <td>{s.enabled ? 'Yes' : 'Paused'}</td>
-                  <td>
-                    <Time at={s.history.next_run} />
-                  </td>
-                  <td>
-                    <Time at={s.history.last_ran} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <DataTable
+          caption="Schedules"
+          rows={data.schedules}
+          rowKey={(s) => s.id}
+          empty="No schedules."
+          columns={[
+            { header: 'Name', cell: (s) => <Link href={`/console/schedules/${s.id}`}>{s.name}</Link> },
+            {
+              header: 'Cron',
+              cell: (s) => (
+                <>
+                  <code>{s.cron_schedule}</code> ({s.timezone})
+                </>
+              ),
+            },
+            { header: 'Enabled', cell: (s) => (s.enabled ? 'Yes' : 'Paused') },
+            { header: 'Next run', cell: (s) => <Time at={s.history.next_run} /> },
+            { header: 'Last ran', cell: (s) => <Time at={s.history.last_ran} /> },
+          ]}
+        />
       )}
     </section>
   );
