@@ -255,6 +255,10 @@ class KubernetesSandbox implements RunSandbox {
    * archive is of a workspace nothing writes to; the archive then lives in the runner's store, out of every Pod's
    * reach, so nothing this run does later reaches it.
    */
+  get keepsSnapshots(): boolean {
+    return this.snapshots !== undefined;
+  }
+
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
     if (!this.snapshots || this.startedFrom) return undefined;
     const started = Date.now();
