@@ -38,6 +38,7 @@ const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 300_000;
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
 const RUNNER = 'deployment/conveyor-runner';
+const RUNNER_PODS = 'app.kubernetes.io/name=conveyor-runner';
 
 function setting(name: string): string {
   const value = process.env[name];
@@ -78,6 +79,7 @@ interface LogLine {
   ms?: number;
   bytes?: number;
   startedFrom?: string;
+  mounted?: boolean;
 }
 
 interface Sample {
@@ -88,7 +90,7 @@ interface Sample {
   /** Each phase in ms after the request (see the file's comment); absent when not reached or not seen. */
   phases: Record<string, number>;
   /** The runner's log of the snapshot restore: its duration and the archive's bytes. */
-  snapshot_restore: { ms: number; bytes: number; from: string } | null;
+  snapshot_restore: { ms: number; bytes: number; from: string; mounted: boolean } | null;
   timeline: Array<{ kind: string; at_ms: number; data: unknown }>;
 }
 
@@ -104,7 +106,15 @@ class ClusterBench {
 
   /** The runner pods' JSON log lines (all of them: the runner logs little at info). */
   async refreshLogs(): Promise<void> {
-    const text = await kubectl('logs', RUNNER, '--tail=-1', '--all-containers');
+    // Every replica's log (the test overlay runs two): `logs deployment/…` would read one pod's.
+    const text = await kubectl(
+      'logs',
+      '-l',
+      RUNNER_PODS,
+      '--tail=-1',
+      '--all-containers',
+      '--max-log-requests=10',
+    );
     this.logs = text.split('\n').flatMap((line) => {
       if (!line.startsWith('{')) return [];
       try {
@@ -165,7 +175,12 @@ class ClusterBench {
       phases,
       snapshot_restore:
         restore?.ms !== undefined
-          ? { ms: restore.ms, bytes: restore.bytes ?? 0, from: restore.startedFrom ?? '' }
+          ? {
+              ms: restore.ms,
+              bytes: restore.bytes ?? 0,
+              from: restore.startedFrom ?? '',
+              mounted: restore.mounted === true,
+            }
           : null,
       timeline: events.map((e) => ({ kind: e.kind, at_ms: Date.parse(e.created_at) - sentAt, data: e.data })),
     };
@@ -292,8 +307,11 @@ async function setRunner(env: Record<string, string>): Promise<void> {
   await kubectl('rollout', 'status', RUNNER, '--timeout=300s');
   // The old runner pod claims runs until it is gone (one of the first measured burst's runs ended with it).
   for (;;) {
-    const names = await kubectl('get', 'pods', '-l', 'app.kubernetes.io/name=conveyor-runner', '-o', 'name');
-    if (names.trim().split('\n').length === 1) return;
+    const [names, replicas] = await Promise.all([
+      kubectl('get', 'pods', '-l', RUNNER_PODS, '-o', 'name'),
+      kubectl('get', RUNNER, '-o', 'jsonpath={.spec.replicas}'),
+    ]);
+    if (names.trim().split('\n').length === Number(replicas)) return;
     await sleep(500);
   }
 }
@@ -369,7 +387,7 @@ async function main(): Promise<void> {
       );
     }
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
-    // node; the runner restarts with those settings (its snapshots go with its pod: none is used here).
+    // node; the runner restarts with those settings. BENCH_BURST=0 leaves the case out (and the runner as deployed).
     const room = await nodeRoom();
     const burstSettings = {
       RUNNER_CONCURRENCY: String(BURST),
@@ -377,14 +395,21 @@ async function main(): Promise<void> {
       RUN_MEMORY_MB: String(Math.min(4096, Math.floor(room.free_memory_mib! / BURST))),
       RUN_DISK_MB: '2048',
     };
-    progress(`(d) ${BURST} at once: the runner restarted with ${JSON.stringify(burstSettings)}…`);
-    await setRunner(burstSettings);
-    const burst = await bench.burst(bare, BURST);
-    progress(`(d) ${BURST} at once: ${JSON.stringify(burst.to_first_model_request)}`);
+    let burst: Record<string, unknown> | undefined;
+    if (BURST > 0) {
+      progress(`(d) ${BURST} at once: the runner restarted with ${JSON.stringify(burstSettings)}…`);
+      await setRunner(burstSettings);
+      burst = await bench.burst(bare, BURST);
+      progress(`(d) ${BURST} at once: ${JSON.stringify(burst.to_first_model_request)}`);
+    }
     const result = {
       benchmark: 'time-to-agent-kubernetes',
       sandbox: 'kubernetes (single-node test cluster, scripts/kubernetes)',
-      run_pods: { sequential_cases: 'the settings of k8s/overlays/test', burst: burstSettings, node: room },
+      run_pods: {
+        sequential_cases: 'the settings of k8s/overlays/test',
+        burst: burst ? burstSettings : null,
+        node: room,
+      },
       load_average: { before: loadBefore, after: os.loadavg() },
       cases: {
         no_setup: caseResult('(a) create → first model request, environment without setup', noSetup),
@@ -399,7 +424,7 @@ async function main(): Promise<void> {
         },
         restore_cold: caseResult(`(e) a ${RESTORE_MB} MB workspace, its first run`, restores.slice(0, 1)),
         restore: caseResult(`(e) later runs of the ${RESTORE_MB} MB workspace (restored)`, restores.slice(1)),
-        burst,
+        ...(burst ? { burst } : {}),
       },
     };
     await mkdir(RESULTS_DIR, { recursive: true });
