@@ -33,6 +33,8 @@ const SETUP_SECONDS = Number(process.env.BENCH_SETUP_SECONDS ?? 20);
 const RESTORE_MB = Number(process.env.BENCH_RESTORE_MB ?? 500);
 const RESTORE_RUNS = Number(process.env.BENCH_RESTORE_RUNS ?? 3);
 const BURST = Number(process.env.BENCH_BURST ?? 20);
+/** Also restore the RESTORE_MB workspace streamed through exec, as before the store was a claim (1) or not (0). */
+const RESTORE_STREAMED = process.env.BENCH_RESTORE_STREAMED !== '0';
 const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 300_000;
@@ -386,6 +388,25 @@ async function main(): Promise<void> {
         `(e) ${RESTORE_MB} MB workspace ${i + 1}/${RESTORE_RUNS + 1}: ${restores[i]!.to_first_model_request_ms} ms, restore ${restores[i]!.snapshot_restore?.ms ?? '-'} ms`,
       );
     }
+    // The same snapshot, streamed: the runner without its claim setting (SANDBOX_K8S_SNAPSHOT_CLAIM) finds it in the
+    // same store and sends it through exec, as every restore did before issue #36; then the setting back.
+    const streamed: Sample[] = [];
+    if (big && RESTORE_STREAMED) {
+      const claim = await kubectl(
+        'get',
+        RUNNER,
+        '-o',
+        'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="SANDBOX_K8S_SNAPSHOT_CLAIM")].value}',
+      );
+      await setRunner({ SANDBOX_K8S_SNAPSHOT_CLAIM: '' });
+      for (let i = 0; i < RESTORE_RUNS; i++) {
+        streamed.push(await bench.createRun(big));
+        progress(
+          `(e) streamed ${i + 1}/${RESTORE_RUNS}: ${streamed[i]!.to_first_model_request_ms} ms, restore ${streamed[i]!.snapshot_restore?.ms ?? '-'} ms`,
+        );
+      }
+      await setRunner({ SANDBOX_K8S_SNAPSHOT_CLAIM: claim });
+    }
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
     // node; the runner restarts with those settings. BENCH_BURST=0 leaves the case out (and the runner as deployed).
     const room = await nodeRoom();
@@ -424,6 +445,10 @@ async function main(): Promise<void> {
         },
         restore_cold: caseResult(`(e) a ${RESTORE_MB} MB workspace, its first run`, restores.slice(0, 1)),
         restore: caseResult(`(e) later runs of the ${RESTORE_MB} MB workspace (restored)`, restores.slice(1)),
+        restore_streamed: caseResult(
+          `(e) the same snapshot restored through the exec stream (no SANDBOX_K8S_SNAPSHOT_CLAIM)`,
+          streamed,
+        ),
         ...(burst ? { burst } : {}),
       },
     };
