@@ -407,6 +407,13 @@ describe('KubernetesBackend', () => {
 
     const stored = async (teamId: string) =>
       readdir(path.join(root, '.snapshots', teamId)).catch(() => [] as string[]);
+    /** A run whose archive did not unpack: workspace emptied, snapshot (and any pin) gone, setup from scratch. */
+    const expectUnpackFailed = async (run: RunSandbox) => {
+      expect(run.startedFrom).toBeUndefined();
+      expect(run.snapshotFailure).toMatch(/^unpacking snapshot a1a1a1a1a1a1a1a1 failed/);
+      expect(archives.map((a) => a.op)).toEqual(['create', 'extract', 'empty']);
+      expect(await stored('team_a')).toEqual([]);
+    };
 
     it("keeps a cold run's workspace as the team's archive after killing what setup left running, and a later run of the team starts from it", async () => {
       const cold = await prepare(policy({ snapshot: TEAM_A }));
@@ -469,11 +476,7 @@ describe('KubernetesBackend', () => {
         await prepare(policy({ snapshot: TEAM_A }))
       ).captureSnapshot!(TEAM_A);
       extractCode = 2;
-      const run = await prepare(policy({ snapshot: TEAM_A }));
-      expect(run.startedFrom).toBeUndefined();
-      expect(run.snapshotFailure).toMatch(/^unpacking snapshot a1a1a1a1a1a1a1a1 failed/);
-      expect(archives.map((a) => a.op)).toEqual(['create', 'extract', 'empty']);
-      expect(await stored('team_a')).toEqual([]);
+      await expectUnpackFailed(await prepare(policy({ snapshot: TEAM_A })));
     });
 
     it('refuses the run when a half-unpacked workspace cannot be emptied, and deletes its Pod', async () => {
@@ -575,11 +578,7 @@ describe('KubernetesBackend', () => {
 
       it('drops the snapshot, empties the workspace and removes the pin when the mounted archive does not unpack', async () => {
         extractCode = 2;
-        const run = await prepare(policy({ snapshot: TEAM_A }));
-        expect(run.startedFrom).toBeUndefined();
-        expect(run.snapshotFailure).toMatch(/^unpacking snapshot a1a1a1a1a1a1a1a1 failed/);
-        expect(archives.map((a) => a.op)).toEqual(['create', 'extract', 'empty']);
-        expect(await stored('team_a')).toEqual([]);
+        await expectUnpackFailed(await prepare(policy({ snapshot: TEAM_A })));
       });
 
       it('removes the pin when the Pod never starts', async () => {
