@@ -33,11 +33,14 @@ const SETUP_SECONDS = Number(process.env.BENCH_SETUP_SECONDS ?? 20);
 const RESTORE_MB = Number(process.env.BENCH_RESTORE_MB ?? 500);
 const RESTORE_RUNS = Number(process.env.BENCH_RESTORE_RUNS ?? 3);
 const BURST = Number(process.env.BENCH_BURST ?? 20);
+/** Also restore the RESTORE_MB workspace streamed through exec, as before the store was a claim (1) or not (0). */
+const RESTORE_STREAMED = process.env.BENCH_RESTORE_STREAMED !== '0';
 const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 300_000;
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
 const RUNNER = 'deployment/conveyor-runner';
+const RUNNER_PODS = 'app.kubernetes.io/name=conveyor-runner';
 
 function setting(name: string): string {
   const value = process.env[name];
@@ -78,6 +81,7 @@ interface LogLine {
   ms?: number;
   bytes?: number;
   startedFrom?: string;
+  mounted?: boolean;
 }
 
 interface Sample {
@@ -88,7 +92,7 @@ interface Sample {
   /** Each phase in ms after the request (see the file's comment); absent when not reached or not seen. */
   phases: Record<string, number>;
   /** The runner's log of the snapshot restore: its duration and the archive's bytes. */
-  snapshot_restore: { ms: number; bytes: number; from: string } | null;
+  snapshot_restore: { ms: number; bytes: number; from: string; mounted: boolean } | null;
   timeline: Array<{ kind: string; at_ms: number; data: unknown }>;
 }
 
@@ -104,7 +108,15 @@ class ClusterBench {
 
   /** The runner pods' JSON log lines (all of them: the runner logs little at info). */
   async refreshLogs(): Promise<void> {
-    const text = await kubectl('logs', RUNNER, '--tail=-1', '--all-containers');
+    // Every replica's log (the test overlay runs two): `logs deployment/…` would read one pod's.
+    const text = await kubectl(
+      'logs',
+      '-l',
+      RUNNER_PODS,
+      '--tail=-1',
+      '--all-containers',
+      '--max-log-requests=10',
+    );
     this.logs = text.split('\n').flatMap((line) => {
       if (!line.startsWith('{')) return [];
       try {
@@ -165,7 +177,12 @@ class ClusterBench {
       phases,
       snapshot_restore:
         restore?.ms !== undefined
-          ? { ms: restore.ms, bytes: restore.bytes ?? 0, from: restore.startedFrom ?? '' }
+          ? {
+              ms: restore.ms,
+              bytes: restore.bytes ?? 0,
+              from: restore.startedFrom ?? '',
+              mounted: restore.mounted === true,
+            }
           : null,
       timeline: events.map((e) => ({ kind: e.kind, at_ms: Date.parse(e.created_at) - sentAt, data: e.data })),
     };
@@ -292,8 +309,11 @@ async function setRunner(env: Record<string, string>): Promise<void> {
   await kubectl('rollout', 'status', RUNNER, '--timeout=300s');
   // The old runner pod claims runs until it is gone (one of the first measured burst's runs ended with it).
   for (;;) {
-    const names = await kubectl('get', 'pods', '-l', 'app.kubernetes.io/name=conveyor-runner', '-o', 'name');
-    if (names.trim().split('\n').length === 1) return;
+    const [names, replicas] = await Promise.all([
+      kubectl('get', 'pods', '-l', RUNNER_PODS, '-o', 'name'),
+      kubectl('get', RUNNER, '-o', 'jsonpath={.spec.replicas}'),
+    ]);
+    if (names.trim().split('\n').length === Number(replicas)) return;
     await sleep(500);
   }
 }
@@ -368,8 +388,27 @@ async function main(): Promise<void> {
         `(e) ${RESTORE_MB} MB workspace ${i + 1}/${RESTORE_RUNS + 1}: ${restores[i]!.to_first_model_request_ms} ms, restore ${restores[i]!.snapshot_restore?.ms ?? '-'} ms`,
       );
     }
+    // The same snapshot, streamed: the runner without its claim setting (SANDBOX_K8S_SNAPSHOT_CLAIM) finds it in the
+    // same store and sends it through exec, as every restore did before issue #36; then the setting back.
+    const streamed: Sample[] = [];
+    if (big && RESTORE_STREAMED) {
+      const claim = await kubectl(
+        'get',
+        RUNNER,
+        '-o',
+        'jsonpath={.spec.template.spec.containers[0].env[?(@.name=="SANDBOX_K8S_SNAPSHOT_CLAIM")].value}',
+      );
+      await setRunner({ SANDBOX_K8S_SNAPSHOT_CLAIM: '' });
+      for (let i = 0; i < RESTORE_RUNS; i++) {
+        streamed.push(await bench.createRun(big));
+        progress(
+          `(e) streamed ${i + 1}/${RESTORE_RUNS}: ${streamed[i]!.to_first_model_request_ms} ms, restore ${streamed[i]!.snapshot_restore?.ms ?? '-'} ms`,
+        );
+      }
+      await setRunner({ SANDBOX_K8S_SNAPSHOT_CLAIM: claim });
+    }
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
-    // node; the runner restarts with those settings (its snapshots go with its pod: none is used here).
+    // node; the runner restarts with those settings. BENCH_BURST=0 leaves the case out (and the runner as deployed).
     const room = await nodeRoom();
     const burstSettings = {
       RUNNER_CONCURRENCY: String(BURST),
@@ -377,14 +416,21 @@ async function main(): Promise<void> {
       RUN_MEMORY_MB: String(Math.min(4096, Math.floor(room.free_memory_mib! / BURST))),
       RUN_DISK_MB: '2048',
     };
-    progress(`(d) ${BURST} at once: the runner restarted with ${JSON.stringify(burstSettings)}…`);
-    await setRunner(burstSettings);
-    const burst = await bench.burst(bare, BURST);
-    progress(`(d) ${BURST} at once: ${JSON.stringify(burst.to_first_model_request)}`);
+    let burst: Record<string, unknown> | undefined;
+    if (BURST > 0) {
+      progress(`(d) ${BURST} at once: the runner restarted with ${JSON.stringify(burstSettings)}…`);
+      await setRunner(burstSettings);
+      burst = await bench.burst(bare, BURST);
+      progress(`(d) ${BURST} at once: ${JSON.stringify(burst.to_first_model_request)}`);
+    }
     const result = {
       benchmark: 'time-to-agent-kubernetes',
       sandbox: 'kubernetes (single-node test cluster, scripts/kubernetes)',
-      run_pods: { sequential_cases: 'the settings of k8s/overlays/test', burst: burstSettings, node: room },
+      run_pods: {
+        sequential_cases: 'the settings of k8s/overlays/test',
+        burst: burst ? burstSettings : null,
+        node: room,
+      },
       load_average: { before: loadBefore, after: os.loadavg() },
       cases: {
         no_setup: caseResult('(a) create → first model request, environment without setup', noSetup),
@@ -399,7 +445,11 @@ async function main(): Promise<void> {
         },
         restore_cold: caseResult(`(e) a ${RESTORE_MB} MB workspace, its first run`, restores.slice(0, 1)),
         restore: caseResult(`(e) later runs of the ${RESTORE_MB} MB workspace (restored)`, restores.slice(1)),
-        burst,
+        restore_streamed: caseResult(
+          `(e) the same snapshot restored through the exec stream (no SANDBOX_K8S_SNAPSHOT_CLAIM)`,
+          streamed,
+        ),
+        ...(burst ? { burst } : {}),
       },
     };
     await mkdir(RESULTS_DIR, { recursive: true });

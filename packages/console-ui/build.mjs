@@ -1,5 +1,6 @@
 // Bundles the console with esbuild's JS API (its platform binary comes from the npm registry as an optional
-// dependency) into dist/: app.js, styles.css and index.html, served by the gateway under /console.
+// dependency) into dist/: app.js, the chunks it imports on demand (chunks/), styles.css and index.html, served by
+// the gateway under /console.
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
@@ -12,6 +13,9 @@ await build({
   minify: true,
   sourcemap: true,
   format: 'esm',
+  // What one page alone needs (the schedule form's cron-parser) is a chunk loaded when that page asks for it.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   target: 'es2022',
   jsx: 'automatic',
   jsxImportSource: 'preact',

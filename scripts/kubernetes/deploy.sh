@@ -49,9 +49,20 @@ create_secrets() {
   done
 }
 
+# The snapshot store's hostPath volume (k8s/overlays/test/snapshots-volume.yaml): empty at each deploy (the
+# cluster's database may outlive it, its snapshots do not), the runner's uid's (hostPath has no fsGroup).
+K8S_SNAPSHOT_DIR=/var/lib/conveyor-k8s-test/snapshots
+prepare_snapshot_volume() {
+  rm -rf "$K8S_SNAPSHOT_DIR"
+  mkdir -p "$K8S_SNAPSHOT_DIR"
+  chown 1000:1000 "$K8S_SNAPSHOT_DIR"
+  chmod 0700 "$K8S_SNAPSHOT_DIR"
+}
+
 deploy_platform() {
   local k=(kubectl_admin -n "$K8S_NAMESPACE")
   create_secrets
+  prepare_snapshot_volume
   bounded "kubectl apply -k k8s/overlays/test" 180 "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" \
     apply -k "$ROOT/k8s/overlays/test" >/dev/null
   log "waiting for the migrate Job and the four Deployments…"

@@ -40,6 +40,7 @@ teardown() {
   local status=$?
   log "tearing down…"
   bash "$ROOT/scripts/kubernetes/cluster.sh" down || true
+  rm -rf "$K8S_SNAPSHOT_DIR"
   bash "$ROOT/scripts/infra.sh" down >/dev/null 2>&1 || true
   exit "$status"
 }

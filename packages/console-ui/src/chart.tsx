@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { DataTable } from './table';
 
 /** Colours that meet 3:1 against white for lines and marks (WCAG 1.4.11), in a fixed order per series. */
 const PALETTE = ['#0b57d0', '#b3261e', '#137333', '#8e4ec6', '#b06000', '#00838f', '#5f6368', '#c2185b'];
@@ -70,31 +71,19 @@ export function TimeChart({
       />
       <details class="chart-data">
         <summary>Data</summary>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                {series.map((s) => (
-                  <th scope="col" key={s.label}>
-                    {s.label}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map(([t, i]) => (
-                <tr key={t}>
-                  <td>{new Date(t * 1000).toLocaleString()}</td>
-                  {series.map((s) => (
-                    <td key={s.label}>{s.values[i] ?? '—'}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        {shown.length === 0 && <p>Nothing in this window.</p>}
+        <DataTable
+          caption={title}
+          rows={shown}
+          rowKey={([t]) => String(t)}
+          empty="Nothing in this window."
+          columns={[
+            { header: 'Time', cell: ([t]) => new Date(t * 1000).toLocaleString() },
+            ...series.map((s) => ({
+              header: s.label,
+              cell: ([, i]: (typeof shown)[number]) => s.values[i] ?? '—',
+            })),
+          ]}
+        />
       </details>
     </figure>
   );

@@ -112,7 +112,14 @@ function useFieldError(name: string) {
   const inputId = `${id}-${name}`;
   const error = fields[name];
   const describedBy = [error && `${inputId}-error`, `${inputId}-hint`].filter(Boolean).join(' ');
-  return { inputId, error, describedBy, errorId: `${inputId}-error`, hintId: `${inputId}-hint` };
+  /** What every control of the field carries: its id and name, and the error and hint it is described by. */
+  const control = {
+    id: inputId,
+    name,
+    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-describedby': describedBy,
+  };
+  return { inputId, error, control, errorId: `${inputId}-error`, hintId: `${inputId}-hint` };
 }
 
 function FieldFrame({
@@ -152,16 +159,7 @@ export function TextField({
   const typed = { type } as { type: 'text' };
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
-      <input
-        id={f.inputId}
-        name={p.name}
-        {...typed}
-        value={value}
-        required={p.required}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
-        onInput={onInput}
-      />
+      <input {...f.control} {...typed} value={value} required={p.required} onInput={onInput} />
     </FieldFrame>
   );
 }
@@ -171,16 +169,7 @@ export function TextArea(p: FieldProps & { rows?: number; required?: boolean }) 
   const [value, onInput] = useValue(p);
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
-      <textarea
-        id={f.inputId}
-        name={p.name}
-        rows={p.rows ?? 3}
-        value={value}
-        required={p.required}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
-        onInput={onInput}
-      />
+      <textarea {...f.control} rows={p.rows ?? 3} value={value} required={p.required} onInput={onInput} />
     </FieldFrame>
   );
 }
@@ -190,14 +179,7 @@ export function Select(p: FieldProps & { options: Array<[value: string, label: s
   const [value, onInput] = useValue(p);
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>
-      <select
-        id={f.inputId}
-        name={p.name}
-        value={value}
-        aria-invalid={f.error ? 'true' : undefined}
-        aria-describedby={f.describedBy}
-        onChange={onInput}
-      >
+      <select {...f.control} value={value} onChange={onInput}>
         {p.options.map(([value, label]) => (
           <option key={value} value={value}>
             {label}
@@ -206,6 +188,56 @@ export function Select(p: FieldProps & { options: Array<[value: string, label: s
       </select>
     </FieldFrame>
   );
+}
+
+/** Bytes for people: `68 B`, `12.3 KB`, `5.2 MB` (decimal units, as file managers show them). */
+export function byteSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} KB`;
+  return `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
+
+/** Files to upload with the form: each chosen file listed with its size, and their total. */
+export function FileField(p: { name: string; label: string; hint?: string; accept?: string }) {
+  const f = useFieldError(p.name);
+  const [files, setFiles] = useState<File[]>([]);
+  const total = files.reduce((sum, file) => sum + file.size, 0);
+  return (
+    <FieldFrame f={f} label={p.label} hint={p.hint}>
+      <input
+        {...f.control}
+        type="file"
+        multiple
+        accept={p.accept}
+        onChange={(e) => setFiles(Array.from(e.currentTarget.files ?? []))}
+      />
+      {files.length > 0 && (
+        <ul class="chosen-files" aria-label="Chosen files">
+          {files.map((file, i) => (
+            <li key={i}>
+              {file.name} — {byteSize(file.size)}
+            </li>
+          ))}
+          {files.length > 1 && <li class="total">Together {byteSize(total)}</li>}
+        </ul>
+      )}
+    </FieldFrame>
+  );
+}
+
+/** The files chosen in a form's file field (an empty field still submits one nameless, empty entry). */
+export const files = (form: FormData, name: string): File[] =>
+  form.getAll(name).filter((v): v is File => v instanceof File && v.name !== '');
+
+/** A file's bytes as base64, the encoding the API's JSON bodies carry files in. */
+export function base64Of(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    // A data URL is `data:<type>;base64,<data>`: the browser's own encoder, without building a binary string.
+    reader.onload = () => resolve(String(reader.result).slice(String(reader.result).indexOf(',') + 1));
+    reader.onerror = () => reject(reader.error ?? new Error(`could not read ${file.name}`));
+    reader.readAsDataURL(file);
+  });
 }
 
 export function Checkbox({

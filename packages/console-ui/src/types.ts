@@ -124,6 +124,13 @@ export interface Environment {
   last_updated: string;
   setup_failed: boolean;
   last_task_created?: { id: string; title: string; state: string };
+  /** The team's snapshot of it as last reported (docs/snapshots.md "State in the API"). */
+  snapshot?: {
+    state: 'none' | 'building' | 'ready' | 'failed';
+    snapshot_id?: string | null;
+    updated_at?: string | null;
+    run_id?: string | null;
+  };
 }
 
 export interface EnvironmentList {

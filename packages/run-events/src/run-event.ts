@@ -26,6 +26,10 @@ const text = z.string().max(1_000_000);
 export const SANDBOX_LIMITS = ['timeout', 'memory', 'processes', 'disk'] as const;
 export type SandboxLimitName = (typeof SANDBOX_LIMITS)[number];
 
+/** An environment snapshot's state for one team: none yet (or dropped), being made, kept, or its making failed. */
+export const SNAPSHOT_STATES = ['none', 'building', 'ready', 'failed'] as const;
+export type SnapshotStateName = (typeof SNAPSHOT_STATES)[number];
+
 /**
  * Everything that happens in a run, as stored in RunEvent (kind + data). Runners emit the harness-side kinds;
  * the orchestrator itself records state changes and follow-up routing. Timeline, conversation and transcript
@@ -95,6 +99,13 @@ export const runEventSchema = z.discriminatedUnion('kind', [
     kept_for_debug: z.boolean(),
     limit: z.enum(SANDBOX_LIMITS).optional(),
   }),
+  // What became of the environment's snapshot for the run's team (docs/snapshots.md "State"): the runner's own report
+  // (a harness cannot claim one), kept by the orchestrator as the environment's `snapshot` in the API.
+  z.object({
+    kind: z.literal('environment_snapshot'),
+    state: z.enum(SNAPSHOT_STATES),
+    snapshot_id: z.string().max(64).optional(),
+  }),
 ]);
 
 export type RunEvent = z.infer<typeof runEventSchema>;
@@ -113,6 +124,7 @@ export const TIMELINE_KINDS: ReadonlySet<RunEventKind> = new Set([
 /** Kinds only the platform records: a harness's output claiming one is not believed. */
 export const PLATFORM_KINDS: ReadonlySet<RunEventKind> = new Set([
   'state_changed',
+  'environment_snapshot',
   'followup_received',
   'egress_refused',
   'workspace_released',

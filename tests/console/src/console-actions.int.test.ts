@@ -2,18 +2,22 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import {
   apiCall,
   createMember,
   runCli,
-  startEventReceiver,
-  startPlatform,
   type EventReceiver,
   type Json,
   type RunningPlatform,
 } from '@conveyor/testing';
-import { launchChromium, originOf, screenshotsAtBothWidths, signIn, waitForText } from './console-helpers';
+import {
+  screenshotsAtBothWidths,
+  signIn,
+  startConsole,
+  waitForText,
+  type ConsoleSetup,
+} from './console-helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -25,34 +29,22 @@ const ROOT = path.resolve(__dirname, '../../..');
 describe('web console actions', () => {
   let platform: RunningPlatform;
   let browser: Browser;
-  let admin: BrowserContext;
   let page: Page;
   let origin: string;
   let rx: EventReceiver;
   let worker: ChildProcess | undefined;
 
+  let setup: ConsoleSetup | undefined;
+
   beforeAll(async () => {
-    rx = await startEventReceiver();
-    platform = await startPlatform({
-      // The event endpoint is a receiver on loopback.
-      env: {
-        EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host,
-        EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
-        WORKER_HEARTBEAT_INTERVAL_MS: '1000',
-      },
-    });
-    origin = originOf(platform);
-    browser = await launchChromium();
-    admin = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    page = await admin.newPage();
+    setup = await startConsole({ WORKER_HEARTBEAT_INTERVAL_MS: '1000' });
+    ({ platform, browser, page, origin, rx } = setup);
     await signIn(page, platform, platform.apiKey);
   }, 120_000);
 
   afterAll(async () => {
     if (worker?.exitCode === null) worker.kill('SIGKILL');
-    rx?.close();
-    await browser?.close();
-    await platform?.stop();
+    await setup?.stop();
   });
 
   /** Fills a form field by its label, within the form with this id. */
@@ -84,6 +76,39 @@ describe('web console actions', () => {
       title: 'Console started run',
       prompt: '@demo message Started from the console',
     });
+  });
+
+  it('starts a run with an attachment, and shows the API refusing one over the limit at the field', async () => {
+    // A 1×1 PNG: the run is told its path; the API checks the type and size, the form only lists them.
+    const pixel = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    await page.goto(`${origin}/console/runs`);
+    await page.getByText('Start a run').click();
+    await fill('start-run', 'Prompt', '@demo attachments');
+    await fill('start-run', 'Title', 'Console run with an attachment');
+    const attachments = page.locator('#start-run').getByLabel('Attachments', { exact: true });
+    // Over the limit first: 5 MiB + 1 byte of PNG-typed data, within the API's body limit once base64.
+    await attachments.setInputFiles({
+      name: 'huge.png',
+      mimeType: 'image/png',
+      buffer: Buffer.alloc(5 * 1024 * 1024 + 1, 1),
+    });
+    await waitForText(page, '#start-run .chosen-files', '^huge\\.png — 5\\.2 MB$');
+    await page.locator('#start-run').getByRole('button', { name: 'Start run' }).click();
+    await waitForText(page, '#start-run-attachments-error', 'at most 5242880 bytes');
+    expect(await attachments.getAttribute('aria-invalid')).toBe('true');
+    expect(page.url()).toMatch(/\/console\/runs$/);
+    await screenshotsAtBothWidths(page, 'start-run-attachment-refused');
+    await page.setViewportSize({ width: 1400, height: 900 });
+
+    await attachments.setInputFiles({ name: 'pixel.png', mimeType: 'image/png', buffer: pixel });
+    await waitForText(page, '#start-run .chosen-files', `^pixel\\.png — ${pixel.length} B$`);
+    await page.locator('#start-run').getByRole('button', { name: 'Start run' }).click();
+    await page.waitForURL(/\/console\/runs\/[^/]+$/);
+    await waitForText(page, '.message-agent .text', '^Attachments: attachments/pixel\\.png$');
+    await waitForText(page, '#run-state', 'SUCCEEDED');
   });
 
   it("keeps the runs list's pager in view at the bottom of a long list", async () => {
@@ -214,12 +239,24 @@ describe('web console actions', () => {
   });
 
   it('previews the next five fire times as the cron is typed, shows the API error at the field, and creates the schedule', async () => {
+    // cron-parser is a chunk of its own that only the schedules page loads.
+    const scripts: string[] = [];
+    const onRequest = (r: Request) => {
+      if (r.resourceType() === 'script') scripts.push(new URL(r.url()).pathname);
+    };
+    page.on('request', onRequest);
+    await page.goto(`${origin}/console/runs`);
+    await page.getByText('Start a run').waitFor();
+    expect(scripts).toContain('/console/app.js');
+    expect(scripts.filter((s) => s.includes('cron-preview'))).toEqual([]);
     await page.goto(`${origin}/console/schedules`);
     await page.getByText('New schedule').click();
     await fill('schedule-create', 'Name', 'Console nightly');
     await fill('schedule-create', 'Time zone', 'UTC');
     await fill('schedule-create', 'Cron', '30 2 * * *');
     await page.waitForFunction(() => document.querySelectorAll('.cron-preview li').length === 5);
+    page.off('request', onRequest);
+    expect(scripts.filter((s) => /^\/console\/chunks\/cron-preview-\w+\.js$/.test(s))).toHaveLength(1);
     const times = await page.$$eval('.cron-preview time', (els) =>
       els.map((el) => el.getAttribute('datetime')),
     );

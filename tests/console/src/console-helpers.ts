@@ -1,6 +1,13 @@
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { apiCall, type Json, type RunningPlatform } from '@conveyor/testing';
+import {
+  apiCall,
+  startEventReceiver,
+  startPlatform,
+  type EventReceiver,
+  type Json,
+  type RunningPlatform,
+} from '@conveyor/testing';
 
 /** Debian's chromium, installed by `scripts/infra.sh browser`; playwright-core never downloads a browser. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -15,6 +22,40 @@ export function launchChromium(): Promise<Browser> {
 }
 
 export const originOf = (platform: RunningPlatform): string => new URL(platform.apiUrl).origin;
+
+/** What every console suite runs against: the platform, an event receiver it may deliver to, and Chromium. */
+export interface ConsoleSetup {
+  platform: RunningPlatform;
+  /** A receiver on loopback the platform's event endpoints may reach. */
+  rx: EventReceiver;
+  browser: Browser;
+  /** A page in its own context, 1,400 px wide (not signed in). */
+  page: Page;
+  origin: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the services (with `env` on top of what lets them deliver events to `rx`), Chromium and one page. */
+export async function startConsole(env: NodeJS.ProcessEnv = {}): Promise<ConsoleSetup> {
+  const rx = await startEventReceiver();
+  const platform = await startPlatform({
+    env: { EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host, EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1', ...env },
+  });
+  const browser = await launchChromium();
+  const page = await (await browser.newContext({ viewport: { width: WIDTHS[0], height: 900 } })).newPage();
+  return {
+    platform,
+    rx,
+    browser,
+    page,
+    origin: originOf(platform),
+    stop: async () => {
+      rx.close();
+      await browser.close();
+      await platform.stop();
+    },
+  };
+}
 
 export async function createRun(
   platform: RunningPlatform,

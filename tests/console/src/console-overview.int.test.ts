@@ -1,14 +1,19 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import {
   apiCall,
   otherTeamAdmin,
-  startEventReceiver,
-  startPlatform,
   type EventReceiver,
   type Json,
   type RunningPlatform,
 } from '@conveyor/testing';
-import { launchChromium, originOf, screenshotsAtBothWidths, signIn, waitForText } from './console-helpers';
+import {
+  originOf,
+  screenshotsAtBothWidths,
+  signIn,
+  startConsole,
+  waitForText,
+  type ConsoleSetup,
+} from './console-helpers';
 
 const sum = (rows: Json[], field: string) => rows.reduce((total, r) => total + Number(r[field]), 0);
 
@@ -18,7 +23,6 @@ const sum = (rows: Json[], field: string) => rows.reduce((total, r) => total + N
  */
 describe('console overview and GET /v1/insights', () => {
   let platform: RunningPlatform;
-  let browser: Browser;
   let page: Page;
   let rx: EventReceiver;
   let other: { key: string };
@@ -51,21 +55,15 @@ describe('console overview and GET /v1/insights', () => {
     };
   };
 
+  let setup: ConsoleSetup | undefined;
+
   beforeAll(async () => {
-    rx = await startEventReceiver();
-    platform = await startPlatform({
-      env: { EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host, EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1' },
-    });
+    setup = await startConsole();
+    ({ platform, page, rx } = setup);
     other = await otherTeamAdmin(platform);
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   }, 120_000);
 
-  afterAll(async () => {
-    rx?.close();
-    await browser?.close();
-    await platform?.stop();
-  });
+  afterAll(() => setup?.stop());
 
   it("counts the team's runs, time to agent, usage, webhook and event deliveries — and none of another team's", async () => {
     // The other team is busy: more runs, more tokens, its own webhook delivery and event endpoint.

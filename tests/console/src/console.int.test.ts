@@ -2,21 +2,19 @@ import type { Browser, Page } from 'playwright-core';
 import {
   apiCall,
   otherTeamAdmin,
-  startEventReceiver,
-  startPlatform,
   type EventReceiver,
   type Json,
   type RunningPlatform,
 } from '@conveyor/testing';
 import {
   createRun,
-  launchChromium,
-  originOf,
   readSse,
   screenshot,
   sessionPath,
   signIn,
+  startConsole,
   waitForText,
+  type ConsoleSetup,
 } from './console-helpers';
 
 /**
@@ -32,27 +30,16 @@ describe('web console', () => {
   const sessionCookie = async () =>
     (await page.context().cookies()).find((c) => c.name === 'conveyor_console')!;
 
+  let setup: ConsoleSetup | undefined;
+
   beforeAll(async () => {
-    rx = await startEventReceiver();
-    platform = await startPlatform({
-      // The event endpoint of the attempts view is a receiver on loopback; its 503 is retried a minute later.
-      env: {
-        EGRESS_ALLOWED_ADDRESSES: new URL(rx.url).host,
-        EVENT_HTTP_ALLOWED_HOSTS: '127.0.0.1',
-        EVENT_RETRY_SCHEDULE_MS: '0,60000',
-      },
-    });
-    origin = originOf(platform);
-    browser = await launchChromium();
-    page = await browser.newPage();
+    // The event endpoint of the attempts view is a receiver on loopback; its 503 is retried a minute later.
+    setup = await startConsole({ EVENT_RETRY_SCHEDULE_MS: '0,60000' });
+    ({ platform, browser, page, origin, rx } = setup);
     await page.setViewportSize({ width: 1200, height: 900 });
   }, 120_000);
 
-  afterAll(async () => {
-    rx?.close();
-    await browser?.close();
-    await platform?.stop();
-  });
+  afterAll(() => setup?.stop());
 
   it('signs in with an API key into an HttpOnly, SameSite=Strict session cookie served under a strict CSP', async () => {
     const res = await fetch(`${origin}/console/runs`);

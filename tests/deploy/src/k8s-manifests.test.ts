@@ -23,7 +23,8 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
   });
 
   it('puts everything in the overlay namespace and references only what exists', () => {
-    for (const o of objects)
+    // A PersistentVolume is cluster-wide (the test overlay's snapshot store on the node).
+    for (const o of objects.filter((o) => o.kind !== 'PersistentVolume'))
       expect(o.kind === 'Namespace' ? o.metadata.name : o.metadata.namespace).toBe(namespace);
     const configMaps = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name));
     const text = JSON.stringify(objects);
@@ -105,6 +106,19 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     expect((configMap as Spec).data.SANDBOX_K8S_DEFAULT_IMAGE.replace('/run:', '/runner:')).toBe(
       runner.image,
     );
+  });
+
+  it('keeps the environment snapshots on a claim every runner replica mounts, and lets run Pods mount it (docs/snapshots.md)', () => {
+    const pod = find(objects, 'Deployment', 'conveyor-runner').spec.template.spec;
+    const [runner] = pod.containers;
+    const root = runner.env.find((e: Spec) => e.name === 'WORKSPACE_ROOT').value;
+    const mount = runner.volumeMounts.find((m: Spec) => m.mountPath === root);
+    const volume = pod.volumes.find((v: Spec) => v.name === mount.name);
+    const claim = find(objects, 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
+    expect(runner.env).toContainEqual({ name: 'SANDBOX_K8S_SNAPSHOT_CLAIM', value: claim.metadata.name });
+    // Shared by replicas on several nodes, except on the single-node development cluster.
+    expect(claim.spec.accessModes).toEqual([overlay === 'dev' ? 'ReadWriteOnce' : 'ReadWriteMany']);
+    expect(pod.securityContext.fsGroupChangePolicy).toBe('OnRootMismatch');
   });
 
   it('denies ingress traffic by default and opens only the documented paths', () => {

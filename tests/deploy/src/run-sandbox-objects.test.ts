@@ -63,6 +63,26 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(netpol.metadata.ownerReferences).toEqual(owner);
   });
 
+  it("mount, when the run starts from a snapshot, only its team's archive from the store's claim, read-only", () => {
+    const subPath = '.snapshots/team_a/.pin-run-f0e1d2c3-abc123.tar';
+    const withSnapshot = runPod(policy, {
+      ...settings,
+      snapshot: { claim: 'conveyor-snapshots', subPath },
+    }) as unknown as KubeObject & { spec: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(manifestErrors([withSnapshot])).toEqual([]);
+    expect(withSnapshot.spec.volumes).toContainEqual({
+      name: 'snapshot',
+      persistentVolumeClaim: { claimName: 'conveyor-snapshots', readOnly: true },
+    });
+    expect(withSnapshot.spec.containers[0].volumeMounts).toContainEqual({
+      name: 'snapshot',
+      mountPath: '/snapshot.tar',
+      subPath,
+      readOnly: true,
+    });
+    expect(JSON.stringify(pod.spec)).not.toContain('snapshot');
+  });
+
   it("allow no ingress and egress only to the runner pods on the run's own ports", () => {
     expect(netpol.spec.podSelector).toEqual({ matchLabels: { 'conveyor.dev/run-sandbox': settings.name } });
     expect(netpol.spec.policyTypes).toEqual(['Ingress', 'Egress']);

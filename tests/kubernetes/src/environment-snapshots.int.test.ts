@@ -4,9 +4,10 @@ import { cluster, kubectl, pods } from './cluster';
 import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
 // Issue 26 on the Kubernetes backend: the runner keeps an environment's workspace after its setup as the team's
-// snapshot and unpacks it into later runs' Pods (docs/snapshots.md). The real Claude Code CLI in each run's Pod reports
-// what its workspace holds through its Bash tool. The test cluster runs one runner (no metrics server scales it), so
-// every run here meets the same runner's store.
+// snapshot and later runs' Pods are unpacked from it (docs/snapshots.md). The real Claude Code CLI in each run's Pod
+// reports what its workspace holds through its Bash tool. Issue 36: the store is a volume both runner replicas of the
+// test overlay mount (k8s/overlays/test/snapshots-volume.yaml), so a snapshot serves runs on either replica and
+// outlives a runner rollout, and a later run's Pod mounts its team's archive read-only instead of having it streamed.
 
 /**
  * Setup: a marker only this setup could write, something under HOME, a setuid copy of `id`, a link to /etc/shadow,
@@ -29,16 +30,18 @@ const PROBE = [
   'echo "ran_as=$(./suid-id -u)"',
   '(cat shadow >/dev/null 2>&1 && echo shadow=read) || echo shadow=unreadable',
   'echo "blob=$(stat -c %s blob)"',
+  // The store's mount, when the run started from a snapshot: its options and what of the store it is.
+  'echo "snapshot_mount=$(awk \'$5 == "/snapshot.tar" { split($6, o, ","); print o[1] }\' /proc/self/mountinfo)"',
+  'echo "snapshot_source=$(awk \'$5 == "/snapshot.tar" { print $4 }\' /proc/self/mountinfo)"',
+  '( (echo x >> /snapshot.tar) 2>/dev/null && echo snapshot_write=yes) || echo snapshot_write=no',
 ].join('; ');
-
-/** The test overlay's runner replicas (k8s/overlays/test: two of every service). */
-const RUNNER_REPLICAS = 2;
 
 type TimelineEvent = { kind: string; data: Record<string, unknown> };
 
 /**
- * The runners' `conveyor_environment_snapshots` gauge, read inside each runner Pod (the namespace admits no one else)
- * and summed: the test overlay runs two replicas, and each keeps its own store.
+ * The runners' `conveyor_environment_snapshots` gauge, read inside each runner Pod (the namespace admits no one else),
+ * summed: hits and misses are each replica's own since it started; count and bytes are the shared store's, the same
+ * on every replica, so those are the largest any replica reports.
  */
 async function snapshotMetrics(): Promise<Record<string, number>> {
   const runners = (await pods('app.kubernetes.io/name=conveyor-runner')).filter(
@@ -57,7 +60,10 @@ async function snapshotMetrics(): Promise<Record<string, number>> {
     for (const [, stat, value] of text.matchAll(
       /^conveyor_environment_snapshots\{[^}]*stat="(\w+)"[^}]*\} (\d+)/gm,
     ))
-      sums[stat!] = (sums[stat!] ?? 0) + Number(value);
+      sums[stat!] =
+        stat === 'count' || stat === 'bytes'
+          ? Math.max(sums[stat!] ?? 0, Number(value))
+          : (sums[stat!] ?? 0) + Number(value);
   }
   return sums;
 }
@@ -108,7 +114,7 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
       .map((step) => String(step.output ?? ''))
       .join('\n');
     const seen = Object.fromEntries(
-      [...output.matchAll(/^(\w+)=(\S+)$/gm)].map(([, name, value]) => [name, value]),
+      [...output.matchAll(/^(\w+)=(\S*)$/gm)].map(([, name, value]) => [name, value]),
     );
     const timeline = (await api('GET', `/agent/runs/${runId}/timeline`, undefined, key)).body
       .events as TimelineEvent[];
@@ -145,7 +151,7 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
   let firstMarker = '';
   let snapshot = '';
 
-  it('the second run starts from the snapshot the first made: setup skipped, its files there, no setuid bit, no shadow', async () => {
+  it('later runs start from the snapshot the first made, on new runner replicas after a rollout: setup skipped, its files there, no setuid bit, no shadow, the archive mounted read-only', async () => {
     await providerKey();
     const environmentId = await environment();
     const cold = await probeRun(environmentId);
@@ -157,32 +163,42 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
     firstMarker = cold.marker!;
     snapshot = cold.made!;
 
-    // Each runner replica keeps its own store (docs/snapshots.md): a later run that lands on a replica without the
-    // snapshot sets up once more and makes it there, under the same ID (it names the configuration). With two
-    // replicas and none restarting, the third run at the latest starts from a snapshot.
-    const setupMarkers = [firstMarker];
-    let warm = await probeRun(environmentId);
-    while (warm.from === undefined && setupMarkers.length < RUNNER_REPLICAS) {
-      expect(warm).toMatchObject({ ranSetup: true, made: snapshot });
-      setupMarkers.push(warm.marker!);
-      warm = await probeRun(environmentId);
+    // In the Pod setup ran in there is no snapshot mount.
+    expect(cold.seen).toMatchObject({ snapshot_mount: '', snapshot_write: 'no' });
+
+    // A runner rollout replaces both replicas: the snapshot is on the store's volume, not in a runner Pod, so the
+    // next runs — on new replicas that never saw it made — start from it, every one of them.
+    const before = (await pods('app.kubernetes.io/name=conveyor-runner')).map((pod) => pod.name);
+    await kubectl('rollout', 'restart', 'deployment/conveyor-runner');
+    await kubectl('rollout', 'status', 'deployment/conveyor-runner', '--timeout=300s');
+    const after = (await pods('app.kubernetes.io/name=conveyor-runner')).filter(
+      (pod) => pod.phase === 'Running' && !pod.deleting,
+    );
+    expect(after.map((pod) => pod.name).filter((name) => before.includes(name))).toEqual([]);
+    for (let i = 0; i < 2; i++) {
+      const warm = await probeRun(environmentId);
+      expect(warm.from).toBe(snapshot);
+      expect(warm.ranSetup).toBe(false);
+      expect(warm.made).toBeUndefined();
+      expect(warm.marker).toBe(firstMarker);
+      expect(warm.seen).toMatchObject({
+        home: 'cached',
+        // Unpacked by the run's own user: owners and setuid bits are not restored.
+        suid_mode: '755',
+        ran_as: '65534',
+        shadow: 'unreadable',
+        blob: '16777216',
+        // Its team's one archive, pinned for this Pod, mounted read-only: nothing else of the store.
+        snapshot_mount: 'ro',
+        snapshot_write: 'no',
+      });
+      expect(warm.seen.snapshot_source).toMatch(/\/\.snapshots\/[A-Za-z0-9_-]+\/\.pin-run-[a-z0-9-]+\.tar/);
     }
-    expect(warm.from).toBe(snapshot);
-    expect(warm.ranSetup).toBe(false);
-    expect(warm.made).toBeUndefined();
-    expect(setupMarkers).toContain(warm.marker);
-    expect(warm.seen).toEqual({
-      home: 'cached',
-      // Unpacked by the run's own user: owners and setuid bits are not restored.
-      suid_mode: '755',
-      ran_as: '65534',
-      shadow: 'unreadable',
-      blob: '16777216',
-    });
-    // The runners' stores: a miss that made the snapshot on each replica that set up, and the warm run's hit.
+    // The new replicas' counters: both warm runs' hits, no miss; the store holds the snapshot.
     const metrics = await snapshotMetrics();
     expect(metrics.count).toBeGreaterThanOrEqual(1);
-    expect(metrics.hits).toBeGreaterThanOrEqual(1);
+    expect(metrics.hits).toBe(2);
+    expect(metrics.misses).toBe(0);
     expect(metrics.bytes).toBeGreaterThan(16 * 1024 * 1024);
   });
 
@@ -208,5 +224,6 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
     expect(theirs.made).not.toBe(snapshot);
     expect(theirs.marker).toBeDefined();
     expect(theirs.marker).not.toBe(firstMarker);
+    expect(theirs.seen).toMatchObject({ snapshot_mount: '', snapshot_write: 'no' });
   });
 });

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   apiCall,
+  createMember,
+  createTeam,
   git,
   runCli,
   seedRemote,
@@ -108,6 +110,7 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     );
     const detail = String(setup?.data.detail ?? '');
     return {
+      runId,
       report: JSON.parse(text!.slice('SHELL-REPORT '.length)) as Report,
       made: /made snapshot ([0-9a-f]{16})/.exec(detail)?.[1],
       from: /started from snapshot ([0-9a-f]{16}); setup skipped/.exec(detail)?.[1],
@@ -277,6 +280,71 @@ describe('environment snapshots: set up once, start from it, per team, read-only
     expect(other.made).toBeDefined();
     expect(other.made).not.toBe(firstSnapshot);
     expect(other.report.stdout.trim()).not.toBe(built);
+  });
+
+  it("the environment's snapshot state in the API is the caller's team's: ready once made, a guest team's its own, failed with setup", async () => {
+    const stateOf = async (uid: string, key?: string) => {
+      const env = await api('GET', `/agent/environments/${uid}`, undefined, key);
+      expect(env.status).toBe(200);
+      return env.body.snapshot as Record<string, unknown>;
+    };
+    // Its own setup command: snapshots are keyed by configuration, and the tests above made SETUP's.
+    const shared = await environment([`${SETUP} && echo state > state`]);
+    expect(await stateOf(shared)).toEqual({
+      state: 'none',
+      snapshot_id: null,
+      updated_at: null,
+      run_id: null,
+    });
+    const maker = await run(shared, 'true');
+    expect(maker.made).toBeDefined();
+    expect(await stateOf(shared)).toMatchObject({
+      state: 'ready',
+      snapshot_id: maker.made,
+      run_id: maker.runId,
+    });
+
+    // A user of another team, a guest of the environment by consent (docs/guests.md): their runs keep their own.
+    const guestEmail = `snapshot-guest-${randomUUID()}@security.test`;
+    const guest = await createMember(platform, {
+      teamId: await createTeam(platform),
+      role: 'ADMIN',
+      email: guestEmail,
+    });
+    const invited = await api('POST', `/agent/environments/${shared}/guests`, { email: guestEmail });
+    expect(invited.status).toBe(202);
+    const accepted = await api(
+      'POST',
+      `/agent/environment-invitations/${String(invited.body.invitation_id)}/accept`,
+      undefined,
+      guest.key,
+    );
+    expect(accepted.status).toBe(200);
+    expect(await stateOf(shared, guest.key)).toMatchObject({ state: 'none', run_id: null });
+    const guestRun = await run(shared, 'true', guest.key);
+    expect(guestRun.made).toBeDefined();
+    expect(guestRun.made).not.toBe(maker.made);
+    expect(await stateOf(shared, guest.key)).toMatchObject({
+      state: 'ready',
+      snapshot_id: guestRun.made,
+      run_id: guestRun.runId,
+    });
+    // The owner's team still sees its own: nothing of the guest's run.
+    expect(await stateOf(shared)).toMatchObject({ snapshot_id: maker.made, run_id: maker.runId });
+
+    const broken = await environment(['exit 3']);
+    const failing = await api('POST', '/agent/runs', {
+      prompt: 'true',
+      config: { environment_id: broken, harness: { type: 'claude' } },
+    });
+    expect(failing.status).toBe(200);
+    let state = '';
+    while (!['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(state)) {
+      await new Promise((r) => setTimeout(r, 200));
+      state = (await api('GET', `/agent/runs/${String(failing.body.run_id)}`)).body.state as string;
+    }
+    expect(state).toBe('FAILED');
+    expect(await stateOf(broken)).toMatchObject({ state: 'failed', run_id: failing.body.run_id });
   });
 
   it('a snapshot planted with setuid files and links gives a later run nothing: nosuid, nodev, no host path', async () => {

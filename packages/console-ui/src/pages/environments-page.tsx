@@ -129,6 +129,36 @@ function GuestsPanel({ uid }: { uid: string }) {
   );
 }
 
+const SNAPSHOT_WORDS = {
+  none: 'none yet',
+  building: 'being made',
+  ready: 'ready',
+  failed: 'could not be made',
+} as const;
+
+/** The team's snapshot: its state, ID, when a run last reported it, and that run. */
+function SnapshotStatus({ snapshot }: { snapshot: Environment['snapshot'] }) {
+  if (!snapshot || snapshot.state === 'none') return <>{SNAPSHOT_WORDS.none}</>;
+  return (
+    <>
+      <span class={`badge snapshot-${snapshot.state}`}>{SNAPSHOT_WORDS[snapshot.state]}</span>
+      {snapshot.snapshot_id && (
+        <>
+          {' '}
+          <code>{snapshot.snapshot_id}</code>
+        </>
+      )}{' '}
+      · <Time at={snapshot.updated_at} />
+      {snapshot.run_id && (
+        <>
+          {' '}
+          · <Link href={`/console/runs/${encodeURIComponent(snapshot.run_id)}`}>run</Link>
+        </>
+      )}
+    </>
+  );
+}
+
 function EnvironmentCard({
   env,
   canManage,
@@ -159,6 +189,14 @@ function EnvironmentCard({
         <dd>{(c.allowed_hosts ?? []).join(', ') || '—'}</dd>
         <dt>Snapshots</dt>
         <dd class="snapshot-state">{c.snapshot === false ? 'off' : 'on'}</dd>
+        {c.snapshot !== false && (
+          <>
+            <dt>Snapshot</dt>
+            <dd class="snapshot-status">
+              <SnapshotStatus snapshot={env.snapshot} />
+            </dd>
+          </>
+        )}
         <dt>Last run</dt>
         <dd>
           {env.last_task_created ? (

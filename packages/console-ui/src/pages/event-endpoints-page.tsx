@@ -3,6 +3,7 @@ import { api, errorText } from '../api';
 import { ErrorNote, Loading, Time, useResource } from '../components';
 import { ActionForm, Checkbox, ShownOnce, TextField, text, useAction } from '../forms';
 import { Link } from '../router';
+import { DataTable } from '../table';
 import type { EventAttempt, EventEndpoint } from '../types';
 
 const endpointPath = (id: string) => `/event-endpoints/${encodeURIComponent(id)}`;
@@ -195,51 +196,41 @@ export function EventEndpointPage({ endpointId, isAdmin }: { endpointId: string;
           <button type="button" onClick={attempts.reload}>
             Refresh
           </button>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Attempts</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Attempted</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Latency</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Next retry</th>
-                  {isAdmin && <th scope="col">Replay</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {attempts.data.attempts.map((a, i) => (
-                  <tr key={`${a.event_id}-${a.attempted_at}-${i}`}>
-                    <td>
-                      <Time at={a.attempted_at} />
-                    </td>
-                    <td>
-                      <code>{a.event_id}</code>{' '}
-                      <Link href={`/console/runs/${encodeURIComponent(a.run_id)}`} class="run-link">
-                        run {a.run_id.slice(0, 8)}
-                      </Link>
-                    </td>
-                    <td>{a.event_type}</td>
-                    <td>{a.status_code ?? '—'}</td>
-                    <td>{a.latency_ms} ms</td>
-                    <td>{a.error ?? '—'}</td>
-                    <td>
-                      <Time at={a.next_attempt_at} />
-                    </td>
-                    {isAdmin && (
-                      <td>
+          <DataTable
+            caption="Attempts"
+            rows={attempts.data.attempts}
+            rowKey={(a, i) => `${a.event_id}-${a.attempted_at}-${i}`}
+            empty="No attempts yet."
+            columns={[
+              { header: 'Attempted', cell: (a) => <Time at={a.attempted_at} /> },
+              {
+                header: 'Event',
+                cell: (a) => (
+                  <>
+                    <code>{a.event_id}</code>{' '}
+                    <Link href={`/console/runs/${encodeURIComponent(a.run_id)}`} class="run-link">
+                      run {a.run_id.slice(0, 8)}
+                    </Link>
+                  </>
+                ),
+              },
+              { header: 'Type', cell: (a) => a.event_type },
+              { header: 'Status', cell: (a) => a.status_code ?? '—' },
+              { header: 'Latency', cell: (a) => `${a.latency_ms} ms` },
+              { header: 'Error', cell: (a) => a.error ?? '—' },
+              { header: 'Next retry', cell: (a) => <Time at={a.next_attempt_at} /> },
+              ...(isAdmin
+                ? [
+                    {
+                      header: 'Replay',
+                      cell: (a: EventAttempt) => (
                         <ReplayButton endpointId={endpointId} attempt={a} onDone={attempts.reload} />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {attempts.data.attempts.length === 0 && <p>No attempts yet.</p>}
+                      ),
+                    },
+                  ]
+                : []),
+            ]}
+          />
         </>
       )}
     </section>

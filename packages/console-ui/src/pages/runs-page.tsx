@@ -1,6 +1,7 @@
 import { RUN_SORT_FIELDS, RUN_SOURCES, RUN_STATES, SORT_ORDERS } from '@conveyor/run-events';
 import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
 import { Link, navigate, useLocation } from '../router';
+import { DataTable } from '../table';
 import type { RunList } from '../types';
 import { StartRunForm } from './start-run-form';
 
@@ -120,48 +121,27 @@ export function RunsPage() {
       {!data && !error && <Loading />}
       {data && (
         <>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Runs</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Title</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Source</th>
-                  <th scope="col" class="wide-only">
-                    Creator
-                  </th>
-                  <th scope="col">Created</th>
-                  <th scope="col" class="wide-only">
-                    Updated
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.runs.map((run) => (
-                  <tr key={run.run_id}>
-                    <td>
-                      <Link href={`/console/runs/${run.run_id}`}>{run.title || run.run_id}</Link>
-                    </td>
-                    <td>
-                      <StateBadge state={run.state} />
-                    </td>
-                    <td>{run.source ?? '—'}</td>
-                    <td class="wide-only">
-                      {run.creator?.display_name ?? run.creator?.email ?? run.creator?.uid ?? '—'}
-                    </td>
-                    <td>
-                      <Time at={run.created_at} />
-                    </td>
-                    <td class="wide-only">
-                      <Time at={run.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {data.runs.length === 0 && <p>No runs match.</p>}
+          <DataTable
+            caption="Runs"
+            rows={data.runs}
+            rowKey={(run) => run.run_id}
+            empty="No runs match."
+            columns={[
+              {
+                header: 'Title',
+                cell: (run) => <Link href={`/console/runs/${run.run_id}`}>{run.title || run.run_id}</Link>,
+              },
+              { header: 'State', cell: (run) => <StateBadge state={run.state} /> },
+              { header: 'Source', cell: (run) => run.source ?? '—' },
+              {
+                header: 'Creator',
+                cell: (run) => run.creator?.display_name ?? run.creator?.email ?? run.creator?.uid ?? '—',
+                secondary: true,
+              },
+              { header: 'Created', cell: (run) => <Time at={run.created_at} /> },
+              { header: 'Updated', cell: (run) => <Time at={run.updated_at} />, secondary: true },
+            ]}
+          />
           <nav class="pager" aria-label="Pages">
             {search.has('cursor') && (
               <Link

@@ -1,17 +1,32 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, Loading, StateBadge, Time, useResource } from '../components';
-import { nextFireTimes } from '../cron-preview';
 import { ActionForm, TextArea, TextField, text, useAction } from '../forms';
 import { Link, navigate } from '../router';
+import { DataTable } from '../table';
 import type { Schedule } from '../types';
+
+/** cron-parser is most of the bundle's weight and only the schedule form needs it: it loads with the schedules page. */
+let cronPreview: Promise<typeof import('../cron-preview')> | undefined;
+
+function useNextFireTimes(cron: string, timezone: string): Date[] | string | undefined {
+  const [parser, setParser] = useState<typeof import('../cron-preview') | string>();
+  useEffect(() => {
+    cronPreview ??= import('../cron-preview');
+    void cronPreview.then(setParser, () => {
+      cronPreview = undefined; // the next visit tries again
+      setParser('The preview did not load; the API checks the expression when the schedule is created');
+    });
+  }, []);
+  return typeof parser === 'string' ? parser : parser?.nextFireTimes(cron, timezone);
+}
 
 /** Creates a schedule; the next five times it would fire are shown as the cron expression is typed. */
 function CreateScheduleForm() {
   const action = useAction();
   const [cron, setCron] = useState('0 9 * * 1-5');
   const [timezone, setTimezone] = useState('UTC');
-  const preview = nextFireTimes(cron, timezone);
+  const preview = useNextFireTimes(cron, timezone);
   const create = async (form: FormData) => {
     const created = await action.run(
       () =>
@@ -54,7 +69,9 @@ function CreateScheduleForm() {
         />
         <div class="cron-preview" aria-live="polite">
           <h3>Next five times</h3>
-          {typeof preview === 'string' ? (
+          {preview === undefined ? (
+            <Loading />
+          ) : typeof preview === 'string' ? (
             <p class="field-error">{preview}</p>
           ) : (
             <ol>
@@ -80,41 +97,27 @@ export function SchedulesPage() {
       <CreateScheduleForm />
       <ErrorNote error={error} />
       {!data && !error && <Loading />}
-      {data?.schedules.length === 0 && <p>No schedules.</p>}
-      {data && data.schedules.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Schedules</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Cron</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last ran</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.schedules.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link href={`/console/schedules/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>
-                    <code>{s.cron_schedule}</code> ({s.timezone})
-                  </td>
-                  <td>{s.enabled ? 'Yes' : 'Paused'}</td>
-                  <td>
-                    <Time at={s.history.next_run} />
-                  </td>
-                  <td>
-                    <Time at={s.history.last_ran} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <DataTable
+          caption="Schedules"
+          rows={data.schedules}
+          rowKey={(s) => s.id}
+          empty="No schedules."
+          columns={[
+            { header: 'Name', cell: (s) => <Link href={`/console/schedules/${s.id}`}>{s.name}</Link> },
+            {
+              header: 'Cron',
+              cell: (s) => (
+                <>
+                  <code>{s.cron_schedule}</code> ({s.timezone})
+                </>
+              ),
+            },
+            { header: 'Enabled', cell: (s) => (s.enabled ? 'Yes' : 'Paused') },
+            { header: 'Next run', cell: (s) => <Time at={s.history.next_run} /> },
+            { header: 'Last ran', cell: (s) => <Time at={s.history.last_ran} /> },
+          ]}
+        />
       )}
     </section>
   );

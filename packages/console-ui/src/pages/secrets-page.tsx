@@ -1,6 +1,7 @@
 import { api } from '../api';
 import { ErrorNote, Loading, Time, useResource } from '../components';
 import { ActionForm, TextField, text, useAction } from '../forms';
+import { DataTable } from '../table';
 import type { Secret } from '../types';
 
 /**
@@ -41,31 +42,21 @@ export function SecretsPage({ isAdmin }: { isAdmin: boolean }) {
       )}
       <ErrorNote error={error ?? remove.error} />
       {!data && !error && <Loading />}
-      {data?.secrets.length === 0 && <p>No secrets yet.</p>}
-      {data && data.secrets.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Secrets</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Updated</th>
-                <th scope="col">Used by webhooks</th>
-                {isAdmin && <th scope="col">Delete</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {data.secrets.map((s) => (
-                <tr key={s.name}>
-                  <td>
-                    <code>{s.name}</code>
-                  </td>
-                  <td>
-                    <Time at={s.updated_at} />
-                  </td>
-                  <td>{s.used_by_webhooks.join(', ') || '—'}</td>
-                  {isAdmin && (
-                    <td>
+      {data && (
+        <DataTable
+          caption="Secrets"
+          rows={data.secrets}
+          rowKey={(s) => s.name}
+          empty="No secrets yet."
+          columns={[
+            { header: 'Name', cell: (s) => <code>{s.name}</code> },
+            { header: 'Updated', cell: (s) => <Time at={s.updated_at} /> },
+            { header: 'Used by webhooks', cell: (s) => s.used_by_webhooks.join(', ') || '—' },
+            ...(isAdmin
+              ? [
+                  {
+                    header: 'Delete',
+                    cell: (s: Secret) => (
                       <button
                         type="button"
                         class="danger"
@@ -80,13 +71,12 @@ export function SecretsPage({ isAdmin }: { isAdmin: boolean }) {
                       >
                         Delete <span class="visually-hidden">{s.name}</span>
                       </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                    ),
+                  },
+                ]
+              : []),
+          ]}
+        />
       )}
     </section>
   );

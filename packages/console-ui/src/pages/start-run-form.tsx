@@ -1,8 +1,21 @@
 import { api } from '../api';
 import { useResource } from '../components';
-import { ActionForm, Select, TextArea, TextField, text, useAction } from '../forms';
+import {
+  ActionForm,
+  FileField,
+  Select,
+  TextArea,
+  TextField,
+  base64Of,
+  files,
+  text,
+  useAction,
+} from '../forms';
 import { navigate } from '../router';
 import type { EnvironmentList, ModelList } from '../types';
+
+/** What the API takes as run attachments (api-contract.md §2.4); it checks them, the hint only says so. */
+const ATTACHMENT_TYPES = 'image/jpeg,image/png,image/gif,image/webp';
 
 const HARNESSES: Array<[string, string]> = [
   ['', 'Default'],
@@ -12,7 +25,10 @@ const HARNESSES: Array<[string, string]> = [
   ['gemini', 'Gemini CLI'],
 ];
 
-/** POST /agent/runs with a prompt and the choices a person makes (environment, harness, model); opens the run. */
+/**
+ * POST /agent/runs with a prompt and the choices a person makes (environment, harness, model, attachments); opens
+ * the run.
+ */
 export function StartRunForm() {
   const action = useAction();
   const environments = useResource<EnvironmentList>('/agent/environments');
@@ -21,22 +37,28 @@ export function StartRunForm() {
     const environment_id = text(form, 'environment_id');
     const model_id = text(form, 'model_id');
     const harness = text(form, 'harness');
-    const created = await action.run(
-      () =>
-        api<{ run_id: string }>('/agent/runs', {
-          method: 'POST',
-          body: {
-            prompt: text(form, 'prompt'),
-            ...(text(form, 'title') && { title: text(form, 'title') }),
-            config: {
-              ...(environment_id && { environment_id }),
-              ...(model_id && { model_id }),
-              ...(harness && { harness: { type: harness } }),
-            },
+    const created = await action.run(async () => {
+      const attachments = await Promise.all(
+        files(form, 'attachments').map(async (file) => ({
+          file_name: file.name,
+          mime_type: file.type,
+          data: await base64Of(file),
+        })),
+      );
+      return api<{ run_id: string }>('/agent/runs', {
+        method: 'POST',
+        body: {
+          prompt: text(form, 'prompt'),
+          ...(text(form, 'title') && { title: text(form, 'title') }),
+          config: {
+            ...(environment_id && { environment_id }),
+            ...(model_id && { model_id }),
+            ...(harness && { harness: { type: harness } }),
           },
-        }),
-      'Run started',
-    );
+          ...(attachments.length > 0 && { attachments }),
+        },
+      });
+    }, 'Run started');
     if (created) navigate(`/console/runs/${encodeURIComponent(created.run_id)}`);
   };
   return (
@@ -66,6 +88,12 @@ export function StartRunForm() {
               .filter((m) => !m.disabled)
               .map((m): [string, string] => [m.id, m.display_name]),
           ]}
+        />
+        <FileField
+          name="attachments"
+          label="Attachments"
+          accept={ATTACHMENT_TYPES}
+          hint="Up to 5 images (JPEG, PNG, GIF, WebP), at most 5 MiB each; the run finds them under attachments/ in its workspace"
         />
       </ActionForm>
     </details>

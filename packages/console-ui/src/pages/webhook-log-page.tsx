@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, errorText } from '../api';
 import { ErrorNote, json, Loading, Time, useResource } from '../components';
 import { Link } from '../router';
+import { DataTable } from '../table';
 import type { Delivery, Webhook } from '../types';
 import { WebhookAdminControls } from './webhooks-page';
 
@@ -103,27 +104,18 @@ export function WebhookLogPage({
           <button type="button" onClick={log.reload}>
             Refresh
           </button>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Deliveries</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Received</th>
-                  <th scope="col">Delivery ID</th>
-                  <th scope="col">Label</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Runs started</th>
-                  <th scope="col">Payload</th>
-                </tr>
-              </thead>
-              <tbody>
-                {log.data.deliveries.map((d) => (
-                  <DeliveryRow key={d.id} base={base} delivery={d} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {log.data.deliveries.length === 0 && <p>No deliveries yet.</p>}
+          <DataTable
+            caption="Deliveries"
+            rows={log.data.deliveries}
+            rowKey={(d) => d.id}
+            empty="No deliveries yet."
+            columns={['Received', 'Delivery ID', 'Label', 'Size', 'Runs started', 'Payload'].map(
+              (header) => ({
+                header,
+              }),
+            )}
+            renderRow={(d, key) => <DeliveryRow key={key} base={base} delivery={d} />}
+          />
           <nav class="pager" aria-label="Pages">
             {cursor && (
               <button type="button" onClick={() => setCursor('')}>

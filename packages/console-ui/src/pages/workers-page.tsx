@@ -1,4 +1,5 @@
 import { ErrorNote, Loading, Time, useResource } from '../components';
+import { DataTable } from '../table';
 import type { Worker } from '../types';
 
 /*
@@ -21,51 +22,35 @@ export function WorkersPage() {
       </button>
       <ErrorNote error={error} />
       {!data && !error && <Loading />}
-      {data?.workers.length === 0 && <p>No self-hosted workers are connected.</p>}
-      {data && data.workers.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">Workers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Health</th>
-                <th scope="col">Runs / capacity</th>
-                <th scope="col">Last heartbeat</th>
-                <th scope="col" class="wide-only">
-                  Host, version
-                </th>
-                <th scope="col" class="wide-only">
-                  Connected
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.workers.map((w) => (
-                <tr key={w.connection_id}>
-                  <td>
-                    <code>{w.worker_id}</code>
-                  </td>
-                  <td>
-                    <span class={`badge health-${health(w)}`}>{health(w)}</span>
-                  </td>
-                  <td>
-                    {w.active_runs} / {w.capacity}
-                  </td>
-                  <td>
-                    <Time at={w.last_heartbeat_at} /> ({secondsAgo(w.last_heartbeat_at, now)})
-                  </td>
-                  <td class="wide-only">
-                    {w.hostname ?? '—'} {w.version ?? ''}
-                  </td>
-                  <td class="wide-only">
-                    <Time at={w.connected_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <DataTable
+          caption="Workers"
+          rows={data.workers}
+          rowKey={(w) => w.connection_id}
+          empty="No self-hosted workers are connected."
+          columns={[
+            { header: 'Worker', cell: (w) => <code>{w.worker_id}</code> },
+            {
+              header: 'Health',
+              cell: (w) => <span class={`badge health-${health(w)}`}>{health(w)}</span>,
+            },
+            { header: 'Runs / capacity', cell: (w) => `${w.active_runs} / ${w.capacity}` },
+            {
+              header: 'Last heartbeat',
+              cell: (w) => (
+                <>
+                  <Time at={w.last_heartbeat_at} /> ({secondsAgo(w.last_heartbeat_at, now)})
+                </>
+              ),
+            },
+            {
+              header: 'Host, version',
+              cell: (w) => `${w.hostname ?? '—'} ${w.version ?? ''}`,
+              secondary: true,
+            },
+            { header: 'Connected', cell: (w) => <Time at={w.connected_at} />, secondary: true },
+          ]}
+        />
       )}
     </section>
   );

@@ -18,7 +18,10 @@ function userProfile(p: PrincipalOut): Record<string, unknown> | undefined {
   };
 }
 
-/** CloudEnvironment (contract §1.3) plus `access`, `link_sharing_enabled` and `created_at` (docs/catalog.md). */
+/**
+ * CloudEnvironment (contract §1.3) plus `access`, `link_sharing_enabled`, `created_at` (docs/catalog.md) and
+ * `snapshot` (docs/snapshots.md "State in the API").
+ */
 export function toCloudEnvironment(env: Environment__Output): Record<string, unknown> {
   return {
     uid: env.uid,
@@ -35,6 +38,7 @@ export function toCloudEnvironment(env: Environment__Output): Record<string, unk
     access: env.access,
     link_sharing_enabled: env.link_sharing_enabled,
     created_at: env.created_at,
+    snapshot: JSON.parse(env.snapshot_json || '{"state":"none"}') as unknown,
   };
 }
 

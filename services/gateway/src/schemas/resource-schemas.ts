@@ -1,5 +1,5 @@
 import { z } from './zod';
-import { ARTIFACT_TYPES } from '@conveyor/run-events';
+import { ARTIFACT_TYPES, SNAPSHOT_STATES } from '@conveyor/run-events';
 import { agentConfigResponseSchema } from './run-schemas';
 import {
   jsonObjectSchema,
@@ -68,7 +68,10 @@ export const workerListResponseSchema = z
   })
   .openapi('WorkerListResponse');
 
-/** CloudEnvironment (contract §1.3) plus `access`, `link_sharing_enabled`, `created_at` (docs/catalog.md). */
+/**
+ * CloudEnvironment (contract §1.3) plus `access`, `link_sharing_enabled`, `created_at` (docs/catalog.md) and
+ * `snapshot`: the caller's team's snapshot of it (docs/snapshots.md "State in the API").
+ */
 export const cloudEnvironmentSchema = z
   .object({
     uid: z.string(),
@@ -92,6 +95,16 @@ export const cloudEnvironmentSchema = z
     access: z.string(),
     link_sharing_enabled: z.boolean(),
     created_at: z.string(),
+    snapshot: z
+      .object({
+        state: z.enum(SNAPSHOT_STATES),
+        snapshot_id: z.string().nullable().optional(),
+        updated_at: z.string().nullable().optional(),
+        run_id: z.string().nullable().optional(),
+      })
+      .describe(
+        "The caller's team's snapshot of this environment as its runs' runners last reported it: none (none yet, dropped, or snapshots off), building, ready, failed.",
+      ),
   })
   .openapi('CloudEnvironment');
 export const environmentListResponseSchema = z

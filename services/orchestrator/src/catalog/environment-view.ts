@@ -1,7 +1,8 @@
-import type { PrismaClient, Run } from '@conveyor/db';
+import type { EnvironmentSnapshot, PrismaClient, Run } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
 import { accessOf, type EnvironmentReach, type EnvironmentWithGrants } from './environment-access';
 import { repositorySpec, type RepositoryRef } from '../egress/repository-url';
+import { snapshotStates } from './environment-snapshot-state';
 
 export function environmentConfig(env: EnvironmentWithGrants): Record<string, unknown> {
   const repos = (env.repositories ?? []) as unknown as RepositoryRef[];
@@ -35,6 +36,8 @@ export interface EnvironmentView {
   lastEditor: Principal;
   /** The latest of the caller's team's runs in it. */
   latestRun?: Run;
+  /** The caller's team's snapshot of it, as last reported; none while the environment keeps no snapshots. */
+  snapshot?: EnvironmentSnapshot;
   access: EnvironmentReach;
 }
 
@@ -67,22 +70,23 @@ async function latestRuns(
   return new Map(runs.map((r) => [r.environmentId!, r]));
 }
 
-/** Views of a page of environments: two queries for the people, one for the latest runs, whatever the page size. */
+/**
+ * Views of a page of environments: two queries for the people, one for the latest runs, one for the snapshot
+ * states, whatever the page size.
+ */
 export async function environmentViews(
   db: PrismaClient,
   caller: Caller,
   envs: EnvironmentWithGrants[],
 ): Promise<EnvironmentView[]> {
-  const [people, latest] = await Promise.all([
+  const ids = envs.map((e) => e.id);
+  const [people, latest, snapshots] = await Promise.all([
     principals(
       db,
       envs.flatMap((e) => [e.createdById, e.lastEditorId]),
     ),
-    latestRuns(
-      db,
-      caller,
-      envs.map((e) => e.id),
-    ),
+    latestRuns(db, caller, ids),
+    snapshotStates(db, caller.team_id, ids),
   ]);
   const who = (id: string): Principal => people.get(id) ?? { type: '', uid: id, displayName: '', email: '' };
   return envs.map((env) => ({
@@ -91,6 +95,7 @@ export async function environmentViews(
     creator: who(env.createdById),
     lastEditor: who(env.lastEditorId),
     latestRun: latest.get(env.id),
+    snapshot: env.snapshots ? snapshots.get(env.id) : undefined,
     access: accessOf(env, caller),
   }));
 }

@@ -3,6 +3,7 @@ import { sqlPool, type Prisma, type PrismaClient, type Run } from '@conveyor/db'
 import type { RunnerControl } from './runner-messages';
 import { runEventSchema, type RunEvent } from '@conveyor/run-events';
 import { artifactRow } from '../artifacts/record-artifact';
+import { recordSnapshotStates } from '../catalog/environment-snapshot-state';
 import { progressRank, REPORTABLE_PROGRESS, sqlProgressRank, sqlProgressState } from '../runs/run-state-sql';
 
 /** Locks the run's row for the transaction and reads it, in one statement (Prisma's findUnique cannot lock). */
@@ -176,6 +177,7 @@ export async function recordBatch(
   const row = rows[0];
   if (!row) return undefined;
   if (!row.valid) throw new AppError('conflict', 'A run cannot move back from INPROGRESS to PENDING');
+  await recordSnapshotStates(db, req.run_id, batch.events, now);
   return { cancel_requested: !row.debug && row.state === 'CANCELLED', followups: row.followups };
 }
 

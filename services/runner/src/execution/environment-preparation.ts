@@ -27,6 +27,12 @@ export async function prepareEnvironment(
     fetchRepository,
     signal: ctx.signal,
     step: (status, detail) => reportStep(ctx, 'setup_commands', status, detail),
+    snapshot: (state, snapshotId) =>
+      ctx.reporter.emit({
+        kind: 'environment_snapshot',
+        state,
+        ...(snapshotId ? { snapshot_id: snapshotId } : {}),
+      }),
     log: (level, text) => ctx.reporter.emit({ kind: 'log', level, text }),
   });
   ctx.trace.mark('environment_ready');

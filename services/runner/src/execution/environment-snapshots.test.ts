@@ -40,9 +40,14 @@ describe('setUpWithSnapshot', () => {
   const runEnv = { CONVEYOR_API_KEY: 'ck_live', CONVEYOR_RUN_ID: 'run-1', HOME: '/home/run' };
 
   /** A sandbox that started from snapshot `startedFrom` (or empty) whose refresh script exits `refresh`. */
-  function prepared(startedFrom: string | undefined, refresh = 0) {
+  function prepared(
+    startedFrom: string | undefined,
+    refresh = 0,
+    capture: () => Promise<string | undefined> = async () => 'snap-new',
+    setupExit = 0,
+  ) {
     const { sandbox: base, commands } = fakeSandbox({
-      exitCode: (argv) => (argv[2]?.includes('git fetch') ? refresh : 0),
+      exitCode: (argv) => (argv[2]?.includes('git fetch') ? refresh : argv[2] === 'npm ci' ? setupExit : 0),
     });
     const dropped: SnapshotRef[] = [];
     const captured: SnapshotRef[] = [];
@@ -50,14 +55,16 @@ describe('setUpWithSnapshot', () => {
     const sandbox: RunSandbox = {
       ...base,
       startedFrom,
+      keepsSnapshots: true,
       exec: (options) => {
         envs.push(options.env);
         return base.exec(options);
       },
       dropSnapshot: async (r) => void dropped.push(r),
-      captureSnapshot: async (r) => (captured.push(r), 'snap-new'),
+      captureSnapshot: async (r) => (captured.push(r), capture()),
     };
     const steps: Array<[string, string | undefined]> = [];
+    const states: Array<[string, string | undefined]> = [];
     const run = () =>
       setUpWithSnapshot({
         environment: spec(),
@@ -67,10 +74,11 @@ describe('setUpWithSnapshot', () => {
         env: runEnv,
         signal: new AbortController().signal,
         step: (status, detail) => void steps.push([status, detail]),
+        snapshot: (state, id) => void states.push([state, id]),
         log: () => undefined,
       });
     const setupRan = () => commands.some((argv) => argv[2] === 'npm ci');
-    return { run, dropped, captured, steps, envs, setupRan };
+    return { run, dropped, captured, steps, states, envs, setupRan };
   }
 
   it('from a current snapshot: fetches, skips setup, keeps the snapshot', async () => {
@@ -79,6 +87,7 @@ describe('setUpWithSnapshot', () => {
     expect(s.setupRan()).toBe(false);
     expect(s.dropped).toEqual([]);
     expect(s.steps.at(-1)).toEqual(['succeeded', 'started from snapshot snap-1; setup skipped']);
+    expect(s.states).toEqual([['ready', 'snap-1']]);
   });
 
   it('when a commit moved: drops the snapshot and runs setup again without the run key or ID', async () => {
@@ -88,6 +97,7 @@ describe('setUpWithSnapshot', () => {
     expect(s.setupRan()).toBe(true);
     expect(s.envs.at(-1)).toMatchObject({ CONVEYOR_API_KEY: '', CONVEYOR_RUN_ID: '', HOME: '/home/run' });
     expect(s.steps.at(-1)?.[1]).toContain('setup ran again on new commits');
+    expect(s.states).toEqual([['none', undefined]]);
   });
 
   it('when the snapshot clone cannot be fetched: drops it, so only this run fails', async () => {
@@ -107,5 +117,25 @@ describe('setUpWithSnapshot', () => {
     expect(s.envs.every((e) => e.CONVEYOR_API_KEY === '' && e.CONVEYOR_RUN_ID === '')).toBe(true);
     expect(s.captured).toEqual([ref]);
     expect(s.steps.at(-1)).toEqual(['succeeded', 'made snapshot snap-new']);
+    expect(s.states).toEqual([
+      ['building', undefined],
+      ['ready', 'snap-new'],
+    ]);
+  });
+
+  it('reports a snapshot that could not be made, or whose setup failed, as failed', async () => {
+    const refused = prepared(undefined, 0, () => Promise.reject(new Error('disk full')));
+    await refused.run();
+    expect(refused.states).toEqual([
+      ['building', undefined],
+      ['failed', undefined],
+    ]);
+    const broken = prepared(undefined, 0, undefined, 1);
+    await expect(broken.run()).rejects.toBeInstanceOf(SetupFailure);
+    expect(broken.captured).toEqual([]);
+    expect(broken.states).toEqual([
+      ['building', undefined],
+      ['failed', undefined],
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import {
   type EnvironmentSpec,
   type FetchRepository,
 } from '../environment-setup';
+import type { SnapshotStateName } from '@conveyor/run-events';
 import { SetupFailure } from '../harness/harness';
 import type { RunSandbox, SnapshotRef } from '../sandbox/run-sandbox';
 
@@ -66,6 +67,8 @@ export interface EnvironmentPreparation {
   fetchRepository?: FetchRepository;
   /** The timeline's setup step. */
   step: (status: 'started' | 'succeeded', detail?: string) => void;
+  /** What became of the team's snapshot of this environment, for the environment's `snapshot` in the API. */
+  snapshot: (state: SnapshotStateName, snapshotId?: string) => void;
   log: (level: 'info' | 'warn', text: string) => void;
 }
 
@@ -86,17 +89,19 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
     } catch (err) {
       // A snapshot whose clone cannot be fetched (a setup that broke its .git, a ref gone) would fail every later run
       // until it aged out: drop it, so the next run sets up from scratch.
-      if (p.ref) await sandbox.dropSnapshot?.(p.ref);
+      if (p.ref) await dropSnapshot(p, p.ref);
       throw err instanceof SetupFailure
         ? new SetupFailure(
             `${err.message} (snapshot ${sandbox.startedFrom} dropped: the next run sets up from scratch)`,
           )
         : err;
     }
-    if (moved.length === 0)
+    if (moved.length === 0) {
+      p.snapshot('ready', sandbox.startedFrom);
       return p.step('succeeded', `started from snapshot ${sandbox.startedFrom}; setup skipped`);
+    }
     report(`${moved.join(', ')} moved since snapshot ${sandbox.startedFrom}: running setup again`);
-    if (p.ref) await sandbox.dropSnapshot?.(p.ref);
+    if (p.ref) await dropSnapshot(p, p.ref);
     await setUpEnvironment(
       { ...environment, repositories: [] },
       sandbox,
@@ -118,10 +123,22 @@ export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void
       'warn',
       `The environment's snapshot could not be used (${sandbox.snapshotFailure}); setting up from scratch`,
     );
+  const ref = p.capturable && sandbox.keepsSnapshots ? p.ref : undefined;
   p.step('started');
-  await setUpEnvironment(environment, sandbox, setupEnv, signal, report, p.fetchRepository);
-  const made = p.ref && p.capturable ? await capture(sandbox, p.ref, p.log) : undefined;
+  if (ref) p.snapshot('building');
+  try {
+    await setUpEnvironment(environment, sandbox, setupEnv, signal, report, p.fetchRepository);
+  } catch (err) {
+    if (ref) p.snapshot('failed');
+    throw err;
+  }
+  const made = ref ? await capture(sandbox, ref, p) : undefined;
   p.step('succeeded', made ? `made snapshot ${made}` : undefined);
+}
+
+async function dropSnapshot(p: EnvironmentPreparation, ref: SnapshotRef): Promise<void> {
+  await p.sandbox.dropSnapshot?.(ref);
+  p.snapshot('none');
 }
 
 const withoutRunValues = (env: Record<string, string>) => ({
@@ -133,12 +150,16 @@ const withoutRunValues = (env: Record<string, string>) => ({
 async function capture(
   sandbox: RunSandbox,
   ref: SnapshotRef,
-  log: EnvironmentPreparation['log'],
+  p: EnvironmentPreparation,
 ): Promise<string | undefined> {
   try {
-    return await sandbox.captureSnapshot?.(ref);
+    const made = await sandbox.captureSnapshot?.(ref);
+    // None made: the store has it already, or another run is making it and reports that itself.
+    p.snapshot('ready', made);
+    return made;
   } catch (err) {
-    log('warn', `The environment's snapshot could not be made: ${(err as Error).message}`);
+    p.log('warn', `The environment's snapshot could not be made: ${(err as Error).message}`);
+    p.snapshot('failed');
     return undefined;
   }
 }

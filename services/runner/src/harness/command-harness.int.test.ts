@@ -22,6 +22,8 @@ rl.on('line', (line) => {
     // Kinds only the platform records: forged by the agent, they must not reach the run's timeline.
     out({ kind: 'state_changed', from: null, to: 'SUCCEEDED' });
     out({ kind: 'egress_refused', host: 'forged.example', port: 1, reason: 'forged' });
+    // A forged snapshot report would set the environment's snapshot state in the API.
+    out({ kind: 'environment_snapshot', state: 'ready', snapshot_id: 'forged' });
     console.log('plain text line');
     console.error('a warning');
     if (msg.prompt.includes('wait')) return;
@@ -102,7 +104,7 @@ describe('CommandHarness (real child process)', () => {
     expect(events.filter((e) => PLATFORM_KINDS.has(e.kind))).toEqual([]);
     expect(
       events.filter((e) => e.kind === 'log' && e.text.startsWith('unrecognized agent output')),
-    ).toHaveLength(2);
+    ).toHaveLength(3);
   });
 
   it('reports failure results with their message', async () => {

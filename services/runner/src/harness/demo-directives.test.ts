@@ -14,6 +14,7 @@ describe('demo directives', () => {
       '@demo fail tests failed',
       '@demo error boom',
       '@demo setup-fail clone failed',
+      '@demo attachments',
     ].join('\n');
     expect(parseDemoDirectives(text)).toEqual([
       { verb: 'message', text: 'Looking at the code' },
@@ -30,6 +31,7 @@ describe('demo directives', () => {
       { verb: 'fail', message: 'tests failed' },
       { verb: 'error', message: 'boom' },
       { verb: 'setup-fail', message: 'clone failed' },
+      { verb: 'attachments' },
     ]);
   });
 

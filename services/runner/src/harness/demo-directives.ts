@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The demo harness is steered by lines of the form `@demo <verb> [args]` in the prompt or a follow-up, so tests and
  * local users can make a run succeed, fail, sleep, stream messages and tool steps, report artifacts, block, wait for
- * input, or fail during environment setup — deterministically.
+ * input, list its attachments, or fail during environment setup — deterministically.
  */
 export type DemoDirective =
   | { verb: 'message'; text: string }
@@ -19,7 +19,9 @@ export type DemoDirective =
   | { verb: 'error'; message: string }
   | { verb: 'block'; message: string }
   | { verb: 'setup-fail'; message: string }
-  | { verb: 'await-followup'; timeoutMs: number };
+  | { verb: 'await-followup'; timeoutMs: number }
+  /** Says which files the run was given under `attachments/`, so a test sees an upload reach the run. */
+  | { verb: 'attachments' };
 
 const DIRECTIVE = /^\s*@demo\s+([a-z-]+)(?:\s+(.*))?$/;
 const artifactTypes = z.enum(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE']);
@@ -67,6 +69,8 @@ function parseLine(verb: string, args: string): DemoDirective {
     case 'block':
     case 'setup-fail':
       return { verb, message: args || `demo ${verb}` };
+    case 'attachments':
+      return { verb };
     case 'await-followup':
       return { verb, timeoutMs: Math.min(Number.parseInt(args, 10) || 60_000, 600_000) };
     default:

@@ -29,12 +29,12 @@ export class DemoHarness implements Harness {
   async run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
     if (input.debugSession) return this.debug(input, ctx);
     for (const text of instructions(input)) {
-      const outcome = await this.follow(parseDemoDirectives(text), ctx);
+      const outcome = await this.follow(parseDemoDirectives(text), input, ctx);
       if (outcome) return outcome;
     }
     // Follow-ups that arrived while working are answered before finishing.
     for (const message of ctx.inbox.drain()) {
-      const outcome = await this.follow(parseDemoDirectives(message), ctx, message);
+      const outcome = await this.follow(parseDemoDirectives(message), input, ctx, message);
       if (outcome) return outcome;
     }
     const summary =
@@ -45,6 +45,7 @@ export class DemoHarness implements Harness {
 
   private async follow(
     directives: DemoDirective[],
+    input: HarnessInput,
     ctx: HarnessContext,
     echo?: string,
   ): Promise<HarnessOutcome | undefined> {
@@ -82,10 +83,16 @@ export class DemoHarness implements Harness {
             return ctx.signal.aborted
               ? { state: 'ERROR', message: 'cancelled' }
               : { state: 'BLOCKED', message: 'No follow-up arrived in time' };
-          const outcome = await this.follow(parseDemoDirectives(message), ctx, message);
+          const outcome = await this.follow(parseDemoDirectives(message), input, ctx, message);
           if (outcome) return outcome;
           break;
         }
+        case 'attachments':
+          ctx.emit({
+            kind: 'agent_message',
+            text: `Attachments: ${(input.attachments ?? []).map((f) => `attachments/${f}`).join(', ') || 'none'}`,
+          });
+          break;
         case 'setup-fail':
           break;
       }

@@ -130,6 +130,8 @@ export interface RunSandbox {
   readonly startedFrom?: string;
   /** Why the policy's snapshot could not be used (the workspace then started empty). */
   readonly snapshotFailure?: string;
+  /** Whether this sandbox's backend keeps environment snapshots at all (captureSnapshot can make one). */
+  readonly keepsSnapshots?: boolean;
   /**
    * Keeps the workspace as it is now (no command running) as the snapshot `ref`; returns its ID, or undefined when
    * another run made it first. Only backends that keep snapshots have it.

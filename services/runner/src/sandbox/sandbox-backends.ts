@@ -80,9 +80,10 @@ export async function createSandboxBackend(
             startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
             unschedulableTimeoutMs: config.SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS,
           },
-          // The runner's own volume keeps the archives; run Pods never see it.
+          // The archives live on the runner's volume; a run Pod mounts only its own team's, when that is a claim.
           snapshots: new PodSnapshots(
             new SnapshotStore(config.WORKSPACE_ROOT, snapshotLimits(config), 'tar'),
+            config.SANDBOX_K8S_SNAPSHOT_CLAIM || undefined,
           ),
           logger: log,
         },

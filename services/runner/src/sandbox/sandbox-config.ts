@@ -98,6 +98,13 @@ export const sandboxEnv = {
     .describe(
       "Kubernetes backend: CPU request and limit of each run's Pod (a Kubernetes quantity such as `1` or `500m`).",
     ),
+  SANDBOX_K8S_SNAPSHOT_CLAIM: z
+    .string()
+    .regex(/^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$/, 'a PersistentVolumeClaim name')
+    .default('')
+    .describe(
+      "Kubernetes backend: the PersistentVolumeClaim mounted at WORKSPACE_ROOT that holds the environment snapshots (shared by the runner replicas, kept across deploys). A run starting from a snapshot mounts its team's archive from it read-only and unpacks it on the node; empty, the store is the runner's own volume and archives are streamed into Pods through the exec API (docs/snapshots.md).",
+    ),
   SANDBOX_K8S_START_TIMEOUT_MS: z.coerce
     .number()
     .int()

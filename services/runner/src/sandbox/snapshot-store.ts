@@ -1,9 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  link,
+  lstat,
+  mkdir,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 
 const TEAM = /^[A-Za-z0-9_-]{1,64}$/;
 const KEY = /^[0-9a-f]{64}$/;
+/** Who holds a pin: a run's Pod name. */
+const HOLDER = /^[a-z0-9-]{1,63}$/;
+/**
+ * Temporary captures and pins older than this are what a stopped runner left behind. Younger ones may belong to
+ * another replica sharing the store (a capture in progress, a Pod still starting), so they are left alone.
+ */
+const LEFTOVER_MS = 2 * 3600_000;
 
 export interface SnapshotLimits {
   maxAgeMs: number;
@@ -20,6 +39,14 @@ export interface StoredSnapshot {
   id: string;
   image: string;
   uid: number;
+}
+
+/** A snapshot hard-linked for one holder (docs/snapshots.md, Kubernetes): `file` absolute, `subPath` under the root. */
+export interface PinnedSnapshot {
+  id: string;
+  file: string;
+  subPath: string;
+  bytes: number;
 }
 
 export interface SnapshotStats {
@@ -42,6 +69,7 @@ export const snapshotId = (key: string): string => key.slice(0, 16);
  */
 export class SnapshotStore {
   private readonly dir: string;
+  private readonly root: string;
   private readonly creating = new Set<string>();
   private readonly counters = { hits: 0, misses: 0, evictions: 0 };
 
@@ -50,6 +78,7 @@ export class SnapshotStore {
     private readonly limits: SnapshotLimits,
     private readonly format: 'img' | 'tar' = 'img',
   ) {
+    this.root = root;
     this.dir = path.join(root, '.snapshots');
   }
 
@@ -58,13 +87,19 @@ export class SnapshotStore {
     return this.limits.maxBytes;
   }
 
-  /** Creates the store and removes the temporary files of captures a crash interrupted. */
+  /** Creates the store and removes the temporary files and pins a stopped runner left behind. */
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await chmod(this.dir, 0o700);
+    const now = Date.now();
     for (const team of await readdir(this.dir))
-      for (const file of await readdir(path.join(this.dir, team)).catch(() => []))
-        if (file.startsWith('.tmp-')) await rm(path.join(this.dir, team, file), { force: true });
+      for (const file of await readdir(path.join(this.dir, team)).catch(() => [])) {
+        if (!file.startsWith('.tmp-') && !file.startsWith('.pin-')) continue;
+        const leftover = path.join(this.dir, team, file);
+        // ctime: a write or a new link moves it, so a capture or pin in use elsewhere looks young.
+        const changed = (await lstat(leftover).catch(() => undefined))?.ctimeMs ?? now;
+        if (now - changed > LEFTOVER_MS) await rm(leftover, { force: true });
+      }
     await this.evict();
   }
 
@@ -72,7 +107,8 @@ export class SnapshotStore {
   async find(ref: SnapshotRef): Promise<StoredSnapshot | undefined> {
     const { image, uidFile } = this.paths(ref);
     const uid = Number(await readFile(uidFile, 'utf8').catch(() => ''));
-    const found = uid > 0 && (await stat(image).catch(() => undefined))?.isFile();
+    // lstat: a link in the store is nobody's snapshot (it could name another team's).
+    const found = uid > 0 && (await lstat(image).catch(() => undefined))?.isFile();
     if (!found) {
       this.counters.misses++;
       return undefined;
@@ -81,6 +117,29 @@ export class SnapshotStore {
     const now = new Date();
     await utimes(uidFile, now, now).catch(() => undefined);
     return { id: snapshotId(ref.key), image, uid };
+  }
+
+  /**
+   * The team's snapshot for `key` hard-linked under a name of `holder`'s own, for a run's Pod to mount as a sub-path of
+   * the store's volume: an eviction or a drop meanwhile leaves the link whole, and a Pod never names a path the runner
+   * did not make. Counted like find(); `unpin` removes the link once the Pod has it mounted.
+   */
+  async pin(ref: SnapshotRef, holder: string): Promise<PinnedSnapshot | undefined> {
+    if (!HOLDER.test(holder)) throw new Error('malformed snapshot holder');
+    const found = await this.find(ref);
+    if (!found) return undefined;
+    const file = path.join(this.paths(ref).teamDir, `.pin-${holder}.${this.format}`);
+    const linked = await link(found.image, file).then(
+      () => true,
+      () => false,
+    );
+    if (!linked) return undefined;
+    const { size } = await stat(file);
+    return { id: found.id, file, subPath: path.relative(this.root, file), bytes: size };
+  }
+
+  async unpin(pinned: PinnedSnapshot): Promise<void> {
+    await rm(pinned.file, { force: true });
   }
 
   /**
@@ -103,7 +162,8 @@ export class SnapshotStore {
       if (await stat(image).catch(() => undefined)) return undefined;
       await mkdir(teamDir, { recursive: true, mode: 0o700 });
       await copyFrom(tmp);
-      await chmod(tmp, 0o400);
+      // Archives are read by the run Pods that mount them (as another uid); the team's directory stays the runner's.
+      await chmod(tmp, this.format === 'tar' ? 0o444 : 0o400);
       await writeFile(uidFile, String(uid), { mode: 0o600 });
       await rename(tmp, image);
     } catch (err) {

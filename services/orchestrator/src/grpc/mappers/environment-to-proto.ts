@@ -35,6 +35,12 @@ export function environmentToProto(view: EnvironmentView): Environment {
     scope_uid: env.scopeType === 'USER' ? env.ownerId : env.teamId,
     access: view.access,
     link_sharing_enabled: env.shareToken !== null,
+    snapshot_json: JSON.stringify({
+      state: view.snapshot?.state ?? 'none',
+      snapshot_id: view.snapshot?.snapshotId ?? null,
+      updated_at: view.snapshot ? iso(view.snapshot.updatedAt) : null,
+      run_id: view.snapshot?.runId ?? null,
+    }),
   };
 }
 

@@ -217,6 +217,7 @@ export class BwrapBackend implements SandboxBackend {
 }
 
 class BwrapSandbox implements RunSandbox {
+  readonly keepsSnapshots = true;
   readonly workspaceDir = SANDBOX_WORKSPACE;
   startedFrom: string | undefined;
   snapshotFailure: string | undefined;

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -357,6 +357,7 @@ describe('KubernetesBackend', () => {
     let extractCode: number;
     let emptyCode: number;
     let createCode: number;
+    let onMountedExtract: () => Promise<unknown>;
 
     const argvOf = (command: string[]) => command.slice(command.indexOf('/workspace') + 1);
 
@@ -369,6 +370,7 @@ describe('KubernetesBackend', () => {
       extractCode = 0;
       emptyCode = 0;
       createCode = 0;
+      onMountedExtract = async () => undefined;
       api.script = async (command, { stdout, stdin }, onStatus) => {
         const argv = argvOf(command);
         const end = (code: number) => later(onStatus, code === 0 ? { status: 'Success' } : failure(code));
@@ -376,6 +378,14 @@ describe('KubernetesBackend', () => {
           archives.push({ op: 'create' });
           stdout.write(ARCHIVE);
           end(createCode);
+        } else if (argv[0] === 'tar' && argv.includes('--file=/snapshot.tar')) {
+          // The Pod's mount of the store: the sub-path its spec names, read where the kubelet would find it.
+          const mount = [...api.pods.values()]
+            .at(-1)!
+            .spec.containers[0]!.volumeMounts.find((m) => m.name === 'snapshot');
+          await onMountedExtract();
+          archives.push({ op: 'extract', stdin: await readFile(path.join(root, mount!.subPath!)) });
+          end(extractCode);
         } else if (argv[0] === 'tar' && argv.includes('--extract')) {
           const chunks: Buffer[] = [];
           stdin!.on('data', (d: Buffer) => chunks.push(d));
@@ -397,6 +407,13 @@ describe('KubernetesBackend', () => {
 
     const stored = async (teamId: string) =>
       readdir(path.join(root, '.snapshots', teamId)).catch(() => [] as string[]);
+    /** A run whose archive did not unpack: workspace emptied, snapshot (and any pin) gone, setup from scratch. */
+    const expectUnpackFailed = async (run: RunSandbox) => {
+      expect(run.startedFrom).toBeUndefined();
+      expect(run.snapshotFailure).toMatch(/^unpacking snapshot a1a1a1a1a1a1a1a1 failed/);
+      expect(archives.map((a) => a.op)).toEqual(['create', 'extract', 'empty']);
+      expect(await stored('team_a')).toEqual([]);
+    };
 
     it("keeps a cold run's workspace as the team's archive after killing what setup left running, and a later run of the team starts from it", async () => {
       const cold = await prepare(policy({ snapshot: TEAM_A }));
@@ -459,11 +476,7 @@ describe('KubernetesBackend', () => {
         await prepare(policy({ snapshot: TEAM_A }))
       ).captureSnapshot!(TEAM_A);
       extractCode = 2;
-      const run = await prepare(policy({ snapshot: TEAM_A }));
-      expect(run.startedFrom).toBeUndefined();
-      expect(run.snapshotFailure).toMatch(/^unpacking snapshot a1a1a1a1a1a1a1a1 failed/);
-      expect(archives.map((a) => a.op)).toEqual(['create', 'extract', 'empty']);
-      expect(await stored('team_a')).toEqual([]);
+      await expectUnpackFailed(await prepare(policy({ snapshot: TEAM_A })));
     });
 
     it('refuses the run when a half-unpacked workspace cannot be emptied, and deletes its Pod', async () => {
@@ -485,6 +498,94 @@ describe('KubernetesBackend', () => {
       await cold.dropSnapshot!(TEAM_A);
       expect(await stored('team_a')).toEqual([]);
       expect((await prepare(policy({ snapshot: TEAM_A }))).startedFrom).toBeUndefined();
+    });
+
+    describe('on a store the run Pods mount (SANDBOX_K8S_SNAPSHOT_CLAIM, shared by the runner replicas)', () => {
+      const CLAIM = 'conveyor-snapshots';
+      const snapshotVolumes = (pod: Pod) => ({
+        volumes: pod.spec.volumes.filter((v) => v.name === 'snapshot'),
+        mounts: pod.spec.containers[0]!.volumeMounts.filter((m) => m.name === 'snapshot'),
+      });
+      const lastPod = () => [...api.pods.values()].at(-1)!;
+
+      beforeEach(async () => {
+        backend = new KubernetesBackend({ ...OPTIONS, snapshots: new PodSnapshots(store, CLAIM) }, api);
+        await backend.check();
+        await (
+          await prepare(policy({ snapshot: TEAM_A }))
+        ).captureSnapshot!(TEAM_A);
+      });
+
+      it("mounts only the team's archive, read-only, and unpacks it in the Pod: no byte through the exec stream", async () => {
+        const warm = await prepare(policy({ snapshot: TEAM_A }));
+        expect(warm.startedFrom).toBe(TEAM_A.key.slice(0, 16));
+        const pod = lastPod();
+        const pin = `.snapshots/team_a/.pin-${pod.metadata.name}.tar`;
+        expect(snapshotVolumes(pod)).toEqual({
+          volumes: [{ name: 'snapshot', persistentVolumeClaim: { claimName: CLAIM, readOnly: true } }],
+          mounts: [{ name: 'snapshot', mountPath: '/snapshot.tar', subPath: pin, readOnly: true }],
+        });
+        expect(argvOf(api.execs.at(-1)!)).toEqual([
+          'tar',
+          '--extract',
+          '--file=/snapshot.tar',
+          '--no-same-owner',
+          '--no-same-permissions',
+          '--directory=/workspace',
+        ]);
+        expect(archives.at(-1)).toEqual({ op: 'extract', stdin: ARCHIVE });
+        // The pin goes once the Pod holds its mount; the snapshot stays.
+        expect((await stored('team_a')).sort()).toEqual([`${TEAM_A.key}.tar`, `${TEAM_A.key}.uid`]);
+        expect(await backend.snapshots!.stats()).toMatchObject({ count: 1, hits: 1, misses: 1 });
+      });
+
+      it('keeps the pinned archive whole for the Pod when the snapshot is evicted while it starts', async () => {
+        onMountedExtract = () => store.drop(TEAM_A);
+        const warm = await prepare(policy({ snapshot: TEAM_A }));
+        expect(warm.startedFrom).toBe(TEAM_A.key.slice(0, 16));
+        expect(archives.at(-1)).toEqual({ op: 'extract', stdin: ARCHIVE });
+        expect(await stored('team_a')).toEqual([]);
+      });
+
+      it("mounts nothing into another team's run of an identical environment", async () => {
+        const other = await prepare(policy({ snapshot: { teamId: 'team_b', key: TEAM_A.key } }));
+        expect(other.startedFrom).toBeUndefined();
+        expect(snapshotVolumes(lastPod())).toEqual({ volumes: [], mounts: [] });
+      });
+
+      it("takes a link planted in a team's store for nobody's snapshot: it could name another team's", async () => {
+        const teamB = path.join(root, '.snapshots', 'team_b');
+        await mkdir(teamB, { recursive: true });
+        await symlink(`../team_a/${TEAM_A.key}.tar`, path.join(teamB, `${TEAM_A.key}.tar`));
+        await writeFile(path.join(teamB, `${TEAM_A.key}.uid`), '65534');
+        const other = await prepare(policy({ snapshot: { teamId: 'team_b', key: TEAM_A.key } }));
+        expect(other.startedFrom).toBeUndefined();
+        expect(snapshotVolumes(lastPod())).toEqual({ volumes: [], mounts: [] });
+        expect(archives.map((a) => a.op)).toEqual(['create']);
+      });
+
+      it('refuses a team or key that is not a plain name (`..`) before any Pod exists', async () => {
+        const pods = api.calls.filter((c) => c.startsWith('create pod')).length;
+        for (const ref of [
+          { teamId: '../team_a', key: TEAM_A.key },
+          { teamId: 'team_a', key: `../team_a/${TEAM_A.key}` },
+        ])
+          await expect(backend.prepare(policy({ snapshot: ref }))).rejects.toThrow(
+            /^cannot start the run's pod: malformed snapshot reference/,
+          );
+        expect(api.calls.filter((c) => c.startsWith('create pod')).length).toBe(pods);
+      });
+
+      it('drops the snapshot, empties the workspace and removes the pin when the mounted archive does not unpack', async () => {
+        extractCode = 2;
+        await expectUnpackFailed(await prepare(policy({ snapshot: TEAM_A })));
+      });
+
+      it('removes the pin when the Pod never starts', async () => {
+        api.phases = [{ phase: 'Failed', reason: 'ErrImagePull' }];
+        await expect(backend.prepare(policy({ snapshot: TEAM_A }))).rejects.toThrow(SandboxUnavailable);
+        expect((await stored('team_a')).sort()).toEqual([`${TEAM_A.key}.tar`, `${TEAM_A.key}.uid`]);
+      });
     });
   });
 });

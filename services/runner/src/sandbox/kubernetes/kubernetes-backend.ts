@@ -11,7 +11,7 @@ import {
   type PodSettings,
 } from './kubernetes-objects';
 import { podLoss } from './pod-loss';
-import type { PodSnapshots } from './pod-snapshots';
+import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
 import {
   SandboxUnavailable,
@@ -108,6 +108,8 @@ export class KubernetesBackend implements SandboxBackend {
         closers.push(() => bridge.close());
         endpointPorts.set(endpoint.name, bridge.port);
       }
+      const mount = policy.snapshot && (await this.options.snapshots?.mount(policy.snapshot, name));
+      if (mount) closers.push(() => mount.release());
       const settings: PodSettings = {
         namespace,
         name,
@@ -116,6 +118,7 @@ export class KubernetesBackend implements SandboxBackend {
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         runnerPorts: [proxy.port, ...endpointPorts.values()],
         cpu: this.options.cpu,
+        ...(mount ? { snapshot: mount.volume } : {}),
       };
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
@@ -143,7 +146,8 @@ export class KubernetesBackend implements SandboxBackend {
         log,
       );
       log.info({ image: settings.image }, 'run pod started');
-      if (policy.snapshot) await sandbox.restore(policy.snapshot);
+      if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
+      await mount?.release();
       return sandbox;
     } catch (err) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
@@ -240,14 +244,24 @@ class KubernetesSandbox implements RunSandbox {
     );
   }
 
-  /** Before anything else runs in the Pod: its workspace from the team's snapshot, when the runner keeps one. */
-  async restore(ref: SnapshotRef): Promise<void> {
+  /**
+   * Before anything else runs in the Pod: its workspace from the team's snapshot, when the runner keeps one — from
+   * the Pod's own mount of it when it has one (`mounted`), else streamed.
+   */
+  async restore(ref: SnapshotRef, mounted: SnapshotMount | undefined): Promise<void> {
     const started = Date.now();
-    const restored = await this.snapshots?.restore(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    const restored = await this.snapshots?.restore(
+      ref,
+      (argv, stdin) => this.housekeeping(argv, stdin),
+      mounted,
+    );
     this.startedFrom = restored?.startedFrom;
     this.snapshotFailure = restored?.failure;
     if (restored?.startedFrom || restored?.failure)
-      this.log.info({ ...restored, ms: Date.now() - started }, 'snapshot restore');
+      this.log.info(
+        { ...restored, mounted: mounted !== undefined, ms: Date.now() - started },
+        'snapshot restore',
+      );
   }
 
   /**
@@ -255,6 +269,10 @@ class KubernetesSandbox implements RunSandbox {
    * archive is of a workspace nothing writes to; the archive then lives in the runner's store, out of every Pod's
    * reach, so nothing this run does later reaches it.
    */
+  get keepsSnapshots(): boolean {
+    return this.snapshots !== undefined;
+  }
+
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
     if (!this.snapshots || this.startedFrom) return undefined;
     const started = Date.now();

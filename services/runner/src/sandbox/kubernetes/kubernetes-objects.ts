@@ -5,6 +5,15 @@ export const POD_WORKSPACE = '/workspace';
 /** Unprivileged uid/gid of every run's container (the image's own user is not trusted to be non-root). */
 export const POD_UID = 65534;
 export const RUN_LABEL = 'conveyor.dev/run-sandbox';
+/** Where a run's Pod finds its team's snapshot archive, read-only, when the store is a volume it mounts. */
+export const POD_SNAPSHOT = '/snapshot.tar';
+
+/** The one file of the snapshot store's claim a run's Pod mounts (docs/snapshots.md, Kubernetes). */
+export interface PodSnapshotVolume {
+  claim: string;
+  /** The pinned archive, relative to the claim's root: made by the runner from the run's own team and key. */
+  subPath: string;
+}
 
 export interface PodSettings {
   namespace: string;
@@ -18,6 +27,8 @@ export interface PodSettings {
   /** The runner pod's ports bridging this run's egress proxy and endpoints (one NetworkPolicy rule each). */
   runnerPorts: number[];
   cpu: string;
+  /** The team's snapshot to unpack, when the run starts from one on a store the Pod can mount. */
+  snapshot?: PodSnapshotVolume;
 }
 
 /** metadata.ownerReferences naming the runner pod, when it is known. */
@@ -91,12 +102,30 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
           volumeMounts: [
             { name: 'workspace', mountPath: POD_WORKSPACE },
             { name: 'tmp', mountPath: '/tmp' },
+            ...(settings.snapshot
+              ? [
+                  {
+                    name: 'snapshot',
+                    mountPath: POD_SNAPSHOT,
+                    subPath: settings.snapshot.subPath,
+                    readOnly: true,
+                  },
+                ]
+              : []),
           ],
         },
       ],
       volumes: [
         { name: 'workspace', emptyDir: { sizeLimit: String(policy.limits.diskBytes) } },
         { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
+        ...(settings.snapshot
+          ? [
+              {
+                name: 'snapshot',
+                persistentVolumeClaim: { claimName: settings.snapshot.claim, readOnly: true },
+              },
+            ]
+          : []),
       ],
     },
   };

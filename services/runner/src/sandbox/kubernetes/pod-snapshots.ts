@@ -4,8 +4,8 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { collectBytes } from '../collect-output';
 import type { SandboxProcess, SnapshotRef } from '../run-sandbox';
-import type { SnapshotStats, SnapshotStore } from '../snapshot-store';
-import { POD_UID, POD_WORKSPACE } from './kubernetes-objects';
+import type { PinnedSnapshot, SnapshotStats, SnapshotStore } from '../snapshot-store';
+import { POD_SNAPSHOT, POD_UID, POD_WORKSPACE, type PodSnapshotVolume } from './kubernetes-objects';
 
 /** Starts a command in the run's Pod, as the run's own user, with stdin from the caller when asked. */
 export type PodCommand = (argv: [string, ...string[]], stdin: 'pipe' | 'ignore') => SandboxProcess;
@@ -24,10 +24,10 @@ const PACK: [string, ...string[]] = [
  * could not; `--no-same-permissions` applies the umask and drops setuid/setgid bits, `--no-same-owner` keeps every
  * file the run's; GNU tar refuses members outside the directory and creates links out of it only after the files.
  */
-const UNPACK: [string, ...string[]] = [
+const unpack = (file: string): [string, ...string[]] => [
   'tar',
   '--extract',
-  '--file=-',
+  `--file=${file}`,
   '--no-same-owner',
   '--no-same-permissions',
   `--directory=${POD_WORKSPACE}`,
@@ -35,29 +35,61 @@ const UNPACK: [string, ...string[]] = [
 /** Empties the workspace after an unpack that failed half-way: the run then sets up from scratch. */
 const EMPTY: [string, ...string[]] = ['find', POD_WORKSPACE, '-mindepth', '1', '-delete'];
 
+/** A team's snapshot pinned for one run's Pod, which mounts it read-only at POD_SNAPSHOT. */
+export interface SnapshotMount {
+  volume: PodSnapshotVolume;
+  pinned: PinnedSnapshot;
+  /** Removes the pin: once the Pod's container started, its mount holds the archive. */
+  release(): Promise<void>;
+}
+
 /**
  * Environment snapshots on the Kubernetes backend (docs/snapshots.md): the runner keeps each team's snapshots as tar
- * archives in its own store (never mounted into a run's Pod) and streams one through the exec API into a new run's
- * empty workspace before anything else runs there. A restore is a copy, not copy-on-write.
+ * archives in its store, and a new run's empty workspace is unpacked from one before anything else runs there. With
+ * the store on a volume the run Pods can mount (`claim`, shared by the runner replicas), a Pod mounts its team's
+ * archive read-only and unpacks it from the node's disk; without one, the runner streams it through the exec API. A
+ * restore is a copy, not copy-on-write.
  */
 export class PodSnapshots {
-  constructor(private readonly store: SnapshotStore) {}
+  constructor(
+    private readonly store: SnapshotStore,
+    /** The PersistentVolumeClaim the store lives on (SANDBOX_K8S_SNAPSHOT_CLAIM), when run Pods may mount it. */
+    private readonly claim?: string,
+  ) {}
+
+  /**
+   * The team's snapshot `ref` pinned for the Pod `pod` to mount, when the store is on a claim and has one: its
+   * sub-path is made here from the run's own team and key, never from anything the run wrote.
+   */
+  async mount(ref: SnapshotRef, pod: string): Promise<SnapshotMount | undefined> {
+    if (!this.claim) return undefined;
+    const pinned = await this.store.pin(ref, pod);
+    if (!pinned) return undefined;
+    return {
+      volume: { claim: this.claim, subPath: pinned.subPath },
+      pinned,
+      release: () => this.store.unpin(pinned),
+    };
+  }
 
   /**
    * Unpacks the team's snapshot `ref` into the Pod's workspace, if the store has one. A snapshot that does not
    * unpack is dropped (this run's setup makes a new one) and leaves the workspace emptied, reported as the failure:
    * the run sets up from scratch. A workspace that cannot even be emptied throws: no run starts on half a snapshot.
    */
-  async restore(
-    ref: SnapshotRef,
-    run: PodCommand,
-  ): Promise<{ startedFrom?: string; failure?: string; bytes?: number }> {
+  async restore(ref: SnapshotRef, run: PodCommand, mounted?: SnapshotMount): Promise<Restored> {
+    if (mounted) {
+      const unpacked = await collectBytes(run(unpack(POD_SNAPSHOT), 'ignore'));
+      return this.restored(ref, run, mounted.pinned, unpacked, true);
+    }
+    // On a claim, mount() already looked: no pin is no snapshot for this run.
+    if (this.claim) return {};
     const found = await this.store.find(ref);
     // Opened before the Pod is asked to unpack: a snapshot evicted meanwhile is a miss, and once open it stays whole.
     const file = found && (await open(found.image).catch(() => undefined));
     if (!found || !file) return {};
     const { size: bytes } = await file.stat();
-    const proc = run(UNPACK, 'pipe');
+    const proc = run(unpack('-'), 'pipe');
     // A command that ends (or never starts) before reading it all must not leave the copy waiting on its stdin.
     void proc.exited.then(() => proc.stdin!.destroy());
     const [unpacked, sent] = await Promise.all([
@@ -67,7 +99,18 @@ export class PodSnapshots {
         () => false,
       ),
     ]);
-    if (unpacked.code === 0 && sent) return { startedFrom: found.id, bytes };
+    return this.restored(ref, run, { id: found.id, bytes }, unpacked, sent);
+  }
+
+  /** A whole unpack is the run's start; any other drops the snapshot and empties the workspace (restore()). */
+  private async restored(
+    ref: SnapshotRef,
+    run: PodCommand,
+    found: { id: string; bytes: number },
+    unpacked: { code: number | null; stderr: string },
+    sent: boolean,
+  ): Promise<Restored> {
+    if (unpacked.code === 0 && sent) return { startedFrom: found.id, bytes: found.bytes };
     await this.store.drop(ref);
     const emptied = await collectBytes(run(EMPTY, 'ignore'));
     if (emptied.code !== 0)
@@ -114,6 +157,8 @@ export class PodSnapshots {
     return this.store.stats();
   }
 }
+
+type Restored = { startedFrom?: string; failure?: string; bytes?: number };
 
 /** Passes bytes through until more than `limit` came, then fails the pipeline. */
 function atMost(limit: number): Transform {

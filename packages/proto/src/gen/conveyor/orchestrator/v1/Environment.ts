@@ -17,6 +17,7 @@ export interface Environment {
   'access'?: (string);
   'link_sharing_enabled'?: (boolean);
   'created_at'?: (string);
+  'snapshot_json'?: (string);
 }
 
 export interface Environment__Output {
@@ -33,4 +34,5 @@ export interface Environment__Output {
   'access': (string);
   'link_sharing_enabled': (boolean);
   'created_at': (string);
+  'snapshot_json': (string);
 }
