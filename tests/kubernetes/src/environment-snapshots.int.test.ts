@@ -31,7 +31,7 @@ const PROBE = [
   'echo "blob=$(stat -c %s blob)"',
 ].join('; ');
 
-/** The test overlay's runner replicas (k8s/overlays/test: two of every service). */
+/** The test overlay's runner replicas (k8s/values/kubernetes-test.yaml: two of every service). */
 const RUNNER_REPLICAS = 2;
 
 type TimelineEvent = { kind: string; data: Record<string, unknown> };
