@@ -77,7 +77,11 @@ function main() {
   const present = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.yaml')) : [];
   if (check) {
     const stale = [
-      ...[...base].filter(([file, text]) => !present.includes(file) || fs.readFileSync(path.join(dir, file), 'utf8') !== text).map(([file]) => file),
+      ...[...base]
+        .filter(
+          ([file, text]) => !present.includes(file) || fs.readFileSync(path.join(dir, file), 'utf8') !== text,
+        )
+        .map(([file]) => file),
       ...present.filter((file) => !base.has(file)),
     ];
     if (stale.length) {

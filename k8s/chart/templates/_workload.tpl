@@ -95,7 +95,7 @@ spec:
             - configMapRef:
                 name: conveyor-config
           env:
-            {{- .env | nindent 12 }}
+            {{- .env | trim | nindent 12 }}
           startupProbe:
             httpGet:
               path: /healthz
@@ -143,7 +143,8 @@ spec:
         - name: grpc-tls
           secret:
             secretName: {{ $name }}-tls
-            defaultMode: 0400
+            # Owner-read only (0400 octal).
+            defaultMode: 256
         - name: tmp
           emptyDir: {}
         {{- with .volumes }}

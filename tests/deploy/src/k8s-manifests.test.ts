@@ -7,7 +7,12 @@ const ROOT = path.resolve(__dirname, '../../..');
 // overlays (kustomize, over the base rendered from the chart), and the chart as `npm run test:kubernetes` installs it
 // (helm gives the objects the release's namespace at install).
 const RENDERS: Array<[string, () => KubeObject[], string | undefined, string]> = [
-  ['k8s/overlays/dev', () => kustomizeBuild(path.join(ROOT, 'k8s/overlays/dev')), 'conveyor-dev', 'conveyor-dev'],
+  [
+    'k8s/overlays/dev',
+    () => kustomizeBuild(path.join(ROOT, 'k8s/overlays/dev')),
+    'conveyor-dev',
+    'conveyor-dev',
+  ],
   ['k8s/overlays/prod', () => kustomizeBuild(path.join(ROOT, 'k8s/overlays/prod')), 'conveyor', 'conveyor'],
   [
     'k8s/chart with k8s/values/kubernetes-test.yaml',
@@ -37,12 +42,16 @@ describe.each(RENDERS)('%s', (_name, render, namespace, installedIn) => {
   it('puts everything in the overlay namespace and references only what exists', () => {
     for (const o of objects)
       expect(o.kind === 'Namespace' ? o.metadata.name : o.metadata.namespace).toBe(namespace);
-    const secrets = new Set(['conveyor-secrets', ...objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)]);
+    const secrets = new Set([
+      'conveyor-secrets',
+      ...objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name),
+    ]);
     const configMaps = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name));
     const text = JSON.stringify(objects);
     for (const [, name] of text.matchAll(/"configMapRef":\{"name":"([^"]+)"\}/g))
       expect(configMaps).toContain(name);
-    for (const [, name] of text.matchAll(/"secretKeyRef":\{"name":"([^"]+)"/g)) expect(secrets).toContain(name);
+    for (const [, name] of text.matchAll(/"secretKeyRef":\{"name":"([^"]+)"/g))
+      expect(secrets).toContain(name);
   });
 
   it.each(SERVICES)(
