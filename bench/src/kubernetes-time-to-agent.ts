@@ -384,7 +384,11 @@ async function main(): Promise<void> {
     const result = {
       benchmark: 'time-to-agent-kubernetes',
       sandbox: 'kubernetes (single-node test cluster, scripts/kubernetes)',
-      run_pods: { sequential_cases: 'the settings of k8s/values/kubernetes-test.yaml', burst: burstSettings, node: room },
+      run_pods: {
+        sequential_cases: 'the settings of k8s/values/kubernetes-test.yaml',
+        burst: burstSettings,
+        node: room,
+      },
       load_average: { before: loadBefore, after: os.loadavg() },
       cases: {
         no_setup: caseResult('(a) create → first model request, environment without setup', noSetup),
