@@ -138,6 +138,9 @@ spec:
             {{- with .volumeMounts }}
             {{- . | nindent 12 }}
             {{- end }}
+            {{- with .values.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
       volumes:
         # ca.crt, tls.crt, tls.key: a cert-manager Certificate's Secret, or made from `conveyor pki init` (deploy/README.md).
         - name: grpc-tls
@@ -149,6 +152,9 @@ spec:
           emptyDir: {}
         {{- with .volumes }}
         {{- . | nindent 8 }}
+        {{- end }}
+        {{- with .values.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
         {{- end }}
 {{- end }}
 

@@ -103,6 +103,13 @@ describe('k8s/chart values', () => {
     expect(
       objects.find((o) => o.metadata.name === 'conveyor-orchestrator' && o.kind.endsWith('Autoscaler')),
     ).toBe(undefined);
+    const ingressPod = find(objects, 'Deployment', 'conveyor-ingress').spec.template.spec;
+    expect(ingressPod.volumes).toContainEqual({ name: 'kafka-ca', secret: { secretName: 'msk-ca' } });
+    expect(ingressPod.containers[0].volumeMounts).toContainEqual({
+      name: 'kafka-ca',
+      mountPath: '/etc/conveyor/kafka-ca',
+      readOnly: true,
+    });
     expect(find(objects, 'Deployment', 'conveyor-runner').spec.template.spec.nodeSelector).toEqual({
       'conveyor.dev/pool': 'runners',
     });
