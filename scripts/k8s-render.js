@@ -34,12 +34,27 @@ function renderedDocuments() {
     });
 }
 
+// helm prints objects in its install order (by kind); a file of the base lists them as its template does, the workload
+// first, so the template's opening comment stays above what it describes.
+const KIND_ORDER = [
+  'ServiceAccount',
+  'Role',
+  'RoleBinding',
+  'NetworkPolicy',
+  'Deployment',
+  'Service',
+  'HorizontalPodAutoscaler',
+  'PodDisruptionBudget',
+];
+const rank = (kind) => (KIND_ORDER.includes(kind) ? KIND_ORDER.indexOf(kind) : KIND_ORDER.length);
+
 /** The base's files, by name, as they must be on disk. */
 function renderBase() {
   const files = new Map();
   let config;
-  for (const [file, doc] of renderedDocuments()) {
-    const object = YAML.parse(doc);
+  const documents = renderedDocuments().map(([file, doc]) => [file, doc, YAML.parse(doc)]);
+  documents.sort(([, , a], [, , b]) => rank(a.kind) - rank(b.kind)); // stable: the rest keep helm's order
+  for (const [file, doc, object] of documents) {
     if (object.kind === 'ConfigMap' && object.metadata.name === 'conveyor-config') {
       config = object;
       continue;
