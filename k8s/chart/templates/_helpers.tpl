@@ -22,26 +22,6 @@ these names (ORCHESTRATOR_ADDR, conveyor-<service>-tls), so install one release 
 {{- end -}}
 {{- end }}
 
-{{/*
-A secretKeyRef for one credential: from the Secret the operator names (existingSecret), or from the chart's own
-Secret conveyor-credentials when the value itself is given; neither fails the render. Arguments: root, value (the
-value given, or ""), secret (the existing Secret's name, or ""), key (its key), optional, what (the error message).
-*/}}
-{{- define "conveyor.secretKeyRef" -}}
-{{- if .secret }}
-name: {{ .secret }}
-key: {{ .key }}
-{{- else if or .value .optional }}
-name: conveyor-credentials
-key: {{ .key }}
-{{- else }}
-{{- fail (printf "%s: give the value or an existing Secret (no credential has a default)" .what) }}
-{{- end }}
-{{- if .optional }}
-optional: true
-{{- end }}
-{{- end }}
-
 {{/* The public base URL: publicUrl, else the Ingress host (https with TLS). */}}
 {{- define "conveyor.publicUrl" -}}
 {{- $v := .Values -}}
@@ -50,14 +30,14 @@ optional: true
 {{- else if and $v.ingress.enabled $v.ingress.host -}}
 {{ ternary "https" "http" $v.ingress.tls.enabled }}://{{ $v.ingress.host }}
 {{- else -}}
-{{- fail "publicUrl (or ingress.host): the URL users and webhook senders reach the platform at" -}}
+{{- fail "publicUrl (or ingress.host) is required: the URL users and webhook senders reach the platform at" -}}
 {{- end -}}
 {{- end }}
 
 {{/*
-One environment variable from a credential (see conveyor.secretKeyRef's rules): from the operator's Secret
-(`secret`, `key`), else from conveyor-credentials when `value` is given; an optional one is left out when neither is,
-a required one fails the render. Arguments: env, value, secret, key, optional, what.
+One environment variable from a credential: from the operator's Secret (`secret`, `key`), else from
+conveyor-credentials when `value` is given; an optional one is left out when neither is, a required one fails the
+render. Arguments: env, value, secret, key, optional, what.
 */}}
 {{- define "conveyor.secretEnv" -}}
 {{- if .secret }}
@@ -76,7 +56,7 @@ a required one fails the render. Arguments: env, value, secret, key, optional, w
       name: conveyor-credentials
       key: {{ .env }}
 {{- else if not .optional }}
-{{- fail (printf "%s is required: set %s, or name an existing Secret holding it (no credential has a default)" .env .what) }}
+{{- fail (printf "%s is required: set %s (no credential has a default)" .env .what) }}
 {{- end }}
 {{- end }}
 
