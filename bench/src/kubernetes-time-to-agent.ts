@@ -18,9 +18,9 @@ import {
 } from './time-to-agent-common';
 
 /**
- * Time to agent on the test cluster (issue #36): the platform as deployed by scripts/kubernetes (k8s/overlays/test),
- * every run a Pod running the real Claude Code CLI against the scripted model server on the host. Per run, each phase
- * in ms after the request: the runner's start of the execution, the run's Pod created, scheduled, its container
+ * Time to agent on the test cluster (issue #36): the platform as installed by scripts/kubernetes (k8s/chart with
+ * k8s/values/kubernetes-test.yaml), every run a Pod running the real Claude Code CLI against the scripted model
+ * server on the host. Per run, each phase in ms after the request: the runner's start of the execution, the run's Pod created, scheduled, its container
  * started (all three as this process's watch of the Pods saw them), the sandbox ready (the Pod running, its snapshot
  * restored), the workspace ready, the environment ready, the CLI exec'd, its first model request. Run it with
  * `bash scripts/kubernetes/bench.sh` (brings the cluster up, runs this, tears it down).
@@ -427,7 +427,7 @@ async function main(): Promise<void> {
       benchmark: 'time-to-agent-kubernetes',
       sandbox: 'kubernetes (single-node test cluster, scripts/kubernetes)',
       run_pods: {
-        sequential_cases: 'the settings of k8s/overlays/test',
+        sequential_cases: 'the settings of k8s/values/kubernetes-test.yaml',
         burst: burst ? burstSettings : null,
         node: room,
       },

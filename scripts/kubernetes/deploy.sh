@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# Deploys k8s/overlays/test onto the test cluster: PostgreSQL, Redis and Kafka stay on the host (scripts/infra.sh,
-# Kafka with a listener on the node's address; socat forwards the other two there), the Secrets a platform team
-# creates by hand are made here, then `kubectl apply -k`, the migrate Job and a seeded team and key (the
-# orchestrator's `conveyor` CLI inside its Pod). Sourced; needs cluster-env.sh, components.sh, `log` and ROOT.
+# Installs the chart k8s/chart onto the test cluster with k8s/values/kubernetes-test.yaml: PostgreSQL, Redis and
+# Kafka stay on the host (scripts/infra.sh, Kafka with a listener on the node's address; socat forwards the other two
+# there), the Secrets a platform team creates by hand are made here, then `helm upgrade --install` (the migrate Job
+# first, as its pre-install hook) and a seeded team and key (the orchestrator's `conveyor` CLI inside its Pod).
+# Sourced; needs cluster-env.sh, components.sh, `log`, ROOT and helm (deploy-tools.sh).
 
 K8S_NAMESPACE=conveyor-test
 K8S_KAFKA_POD_PORT="${K8S_KAFKA_POD_PORT:-19092}"
@@ -32,7 +33,9 @@ for_pods() { echo "${1//127.0.0.1/$K8S_NODE_IP}"; }
 
 create_secrets() {
   local k=(kubectl_admin -n "$K8S_NAMESPACE") pki="$K8S_STATE/conveyor-pki" s
-  kubectl_admin create namespace "$K8S_NAMESPACE" --dry-run=client -o yaml | kubectl_admin apply -f - >/dev/null
+  # Restricted Pod Security as the overlays' namespaces; the label lets teardown find it.
+  kubectl_admin create namespace "$K8S_NAMESPACE" --dry-run=client -o yaml | kubectl_admin label --local -f - -o yaml \
+    pod-security.kubernetes.io/enforce=restricted conveyor.dev/test-cluster=true | kubectl_admin apply -f - >/dev/null
   "${k[@]}" create secret generic conveyor-secrets \
     --from-literal=DATABASE_URL="$(for_pods "$DATABASE_URL")" \
     --from-literal=REDIS_URL="$(for_pods "$REDIS_URL")" \
@@ -49,7 +52,7 @@ create_secrets() {
   done
 }
 
-# The snapshot store's hostPath volume (k8s/overlays/test/snapshots-volume.yaml): empty at each deploy (the
+# The snapshot store's hostPath volume (snapshots-volume.yaml beside this script): empty at each deploy (the
 # cluster's database may outlive it, its snapshots do not), the runner's uid's (hostPath has no fsGroup).
 K8S_SNAPSHOT_DIR=/var/lib/conveyor-k8s-test/snapshots
 prepare_snapshot_volume() {
@@ -60,17 +63,13 @@ prepare_snapshot_volume() {
 }
 
 deploy_platform() {
-  local k=(kubectl_admin -n "$K8S_NAMESPACE")
   create_secrets
   prepare_snapshot_volume
-  bounded "kubectl apply -k k8s/overlays/test" 180 "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" \
-    apply -k "$ROOT/k8s/overlays/test" >/dev/null
-  log "waiting for the migrate Job and the four Deployments…"
-  "${k[@]}" wait --for=condition=complete job/conveyor-migrate --timeout=300s >/dev/null
-  local d
-  for d in orchestrator gateway ingress runner; do
-    "${k[@]}" rollout status "deployment/conveyor-$d" --timeout=300s >/dev/null
-  done
+  kubectl_admin apply -f "$ROOT/scripts/kubernetes/snapshots-volume.yaml" >/dev/null
+  log "helm upgrade --install: the migrate Job, then the four Deployments until ready…"
+  bounded "helm upgrade --install conveyor k8s/chart" 660 "$CONVEYOR_TOOLS_DIR/bin/helm" --kubeconfig "$KUBECONFIG_ADMIN" \
+    upgrade --install conveyor "$ROOT/k8s/chart" --namespace "$K8S_NAMESPACE" \
+    --values "$ROOT/k8s/values/kubernetes-test.yaml" --wait --timeout 10m >/dev/null
 }
 
 # Prints the seeded team's API key.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm run test:kubernetes: a single-node cluster built from the registries (binaries cached in ~/.cache/conveyor-k8s),
-# the platform's images built and loaded, k8s/overlays/test deployed with a migrated database and a seeded key, the
+# the platform's images built and loaded, the chart installed with helm (k8s/values/kubernetes-test.yaml), a migrated database and a seeded key, the
 # suite of tests/kubernetes run through the gateway's and ingress's Services, then everything torn down. Prints how
 # long each phase took and one closing line "kubernetes: N passed, N failed".
 # Arguments go to jest (a test-file pattern: `npm run test:kubernetes -- rollout`).
@@ -24,7 +24,7 @@ if [ -z "${CONVEYOR_K8S_SUITE_LOCKED:-}" ]; then
 fi
 # Its own PostgreSQL, Redis and Kafka (Kafka needs the extra listener for Pods), unless the caller picks ports.
 k8s_host_infra_env
-MODEL_SERVER_PORT=18090 # k8s/overlays/test points the runner's ANTHROPIC_BASE_URL here
+MODEL_SERVER_PORT=18090 # k8s/values/kubernetes-test.yaml points the runner's ANTHROPIC_BASE_URL here
 
 started=$(date +%s)
 phase_start=$started
@@ -50,6 +50,7 @@ ensure_built
 phase build
 ensure_host_packages
 ensure_cluster_binaries
+ensure_deploy_tools # helm
 phase binaries
 mkdir -p "$K8S_LOGS" "$K8S_RUN"
 network_up

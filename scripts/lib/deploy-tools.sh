@@ -1,10 +1,11 @@
 # shellcheck shell=bash
-# kustomize and kubeconform (built from the Go module proxy) and the Kubernetes JSON schemas kubeconform validates
+# kustomize, kubeconform and helm (built from the Go module proxy) and the Kubernetes JSON schemas kubeconform validates
 # against (shipped inside the `kubernetes-validate` wheel on PyPI). Cached per user like Kafka's jars in ~/.m2, so
 # every clone on a machine shares them. Sourced; `log` comes from bootstrap.sh.
 
 KUSTOMIZE_VERSION=v5.8.0
 KUBECONFORM_VERSION=v0.7.0
+HELM_VERSION=v3.22.0
 K8S_SCHEMA_WHEEL=kubernetes-validate==1.37.0
 K8S_SCHEMA_VERSION=v1.33.0
 CONVEYOR_TOOLS_DIR="${CONVEYOR_TOOLS_DIR:-$HOME/.cache/conveyor/tools}"
@@ -26,6 +27,7 @@ ensure_deploy_tools() {
   mkdir -p "$CONVEYOR_TOOLS_DIR/bin"
   go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
   go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
+  go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
   local schemas="$CONVEYOR_TOOLS_DIR/k8s-schemas/$K8S_SCHEMA_VERSION-local-strict"
   if [ ! -f "$schemas/deployment-apps-v1.json" ]; then
     log "fetching the Kubernetes $K8S_SCHEMA_VERSION JSON schemas ($K8S_SCHEMA_WHEEL from PyPI, first run only)…"

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
-/** Where scripts/lib/deploy-tools.sh installs kustomize, kubeconform and the Kubernetes schemas. */
+/** Where scripts/lib/deploy-tools.sh installs kustomize, kubeconform, helm and the Kubernetes schemas. */
 const TOOLS_DIR = process.env.CONVEYOR_TOOLS_DIR ?? path.join(os.homedir(), '.cache/conveyor/tools');
 const SCHEMAS = path.join(TOOLS_DIR, 'k8s-schemas/current');
 
@@ -21,7 +21,7 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-function tool(name: 'kustomize' | 'kubeconform'): string {
+function tool(name: 'kustomize' | 'kubeconform' | 'helm'): string {
   const bin = path.join(TOOLS_DIR, 'bin', name);
   if (!existsSync(bin))
     throw new Error(`${bin} is missing: npm test installs it (scripts/lib/deploy-tools.sh)`);
@@ -32,6 +32,28 @@ function tool(name: 'kustomize' | 'kubeconform'): string {
 export function kustomizeBuild(dir: string): KubeObject[] {
   const rendered = execFileSync(tool('kustomize'), ['build', dir], { encoding: 'utf8', maxBuffer: 64 << 20 });
   return parseAllDocuments(rendered).map((doc) => doc.toJS() as KubeObject);
+}
+
+/** `helm ARGS…`: its exit status and output (a failed render is a result here, not an exception). */
+export function helm(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(tool('helm'), args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (run.error) throw run.error;
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** `helm template conveyor CHART` with these values files and `--set` pairs, parsed into objects in helm's order. */
+export function helmTemplate(chart: string, valuesFiles: string[], set: string[] = []): KubeObject[] {
+  const run = helm([
+    'template',
+    'conveyor',
+    chart,
+    ...valuesFiles.flatMap((file) => ['--values', file]),
+    ...set.flatMap((pair) => ['--set', pair]),
+  ]);
+  if (run.status !== 0) throw new Error(`helm template failed: ${run.stderr}`);
+  return parseAllDocuments(run.stdout)
+    .map((doc) => doc.toJS() as KubeObject | null)
+    .filter((o): o is KubeObject => o !== null);
 }
 
 interface KubeconformResource {

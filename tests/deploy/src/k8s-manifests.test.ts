@@ -1,9 +1,26 @@
 import path from 'node:path';
-import { kustomizeBuild, type KubeObject } from './deploy-tools';
+import { helmTemplate, kustomizeBuild, type KubeObject } from './deploy-tools';
 import { kubernetesSchemaErrors, manifestErrors, policyErrors } from './validate-k8s';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const OVERLAYS = { dev: 'conveyor-dev', prod: 'conveyor', test: 'conveyor-test' } as const;
+// What each way of installing renders, the namespace written into its objects, and the one it is installed in: the
+// overlays (kustomize, over the base rendered from the chart), and the chart as `npm run test:kubernetes` installs it
+// (helm gives the objects the release's namespace at install).
+const RENDERS: Array<[string, () => KubeObject[], string | undefined, string]> = [
+  [
+    'k8s/overlays/dev',
+    () => kustomizeBuild(path.join(ROOT, 'k8s/overlays/dev')),
+    'conveyor-dev',
+    'conveyor-dev',
+  ],
+  ['k8s/overlays/prod', () => kustomizeBuild(path.join(ROOT, 'k8s/overlays/prod')), 'conveyor', 'conveyor'],
+  [
+    'k8s/chart with k8s/values/kubernetes-test.yaml',
+    () => helmTemplate(path.join(ROOT, 'k8s/chart'), [path.join(ROOT, 'k8s/values/kubernetes-test.yaml')]),
+    undefined,
+    'conveyor-test',
+  ],
+];
 const SERVICES = ['gateway', 'ingress', 'orchestrator', 'runner'];
 
 type Spec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- manifests are free-form JSON
@@ -14,8 +31,8 @@ const find = (objects: KubeObject[], kind: string, name: string): Spec => {
   return found as Spec;
 };
 
-describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) => {
-  const objects = kustomizeBuild(path.join(ROOT, 'k8s/overlays', overlay));
+describe.each(RENDERS)('%s', (_name, render, namespace, installedIn) => {
+  const objects = render();
 
   it('renders only manifests valid against the Kubernetes schemas and our policy', () => {
     expect(objects.length).toBeGreaterThan(20);
@@ -26,12 +43,16 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     // A PersistentVolume is cluster-wide (the test overlay's snapshot store on the node).
     for (const o of objects.filter((o) => o.kind !== 'PersistentVolume'))
       expect(o.kind === 'Namespace' ? o.metadata.name : o.metadata.namespace).toBe(namespace);
+    const secrets = new Set([
+      'conveyor-secrets',
+      ...objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name),
+    ]);
     const configMaps = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name));
     const text = JSON.stringify(objects);
     for (const [, name] of text.matchAll(/"configMapRef":\{"name":"([^"]+)"\}/g))
       expect(configMaps).toContain(name);
     for (const [, name] of text.matchAll(/"secretKeyRef":\{"name":"([^"]+)"/g))
-      expect(name).toBe('conveyor-secrets');
+      expect(secrets).toContain(name);
   });
 
   it.each(SERVICES)(
@@ -94,7 +115,7 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     expect(`${config.PUBLIC_URL}/v1`).toBe(config.PUBLIC_API_BASE_URL);
     // Served through the Ingress's host, or (the test overlay, whose clients are in the cluster) the gateway's Service.
     const hosts = find(objects, 'Ingress', 'conveyor').spec.rules.map((r: Spec) => r.host);
-    expect([...hosts, `conveyor-gateway.${namespace}.svc`]).toContain(new URL(config.PUBLIC_URL).host);
+    expect([...hosts, `conveyor-gateway.${installedIn}.svc`]).toContain(new URL(config.PUBLIC_URL).host);
   });
 
   it("runs without a docker_image on the runner's own image, where the harness CLIs are", () => {
@@ -117,7 +138,9 @@ describe.each(Object.entries(OVERLAYS))('k8s/overlays/%s', (overlay, namespace) 
     const claim = find(objects, 'PersistentVolumeClaim', volume.persistentVolumeClaim.claimName);
     expect(runner.env).toContainEqual({ name: 'SANDBOX_K8S_SNAPSHOT_CLAIM', value: claim.metadata.name });
     // Shared by replicas on several nodes, except on the single-node development cluster.
-    expect(claim.spec.accessModes).toEqual([overlay === 'dev' ? 'ReadWriteOnce' : 'ReadWriteMany']);
+    expect(claim.spec.accessModes).toEqual([
+      installedIn === 'conveyor-dev' ? 'ReadWriteOnce' : 'ReadWriteMany',
+    ]);
     expect(pod.securityContext.fsGroupChangePolicy).toBe('OnRootMismatch');
   });
 

@@ -6,7 +6,7 @@ import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 // Issue 26 on the Kubernetes backend: the runner keeps an environment's workspace after its setup as the team's
 // snapshot and later runs' Pods are unpacked from it (docs/snapshots.md). The real Claude Code CLI in each run's Pod
 // reports what its workspace holds through its Bash tool. Issue 36: the store is a volume both runner replicas of the
-// test overlay mount (k8s/overlays/test/snapshots-volume.yaml), so a snapshot serves runs on either replica and
+// test overlay mount (scripts/kubernetes/snapshots-volume.yaml), so a snapshot serves runs on either replica and
 // outlives a runner rollout, and a later run's Pod mounts its team's archive read-only instead of having it streamed.
 
 /**

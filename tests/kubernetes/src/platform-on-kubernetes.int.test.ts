@@ -9,9 +9,10 @@ import {
 import { cluster, eventually, kubectl, pods, runPods } from './cluster';
 import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
-// The platform as deployed from k8s/overlays/test on the single-node cluster of scripts/kubernetes/: every run is a
-// Pod made by the runner's kubernetes backend, and the real Claude Code CLI runs inside it against the scripted model
-// server on the host (the runner's model proxy forwards to it). scripts/kubernetes/test.sh sets the cluster up.
+// The platform as installed from k8s/chart (k8s/values/kubernetes-test.yaml) on the single-node cluster of
+// scripts/kubernetes/: every run is a Pod made by the runner's kubernetes backend, and the real Claude Code CLI runs
+// inside it against the scripted model server on the host (the runner's model proxy forwards to it).
+// scripts/kubernetes/test.sh sets the cluster up.
 
 /** Where the second run's Pod listens, for the probe of another run's Pod. */
 const LISTENER_PORT = 8099;

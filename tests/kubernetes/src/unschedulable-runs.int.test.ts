@@ -3,7 +3,7 @@ import { cluster, eventually, kubectl, pods } from './cluster';
 import { api, MODEL, waitForState } from './runs';
 
 // Issue 36: a run whose Pod no node can take says so on its timeline (the scheduler's own reason) and ends ERROR
-// resource_unavailable after SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS (k8s/overlays/test: 15 s), instead of waiting the
+// resource_unavailable after SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS (k8s/values/kubernetes-test.yaml: 15 s), instead of waiting the
 // whole start timeout in silence. The node is filled by a Pod requesting all of its CPU that no other Pod requests, so
 // a run's Pod (SANDBOX_K8S_CPU, 500m) fits nowhere — as on a cluster whose nodes are all busy.
 

@@ -170,7 +170,7 @@ function describe(err: unknown): string {
 
 const API_STATUS_HINTS: Record<number, string> = {
   401: "the API server does not accept the runner's credentials",
-  403: "the runner's ServiceAccount lacks the RBAC rights (the Role in k8s/base/service-account.yaml)",
+  403: "the runner's ServiceAccount lacks the RBAC rights (the Role in k8s/chart/templates/service-account.yaml)",
   404: 'not found',
   409: 'already exists',
   422: 'the API server rejected the object',
