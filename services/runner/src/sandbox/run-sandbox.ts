@@ -33,6 +33,13 @@ export interface SandboxEndpoint {
   routes?: readonly EndpointRoute[];
 }
 
+/**
+ * Set on every request to a policy endpoint by the Kubernetes backend's run gateway (over whatever the agent sent) to
+ * the run whose key the request came with: an endpoint that knows runs by their own credential (the model proxy)
+ * refuses one of another run, so one run's key cannot carry another run's credential.
+ */
+export const RUN_ID_HEADER = 'x-conveyor-run-id';
+
 export interface SandboxPolicy {
   runId: string;
   /** The environment's `docker_image`: honoured by container backends; the local backend runs the host's tool chain. */
