@@ -144,6 +144,12 @@ export interface RunSandbox {
   captureSnapshot?(ref: SnapshotRef): Promise<string | undefined>;
   /** Removes the snapshot `ref` (the workspace started from it and found its repositories moved on). */
   dropSnapshot?(ref: SnapshotRef): Promise<void>;
+  /**
+   * Credentials the sandbox itself hands the run's processes (on Kubernetes, the run's gateway key, in its proxy and
+   * endpoint URLs): kept out of the run's events and transcript like the run's other secrets, since another run
+   * holding the key could use this run's grants while it lives.
+   */
+  readonly secrets?: readonly string[];
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;

@@ -197,6 +197,8 @@ describe('KubernetesBackend', () => {
       expect(sandbox.endpointUrl('model')).toMatch(
         new RegExp(`^http://10\\.96\\.0\\.30:${gateway.port}/r/cvk_[A-Za-z0-9_-]{43}/model$`),
       );
+      // The key is the sandbox's own credential, kept out of the run's events (run-workspace.ts).
+      expect(sandbox.endpointUrl('model')).toContain(`/r/${sandbox.secrets![0]}/`);
       expect(sandbox.workspaceDir).toBe('/workspace');
     });
 

@@ -173,6 +173,7 @@ const API_STATUS_HINTS: Record<number, string> = {
 
 class KubernetesSandbox implements RunSandbox {
   readonly workspaceDir = POD_WORKSPACE;
+  readonly secrets: readonly string[];
   startedFrom: string | undefined;
   snapshotFailure: string | undefined;
   private limitHit: SandboxLimitHit | undefined;
@@ -195,6 +196,7 @@ class KubernetesSandbox implements RunSandbox {
     private readonly snapshots: PodSnapshots | undefined,
     private readonly log: Logger,
   ) {
+    this.secrets = [urls.key];
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
       // A process already gone cannot be killed; that must not end the runner.

@@ -268,6 +268,7 @@ function splitHolder(holder: string): [string, number] {
 /** The proxy URL and endpoint URLs a run's Pod is given for its key, at the gateway's Service address. */
 export function gatewayUrls(address: string, key: string) {
   return {
+    key,
     proxy: `http://run:${key}@${address}`,
     endpoint: (name: string) => `http://${address}${ENDPOINT_PREFIX}${key}/${name}`,
   };
