@@ -73,7 +73,7 @@ export class Runner implements Service {
     const jobDuration = createRunJobDurationHistogram(this.metrics);
     const timeToAgent = createTimeToAgentHistogram(this.metrics);
     // Fail closed: a runner that cannot isolate runs takes none.
-    const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause));
+    const sandbox = await createSandboxBackend(config, logger, (cause) => this.stopAll.abort(cause), redis);
     this.sandbox = sandbox;
     const snapshots = sandbox.snapshots;
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());

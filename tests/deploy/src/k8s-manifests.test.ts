@@ -185,6 +185,24 @@ describe.each(RENDERS)('%s', (_name, render, namespace, installedIn) => {
       { ports: [{ protocol: 'TCP', port: 50052 }] },
     ]);
   });
+
+  it("opens the runners to run Pods on the run gateway's port alone, through a Service any replica answers", () => {
+    const runner = find(objects, 'Deployment', 'conveyor-runner').spec.template.spec.containers[0];
+    const port = runner.ports.find((p: Spec) => p.name === 'run-gateway').containerPort;
+    const service = find(objects, 'Service', 'conveyor-runner-runs').spec;
+    expect(service.selector).toEqual({ 'app.kubernetes.io/name': 'conveyor-runner' });
+    // The runs' NetworkPolicies name the Pods' port: the Service's port must be the same.
+    expect(service.ports).toEqual([{ name: 'run-gateway', port, targetPort: 'run-gateway' }]);
+    expect(find(objects, 'NetworkPolicy', 'conveyor-runner-from-run-sandboxes').spec.ingress).toEqual([
+      {
+        from: [
+          { podSelector: { matchExpressions: [{ key: 'conveyor.dev/run-sandbox', operator: 'Exists' }] } },
+          { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'conveyor-runner' } } },
+        ],
+        ports: [{ protocol: 'TCP', port }],
+      },
+    ]);
+  });
 });
 
 describe('the validators catch broken manifests', () => {

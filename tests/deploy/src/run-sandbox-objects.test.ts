@@ -24,7 +24,7 @@ const settings: PodSettings = {
   name: 'run-f0e1d2c3-abc123',
   image: 'node:20-bookworm-slim',
   runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
-  runnerPorts: [40123, 40124],
+  gatewayPort: 8300,
   cpu: '1',
   owner: { name: 'conveyor-runner-7d9f8-x2x4q', uid: '3f1c2b9e-8d7a-4c6b-9e5f-1a2b3c4d5e6f' },
 };
@@ -83,17 +83,14 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(JSON.stringify(pod.spec)).not.toContain('snapshot');
   });
 
-  it("allow no ingress and egress only to the runner pods on the run's own ports", () => {
+  it("allow no ingress and egress only to the runner pods' run gateway port", () => {
     expect(netpol.spec.podSelector).toEqual({ matchLabels: { 'conveyor.dev/run-sandbox': settings.name } });
     expect(netpol.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(netpol.spec.ingress).toEqual([]);
     expect(netpol.spec.egress).toEqual([
       {
         to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'conveyor-runner' } } }],
-        ports: [
-          { protocol: 'TCP', port: 40123 },
-          { protocol: 'TCP', port: 40124 },
-        ],
+        ports: [{ protocol: 'TCP', port: 8300 }],
       },
     ]);
   });
@@ -114,7 +111,7 @@ config.loadFromOptions({
   contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
   currentContext: 'x',
 });
-const options = { namespace: 'n', podIp: '', runnerPodLabels: {}, defaultImage: 'i', cpu: '1', internalHosts: [],
+const options = { namespace: 'n', runnerPodLabels: {}, defaultImage: 'i', cpu: '1', internalHosts: [],
   startTimeoutMs: 1000, logger: {} };
 new KubernetesBackend(options, clusterClient(config)).check().then(
   () => process.exit(2),

@@ -36,8 +36,8 @@ function probeScript(targets: Record<string, string>): string {
     'test -e /var/run/secrets/kubernetes.io/serviceaccount/token && echo token=present || echo token=absent',
     '(touch /probe-root 2>/dev/null && echo rootfs=writable) || echo rootfs=readonly',
     ...connect,
-    // The runner's egress proxy, which the run's NetworkPolicy allows.
-    'hp=${HTTPS_PROXY#http://}',
+    // The runners' run gateway (its Service), which the run's NetworkPolicy allows; the proxy URL carries the run's key.
+    'hp=${HTTPS_PROXY##*@}',
     `(timeout 5 bash -c "exec 3<>/dev/tcp/\${hp%:*}/\${hp##*:}" 2>/dev/null && echo egress_proxy=open || echo egress_proxy=refused) &`,
     'wait',
   ].join('\n');
@@ -138,6 +138,8 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
       redis: { address: cluster.infra.redis, control: runner.name },
       kafka: { address: cluster.infra.kafka, control: runner.name },
       kubernetes_api: { address: `${cluster.nodeIp}:16443`, control: runner.name },
+      // The runner's own port beside the run gateway (health and metrics): its own Pod reaches it crossing no policy.
+      runner_http: { address: `${runner.ip}:8082`, control: runner.name },
       other_run: { address: `${listenerPod.ip}:${LISTENER_PORT}`, control: listenerPod.name },
     };
     for (const { address, control } of Object.values(targets)) await reachableFrom(control, address);
@@ -171,7 +173,7 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     );
     expect(connections).toEqual({
       ...Object.fromEntries(Object.keys(targets).map((name) => [name, 'refused'])),
-      // What its NetworkPolicy allows (the runner's egress proxy) does connect from the same Pod.
+      // What its NetworkPolicy allows (the runners' run gateway) does connect from the same Pod.
       egress_proxy: 'open',
     });
     // The Pod and its NetworkPolicy go with the run.

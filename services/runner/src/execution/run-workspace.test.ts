@@ -47,6 +47,22 @@ describe('RunWorkspaces', () => {
     ]);
   });
 
+  it("keeps the sandbox's own credentials (a run gateway key) out of the run's events", async () => {
+    const { sandbox } = fakeSandbox();
+    const { backend } = fakeBackend({ ...sandbox, secrets: ['cvk_gateway-key'] });
+    const { ctx, events } = fakeContext();
+    await new RunWorkspaces(backend, settings).within(ctx, environment, undefined, async () => {
+      ctx.reporter.emit({
+        kind: 'log',
+        level: 'info',
+        text: 'HTTPS_PROXY=http://run:cvk_gateway-key@10.96.0.30:8300',
+      });
+      return succeeded;
+    });
+    expect(JSON.stringify(events)).toContain('HTTPS_PROXY=http://run:');
+    expect(JSON.stringify(events)).not.toContain('cvk_gateway-key');
+  });
+
   it('refuses the run when no sandbox can be had, without driving it', async () => {
     const { backend } = fakeBackend(new SandboxUnavailable('no cgroups'));
     const { ctx, events } = fakeContext();

@@ -63,6 +63,7 @@ export class RunWorkspaces {
         errorCode: 'resource_unavailable',
       };
     }
+    for (const secret of sandbox.secrets ?? []) ctx.reporter.redactor.add(secret);
     ctx.trace.mark('sandbox_ready');
     return this.runIn(ctx, sandbox, async () => (await this.layOut(ctx, sandbox)) ?? (await drive(sandbox)));
   }

@@ -6,6 +6,7 @@ import { Agent, request } from 'undici';
 import type { Logger } from '@conveyor/logger';
 import { context, inSpan, type Context } from '@conveyor/tracing';
 import { HOP_BY_HOP } from '../sandbox/hop-by-hop';
+import { RUN_ID_HEADER } from '../sandbox/run-sandbox';
 import { forwardedQuery } from './forwarded-query';
 import {
   CREDENTIAL_HEADERS,
@@ -150,7 +151,10 @@ export class ModelProxy {
     const provider = prefix;
     const protocol = PROTOCOLS[provider];
     const entry = this.runFor(protocol.presentedKey(req.headers, url.searchParams));
-    if (!entry) return refuse(res, 401, 'authentication_error', 'Invalid run token');
+    // Behind the run gateway, the token must be the run's whose key the request came with.
+    const keyedRun = req.headers[RUN_ID_HEADER];
+    if (!entry || (keyedRun !== undefined && keyedRun !== entry.options.runId))
+      return refuse(res, 401, 'authentication_error', 'Invalid run token');
     if (entry.options.provider !== provider)
       return refuse(
         res,
@@ -212,6 +216,7 @@ export class ModelProxy {
         HOP_BY_HOP.has(name) ||
         CREDENTIAL_HEADERS.includes(name) ||
         TRACE_HEADERS.has(name) ||
+        name === RUN_ID_HEADER ||
         name === 'content-length'
       )
         continue;

@@ -77,39 +77,16 @@ function splitHostPort(authority: string, defaultPort: number): { host: string; 
   return port > 0 && port < 65536 ? { host: m[1]!, port } : undefined;
 }
 
-export class EgressProxy {
-  private readonly server: http.Server;
-  private readonly sockets = new Set<net.Socket>();
-
-  private constructor(
+/**
+ * The egress filter's decisions and forwarding for one set of rules, apart from any listener: the local backend's
+ * per-run proxy listens with one, and the Kubernetes backend's run gateway (run-gateway.ts) picks one per request by
+ * the run's key.
+ */
+export class EgressFilter {
+  constructor(
     private readonly rules: EgressRules,
     private readonly listener: EgressListener,
-  ) {
-    this.server = http.createServer((req, res) => void this.forward(req, res));
-    this.server.on(
-      'connect',
-      (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void this.tunnel(req, client, head),
-    );
-    this.server.on('connection', (socket: net.Socket) => {
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-    });
-  }
-
-  /** `listenOn`: a unix socket path (local backend) or a TCP address (container backends). */
-  static async listen(
-    listenOn: string | ListenAddress,
-    rules: EgressRules,
-    listener: EgressListener,
-  ): Promise<EgressProxy> {
-    const proxy = new EgressProxy(rules, listener);
-    if (typeof listenOn === 'string') await unlink(listenOn).catch(() => undefined);
-    await new Promise<void>((resolve, reject) => {
-      proxy.server.once('error', reject);
-      proxy.server.listen(listenOn, resolve);
-    });
-    return proxy;
-  }
+  ) {}
 
   private async decide(host: string, port: number): Promise<EgressDecision> {
     const decision = await decideEgress(this.rules, host, port);
@@ -117,7 +94,7 @@ export class EgressProxy {
     return decision;
   }
 
-  private async tunnel(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
+  async tunnel(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy());
     const target = splitHostPort(req.url ?? '', 443);
     const decision = target
@@ -140,7 +117,7 @@ export class EgressProxy {
     client.once('close', () => upstream.destroy());
   }
 
-  private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -157,13 +134,15 @@ export class EgressProxy {
       res.writeHead(403, { 'content-type': 'text/plain' }).end(`egress denied: ${decision.reason}\n`);
       return;
     }
+    // The proxy's own credential (a run gateway's run key) is for this hop only: it never reaches the destination.
+    const { 'proxy-authorization': _credential, 'proxy-connection': _hop, ...headers } = req.headers;
     const upstream = http.request(
       {
         host: decision.address,
         port,
         method: req.method,
         path: `${url.pathname}${url.search}`,
-        headers: { ...req.headers, host: url.host },
+        headers: { ...headers, host: url.host },
       },
       (response) => {
         res.writeHead(response.statusCode ?? 502, response.headers);
@@ -173,10 +152,33 @@ export class EgressProxy {
     upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
     req.pipe(upstream);
   }
+}
 
-  /** The TCP port it listens on (container backends listen on port 0). */
-  get port(): number {
-    return (this.server.address() as net.AddressInfo).port;
+export class EgressProxy {
+  private readonly server: http.Server;
+  private readonly sockets = new Set<net.Socket>();
+
+  private constructor(filter: EgressFilter) {
+    this.server = http.createServer((req, res) => void filter.forward(req, res));
+    this.server.on(
+      'connect',
+      (req: http.IncomingMessage, client: net.Socket, head: Buffer) => void filter.tunnel(req, client, head),
+    );
+    this.server.on('connection', (socket: net.Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /** `listenOn`: a unix socket path (the local backend's). */
+  static async listen(listenOn: string, rules: EgressRules, listener: EgressListener): Promise<EgressProxy> {
+    const proxy = new EgressProxy(new EgressFilter(rules, listener));
+    await unlink(listenOn).catch(() => undefined);
+    await new Promise<void>((resolve, reject) => {
+      proxy.server.once('error', reject);
+      proxy.server.listen(listenOn, resolve);
+    });
+    return proxy;
   }
 
   async close(): Promise<void> {

@@ -16,21 +16,28 @@ function refuse(res: http.ServerResponse, error: AppError, instance: string): vo
   res.end(JSON.stringify(toProblem(error, instance)));
 }
 
+/** Forwards one request to an endpoint's target on `path` (already resolved), with `extra` headers set over the request's. */
+export type EndpointForwarding = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+  extra?: Record<string, string>,
+) => void;
+
 /**
- * An HTTP server that forwards to `target` only the requests matching `routes` — on the path as the URL parser
- * resolves it (`..` segments gone), which is also the path forwarded — and answers every other one 403
- * `not_authorized` in the contract's problem shape without contacting the target. No protocol upgrade passes (its
- * headers are hop-by-hop) and CONNECT has no handler. Hand-written (about 50 lines): the proxies on npm pass the path
- * through as sent.
+ * Forwarding to `target` of the requests matching `routes` — on the path as the URL parser resolves it (`..`
+ * segments gone), which is also the path forwarded — every other one answered 403 `not_authorized` in the
+ * contract's problem shape without contacting the target; with no `routes`, every request (the model proxy, which
+ * checks each request itself). Hand-written (about 50 lines): the proxies on npm pass the path through as sent.
  */
-export function createRouteForwarder(
+export function endpointForwarding(
   target: { host: string; port: number },
-  routes: readonly EndpointRoute[],
-): http.Server {
-  const agent = new http.Agent({ keepAlive: true });
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://endpoint');
-    if (!routes.some((r) => r.method === req.method && r.path.test(url.pathname))) {
+  routes: readonly EndpointRoute[] | undefined,
+  agent: http.Agent,
+): EndpointForwarding {
+  return (req, res, path, extra = {}) => {
+    const url = new URL(path, 'http://endpoint');
+    if (routes && !routes.some((r) => r.method === req.method && r.path.test(url.pathname))) {
       req.resume();
       const detail = `${req.method} ${url.pathname} is not reachable from a run`;
       return refuse(res, new AppError('not_authorized', detail), url.pathname);
@@ -41,7 +48,7 @@ export function createRouteForwarder(
         port: target.port,
         method: req.method,
         path: `${url.pathname}${url.search}`,
-        headers: forwardable(req.headers),
+        headers: { ...forwardable(req.headers), ...extra },
         agent,
       },
       (answer) => {
@@ -54,7 +61,20 @@ export function createRouteForwarder(
       else refuse(res, new AppError('internal_error', 'The platform could not be reached'), url.pathname);
     });
     req.pipe(upstream);
-  });
+  };
+}
+
+/**
+ * An HTTP server forwarding `routes` alone to `target` (endpointForwarding). No protocol upgrade passes (its headers
+ * are hop-by-hop) and CONNECT has no handler.
+ */
+export function createRouteForwarder(
+  target: { host: string; port: number },
+  routes: readonly EndpointRoute[],
+): http.Server {
+  const agent = new http.Agent({ keepAlive: true });
+  const forward = endpointForwarding(target, routes, agent);
+  const server = http.createServer((req, res) => forward(req, res, req.url ?? '/'));
   server.on('close', () => agent.destroy());
   return server;
 }

@@ -33,6 +33,13 @@ export interface SandboxEndpoint {
   routes?: readonly EndpointRoute[];
 }
 
+/**
+ * Set on every request to a policy endpoint by the Kubernetes backend's run gateway (over whatever the agent sent) to
+ * the run whose key the request came with: an endpoint that knows runs by their own credential (the model proxy)
+ * refuses one of another run, so one run's key cannot carry another run's credential.
+ */
+export const RUN_ID_HEADER = 'x-conveyor-run-id';
+
 export interface SandboxPolicy {
   runId: string;
   /** The environment's `docker_image`: honoured by container backends; the local backend runs the host's tool chain. */
@@ -139,6 +146,12 @@ export interface RunSandbox {
   captureSnapshot?(ref: SnapshotRef): Promise<string | undefined>;
   /** Removes the snapshot `ref` (the workspace started from it and found its repositories moved on). */
   dropSnapshot?(ref: SnapshotRef): Promise<void>;
+  /**
+   * Credentials the sandbox itself hands the run's processes (on Kubernetes, the run's gateway key, in its proxy and
+   * endpoint URLs): kept out of the run's events and transcript like the run's other secrets, since another run
+   * holding the key could use this run's grants while it lives.
+   */
+  readonly secrets?: readonly string[];
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;

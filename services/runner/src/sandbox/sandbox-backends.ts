@@ -1,4 +1,6 @@
+import { lookup } from 'node:dns/promises';
 import path from 'node:path';
+import type { Redis } from 'ioredis';
 import type { Logger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap/bwrap-backend';
 import { startHelperAndDropRoot } from './bwrap/privileged/start-helper';
@@ -7,6 +9,10 @@ import type { SandboxSettings } from './sandbox-config';
 import { SnapshotStore, type SnapshotLimits } from './snapshot-store';
 import { UnsandboxedBackend } from './unsandboxed-backend';
 
+/** How long a runner replica stays named the holder of its runs without renewing (run-routes.ts), and how often it renews. */
+const RUN_ROUTE_TTL_MS = 30_000;
+const RUN_ROUTE_RENEW_MS = 10_000;
+
 /** The repository's node_modules, where the agent CLIs live: visible read-only inside local sandboxes. */
 const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
 
@@ -14,11 +20,13 @@ const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
  * Builds the configured backend and verifies it can isolate runs here before the runner takes any job. With
  * bubblewrap this is where the process stops being root (docs/sandbox.md): the caller reads its TLS keys before.
  * `onLost`: the backend can isolate nothing more (its runs end); the process stops next, exiting non-zero.
+ * `redis`: where runner replicas tell each other which holds which run (Kubernetes); without it, the process is alone.
  */
 export async function createSandboxBackend(
   config: SandboxSettings & { WORKSPACE_ROOT: string },
   logger: Logger,
   onLost: (cause: SandboxUnavailable) => void,
+  redis?: Redis,
 ): Promise<SandboxBackend> {
   const log = logger.child({ component: 'sandbox' });
   let backend: SandboxBackend;
@@ -60,15 +68,35 @@ export async function createSandboxBackend(
     }
     case 'kubernetes': {
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
-      const [{ KubernetesBackend }, { clusterClient }, { PodSnapshots }] = await Promise.all([
-        import('./kubernetes/kubernetes-backend'),
-        import('./kubernetes/kubernetes-client'),
-        import('./kubernetes/pod-snapshots'),
-      ]);
+      const [{ KubernetesBackend }, { clusterClient }, { PodSnapshots }, { RunGateway }, routes] =
+        await Promise.all([
+          import('./kubernetes/kubernetes-backend'),
+          import('./kubernetes/kubernetes-client'),
+          import('./kubernetes/pod-snapshots'),
+          import('./kubernetes/run-gateway'),
+          import('./kubernetes/run-routes'),
+        ]);
+      const gatewayPort = config.SANDBOX_K8S_GATEWAY_PORT;
+      let service: string;
+      try {
+        ({ address: service } = await lookup(config.SANDBOX_K8S_GATEWAY_SERVICE));
+      } catch (err) {
+        throw new SandboxUnavailable(
+          `cannot resolve the run gateway's Service ${config.SANDBOX_K8S_GATEWAY_SERVICE}: ${(err as Error).message}`,
+        );
+      }
+      const gateway = await RunGateway.listen(
+        { host: '0.0.0.0', port: gatewayPort },
+        redis
+          ? routes.redisRunRoutes(redis, `${config.SANDBOX_K8S_POD_IP}:${gatewayPort}`, RUN_ROUTE_TTL_MS)
+          : routes.LONE_PROCESS_ROUTES,
+        RUN_ROUTE_RENEW_MS,
+        log.child({ component: 'run-gateway' }),
+      );
       backend = new KubernetesBackend(
         {
           namespace: config.SANDBOX_K8S_NAMESPACE,
-          podIp: config.SANDBOX_K8S_POD_IP,
+          gateway: { server: gateway, address: `${service}:${gatewayPort}` },
           ...(config.SANDBOX_K8S_POD_NAME && config.SANDBOX_K8S_POD_UID
             ? { runnerPod: { name: config.SANDBOX_K8S_POD_NAME, uid: config.SANDBOX_K8S_POD_UID } }
             : {}),

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { csv } from '@conveyor/config';
+import { csv, port } from '@conveyor/config';
 import type { SandboxLimits } from './run-sandbox';
 
 /** The isolation backends a runner can be configured with; sandbox-backends.ts builds each. */
@@ -70,7 +70,19 @@ export const sandboxEnv = {
   SANDBOX_K8S_POD_IP: z
     .string()
     .default('')
-    .describe("Kubernetes backend: this runner pod's IP (downward API `status.podIP`)."),
+    .describe(
+      "Kubernetes backend: this runner pod's IP (downward API `status.podIP`): where the other replicas' run gateways pass on requests for the runs this one holds.",
+    ),
+  SANDBOX_K8S_GATEWAY_SERVICE: z
+    .string()
+    .min(1)
+    .default('conveyor-runner-runs')
+    .describe(
+      'Kubernetes backend: the Service selecting every runner pod on SANDBOX_K8S_GATEWAY_PORT (port and targetPort alike), through which run Pods reach their egress filter and endpoints. Resolved once at start: run Pods get its cluster IP, as they have no DNS.',
+    ),
+  SANDBOX_K8S_GATEWAY_PORT: port(8300).describe(
+    "Kubernetes backend: port of the run gateway on every runner pod, the only one a run's Pod may reach (each run presents its own key).",
+  ),
   SANDBOX_K8S_POD_NAME: z
     .string()
     .default('')

@@ -7,6 +7,8 @@ import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './ku
 import { KubernetesBackend, type KubernetesBackendOptions } from './kubernetes-backend';
 import type { runNetworkPolicy, runPod } from './kubernetes-objects';
 import { PodSnapshots } from './pod-snapshots';
+import { RunGateway } from './run-gateway';
+import { LONE_PROCESS_ROUTES } from './run-routes';
 import { SandboxUnavailable, type RunSandbox, type SandboxPolicy, type SnapshotRef } from '../run-sandbox';
 import { SnapshotStore } from '../snapshot-store';
 
@@ -81,16 +83,25 @@ class FakeKubernetes implements KubernetesClient {
   }
 }
 
+const logger = createLogger({ service: 'test', level: 'silent' });
+let gateway: RunGateway;
+beforeAll(async () => {
+  gateway = await RunGateway.listen({ host: '127.0.0.1', port: 0 }, LONE_PROCESS_ROUTES, 60_000, logger);
+  OPTIONS.gateway = { server: gateway, address: `10.96.0.30:${gateway.port}` };
+});
+afterAll(() => gateway.close());
+
+/** `gateway` is set once it listens (beforeAll). */
 const OPTIONS: KubernetesBackendOptions = {
   namespace: 'conveyor',
-  podIp: '10.244.0.7',
+  gateway: undefined as unknown as KubernetesBackendOptions['gateway'],
   runnerPod: { name: 'conveyor-runner-abc', uid: '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9' },
   runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
   defaultImage: 'conveyor/run:1',
   cpu: '1',
   internalHosts: [],
   podStart: { startTimeoutMs: 30_000, unschedulableTimeoutMs: 30_000 },
-  logger: createLogger({ service: 'test', level: 'silent' }),
+  logger,
 };
 
 const policy = (overrides: Partial<SandboxPolicy> = {}): SandboxPolicy => ({
@@ -176,10 +187,18 @@ describe('KubernetesBackend', () => {
       const owner = [{ apiVersion: 'v1', kind: 'Pod', ...OPTIONS.runnerPod }];
       expect(pod.metadata.ownerReferences).toEqual(owner);
       expect(api.policies.get(name!)!.metadata.ownerReferences).toEqual(owner);
-      // The run reaches only this runner pod's bridges: its egress proxy and one port per endpoint.
-      const ports = api.policies.get(name!)!.spec.egress[0]!.ports.map((p) => p.port);
-      expect(ports).toHaveLength(2);
-      expect(sandbox.endpointUrl('model')).toBe(`http://10.244.0.7:${ports[1]}`);
+      // The run reaches only the runner pods' run gateway (through its Service), its endpoints there by its key.
+      expect(api.policies.get(name!)!.spec.egress).toEqual([
+        {
+          to: [{ podSelector: { matchLabels: OPTIONS.runnerPodLabels } }],
+          ports: [{ protocol: 'TCP', port: gateway.port }],
+        },
+      ]);
+      expect(sandbox.endpointUrl('model')).toMatch(
+        new RegExp(`^http://10\\.96\\.0\\.30:${gateway.port}/r/cvk_[A-Za-z0-9_-]{43}/model$`),
+      );
+      // The key is the sandbox's own credential, kept out of the run's events (run-workspace.ts).
+      expect(sandbox.endpointUrl('model')).toContain(`/r/${sandbox.secrets![0]}/`);
       expect(sandbox.workspaceDir).toBe('/workspace');
     });
 
@@ -227,8 +246,9 @@ describe('KubernetesBackend', () => {
       expect(command.slice(0, 2)).toEqual(['env', '-i']);
       expect(command).toContain('PATH=/usr/bin:/bin');
       expect(command.find((a) => a.startsWith('HTTPS_PROXY='))).toMatch(
-        /^HTTPS_PROXY=http:\/\/10\.244\.0\.7:\d+$/,
+        /^HTTPS_PROXY=http:\/\/run:cvk_[A-Za-z0-9_-]{43}@10\.96\.0\.30:\d+$/,
       );
+      expect(command).toContain('NO_PROXY=10.96.0.30');
       expect(command.slice(-3)).toEqual(['sh', '/workspace', 'false']);
     });
 

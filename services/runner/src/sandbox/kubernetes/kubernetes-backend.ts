@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '@conveyor/logger';
-import { EgressProxy, reportEgress } from '../egress-proxy';
+import { EgressFilter, reportEgress } from '../egress-proxy';
 import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './kubernetes-api';
 import {
   podExecCommand,
@@ -11,6 +11,7 @@ import {
   type PodSettings,
 } from './kubernetes-objects';
 import { podLoss } from './pod-loss';
+import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
 import {
@@ -26,18 +27,20 @@ import {
   type SnapshotRef,
 } from '../run-sandbox';
 import { proxyEnvironment } from '../run-environment';
-import { SocketBridge } from '../socket-bridge';
 
 /** Between two reads of a starting Pod's status. */
 const POD_POLL_MS = 500;
 
 export interface KubernetesBackendOptions {
   namespace: string;
-  /** This runner pod's IP (downward API): runs reach their egress proxy and endpoints there. */
-  podIp: string;
+  /**
+   * Every runner replica's gateway (run-gateway.ts), and its Service's `ip:port` as run Pods reach it: a run's egress
+   * filter and endpoints answer there whichever replica holds the run.
+   */
+  gateway: { server: RunGateway; address: string };
   /** This runner pod, owner of every run's Pod and NetworkPolicy (deleted with it). */
   runnerPod?: { name: string; uid: string };
-  /** Labels of the runner pods, which the runs' NetworkPolicies allow as their only destination. */
+  /** Labels of the runner pods, which the runs' NetworkPolicies allow (on the gateway's port) as their only destination. */
   runnerPodLabels: Record<string, string>;
   /** Image of environments that name none. */
   defaultImage: string;
@@ -52,8 +55,8 @@ export interface KubernetesBackendOptions {
 
 /**
  * The container backend (docs/sandbox.md, deploy/README.md): one Pod per run from the environment's image, with a
- * NetworkPolicy that lets it reach only this runner pod's ports bridging its egress proxy and endpoints; commands run
- * through the exec API. Run on a real cluster by tests/kubernetes (`npm run test:kubernetes`).
+ * NetworkPolicy that lets it reach only the runner replicas' run gateway, where its key opens its egress filter and
+ * endpoints; commands run through the exec API. Run on a real cluster by tests/kubernetes (`npm run test:kubernetes`).
  */
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
@@ -95,19 +98,16 @@ export class KubernetesBackend implements SandboxBackend {
     const log = this.options.logger.child({ runId: policy.runId, pod: name });
     const closers: Array<() => Promise<unknown>> = [];
     try {
-      const listen = { host: '0.0.0.0', port: 0 };
-      const proxy = await EgressProxy.listen(
-        listen,
-        { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
-        reportEgress(policy, log),
-      );
-      closers.push(() => proxy.close());
-      const endpointPorts = new Map<string, number>();
-      for (const endpoint of policy.endpoints) {
-        const bridge = await SocketBridge.listen(listen, endpoint);
-        closers.push(() => bridge.close());
-        endpointPorts.set(endpoint.name, bridge.port);
-      }
+      const { gateway } = this.options;
+      const registration = await gateway.server.register({
+        runId: policy.runId,
+        egress: new EgressFilter(
+          { allowedHosts: policy.allowedHosts, internalHosts: this.options.internalHosts },
+          reportEgress(policy, log),
+        ),
+        endpoints: policy.endpoints,
+      });
+      closers.push(() => registration.close());
       const mount = policy.snapshot && (await this.options.snapshots?.mount(policy.snapshot, name));
       if (mount) closers.push(() => mount.release());
       const settings: PodSettings = {
@@ -116,7 +116,7 @@ export class KubernetesBackend implements SandboxBackend {
         image: policy.image ?? this.options.defaultImage,
         runnerPodLabels: this.options.runnerPodLabels,
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
-        runnerPorts: [proxy.port, ...endpointPorts.values()],
+        gatewayPort: gateway.server.port,
         cpu: this.options.cpu,
         ...(mount ? { snapshot: mount.volume } : {}),
       };
@@ -138,9 +138,8 @@ export class KubernetesBackend implements SandboxBackend {
         namespace,
         name,
         policy,
-        `http://${this.options.podIp}:${proxy.port}`,
-        this.options.podIp,
-        endpointPorts,
+        gatewayUrls(gateway.address, registration.key),
+        gateway.address.slice(0, gateway.address.lastIndexOf(':')),
         closers,
         this.options.snapshots,
         log,
@@ -178,6 +177,7 @@ const API_STATUS_HINTS: Record<number, string> = {
 
 class KubernetesSandbox implements RunSandbox {
   readonly workspaceDir = POD_WORKSPACE;
+  readonly secrets: readonly string[];
   startedFrom: string | undefined;
   snapshotFailure: string | undefined;
   private limitHit: SandboxLimitHit | undefined;
@@ -193,13 +193,14 @@ class KubernetesSandbox implements RunSandbox {
     private readonly namespace: string,
     private readonly pod: string,
     policy: SandboxPolicy,
-    private readonly proxyUrl: string,
-    private readonly podIp: string,
-    private readonly endpointPorts: Map<string, number>,
+    private readonly urls: ReturnType<typeof gatewayUrls>,
+    /** The gateway's host: endpoints are reached there directly, not through the egress filter. */
+    private readonly gatewayHost: string,
     private readonly closers: Array<() => Promise<unknown>>,
     private readonly snapshots: PodSnapshots | undefined,
     private readonly log: Logger,
   ) {
+    this.secrets = [urls.key];
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
       // A process already gone cannot be killed; that must not end the runner.
@@ -209,9 +210,7 @@ class KubernetesSandbox implements RunSandbox {
   }
 
   endpointUrl(name: string): string {
-    const port = this.endpointPorts.get(name);
-    if (port === undefined) throw new Error(`no sandbox endpoint named ${name}`);
-    return `http://${this.podIp}:${port}`;
+    return this.urls.endpoint(name);
   }
 
   exec(options: SandboxExecOptions): SandboxProcess {
@@ -233,7 +232,7 @@ class KubernetesSandbox implements RunSandbox {
    * at once killed) process — that recursed until the stack overflowed and took the runner down on every cancel.
    */
   private start(options: SandboxExecOptions): PodProcess {
-    const env = { ...options.env, ...proxyEnvironment(this.proxyUrl, this.podIp) };
+    const env = { ...options.env, ...proxyEnvironment(this.urls.proxy, this.gatewayHost) };
     return new PodProcess(
       (command, stdout, stderr, stdin, onStatus) =>
         this.api.exec(this.namespace, this.pod, command, { stdout, stderr, stdin }, onStatus),

@@ -24,8 +24,8 @@ export interface PodSettings {
   owner?: { name: string; uid: string };
   /** Labels of the runner's own pods: the only destination a run's pod may reach. */
   runnerPodLabels: Record<string, string>;
-  /** The runner pod's ports bridging this run's egress proxy and endpoints (one NetworkPolicy rule each). */
-  runnerPorts: number[];
+  /** The runner pods' port of the run gateway (run-gateway.ts), where the run's key opens its egress and endpoints. */
+  gatewayPort: number;
   cpu: string;
   /** The team's snapshot to unpack, when the run starts from one on a store the Pod can mount. */
   snapshot?: PodSnapshotVolume;
@@ -132,9 +132,10 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
 }
 
 /**
- * Denies all ingress and all egress but the runner pods' ports that bridge this run's egress proxy and endpoints:
- * the host allow-list is applied by the proxy (a NetworkPolicy knows addresses, not names), so cluster services,
- * private ranges and cloud metadata stay unreachable.
+ * Denies all ingress and all egress but the runner pods' run gateway port (the Pod reaches it through the gateway's
+ * Service; policies apply to the Pod it forwards to): the host allow-list is applied by the gateway's egress filter
+ * (a NetworkPolicy knows addresses, not names), so cluster services, DNS, private ranges and cloud metadata stay
+ * unreachable.
  */
 export function runNetworkPolicy(settings: PodSettings) {
   return {
@@ -153,7 +154,7 @@ export function runNetworkPolicy(settings: PodSettings) {
       egress: [
         {
           to: [{ podSelector: { matchLabels: settings.runnerPodLabels } }],
-          ports: settings.runnerPorts.map((port) => ({ protocol: 'TCP', port })),
+          ports: [{ protocol: 'TCP', port: settings.gatewayPort }],
         },
       ],
     },
