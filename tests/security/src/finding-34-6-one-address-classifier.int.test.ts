@@ -1,4 +1,7 @@
 import net from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { once } from 'node:events';
 import { EgressProxy } from '@conveyor/runner';
 import { apiCall, startPlatform, type RunningPlatform } from '@conveyor/testing';
@@ -39,13 +42,16 @@ const NON_CANONICAL = ['2130706433', '0x7f000001', '0x7f.1', '0177.0.0.1', '127.
 describe('issue 34.6: the runner and the orchestrator refuse the same non-public addresses', () => {
   let platform: RunningPlatform;
   let proxy: EgressProxy;
+  let socketDir: string;
   const decisions: Array<{ host: string; allowed: boolean }> = [];
 
   beforeAll(async () => {
     platform = await startPlatform({ withRunner: false });
     // An environment that allow-lists each literal: what refuses it must be the address check.
+    // On a unix socket, as the local backend bridges it into a sandbox.
+    socketDir = await mkdtemp(path.join(os.tmpdir(), 'egress-'));
     proxy = await EgressProxy.listen(
-      { host: '127.0.0.1', port: 0 },
+      path.join(socketDir, 'egress.sock'),
       { allowedHosts: [...NOT_PUBLIC, ...NON_CANONICAL], internalHosts: [] },
       ({ host, decision }) => decisions.push({ host, allowed: decision.allowed }),
     );
@@ -53,12 +59,13 @@ describe('issue 34.6: the runner and the orchestrator refuse the same non-public
 
   afterAll(async () => {
     await proxy?.close();
+    await rm(socketDir, { recursive: true, force: true });
     await platform?.stop();
   });
 
   /** The proxy's answer to `CONNECT [address]:443`, as a sandboxed client sees it. */
   const connectThrough = async (address: string): Promise<string> => {
-    const socket = net.connect(proxy.port, '127.0.0.1');
+    const socket = net.connect(path.join(socketDir, 'egress.sock'));
     await once(socket, 'connect');
     const host = address.includes(':') ? `[${address}]` : address;
     socket.write(`CONNECT ${host}:443 HTTP/1.1\r\nHost: ${host}:443\r\n\r\n`);
