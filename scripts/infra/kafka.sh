@@ -17,6 +17,13 @@ KAFKA_START_TIMEOUT=120
 kafka_java() { java -Dlog4j2.configurationFile="$KAFKA_LOG4J" -cp "$KAFKA_LIBS/*" "$@"; }
 
 kafka_owned_running() { pid_running "$KAFKA_PIDFILE" kafka.Kafka; }
+# The pid kafka_start wrote is still a live process (not a zombie awaiting its parent), whatever it has exec'd so far.
+kafka_started_alive() {
+  local pid state
+  read -r pid <"$KAFKA_PIDFILE" || return 1
+  read -r _ _ state _ <"/proc/$pid/stat" 2>/dev/null || return 1
+  [[ $state != Z ]]
+}
 
 # Version of the resolved broker jar (kafka_2.13-4.3.1.jar -> 4.3.1).
 kafka_version() {
@@ -162,7 +169,9 @@ kafka_start() {
 kafka_wait_ready() {
   local started=$SECONDS
   until port_open "$KAFKA_PORT" && grep -qF 'Kafka Server started' "$KAFKA_LOG" 2>/dev/null; do
-    if ! kafka_owned_running; then
+    # Alive, not "ours by its command line": just after kafka_start the pid may still be the subshell that has not
+    # exec'd java yet (on a loaded machine), whose command line does not name kafka.Kafka; the pid is ours anyway.
+    if ! kafka_started_alive; then
       kafka_log_excerpt
       die "kafka: the broker exited during startup (log: $KAFKA_LOG)"
     fi

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type Json, type ScriptedModelServer } from '@conveyor/testing';
-import { cluster, kubectl, pods } from './cluster';
+import { cluster, eventually, kubectl, pods } from './cluster';
 import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
 // Issue 26 on the Kubernetes backend: the runner keeps an environment's workspace after its setup as the team's
@@ -175,6 +175,15 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
       (pod) => pod.phase === 'Running' && !pod.deleting,
     );
     expect(after.map((pod) => pod.name).filter((name) => before.includes(name))).toEqual([]);
+    // `rollout status` returns while the old Pods still terminate, and in their preStop pause they still take runs:
+    // the warm runs must find only the new replicas.
+    await eventually(
+      async () =>
+        (await pods('app.kubernetes.io/name=conveyor-runner')).some((pod) => before.includes(pod.name))
+          ? undefined
+          : true,
+      'the old runner Pods to be gone',
+    );
     for (let i = 0; i < 2; i++) {
       const warm = await probeRun(environmentId);
       expect(warm.from).toBe(snapshot);
