@@ -213,6 +213,8 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
         'lost-runner sweep': { ok: true },
         'run queue reconciliation': { ok: true },
         'event dispatcher': { ok: true },
+        'slack poster': { ok: true },
+        'linear reporter': { ok: true },
       },
     });
   });
