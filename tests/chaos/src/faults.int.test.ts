@@ -331,8 +331,20 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
 
       const exits = installation.supervisorExits().slice(exitsBefore);
       const expected = fault.killed ? [{ service: fault.killed, how: fault.exit ?? 'signal SIGKILL' }] : [];
-      if (JSON.stringify(exits) !== JSON.stringify(expected))
-        problems.push(`service exits ${JSON.stringify(exits)}, expected ${JSON.stringify(expected)}`);
+      if (JSON.stringify(exits) !== JSON.stringify(expected)) {
+        // What the exiting services said last (their fatal and error lines), so a failure names its cause.
+        const said = installation
+          .logs()
+          .split('\n')
+          .filter(
+            (line) =>
+              exits.some((e) => line.startsWith(`[${e.service}]`)) && /"level":"(fatal|error)"/.test(line),
+          )
+          .slice(-5);
+        problems.push(
+          `service exits ${JSON.stringify(exits)}, expected ${JSON.stringify(expected)}; last words: ${said.join('\n')}`,
+        );
+      }
 
       expect(problems).toEqual([]);
     });
