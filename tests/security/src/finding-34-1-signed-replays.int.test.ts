@@ -60,6 +60,8 @@ describe('issue 34.1: a replayed signed body starts no second run', () => {
   describe.each(SIGNATURE_SCHEMES.filter((s) => s !== 'gitlab'))('%s', (scheme) => {
     it('the same signed body under a new delivery ID is logged Duplicate and starts nothing, also after Redis forgot it', async () => {
       const generated = scheme === 'standard-webhooks';
+      // Slack retries any answer but 200, so its deliveries are answered 200 (docs/webhooks.md); the others 202.
+      const accepted = scheme === 'slack' ? 200 : 202;
       const created = await apiCall(platform, 'POST', `/factories/${factoryId}/webhooks`, {
         name: `replay-${scheme}`,
         auth_mode: 'signature',
@@ -94,7 +96,7 @@ describe('issue 34.1: a replayed signed body starts no second run', () => {
         'x-service-delivery-id': id,
       });
 
-      expect((await post(url, body, as('original'))).status).toBe(202);
+      expect((await post(url, body, as('original'))).status).toBe(accepted);
       await until(
         uid,
         (e) => e.some((x) => x.label === 'Accepted' && (x.run_ids as string[]).length === 1),
@@ -102,9 +104,9 @@ describe('issue 34.1: a replayed signed body starts no second run', () => {
       );
 
       // A replay while Redis remembers the signed content, then one after it forgot it (the orchestrator's guard).
-      expect((await post(url, body, as('replay-1'))).status).toBe(202);
+      expect((await post(url, body, as('replay-1'))).status).toBe(accepted);
       await forgetInRedis(uid);
-      expect((await post(url, body, as('replay-2'))).status).toBe(202);
+      expect((await post(url, body, as('replay-2'))).status).toBe(accepted);
 
       const entries = await until(uid, (e) => e.length === 3, 'three log entries');
       const byId = (id: string) =>
