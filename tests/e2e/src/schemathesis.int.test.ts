@@ -1,3 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import {
+  startScriptedLinear,
+  startScriptedSlack,
+  type ScriptedLinear,
+  type ScriptedSlack,
+} from '@conveyor/testing';
 import { startPlatform, type RunningPlatform } from './platform';
 import { runProgram, venvBin } from './python-tools';
 
@@ -9,16 +16,33 @@ import { runProgram, venvBin } from './python-tools';
  */
 describe('Schemathesis against the live gateway', () => {
   let platform: RunningPlatform;
+  // The providers an integration's registration checks its credentials with, reachable as in production (this machine
+  // reaches neither Slack nor Linear): the fuzzer's credentials are refused there (400), not met by an outage (503).
+  let slack: ScriptedSlack;
+  let linear: ScriptedLinear;
 
   beforeAll(async () => {
-    // Fuzzing sends a few thousand requests with one key; the rate limit is not what is under test here.
+    slack = await startScriptedSlack({ token: `xoxb-${randomUUID()}`, teamId: 'T0001', botUserId: 'U0001' });
+    linear = await startScriptedLinear({
+      apiKey: `lin_api_${randomUUID()}`,
+      viewer: { id: 'u1', name: 'agent' },
+    });
     platform = await startPlatform({
-      env: { RATE_LIMIT_PER_KEY_POINTS: '1000000', RATE_LIMIT_PER_TEAM_POINTS: '1000000' },
+      env: {
+        // Fuzzing sends a few thousand requests with one key; the rate limit is not what is under test here.
+        RATE_LIMIT_PER_KEY_POINTS: '1000000',
+        RATE_LIMIT_PER_TEAM_POINTS: '1000000',
+        SLACK_API_URL: slack.url,
+        LINEAR_API_URL: linear.url,
+        EGRESS_ALLOWED_ADDRESSES: new URL(linear.url).host,
+      },
     });
   }, 120_000);
 
   afterAll(async () => {
     await platform?.stop();
+    await slack?.close();
+    await linear?.close();
   });
 
   it('finds no server error and no response outside the document, for every operation', async () => {
