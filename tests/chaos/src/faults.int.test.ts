@@ -332,15 +332,17 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       const exits = installation.supervisorExits().slice(exitsBefore);
       const expected = fault.killed ? [{ service: fault.killed, how: fault.exit ?? 'signal SIGKILL' }] : [];
       if (JSON.stringify(exits) !== JSON.stringify(expected)) {
-        // What the exiting services said last (their fatal and error lines), so a failure names its cause.
+        // What the exiting services said as they went (fatal lines, and what Node prints bare on stderr when a
+        // process dies of an unhandled error), so a failure names its cause.
         const said = installation
           .logs()
           .split('\n')
           .filter(
             (line) =>
-              exits.some((e) => line.startsWith(`[${e.service}]`)) && /"level":"(fatal|error)"/.test(line),
+              exits.some((e) => line.startsWith(`[${e.service}]`)) &&
+              (line.includes('"level":"fatal"') || !/^\[\w+\] \{/.test(line)),
           )
-          .slice(-5);
+          .slice(-12);
         problems.push(
           `service exits ${JSON.stringify(exits)}, expected ${JSON.stringify(expected)}; last words: ${said.join('\n')}`,
         );
