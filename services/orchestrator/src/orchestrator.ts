@@ -62,12 +62,11 @@ import { catalogHandlers } from './grpc/handlers/catalog-handlers';
 import { eventEndpointHandlers } from './grpc/handlers/event-endpoint-handlers';
 import { integrationHandlers } from './grpc/handlers/integration-handlers';
 import { evaluateGitHubAppDelivery } from './integrations/github-app-runs';
-import { GitHubAppChecks } from './integrations/github-app-checks';
+import { GitHubAppReports } from './integrations/github-app-reports';
 import { AppRunBudget } from './integrations/app-run-budget';
 import { anyIntegration } from './integrations/integration-deliveries';
 import { evaluateSlackAppDelivery } from './integrations/slack/slack-app-runs';
 import { SlackPoster } from './integrations/slack/slack-poster';
-import { appTokenForRun } from './integrations/github-app-tokens';
 import { evaluateLinearDelivery } from './integrations/linear/linear-runs';
 import { LinearReporter } from './integrations/linear/linear-reports';
 import { InstallationTokens } from './github/github-app-auth';
@@ -110,6 +109,8 @@ export class Orchestrator implements Service {
   private schedules: ScheduleModule | undefined;
   private events: EventDispatcher | undefined;
   private linearReports: LinearReporter | undefined;
+  private githubAppReports: GitHubAppReports | undefined;
+  private integrationReports: ChannelListener | undefined;
   private eventRetention: BackgroundLoop | undefined;
   private runRetention: RunRetention | undefined;
   private outboundEvents: ChannelListener | undefined;
@@ -207,13 +208,17 @@ export class Orchestrator implements Service {
     // GitHub Apps: installation tokens stay in this process; check runs report the Apps' runs.
     const installationTokens = new InstallationTokens(github);
     const appTokens = { db, cipher, tokens: installationTokens };
-    const githubChecks = new GitHubAppChecks({
+    const githubAppReports = new GitHubAppReports({
       db,
       github,
       appTokens,
       publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
-      logger: logger.child({ component: 'github-app-checks' }),
+      logger: logger.child({ component: 'github-app-reports' }),
+      intervalMs: config.EVENT_DISPATCH_INTERVAL_MS,
     });
+    this.githubAppReports = githubAppReports;
+    githubAppReports.queue.start();
+    this.readiness.observe('github app reports', githubAppReports.queue.loop);
     const appRunBudget = new AppRunBudget(redis, {
       runsPerHour: config.GITHUB_APP_RUNS_PER_HOUR,
       keyPrefix: config.RATE_LIMIT_REDIS_PREFIX,
@@ -243,8 +248,21 @@ export class Orchestrator implements Service {
       intervalMs: 5_000,
     });
     this.linearReports = linearReports;
-    linearReports.start();
-    this.readiness.observe('linear reporter', linearReports.loop);
+    linearReports.queue.start();
+    this.readiness.observe('linear reporter', linearReports.queue.loop);
+    const kickReports = async () => {
+      await Promise.all([githubAppReports.queue.kick(), linearReports.queue.kick()]);
+    };
+    // The triggers that write GitHub App and Linear reports notify; a lost notification waits for the next poll.
+    const integrationReports = new ChannelListener({
+      databaseUrl: config.DATABASE_URL,
+      channel: 'integration_reports',
+      onNotification: () => void kickReports(),
+      onListening: kickReports,
+      logger: logger.child({ component: 'integration-reports' }),
+    });
+    this.integrationReports = integrationReports;
+    await integrationReports.start();
     const integrationRunDeps = {
       db,
       kickOutbox,
@@ -261,7 +279,6 @@ export class Orchestrator implements Service {
             {
               db,
               kickOutbox,
-              checks: githubChecks,
               budget: appRunBudget,
               prepareRun: (caller, input) => prepareRun(runDeps, caller, input),
             },
@@ -381,14 +398,14 @@ export class Orchestrator implements Service {
       intervalMs: config.EVENT_DISPATCH_INTERVAL_MS,
     });
     this.slackPoster = slackPoster;
-    slackPoster.start();
-    this.readiness.observe('slack poster', slackPoster.loop);
+    slackPoster.queue.start();
+    this.readiness.observe('slack poster', slackPoster.queue.loop);
     // The trigger that writes a post notifies, as the outbound events' does.
     const slackPosts = new ChannelListener({
       databaseUrl: config.DATABASE_URL,
       channel: 'slack_posts',
-      onNotification: () => void slackPoster.kick(),
-      onListening: () => slackPoster.kick(),
+      onNotification: () => void slackPoster.queue.kick(),
+      onListening: () => slackPoster.queue.kick(),
       logger: logger.child({ component: 'slack-posts' }),
     });
     this.slackPosts = slackPosts;
@@ -452,8 +469,7 @@ export class Orchestrator implements Service {
         planFetch: (url) => planGitFetch(url, egress),
         github,
         appTokens,
-        appToken: (run, repository) => appTokenForRun(appTokens, run, repository),
-        checks: githubChecks,
+        githubAppReports,
         linearReports,
         publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
         saveTranscript: async (runId, execution, transcript) => {
@@ -584,8 +600,10 @@ export class Orchestrator implements Service {
       ['outbound events', () => this.outboundEvents?.stop()],
       ['event dispatcher', () => this.events?.stop()],
       ['slack posts', () => this.slackPosts?.stop()],
-      ['slack poster', () => this.slackPoster?.stop()],
-      ['linear reporter', () => this.linearReports?.stop()],
+      ['slack poster', () => this.slackPoster?.queue.stop()],
+      ['integration reports', () => this.integrationReports?.stop()],
+      ['github app reports', () => this.githubAppReports?.queue.stop()],
+      ['linear reporter', () => this.linearReports?.queue.stop()],
       ['event retention', () => this.eventRetention?.stop()],
       ['run retention', () => this.runRetention?.stop()],
       ['run queue', () => this.runQueue?.close()],

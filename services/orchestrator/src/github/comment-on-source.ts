@@ -13,11 +13,6 @@ export interface SourceCommentDeps {
   github: GitHubApi;
   publicApiBaseUrl: string;
   logger: Logger;
-  /** The installation token of a run a GitHub App started, for its repository (integrations/github-app-tokens.ts). */
-  appToken: (
-    run: { teamId: string; source: string; metadata: unknown },
-    repository: string,
-  ) => Promise<string>;
 }
 
 type Payload = {
@@ -56,7 +51,8 @@ export async function commentOnRunSource(deps: SourceCommentDeps, runId: string)
     deps.publicApiBaseUrl,
     '**',
   );
-  if (typeof metadata.github_app_id === 'string') return answerAsApp(deps, run, metadata, lines.join('\n\n'));
+  // A GitHub App's run answers as the App, through its report queue (integrations/github-app-reports.ts).
+  if (typeof metadata.github_app_id === 'string') return;
   const delivery = await deps.db.webhookDelivery.findFirst({
     where: { webhookId: String(metadata.webhook_uid), deliveryId: String(metadata.delivery_id) },
     select: { payload: true },
@@ -91,29 +87,4 @@ export async function commentOnRunSource(deps: SourceCommentDeps, runId: string)
   });
   if (res.status === 201) log.info('commented on the issue that started the run');
   else log.warn({ status: res.status, github: githubMessage(res) }, 'GitHub refused the comment');
-}
-
-/**
- * A GitHub App's run answers where it was asked, with the App's installation token: a follow-up started by a review
- * comment replies in that comment's thread (GitHub's replies endpoint), one started by a review comments on the pull
- * request, and the first execution comments on the issue.
- */
-async function answerAsApp(
-  deps: SourceCommentDeps,
-  run: { id: string; teamId: string; source: string; metadata: unknown },
-  metadata: Record<string, unknown>,
-  body: string,
-): Promise<void> {
-  const repository = String(metadata.github_repository);
-  const log = deps.logger.child({ runId: run.id, repository });
-  const token = await deps.appToken(run, repository);
-  const [owner, repo] = repository.split('/').map(encodeURIComponent) as [string, string];
-  const [pull = '', comment = '0'] = String(metadata.github_reply_to ?? '').split(':');
-  const path =
-    pull && comment !== '0'
-      ? `/repos/${owner}/${repo}/pulls/${pull}/comments/${comment}/replies`
-      : `/repos/${owner}/${repo}/issues/${pull || String(metadata.github_number)}/comments`;
-  const res = await githubRequest(deps.github, token, 'POST', path, { body });
-  if (res.status === 201) log.info({ path }, 'answered on GitHub as the App');
-  else log.warn({ status: res.status, github: githubMessage(res) }, "GitHub refused the App's answer");
 }

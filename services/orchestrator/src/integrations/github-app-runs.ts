@@ -6,7 +6,6 @@ import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
 import type { AppRunBudget } from './app-run-budget';
 import { integrationCaller, setRunMetadata } from './integration-runs';
-import type { GitHubAppChecks } from './github-app-checks';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 import { integrationOutcomes, NO_WORK } from './integration-outcome';
 
@@ -22,7 +21,6 @@ export interface GitHubAppRunDeps {
   budget: Pick<AppRunBudget, 'take' | 'runsPerHour'>;
   prepareRun: PrepareRun;
   kickOutbox: () => void;
-  checks: Pick<GitHubAppChecks, 'queued'>;
 }
 
 type RepositorySpec = {
@@ -105,12 +103,13 @@ export async function evaluateGitHubAppDelivery(
     return started(runId, {
       runs: [],
       after: async () => {
-        // The execution this starts answers the comment (github/comment-on-source.ts).
-        await setRunMetadata(deps.db, runId, { github_reply_to: `${requester.number}:${commentId}` });
-        // Asked for before the follow-up enqueues the run, so its claim reports after it.
-        const queued = deps.checks.queued(runId, headSha);
+        // The execution this starts answers the comment, and its check is on the pull request's head (both
+        // reported from the state change the follow-up writes: github-app-reports.ts).
+        await setRunMetadata(deps.db, runId, {
+          github_reply_to: `${requester.number}:${commentId}`,
+          github_head_sha: headSha,
+        });
         await submitFollowup(deps, caller, { runId, message });
-        await queued;
       },
     });
   }
@@ -155,7 +154,7 @@ export async function evaluateGitHubAppDelivery(
         typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
       ),
     };
-    return started(run.id, { runs: [run], after: () => deps.checks.queued(run.id) });
+    return started(run.id, { runs: [run] });
   } catch (err) {
     return refused(err);
   }

@@ -10,16 +10,19 @@ import { getHarnessCredential, type HarnessCredentialDeps } from '../../runner/h
 import { fetchRunRepository } from '../../runner/fetch-run-repository';
 import { pushRunBranch, type PushRunBranchDeps } from '../../runner/push-run-branch';
 import { heartbeat, reportEvents } from '../../runner/report-events';
-import type { GitHubAppChecks } from '../../integrations/github-app-checks';
+import type { GitHubAppReports } from '../../integrations/github-app-reports';
 import type { LinearReporter } from '../../integrations/linear/linear-reports';
 
 export interface RunnerHandlerDeps
   extends HarnessCredentialDeps, PushRunBranchDeps, Omit<SourceCommentDeps, 'logger'> {
   db: PrismaClient;
-  /** Check runs of the runs a GitHub App started (the others are left alone). */
-  checks: Pick<GitHubAppChecks, 'started' | 'pushed' | 'completed'>;
-  /** Comments and state moves owed to the Linear issues that started runs (the other runs are left alone). */
-  linearReports: Pick<LinearReporter, 'pullRequestOpened' | 'runEnded'>;
+  /**
+   * The check run of each commit a GitHub App's run pushed (the other runs are left alone; its other reports are
+   * written by the state changes themselves).
+   */
+  githubAppReports: Pick<GitHubAppReports, 'pushed'>;
+  /** Pull requests owed to the Linear issues that started runs (their ends are written by the completion itself). */
+  linearReports: Pick<LinearReporter, 'pullRequestOpened'>;
   logger: Logger;
   saveTranscript: TranscriptSink;
   sessions: HarnessSessions;
@@ -30,10 +33,10 @@ export interface RunnerHandlerDeps
 
 export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
   const { db, logger } = deps;
-  // After the answer, like GitHub's: the report's row is written (then sent with retries) without the runner waiting.
-  const recordLinearReport = (recording: Promise<void>) =>
+  // After the answer: the report's row is written (then sent with retries) without the runner waiting.
+  const recordReport = (what: string, recording: Promise<void>) =>
     void recording.catch((err: unknown) =>
-      logger.warn({ err: (err as Error).message }, 'recording a Linear report failed'),
+      logger.warn({ err: (err as Error).message }, `recording ${what} failed`),
     );
   return {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
@@ -51,7 +54,6 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
         },
         'run claimed',
       );
-      void deps.checks.started(req.run_id);
       return assignment;
     }),
     ReportEvents: unary(logger, 'ReportEvents', (req) => reportEvents(db, req)),
@@ -70,7 +72,6 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       );
       // After the answer: the runner does not wait on GitHub, and a failed comment is only logged. Only runs a GitHub
       // delivery started comment (the check saves two reads on every other completion).
-      if (source === 'GITHUB_WEBHOOK' && !replayed) void deps.checks.completed(req.run_id);
       if (source === 'GITHUB_WEBHOOK' && !replayed)
         void commentOnRunSource({ ...deps, logger }, req.run_id).catch((err: unknown) =>
           logger.warn(
@@ -78,8 +79,6 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
             'commenting on the run source failed',
           ),
         );
-      if (source === 'LINEAR' && !replayed)
-        recordLinearReport(deps.linearReports.runEnded(req.run_id, req.execution));
       return control;
     }),
     GetHarnessCredential: unary(logger, 'GetHarnessCredential', async (req) => {
@@ -108,9 +107,12 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
         },
         'run branch pushed',
       );
-      void deps.checks.pushed(req.run_id, pushed.commit);
+      recordReport('a GitHub check run', deps.githubAppReports.pushed(req.run_id, pushed.commit));
       if (pushed.pull_request?.url)
-        recordLinearReport(deps.linearReports.pullRequestOpened(req.run_id, pushed.pull_request.url));
+        recordReport(
+          'a Linear report',
+          deps.linearReports.pullRequestOpened(req.run_id, pushed.pull_request.url),
+        );
       return pushed;
     }),
     FetchRunRepository: unary(logger, 'FetchRunRepository', async (req) => {
