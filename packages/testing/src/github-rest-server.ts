@@ -29,6 +29,8 @@ export interface ScriptedGitHub {
   appRevoked: boolean;
   /** Check runs by ID: the commit, the details link and every status/conclusion they went through, in order. */
   checkRuns: Map<number, { headSha: string; detailsUrl: string; statuses: string[] }>;
+  /** An outage: a request this answers true for gets 503 "Service Unavailable" before anything else is checked. */
+  unavailable: (request: GitHubRequest) => boolean;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     installationTokens: new Map(),
     appRevoked: false,
     checkRuns: new Map(),
+    unavailable: () => false,
     token: options.token,
     openElsewhere: () => false,
     close: () => new Promise((resolve) => server.close(() => resolve())),
@@ -110,7 +113,9 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
       return send(res, 400, { message: 'Problems parsing JSON' });
     }
     const authorization = req.headers.authorization ?? '';
-    requests.push({ method: req.method ?? '', path, authorization, body });
+    const request = { method: req.method ?? '', path, authorization, body };
+    requests.push(request);
+    if (scripted.unavailable(request)) return send(res, 503, { message: 'Service Unavailable' });
     const bearer = authorization.startsWith('Bearer ') ? authorization.slice(7) : '';
     if (path === '/app' || path.startsWith('/app/')) return handleApp(req, res, path, bearer, body);
     const installation = scripted.installationTokens.get(bearer);

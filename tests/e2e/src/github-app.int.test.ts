@@ -8,6 +8,7 @@ import {
   type GitHttpServer,
   type ScriptedGitHub,
 } from '@conveyor/testing';
+import { createPrismaClient } from '@conveyor/db';
 import { signWebhook } from '@conveyor/webhook-auth';
 import { agentWorkLog, branchLog, git, hasBranch, seedRemote } from './git-remote';
 import { startPlatform, type RunningPlatform } from './platform';
@@ -86,8 +87,8 @@ describe('GitHub App', () => {
         GIT_ALLOWED_SCHEMES: 'https,http',
         EGRESS_ALLOWED_ADDRESSES: `${new URL(http.url).host},${new URL(github.url).host}`,
         GITHUB_API_URL: github.url,
-        // The suite's Apps start 4 runs before the last test, which meets the limit.
-        GITHUB_APP_RUNS_PER_HOUR: '5',
+        // The suite's Apps start 5 runs before the last test, which meets the limit.
+        GITHUB_APP_RUNS_PER_HOUR: '6',
       },
     });
     factoryId = await webhookApi(platform).factory();
@@ -347,6 +348,22 @@ describe('GitHub App', () => {
       expect(JSON.stringify(failed)).toContain('Integration not found');
       const shown = await apiCall(platform, 'GET', `/integrations/github-apps/${app.github_app_id}`);
       expect(shown.body).toMatchObject({ status: 'broken', broken_reason: 'Integration not found' });
+      // What the run still owed GitHub (its check runs, its answer) is dropped, not retried against a revoked App:
+      // the queue empties and GitHub is asked for no token after the one it refused for the reports.
+      const db = createPrismaClient(platform.databaseUrl);
+      try {
+        await eventually(
+          async () =>
+            (await db.gitHubAppReport.count({ where: { githubAppId: app.github_app_id as string } })) === 0,
+          "the App's reports settled",
+          platform,
+          20_000,
+        );
+      } finally {
+        await db.$disconnect();
+      }
+      const tokenRequests = () => github.requests.filter((r) => r.path.endsWith('/access_tokens')).length;
+      const asked = tokenRequests();
 
       expect((await deliver(app, 'issues', assigned(12))).status).toBe(202);
       const entries = await webhookApi(platform).waitForDeliveries(
@@ -356,6 +373,7 @@ describe('GitHub App', () => {
         'the second delivery',
       );
       expect(entries.flatMap((e) => e.run_ids as string[])).toEqual([runId]);
+      expect(tokenRequests()).toBe(asked);
     } finally {
       github.appRevoked = false;
     }
@@ -410,6 +428,46 @@ describe('GitHub App', () => {
     for (const token of github.installationTokens.keys()) {
       expect(loot).not.toContain(token);
       expect(loot).not.toContain(Buffer.from(`x-access-token:${token}`).toString('base64'));
+    }
+  });
+
+  it('check runs and the answer go through a GitHub outage: two 503s delay them, in order, each sent once', async () => {
+    const app = (await register(`outage-${randomUUID().slice(0, 8)}`)).body;
+    let refused = 0;
+    // GitHub is down for the first two check run calls: the queued check of the run is refused twice.
+    github.unavailable = (r) => r.path.endsWith('/check-runs') && refused < 2 && ++refused > 0;
+    try {
+      expect((await deliver(app, 'issues', assigned(16))).status).toBe(202);
+      let runId = '';
+      await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
+      const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+      expect(done.state).toBe('SUCCEEDED');
+      const checks = () => [...github.checkRuns.values()].filter((c) => c.detailsUrl.includes(runId));
+      await eventually(
+        async () => checks().length === 2 && checks().every((c) => c.statuses.at(-1) === 'completed:success'),
+        'the check runs completed',
+        platform,
+        60_000,
+      );
+      expect(refused).toBe(2);
+      // Retried in the run's order: the queued check was created (third try) before it moved to in progress.
+      const main = git(['--git-dir', remote, 'rev-parse', 'main']);
+      expect(checks().map((c) => [c.headSha, c.statuses])).toEqual([
+        [main, ['queued', 'in_progress', 'completed:success']],
+        [
+          git(['--git-dir', remote, 'rev-parse', `conveyor/run-${runId}`]),
+          ['in_progress', 'completed:success'],
+        ],
+      ]);
+      await eventually(
+        async () => github.comments.has('acme/widgets#16'),
+        'the answer on the issue',
+        platform,
+        20_000,
+      );
+      expect(github.comments.get('acme/widgets#16')).toHaveLength(1);
+    } finally {
+      github.unavailable = () => false;
     }
   });
 
