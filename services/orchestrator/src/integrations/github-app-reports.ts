@@ -83,10 +83,9 @@ export class GitHubAppReports {
   async pushed(runId: string, commit: string): Promise<void> {
     const inserted = await this.deps.db.$executeRaw`
       INSERT INTO "GitHubAppReport" ("githubAppId", "runId", kind, data)
-      SELECT a.id, r.id, 'pushed', jsonb_build_object('sha', ${commit}::text)
-        FROM "Run" r JOIN "GitHubApp" a ON a.id = r.metadata ->> 'github_app_id'
-       WHERE r.id = ${runId}::uuid AND r.source = 'GITHUB_WEBHOOK' AND a."webhookId" = r.metadata ->> 'webhook_uid'
-         AND a."teamId" = r."teamId" AND a.status = 'active'`;
+      SELECT app, ${runId}::uuid, 'pushed', jsonb_build_object('sha', ${commit}::text)
+        FROM "github_app_of_run"(${runId}::uuid) app
+       WHERE app IS NOT NULL`;
     if (inserted > 0) void this.queue.kick();
   }
 

@@ -116,9 +116,12 @@ describe('integration reports', () => {
   });
 
   it('writes nothing for a run whose metadata names an integration it was not started by', async () => {
+    // A caller of the API chooses a run's metadata, the App's webhook UID included; only the source is the platform's.
+    const app = await db.gitHubApp.findUniqueOrThrow({ where: { id: githubAppId } });
     const runId = await heldRun('API', {
       linear_integration_id: linearIntegrationId,
-      github_app_id: githubAppId,
+      github_app_id: app.id,
+      webhook_uid: app.webhookId,
     });
     await complete(runId);
     expect(await db.linearReport.count({ where: { runId } })).toBe(0);

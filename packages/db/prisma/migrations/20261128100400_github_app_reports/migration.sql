@@ -27,23 +27,29 @@ CREATE INDEX "GitHubAppReport_runId_id_idx" ON "GitHubAppReport"("runId", "id");
 -- AddForeignKey
 ALTER TABLE "GitHubAppReport" ADD CONSTRAINT "GitHubAppReport_githubAppId_fkey" FOREIGN KEY ("githubAppId") REFERENCES "GitHubApp"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- A run a GitHub App's own webhook started (its source and `webhook_uid` are the platform's; `github_app_id` alone is
--- the caller's metadata) owes a check run when queued (on `github_head_sha`, a review's pull request head, else the
--- default branch's head), its move to in progress when claimed, and at its end the check's conclusion and the answer.
+-- The App a run reports to: only a run the App's own webhook started (its source and `webhook_uid` are the platform's;
+-- `github_app_id` alone is the caller's metadata), of an App that is not broken. Shared by the trigger below and the
+-- orchestrator's report of a pushed commit (github-app-reports.ts).
+CREATE FUNCTION "github_app_of_run"(run_id UUID) RETURNS TEXT LANGUAGE sql STABLE AS $$
+  SELECT a.id
+    FROM "Run" r JOIN "GitHubApp" a ON a.id = r.metadata ->> 'github_app_id'
+   WHERE r.id = run_id AND r.source = 'GITHUB_WEBHOOK' AND a."webhookId" = r.metadata ->> 'webhook_uid'
+     AND a."teamId" = r."teamId" AND a.status = 'active'
+$$;
+
+-- Such a run owes a check run when queued (on `github_head_sha`, a review's pull request head, else the default
+-- branch's head), its move to in progress when claimed, and at its end the check's conclusion and the answer.
 CREATE FUNCTION "record_github_app_report"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  app_id TEXT;
+  app_id TEXT := "github_app_of_run"(NEW."runId");
   head_sha TEXT;
   state TEXT := NEW.data ->> 'to';
 BEGIN
-  SELECT a.id, r.metadata ->> 'github_head_sha' INTO app_id, head_sha
-    FROM "Run" r JOIN "GitHubApp" a ON a.id = r.metadata ->> 'github_app_id'
-   WHERE r.id = NEW."runId" AND r.source = 'GITHUB_WEBHOOK' AND a."webhookId" = r.metadata ->> 'webhook_uid'
-     AND a."teamId" = r."teamId" AND a.status = 'active';
   IF app_id IS NULL THEN
     RETURN NULL;
   END IF;
   IF state = 'QUEUED' THEN
+    SELECT r.metadata ->> 'github_head_sha' INTO head_sha FROM "Run" r WHERE r.id = NEW."runId";
     INSERT INTO "GitHubAppReport" ("githubAppId", "runId", kind, data)
     VALUES (app_id, NEW."runId", 'queued', jsonb_strip_nulls(jsonb_build_object('sha', head_sha)));
   ELSIF state = 'INPROGRESS' THEN
