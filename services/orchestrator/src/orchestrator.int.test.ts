@@ -212,6 +212,7 @@ describe('orchestrator over real PostgreSQL, Kafka and gRPC', () => {
         'outbox relay': { ok: true },
         'lost-runner sweep': { ok: true },
         'run queue reconciliation': { ok: true },
+        'github app reports': { ok: true },
         'event dispatcher': { ok: true },
         'slack poster': { ok: true },
         'linear reporter': { ok: true },
