@@ -37,6 +37,8 @@ export interface RunningPlatform {
    * settings), once its previous process has exited; resolves when the new one is ready.
    */
   restartRunner(): Promise<void>;
+  /** Starts the orchestrator again (same settings and ports) once its previous process has exited. */
+  restartOrchestrator(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -167,7 +169,7 @@ export async function startPlatform(
     if (!options.installation) await trust.remove();
   };
 
-  try {
+  const startOrchestrator = async () => {
     const orchestrator = start('orchestrator', 'services/orchestrator/dist/main.js', {
       ...trust.serviceEnv('orchestrator'),
       GRPC_PORT: String(grpcPort),
@@ -179,6 +181,16 @@ export async function startPlatform(
       WEBHOOK_BASE_URL: `http://127.0.0.1:${ingressPort}`,
     });
     await waitReady(`http://127.0.0.1:${orchHttp}/readyz`, orchestrator, 'orchestrator', logs);
+  };
+  /** Once `name`'s process has exited (a test killed it), it starts again. */
+  const exited = async (name: string) => {
+    const previous = byName.get(name);
+    if (previous && previous.exitCode === null && previous.signalCode === null)
+      await new Promise((resolve) => previous.once('exit', resolve));
+  };
+
+  try {
+    await startOrchestrator();
     const orchestratorAddr = `127.0.0.1:${grpcPort}`;
     const gateway = start('gateway', 'services/gateway/dist/main.js', {
       ...trust.serviceEnv('gateway'),
@@ -218,10 +230,12 @@ export async function startPlatform(
       kill: (service, signal = 'SIGTERM') => byName.get(service)?.kill(signal),
       process: (service) => byName.get(service),
       restartRunner: async () => {
-        const previous = byName.get('runner');
-        if (previous && previous.exitCode === null && previous.signalCode === null)
-          await new Promise((resolve) => previous.once('exit', resolve));
+        await exited('runner');
         await startRunner();
+      },
+      restartOrchestrator: async () => {
+        await exited('orchestrator');
+        await startOrchestrator();
       },
       stop,
     };

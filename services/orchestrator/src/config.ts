@@ -273,6 +273,11 @@ export const orchestratorSettings = z
       .describe(
         "Where an environment's `github_repos` {owner, repo} are cloned from: `<GIT_BASE_URL>/<owner>/<repo>.git`.",
       ),
+    GITHUB_APP_REPORT_RETRY_SCHEDULE_MS: csv('0,1000,5000,30000,120000,600000,1800000')
+      .pipe(z.array(z.coerce.number().int().min(0)).min(1))
+      .describe(
+        "Delay before each attempt of what a GitHub App's run owes GitHub (a check run step, the answer), comma-separated ms; each retry is jittered by up to ±10 %. After the last, the report is dropped (logged).",
+      ),
     GITHUB_APP_RUNS_PER_HOUR: z.coerce
       .number()
       .int()

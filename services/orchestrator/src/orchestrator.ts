@@ -214,6 +214,7 @@ export class Orchestrator implements Service {
       appTokens,
       publicApiBaseUrl: config.PUBLIC_API_BASE_URL,
       logger: logger.child({ component: 'github-app-reports' }),
+      schedule: config.GITHUB_APP_REPORT_RETRY_SCHEDULE_MS,
       intervalMs: config.EVENT_DISPATCH_INTERVAL_MS,
     });
     this.githubAppReports = githubAppReports;

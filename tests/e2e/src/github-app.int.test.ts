@@ -87,8 +87,10 @@ describe('GitHub App', () => {
         GIT_ALLOWED_SCHEMES: 'https,http',
         EGRESS_ALLOWED_ADDRESSES: `${new URL(http.url).host},${new URL(github.url).host}`,
         GITHUB_API_URL: github.url,
-        // The suite's Apps start 5 runs before the last test, which meets the limit.
-        GITHUB_APP_RUNS_PER_HOUR: '6',
+        // The suite's Apps start 6 runs before the last test, which meets the limit.
+        GITHUB_APP_RUNS_PER_HOUR: '7',
+        // Retries of what a run owes GitHub every second, so an outage the test ends is over for the platform too.
+        GITHUB_APP_REPORT_RETRY_SCHEDULE_MS: Array(60).fill(1000).join(','),
       },
     });
     factoryId = await webhookApi(platform).factory();
@@ -471,6 +473,51 @@ describe('GitHub App', () => {
     }
   });
 
+  it('what a run owes GitHub survives an orchestrator killed during a GitHub outage', async () => {
+    const app = (await register(`restart-${randomUUID().slice(0, 8)}`)).body;
+    let down = true;
+    github.unavailable = (r) => down && (r.path.endsWith('/check-runs') || r.path.includes('/check-runs/'));
+    try {
+      expect((await deliver(app, 'issues', assigned(17))).status).toBe(202);
+      let runId = '';
+      await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
+      const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+      expect(done.state).toBe('SUCCEEDED');
+      const checks = () => [...github.checkRuns.values()].filter((c) => c.detailsUrl.includes(runId));
+      // The run ended while GitHub was down: not one of its check reports went through.
+      expect(checks()).toEqual([]);
+      platform.kill('orchestrator', 'SIGKILL');
+      await platform.restartOrchestrator();
+      down = false;
+      await eventually(
+        async () => checks().length === 2 && checks().every((c) => c.statuses.at(-1) === 'completed:success'),
+        'the check runs completed after the restart',
+        platform,
+        60_000,
+      );
+      expect(checks().map((c) => c.statuses)).toEqual([
+        ['queued', 'in_progress', 'completed:success'],
+        ['in_progress', 'completed:success'],
+      ]);
+      await eventually(
+        async () => github.comments.has('acme/widgets#17'),
+        'the answer on the issue',
+        platform,
+        20_000,
+      );
+      expect(github.comments.get('acme/widgets#17')).toHaveLength(1);
+    } finally {
+      github.unavailable = () => false;
+      // The gateway's channel to the orchestrator reconnects with a backoff: the next test starts once it is back.
+      await eventually(
+        async () => (await apiCall(platform, 'GET', '/integrations/github-apps')).status === 200,
+        'the API through the restarted orchestrator',
+        platform,
+        30_000,
+      );
+    }
+  });
+
   it("the team's App runs per hour are limited: a delivery over the limit starts nothing and says why", async () => {
     const app = (await register(`limited-${randomUUID().slice(0, 8)}`)).body;
     expect((await deliver(app, 'issues', assigned(13))).status).toBe(202);
@@ -480,6 +527,9 @@ describe('GitHub App', () => {
       app.webhook_uid as string,
       (e) => e.length === 2 && e.every((d) => d.processed_at),
       'both deliveries',
+      // The orchestrator the test before restarted rejoins the delivery consumers' group once its old member's session
+      // ended.
+      60_000,
     );
     const runs = entries.flatMap((e) => e.run_ids as string[]);
     expect(runs).toHaveLength(1);

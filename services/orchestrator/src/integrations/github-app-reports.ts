@@ -16,6 +16,8 @@ export interface GitHubAppReportDeps {
   appTokens: GitHubAppTokenDeps;
   publicApiBaseUrl: string;
   logger: Logger;
+  /** GITHUB_APP_REPORT_RETRY_SCHEDULE_MS. */
+  schedule: readonly number[];
   intervalMs: number;
 }
 
@@ -23,8 +25,6 @@ export interface GitHubAppReportDeps {
 const CHECK_NAME = 'Conveyor';
 /** The run's check runs on GitHub, in its metadata: comma-separated IDs (one per commit the execution touched). */
 const CHECKS_KEY = 'github_check_runs';
-/** Waits before each attempt (nextAttemptDelay's schedule): about 45 minutes of retries of what GitHub could not take. */
-const RETRY_SCHEDULE_MS = [0, 1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000];
 
 type Kind = 'queued' | 'started' | 'pushed' | 'completed' | 'answer';
 /** `sha`: the commit of a new check; `state`: the outcome reported; `moved`: the checks already updated. */
@@ -70,7 +70,7 @@ export class GitHubAppReports {
       batch: 50,
       concurrency: 4,
       leaseMs: 60_000,
-      schedule: RETRY_SCHEDULE_MS,
+      schedule: deps.schedule,
       intervalMs: deps.intervalMs,
       db: deps.db,
       logger: deps.logger,
