@@ -343,7 +343,7 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
               exits.some((e) => line.startsWith(`[${e.service}]`)) &&
               (/"level":"(fatal|error)"/.test(line) || !/^\[\w+\] (\{|\(node:\d+\)|\(Use `node)/.test(line)),
           )
-          .slice(-20);
+          .slice(-80);
         problems.push(
           `service exits ${JSON.stringify(exits)}, expected ${JSON.stringify(expected)}; last words: ${said.join('\n')}`,
         );

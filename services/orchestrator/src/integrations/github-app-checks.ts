@@ -79,15 +79,17 @@ export class GitHubAppChecks {
       ) => ReturnType<typeof githubRequest>,
     ) => Promise<void>,
   ): Promise<void> {
-    const run = await this.deps.db.run.findUnique({
-      where: { id: runId },
-      select: { id: true, teamId: true, source: true, state: true, metadata: true },
-    });
-    const metadata = (run?.metadata ?? {}) as Record<string, unknown>;
-    if (!run || typeof metadata.github_app_id !== 'string') return;
-    const repository = String(metadata.github_repository);
-    const log = this.deps.logger.child({ runId, repository });
+    // Every claim of every run asks (`started`), and its callers do not wait: nothing here may reject, a database
+    // outage included (an unhandled rejection ends the orchestrator).
+    const log = this.deps.logger.child({ runId });
     try {
+      const run = await this.deps.db.run.findUnique({
+        where: { id: runId },
+        select: { id: true, teamId: true, source: true, state: true, metadata: true },
+      });
+      const metadata = (run?.metadata ?? {}) as Record<string, unknown>;
+      if (!run || typeof metadata.github_app_id !== 'string') return;
+      const repository = String(metadata.github_repository);
       const token = await appTokenForRun(this.deps.appTokens, run, repository);
       const [owner, repo] = repository.split('/').map(encodeURIComponent) as [string, string];
       await work(run, (method, path, body) =>
