@@ -1,5 +1,8 @@
 import type { Logger } from '@conveyor/logger';
 
+/** The cleanup step closeAll is waiting on: a shutdown that times out names it. */
+let pendingStep: string | undefined;
+
 export interface Service {
   start(): Promise<void>;
   /** Idempotent: readiness off, intake stopped, in-flight work drained, connections closed. */
@@ -30,7 +33,7 @@ export async function runService(
     if (stopping) return;
     stopping = true;
     const force = setTimeout(() => {
-      log(() => logger.error({ shutdownTimeoutMs }, 'graceful shutdown timed out; exiting'));
+      log(() => logger.error({ shutdownTimeoutMs, pendingStep }, 'graceful shutdown timed out; exiting'));
       process.exit(1);
     }, shutdownTimeoutMs + 2000);
     force.unref();
@@ -67,10 +70,12 @@ export async function closeAll(
   steps: Array<[string, () => Promise<unknown> | unknown]>,
 ): Promise<void> {
   for (const [name, step] of steps) {
+    pendingStep = name;
     try {
       await step();
     } catch (err) {
       logger.warn({ err, step: name }, 'cleanup step failed');
     }
   }
+  pendingStep = undefined;
 }

@@ -332,17 +332,18 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       const exits = installation.supervisorExits().slice(exitsBefore);
       const expected = fault.killed ? [{ service: fault.killed, how: fault.exit ?? 'signal SIGKILL' }] : [];
       if (JSON.stringify(exits) !== JSON.stringify(expected)) {
-        // What the exiting services said as they went (fatal lines, and what Node prints bare on stderr when a
-        // process dies of an unhandled error), so a failure names its cause.
+        // What the exiting services said as they went (fatal and error lines — a shutdown that timed out or failed
+        // says so at error — and what Node prints bare on stderr when a process dies of an unhandled error, less its
+        // deprecation warnings), so a failure names its cause.
         const said = installation
           .logs()
           .split('\n')
           .filter(
             (line) =>
               exits.some((e) => line.startsWith(`[${e.service}]`)) &&
-              (line.includes('"level":"fatal"') || !/^\[\w+\] \{/.test(line)),
+              (/"level":"(fatal|error)"/.test(line) || !/^\[\w+\] (\{|\(node:\d+\)|\(Use `node)/.test(line)),
           )
-          .slice(-12);
+          .slice(-80);
         problems.push(
           `service exits ${JSON.stringify(exits)}, expected ${JSON.stringify(expected)}; last words: ${said.join('\n')}`,
         );
