@@ -98,6 +98,13 @@ function AutomationForm({
         ]}
       />
       <TextArea
+        name="sample_payload"
+        label="Sample body (JSON, not saved)"
+        hint="Paste a delivery's body: the filter is checked against it as you type"
+        rows={4}
+        onInput={setSampleText}
+      />
+      <TextArea
         name="trigger"
         label="Payload filter (JSON)"
         hint='Optional, e.g. {"action": ["opened"]} (packages/payload-filter/README.md)'
@@ -105,13 +112,6 @@ function AutomationForm({
         value={filterText}
         onInput={setFilterText}
         describedBy={`${id}-check`}
-      />
-      <TextArea
-        name="sample_payload"
-        label="Sample body (JSON, not saved)"
-        hint="Paste a delivery's body: the filter is checked against it as you type"
-        rows={4}
-        onInput={setSampleText}
       />
       <FilterCheckNote id={`${id}-check`} check={check} />
       <Checkbox name="enabled" label="Enabled" checked={automation?.enabled ?? true} />
@@ -140,7 +140,8 @@ function AutomationCard({
   const del = async () => {
     if (!window.confirm(`Delete the automation ${automation.name}?`)) return;
     const path = `${automationsPath(automation.factory_id)}/${encodeURIComponent(automation.automation_id)}`;
-    if ((await remove.run(() => api(path, { method: 'DELETE' }), 'Deleted')) !== undefined) onChanged();
+    // DELETE answers 204 (no body): `true` tells success from the refusal `run` answers with `undefined`.
+    if (await remove.run(() => api(path, { method: 'DELETE' }).then(() => true), 'Deleted')) onChanged();
   };
   return (
     <li class="card">

@@ -211,7 +211,7 @@ function IntegrationSection({ kind, isAdmin }: { kind: Kind; isAdmin: boolean })
   const del = async (item: Registered) => {
     if (!window.confirm(`Remove ${item.name}? Its webhook goes with it.`)) return;
     const path = `${kind.path}/${encodeURIComponent(String(item[kind.idKey]))}`;
-    if ((await remove.run(() => api(path, { method: 'DELETE' }), 'Removed')) !== undefined) reload();
+    if (await remove.run(() => api(path, { method: 'DELETE' }).then(() => true), 'Removed')) reload();
   };
   const rows = data?.[kind.listKey];
   return (
