@@ -14,6 +14,7 @@ import {
   screenshotsAtBothWidths,
   signIn,
   startConsole,
+  statusesFromSession,
   waitForText,
   type ConsoleSetup,
 } from './console-helpers';
@@ -252,38 +253,22 @@ describe('web console: webhooks, automations and integrations', () => {
       expect(await mine.getByRole('button', { name: /^(Register|Remove)/ }).count()).toBe(0);
       await screenshotsAtBothWidths(mine, 'member-integrations');
 
-      const refused = await mine.evaluate(
-        async ({ factoryId, webhookUid, automationId }) => {
-          const { csrf_token } = (await (await fetch('/console/api/session')).json()) as {
-            csrf_token: string;
-          };
-          const call = async (method: string, url: string, body?: unknown) =>
-            (
-              await fetch(`/console/api${url}`, {
-                method,
-                headers: { 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
-                body: body === undefined ? undefined : JSON.stringify(body),
-              })
-            ).status;
-          const trigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: [webhookUid] } };
-          return [
-            await call('POST', '/factories', { name: 'sneaky' }),
-            await call('POST', `/factories/${factoryId}/webhooks`, { name: 'sneaky' }),
-            await call('DELETE', `/factories/${factoryId}/webhooks/${webhookUid}`),
-            await call('POST', `/factories/${factoryId}/automations`, { name: 's', prompt: 'p', trigger }),
-            await call('PATCH', `/factories/${factoryId}/automations/${automationId}`, { prompt: 'evil' }),
-            await call('DELETE', `/factories/${factoryId}/automations/${automationId}`),
-            await call('POST', '/integrations/slack-apps', {
-              name: 'sneaky',
-              factory_id: factoryId,
-              bot_token: 'xoxb-1',
-              signing_secret: 'x'.repeat(16),
-            }),
-            await call('GET', '/integrations/slack-apps'),
-          ];
-        },
-        { factoryId, webhookUid, automationId },
-      );
+      const trigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: [webhookUid] } };
+      const automation = `/factories/${factoryId}/automations/${automationId}`;
+      const refused = await statusesFromSession(mine, [
+        ['POST', '/factories', { name: 'sneaky' }],
+        ['POST', `/factories/${factoryId}/webhooks`, { name: 'sneaky' }],
+        ['DELETE', `/factories/${factoryId}/webhooks/${webhookUid}`],
+        ['POST', `/factories/${factoryId}/automations`, { name: 's', prompt: 'p', trigger }],
+        ['PATCH', automation, { prompt: 'evil' }],
+        ['DELETE', automation],
+        [
+          'POST',
+          '/integrations/slack-apps',
+          { name: 'sneaky', factory_id: factoryId, bot_token: 'xoxb-1', signing_secret: 'x'.repeat(16) },
+        ],
+        ['GET', '/integrations/slack-apps'],
+      ]);
       expect(refused).toEqual([403, 403, 403, 403, 403, 403, 403, 403]);
     } finally {
       await context.close();

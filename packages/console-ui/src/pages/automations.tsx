@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, json, useResource } from '../components';
+import { EnvironmentSelect } from '../environment-select';
 import { FilterCheckNote, useFilterCheck } from '../filter-check';
 import { ActionForm, Checkbox, Select, TextArea, TextField, text, useAction } from '../forms';
-import type { Automation, EnvironmentList, Webhook } from '../types';
+import type { Automation, Webhook } from '../types';
 
 const automationsPath = (factoryId: string) => `/factories/${encodeURIComponent(factoryId)}/automations`;
 
@@ -24,7 +25,6 @@ function AutomationForm({
   onSaved: () => void;
 }) {
   const action = useAction();
-  const environments = useResource<EnvironmentList>('/agent/environments');
   const filter = automation?.trigger?.filter;
   const [webhookUid, setWebhookUid] = useState(filter?.webhook_ids?.[0] ?? webhooks[0]?.webhook_uid ?? '');
   const [filterText, setFilterText] = useState(filter?.payload === undefined ? '' : json(filter.payload));
@@ -85,18 +85,7 @@ function AutomationForm({
         options={webhooks.map((w): [string, string] => [w.webhook_uid, w.name])}
       />
       <TextArea name="prompt" label="Prompt" rows={3} value={automation?.prompt} />
-      <Select
-        name="environment_id"
-        label="Environment"
-        value={automation?.agent_config.environment_id ?? ''}
-        options={[
-          ['', 'None'],
-          ...(environments.data?.environments ?? []).map((e): [string, string] => [
-            e.uid,
-            e.config.name ?? e.uid,
-          ]),
-        ]}
-      />
+      <EnvironmentSelect none="None" value={automation?.agent_config.environment_id ?? ''} />
       <TextArea
         name="sample_payload"
         label="Sample body (JSON, not saved)"

@@ -2,9 +2,10 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, Loading, Time, useResource } from '../components';
+import { EnvironmentSelect } from '../environment-select';
 import { ActionForm, Select, TextArea, TextField, lines, text, useAction } from '../forms';
 import { DataTable } from '../table';
-import type { EnvironmentList, Factory, Integration } from '../types';
+import type { Factory, Integration } from '../types';
 
 /** What differs between the three integrations: their path, their listing's key and ID, what they register with. */
 interface Kind {
@@ -143,7 +144,6 @@ type Registered = Integration & Record<string, unknown>;
 function RegisterForm({ kind, onCreated }: { kind: Kind; onCreated: () => void }) {
   const action = useAction();
   const factories = useResource<{ factories: Factory[] }>('/factories');
-  const environments = useResource<EnvironmentList>('/agent/environments');
   const [created, setCreated] = useState<Registered>();
   const register = async (form: FormData) => {
     const result = await action.run(
@@ -182,17 +182,7 @@ function RegisterForm({ kind, onCreated }: { kind: Kind; onCreated: () => void }
             ...(factories.data?.factories ?? []).map((f): [string, string] => [f.factory_id, f.name]),
           ]}
         />
-        <Select
-          name="environment_id"
-          label="Environment"
-          options={[
-            ['', "The team's default"],
-            ...(environments.data?.environments ?? []).map((e): [string, string] => [
-              e.uid,
-              e.config.name ?? e.uid,
-            ]),
-          ]}
-        />
+        <EnvironmentSelect none="The team's default" />
         {kind.fields()}
       </ActionForm>
       {created && (
