@@ -93,6 +93,8 @@ type FieldProps = {
   /** The initial value; the field keeps what is typed from then on (a re-render after an error keeps it). */
   value?: string;
   onInput?: (value: string) => void;
+  /** The id of another element describing the field (e.g. a live check of its value). */
+  describedBy?: string;
 };
 
 /** A field's own copy of its value, so re-rendering the form never resets what the person typed. */
@@ -107,11 +109,11 @@ function useValue(p: FieldProps): [string, (e: { currentTarget: { value: string 
   ];
 }
 
-function useFieldError(name: string) {
+function useFieldError(name: string, also?: string) {
   const { id, fields } = useContext(FieldErrors);
   const inputId = `${id}-${name}`;
   const error = fields[name];
-  const describedBy = [error && `${inputId}-error`, `${inputId}-hint`].filter(Boolean).join(' ');
+  const describedBy = [error && `${inputId}-error`, `${inputId}-hint`, also].filter(Boolean).join(' ');
   /** What every control of the field carries: its id and name, and the error and hint it is described by. */
   const control = {
     id: inputId,
@@ -165,7 +167,7 @@ export function TextField({
 }
 
 export function TextArea(p: FieldProps & { rows?: number; required?: boolean }) {
-  const f = useFieldError(p.name);
+  const f = useFieldError(p.name, p.describedBy);
   const [value, onInput] = useValue(p);
   return (
     <FieldFrame f={f} label={p.label} hint={p.hint}>

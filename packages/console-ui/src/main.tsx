@@ -5,6 +5,7 @@ import { Loading } from './components';
 import { EnvironmentsPage } from './pages/environments-page';
 import { EventEndpointPage, EventEndpointsPage } from './pages/event-endpoints-page';
 import { IdentitiesPage } from './pages/identities-page';
+import { IntegrationsPage } from './pages/integrations-page';
 import { OverviewPage } from './pages/overview-page';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
@@ -30,6 +31,7 @@ function Page({ path, session }: { path: string; session: Session }) {
   if (section === 'environments') return <EnvironmentsPage session={session} />;
   if (section === 'secrets') return <SecretsPage isAdmin={isAdmin} />;
   if (section === 'identities') return <IdentitiesPage isAdmin={isAdmin} />;
+  if (section === 'integrations') return <IntegrationsPage isAdmin={isAdmin} />;
   if (section === 'workers') return <WorkersPage />;
   if (section === 'overview' || section === undefined) return <OverviewPage />;
   if (section === 'schedules' && id) return <SchedulePage scheduleId={id} />;
@@ -42,6 +44,7 @@ const NAV = [
   ['overview', 'Overview'],
   ['runs', 'Runs'],
   ['webhooks', 'Webhooks'],
+  ['integrations', 'Integrations'],
   ['schedules', 'Schedules'],
   ['events', 'Events'],
   ['environments', 'Environments'],

@@ -50,9 +50,38 @@ export interface Webhook {
   factory_id: string;
   name: string;
   auth_mode: string;
+  signature_scheme?: string | null;
   enabled: boolean;
   url: string;
   secret_status: string;
+}
+
+export interface Automation {
+  automation_id: string;
+  factory_id: string;
+  name: string;
+  prompt: string;
+  agent_config: { environment_id?: string };
+  enabled: boolean;
+  trigger: { filter?: { webhook_ids?: string[]; payload?: unknown } } | null;
+  managed_by: string;
+}
+
+export interface FilterTest {
+  result: string;
+  would_trigger: boolean;
+  webhook_check: { passed: boolean; detail: string };
+  payload_check: { passed: boolean; detail: string; mismatches: string[] };
+}
+
+/** What the three integrations share in their listings (docs/integrations.md). */
+export interface Integration {
+  name: string;
+  webhook_url: string;
+  environment_id: string | null;
+  status: 'active' | 'broken';
+  broken_reason: string | null;
+  created_at: string;
 }
 
 export interface Delivery {

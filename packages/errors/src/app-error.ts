@@ -29,4 +29,8 @@ export class AppError extends Error {
 export const invalidRequest = (message: string, details?: ErrorDetails): AppError =>
   new AppError('invalid_request', message, { details });
 
+/** A 400 blaming one body field (`errors[{path, message}]` as the gateway's validation writes), so a form shows it there. */
+export const invalidField = (field: string, message: string): AppError =>
+  invalidRequest(message, { errors: [{ path: field, message }] });
+
 export const notFound = (what: string): AppError => new AppError('resource_not_found', `${what} not found`);

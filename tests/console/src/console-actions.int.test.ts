@@ -15,6 +15,7 @@ import {
   screenshotsAtBothWidths,
   signIn,
   startConsole,
+  statusesFromSession,
   waitForText,
   type ConsoleSetup,
 } from './console-helpers';
@@ -373,30 +374,14 @@ describe('web console actions', () => {
       await screenshotsAtBothWidths(mine, 'member-environments');
 
       // The same requests the hidden buttons would send, from the member's own session: each refused.
-      const refused = await mine.evaluate(
-        async ({ endpointId, identityUid, environmentUid }) => {
-          const { csrf_token } = (await (await fetch('/console/api/session')).json()) as {
-            csrf_token: string;
-          };
-          const call = async (method: string, url: string, body?: unknown) =>
-            (
-              await fetch(`/console/api${url}`, {
-                method,
-                headers: { 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
-                body: body === undefined ? undefined : JSON.stringify(body),
-              })
-            ).status;
-          return [
-            await call('POST', `/event-endpoints/${endpointId}/rotate-secret`),
-            await call('POST', '/event-endpoints', { url: 'https://example.org/hook', event_types: ['*'] }),
-            await call('POST', '/agent/identities', { name: 'sneaky' }),
-            await call('POST', `/agent/identities/${identityUid}/api-keys`, {}),
-            await call('PUT', `/agent/environments/${environmentUid}`, { setup_commands: ['curl evil'] }),
-            await call('POST', '/secrets', { name: 'SNEAKY', value: 'x' }),
-          ];
-        },
-        { endpointId, identityUid, environmentUid },
-      );
+      const refused = await statusesFromSession(mine, [
+        ['POST', `/event-endpoints/${endpointId}/rotate-secret`],
+        ['POST', '/event-endpoints', { url: 'https://example.org/hook', event_types: ['*'] }],
+        ['POST', '/agent/identities', { name: 'sneaky' }],
+        ['POST', `/agent/identities/${identityUid}/api-keys`, {}],
+        ['PUT', `/agent/environments/${environmentUid}`, { setup_commands: ['curl evil'] }],
+        ['POST', '/secrets', { name: 'SNEAKY', value: 'x' }],
+      ]);
       expect(refused).toEqual([403, 403, 403, 403, 403, 403]);
     } finally {
       await context.close();

@@ -151,3 +151,26 @@ export async function screenshotsAtBothWidths(page: Page, name: string): Promise
     await screenshot(page, `${name}-${width}`);
   }
 }
+
+/** A request the console could send: method, path under /console/api, JSON body. */
+export type ConsoleRequest = [method: string, path: string, body?: unknown];
+
+/**
+ * Sends each request from the page's own session (its cookie and CSRF token), as the page's buttons would, and
+ * answers their statuses in order: how a test proves the API refuses what the page does not offer.
+ */
+export function statusesFromSession(page: Page, requests: ConsoleRequest[]): Promise<number[]> {
+  return page.evaluate(async (requests) => {
+    const { csrf_token } = (await (await fetch('/console/api/session')).json()) as { csrf_token: string };
+    const statuses: number[] = [];
+    for (const [method, url, body] of requests) {
+      const res = await fetch(`/console/api${url}`, {
+        method,
+        headers: { 'x-csrf-token': csrf_token, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      statuses.push(res.status);
+    }
+    return statuses;
+  }, requests);
+}

@@ -11,8 +11,9 @@ import {
   text,
   useAction,
 } from '../forms';
+import { EnvironmentSelect } from '../environment-select';
 import { navigate } from '../router';
-import type { EnvironmentList, ModelList } from '../types';
+import type { ModelList } from '../types';
 
 /** What the API takes as run attachments (api-contract.md §2.4); it checks them, the hint only says so. */
 const ATTACHMENT_TYPES = 'image/jpeg,image/png,image/gif,image/webp';
@@ -31,7 +32,6 @@ const HARNESSES: Array<[string, string]> = [
  */
 export function StartRunForm() {
   const action = useAction();
-  const environments = useResource<EnvironmentList>('/agent/environments');
   const models = useResource<ModelList>('/agent/models');
   const start = async (form: FormData) => {
     const environment_id = text(form, 'environment_id');
@@ -67,17 +67,7 @@ export function StartRunForm() {
       <ActionForm id="start-run" action={action} onSubmit={(f) => void start(f)} submit="Start run">
         <TextArea name="prompt" label="Prompt" rows={4} required />
         <TextField name="title" label="Title" hint="Optional; the API derives one from the prompt" />
-        <Select
-          name="environment_id"
-          label="Environment"
-          options={[
-            ['', 'None'],
-            ...(environments.data?.environments ?? []).map((e): [string, string] => [
-              e.uid,
-              e.config.name ?? e.uid,
-            ]),
-          ]}
-        />
+        <EnvironmentSelect none="None" />
         <Select name="harness" label="Harness" options={HARNESSES} />
         <Select
           name="model_id"

@@ -202,8 +202,50 @@ describe('webhook routes', () => {
     expect(onlyCall()).toEqual([
       'factories',
       'TestFilter',
-      { ...REF, delivery_id: 'd-1', automation_id: '', filter_json: '{"action":["opened"]}' },
+      {
+        ...REF,
+        delivery_id: 'd-1',
+        sample_payload_json: '',
+        automation_id: '',
+        filter_json: '{"action":["opened"]}',
+      },
     ]);
+  });
+
+  it('tests a filter against a sample body given inline instead of a stored delivery', async () => {
+    call.mockResolvedValue({
+      would_trigger: true,
+      webhook_check_passed: true,
+      webhook_check_detail: 'selected',
+      payload_check_passed: true,
+      payload_mismatches: [],
+      payload_check_error: '',
+      payload_check_detail: 'matches',
+    });
+    const res = await send('POST', `${ONE}/test-filter`, {
+      sample_payload: { action: 'opened' },
+      filter: {},
+    });
+    expect(await res.json()).toMatchObject({ result: 'Would trigger', would_trigger: true });
+    expect(onlyCall()).toEqual([
+      'factories',
+      'TestFilter',
+      {
+        ...REF,
+        delivery_id: '',
+        sample_payload_json: '{"action":"opened"}',
+        automation_id: '',
+        filter_json: '{}',
+      },
+    ]);
+  });
+
+  it.each([
+    ['neither', {}],
+    ['both', { delivery_id: 'd-1', sample_payload: {} }],
+  ])('refuses a filter test naming %s of a delivery and a sample', async (_, body) => {
+    expect(await refusedPaths(await send('POST', `${ONE}/test-filter`, body))).toEqual(['delivery_id']);
+    expect(call).not.toHaveBeenCalled();
   });
 
   it('refuses a filter test naming both an automation and a filter', async () => {

@@ -197,7 +197,7 @@ export const webhookEndpoints: Endpoint[] = [
     method: 'post',
     path: '/factories/:factoryId/webhooks/:webhookUid/test-filter',
     tag: 'Webhooks',
-    summary: 'Test a filter against a stored delivery',
+    summary: 'Test a filter against a stored delivery or a sample body',
     success: json(w.testFilterResponseSchema, 'Would it trigger, and why.'),
     body: testFilterBody,
     handle: async ({ req, res, body, api }) => {
@@ -206,7 +206,8 @@ export const webhookEndpoints: Endpoint[] = [
         'TestFilter',
         {
           ...ref(req),
-          delivery_id: body.delivery_id,
+          delivery_id: body.delivery_id ?? '',
+          sample_payload_json: body.sample_payload === undefined ? '' : JSON.stringify(body.sample_payload),
           automation_id: body.automation_id ?? '',
           filter_json: body.filter ? JSON.stringify(body.filter) : '',
         },

@@ -64,7 +64,9 @@ export const deliveriesQuery = z.object({
 
 export const testFilterBody = z
   .object({
-    delivery_id: z.string().min(1),
+    delivery_id: z.string().min(1).optional(),
+    /** A sample body to test against instead of a stored delivery (the console checks a filter as it is typed). */
+    sample_payload: z.unknown().optional(),
     automation_id: z.string().min(1).optional(),
     filter: z.record(z.unknown()).optional(),
   })
@@ -72,6 +74,10 @@ export const testFilterBody = z
   .refine((b) => !(b.automation_id && b.filter), {
     message: 'give either automation_id or filter, not both',
     path: ['filter'],
+  })
+  .refine((b) => (b.delivery_id === undefined) !== (b.sample_payload === undefined), {
+    message: 'give either delivery_id or sample_payload',
+    path: ['delivery_id'],
   })
   .openapi('TestFilterBody');
 

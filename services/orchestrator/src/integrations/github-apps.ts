@@ -1,4 +1,4 @@
-import { AppError, notFound } from '@conveyor/errors';
+import { AppError, invalidField, notFound } from '@conveyor/errors';
 import { newId, type GitHubApp, type PrismaClient } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
 import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
@@ -98,7 +98,7 @@ export async function createGitHubApp(
     ({ slug } = await verifyApp(deps.github, { appId: input.app_id, privateKey }));
   } catch (err) {
     if (err instanceof AppError && err.code === 'external_authentication_required')
-      throw new AppError('invalid_request', `GitHub refused app_id and private_key: ${err.message}`);
+      throw invalidField('private_key', `GitHub refused app_id and private_key: ${err.message}`);
     throw err;
   }
   const id = newId('gha');

@@ -108,9 +108,10 @@ export async function testFilter(
   caller: Caller,
   factoryId: string,
   uid: string,
-  input: { deliveryId: string; automationId?: string; filter?: unknown },
+  input: { deliveryId?: string; samplePayload?: unknown; automationId?: string; filter?: unknown },
 ): Promise<FilterTestResult> {
-  if (!input.deliveryId) throw new AppError('invalid_request', 'delivery_id is required');
+  if (!input.deliveryId === (input.samplePayload === undefined))
+    throw new AppError('invalid_request', 'give either delivery_id or sample_payload');
   let webhookIds: string[] | undefined;
   let payloadFilter: PayloadFilter | undefined;
   if (input.automationId) {
@@ -154,13 +155,11 @@ export async function testFilter(
     }
   }
 
-  const delivery = await getDelivery(db, caller, factoryId, uid, input.deliveryId);
-  if (delivery.label !== 'Accepted' || !delivery.payload) {
-    throw new AppError(
-      'operation_not_supported',
-      `Delivery ${delivery.deliveryId} is "${delivery.label}": only Accepted deliveries keep a payload to test against`,
-    );
-  }
+  const payload = input.deliveryId
+    ? await storedPayload(db, caller, factoryId, uid, input.deliveryId)
+    : // A pasted sample (the console checks a filter as it is typed): the webhook is still looked up, so another
+      // team's UID answers 404 as everywhere else.
+      await loadWebhook(db, caller, factoryId, uid).then(() => input.samplePayload);
 
   const webhookCheck =
     webhookIds === undefined
@@ -172,12 +171,6 @@ export async function testFilter(
             detail: `webhook ${uid} is not in filter.webhook_ids (${webhookIds.join(', ') || 'empty'})`,
           };
 
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(delivery.payload).toString('utf8'));
-  } catch {
-    payload = undefined;
-  }
   // The filter was validated above, so applying it has no error of its own.
   const evaluation = matchTriggerPayload(payloadFilter, payload);
   const payloadCheck = {
@@ -191,4 +184,26 @@ export async function testFilter(
           : `the payload does not match: ${evaluation.mismatches.join('; ')}`,
   };
   return { wouldTrigger: webhookCheck.passed && payloadCheck.passed, webhookCheck, payloadCheck };
+}
+
+/** The body of a stored Accepted delivery (the others keep none), `undefined` when it is not JSON. */
+async function storedPayload(
+  db: PrismaClient,
+  caller: Caller,
+  factoryId: string,
+  uid: string,
+  deliveryId: string,
+): Promise<unknown> {
+  const delivery = await getDelivery(db, caller, factoryId, uid, deliveryId);
+  if (delivery.label !== 'Accepted' || !delivery.payload) {
+    throw new AppError(
+      'operation_not_supported',
+      `Delivery ${delivery.deliveryId} is "${delivery.label}": only Accepted deliveries keep a payload to test against`,
+    );
+  }
+  try {
+    return JSON.parse(Buffer.from(delivery.payload).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -148,7 +148,10 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
     ),
     TestFilter: unary(logger, 'TestFilter', async (req) => {
       const result = await testFilter(db, requireCaller(req.caller), req.factory_id, req.webhook_uid, {
-        deliveryId: req.delivery_id,
+        ...(req.delivery_id && { deliveryId: req.delivery_id }),
+        ...(req.sample_payload_json && {
+          samplePayload: parseJsonField(req.sample_payload_json, 'sample_payload'),
+        }),
         ...(req.automation_id && { automationId: req.automation_id }),
         ...(req.filter_json && { filter: parseJsonField(req.filter_json, 'filter') }),
       });

@@ -1,4 +1,4 @@
-import { AppError, notFound } from '@conveyor/errors';
+import { AppError, invalidField, notFound } from '@conveyor/errors';
 import { newId, type LinearIntegration, type PrismaClient } from '@conveyor/db';
 import type { Caller } from '../../auth/caller';
 import { requireFactoryManager } from '../../factories/permissions';
@@ -98,7 +98,7 @@ export async function createLinearIntegration(
     me = await viewer(deps.linear, input.api_key);
   } catch (err) {
     if (err instanceof LinearCredentialsRefused)
-      throw new AppError('invalid_request', `Linear refused api_key: ${err.linearReason}`);
+      throw invalidField('api_key', `Linear refused api_key: ${err.linearReason}`);
     throw err;
   }
   const agentUserId = input.agent_user_id || me.id;

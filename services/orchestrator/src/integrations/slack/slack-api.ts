@@ -1,4 +1,4 @@
-import { AppError } from '@conveyor/errors';
+import { AppError, invalidField } from '@conveyor/errors';
 import { ErrorCode, LogLevel, WebClient, type Logger as SlackLogger } from '@slack/web-api';
 
 /** Where Slack's Web API is (SLACK_API_URL) and how long a call may take. */
@@ -79,7 +79,7 @@ export async function verifyBotToken(config: SlackApiConfig, token: string): Pro
     const failure = slackFailure(err);
     if (failure.kind === 'transient')
       throw new AppError('resource_unavailable', `Slack could not check bot_token: ${failure.reason}`);
-    throw new AppError('invalid_request', `Slack refused bot_token: ${failure.reason}`);
+    throw invalidField('bot_token', `Slack refused bot_token: ${failure.reason}`);
   }
   if (!answer.team_id || !answer.user_id)
     throw new AppError(

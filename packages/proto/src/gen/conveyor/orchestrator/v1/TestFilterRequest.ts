@@ -10,6 +10,7 @@ export interface TestFilterRequest {
   'delivery_id'?: (string);
   'automation_id'?: (string);
   'filter_json'?: (string);
+  'sample_payload_json'?: (string);
 }
 
 export interface TestFilterRequest__Output {
@@ -19,4 +20,5 @@ export interface TestFilterRequest__Output {
   'delivery_id': (string);
   'automation_id': (string);
   'filter_json': (string);
+  'sample_payload_json': (string);
 }
