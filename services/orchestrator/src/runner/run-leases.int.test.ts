@@ -1,4 +1,5 @@
 import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import { createLogger } from '@conveyor/logger';
 import { AppError } from '@conveyor/errors';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import type { Caller } from '../auth/caller';
@@ -6,6 +7,7 @@ import { createRun } from '../runs/create-run';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { runDeps, teamAdmin } from '../test-support/run-scene';
 import { claimRun } from './claim-run';
+import { LostRunnerSweeper } from './lost-runner-sweeper';
 import { heartbeat, reportEvents } from './report-events';
 import { adoptRuns, releaseRunLease, saveRunLease, type RunLeaseDeps } from './run-leases';
 
@@ -97,6 +99,25 @@ describe('run leases over real PostgreSQL', () => {
     expect(await db.runLease.findUniqueOrThrow({ where: { runId: run.run_id } })).toMatchObject({
       releasedAt: null,
     });
+  });
+
+  it('lets a replica adopt between the lease expiry and the lost-runner bound, and the sweep then spares the run', async () => {
+    const lostAfterMs = 2 * EXPIRY_MS;
+    const sweeper = new LostRunnerSweeper(
+      { db, kickOutbox: () => undefined, logger: createLogger({ service: 'test', level: 'silent' }) },
+      lostAfterMs,
+    );
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+    await sweeper.sweep(later(0)); // watching from now on
+    expect(await mine('r2', run.run_id, later(EXPIRY_MS + 1_000))).toHaveLength(1);
+    // The first holder has been silent past the bound; the adopter took the lease 1 s past its expiry.
+    await sweeper.sweep(later(lostAfterMs + 1_000));
+    expect(await db.run.findUniqueOrThrow({ where: { id: run.run_id } })).toMatchObject({
+      state: 'INPROGRESS',
+      runnerId: 'r2',
+    });
+    await sweeper.stop();
   });
 
   it('never adopts a run without a record, or one that ended', async () => {
