@@ -68,4 +68,14 @@ describe('orchestrator config: default harness', () => {
     );
     expect(() => loadOrchestratorConfig({ ...required, DEFAULT_HARNESS: 'oz' })).toThrow(/DEFAULT_HARNESS/);
   });
+
+  it('refuses a run lease that outlives the lost-runner bound (the sweep would end adoptable runs)', () => {
+    expect(() =>
+      loadOrchestratorConfig({ ...required, RUNNER_LOST_AFTER_MS: '30000', RUN_LEASE_EXPIRY_MS: '30000' }),
+    ).toThrow(/RUN_LEASE_EXPIRY_MS: must be below RUNNER_LOST_AFTER_MS/);
+    expect(
+      loadOrchestratorConfig({ ...required, RUNNER_LOST_AFTER_MS: '30000', RUN_LEASE_EXPIRY_MS: '15000' })
+        .RUN_LEASE_EXPIRY_MS,
+    ).toBe(15_000);
+  });
 });

@@ -92,6 +92,14 @@ export const orchestratorSettings = z
       .positive()
       .default(30_000)
       .describe('A runner silent for this long has lost its run (see LostRunnerSweeper).'),
+    RUN_LEASE_EXPIRY_MS: z.coerce
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'A run whose pool runner has not heartbeated for this long may be adopted by another runner replica (docs/sandbox.md "Run leases"). Below RUNNER_LOST_AFTER_MS, so a replica takes the run over before the lost-runner sweep ends it; half of it when unset.',
+      ),
     FAILURE_SESSION_RETENTION_MINUTES: z.coerce
       .number()
       .int()
@@ -421,6 +429,13 @@ export const orchestratorSettings = z
         code: z.ZodIssueCode.custom,
         path: ['S3_BUCKET'],
         message: 'required when BLOB_STORE=s3',
+      });
+    }
+    if (c.RUN_LEASE_EXPIRY_MS !== undefined && c.RUN_LEASE_EXPIRY_MS >= c.RUNNER_LOST_AFTER_MS) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ['RUN_LEASE_EXPIRY_MS'],
+        message: 'must be below RUNNER_LOST_AFTER_MS: a run must be adoptable before the sweep ends it',
       });
     }
     if (c.NODE_ENV === 'production' && !c.DEFAULT_HARNESS) {

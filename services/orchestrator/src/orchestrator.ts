@@ -463,6 +463,7 @@ export class Orchestrator implements Service {
         db,
         logger,
         debugWindowMinutes: config.FAILURE_SESSION_RETENTION_MINUTES,
+        leaseExpiryMs: config.RUN_LEASE_EXPIRY_MS ?? config.RUNNER_LOST_AFTER_MS / 2,
         apiBaseUrl: config.PUBLIC_API_BASE_URL,
         cipher,
         models: catalog.models,

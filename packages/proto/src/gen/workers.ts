@@ -2,6 +2,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { AdoptRunsRequest as _conveyor_orchestrator_v1_AdoptRunsRequest, AdoptRunsRequest__Output as _conveyor_orchestrator_v1_AdoptRunsRequest__Output } from './conveyor/orchestrator/v1/AdoptRunsRequest';
+import type { AdoptRunsResponse as _conveyor_orchestrator_v1_AdoptRunsResponse, AdoptRunsResponse__Output as _conveyor_orchestrator_v1_AdoptRunsResponse__Output } from './conveyor/orchestrator/v1/AdoptRunsResponse';
+import type { AdoptedRun as _conveyor_orchestrator_v1_AdoptedRun, AdoptedRun__Output as _conveyor_orchestrator_v1_AdoptedRun__Output } from './conveyor/orchestrator/v1/AdoptedRun';
 import type { AssignmentAttachment as _conveyor_orchestrator_v1_AssignmentAttachment, AssignmentAttachment__Output as _conveyor_orchestrator_v1_AssignmentAttachment__Output } from './conveyor/orchestrator/v1/AssignmentAttachment';
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
 import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, ClaimRunRequest__Output as _conveyor_orchestrator_v1_ClaimRunRequest__Output } from './conveyor/orchestrator/v1/ClaimRunRequest';
@@ -24,6 +27,8 @@ import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsReque
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from './conveyor/orchestrator/v1/RunAssignment';
 import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerControl__Output as _conveyor_orchestrator_v1_RunnerControl__Output } from './conveyor/orchestrator/v1/RunnerControl';
 import type { RunnerServiceClient as _conveyor_orchestrator_v1_RunnerServiceClient, RunnerServiceDefinition as _conveyor_orchestrator_v1_RunnerServiceDefinition } from './conveyor/orchestrator/v1/RunnerService';
+import type { SaveRunLeaseRequest as _conveyor_orchestrator_v1_SaveRunLeaseRequest, SaveRunLeaseRequest__Output as _conveyor_orchestrator_v1_SaveRunLeaseRequest__Output } from './conveyor/orchestrator/v1/SaveRunLeaseRequest';
+import type { SaveRunLeaseResponse as _conveyor_orchestrator_v1_SaveRunLeaseResponse, SaveRunLeaseResponse__Output as _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output } from './conveyor/orchestrator/v1/SaveRunLeaseResponse';
 import type { WorkerDownstream as _conveyor_orchestrator_v1_WorkerDownstream, WorkerDownstream__Output as _conveyor_orchestrator_v1_WorkerDownstream__Output } from './conveyor/orchestrator/v1/WorkerDownstream';
 import type { WorkerHeartbeat as _conveyor_orchestrator_v1_WorkerHeartbeat, WorkerHeartbeat__Output as _conveyor_orchestrator_v1_WorkerHeartbeat__Output } from './conveyor/orchestrator/v1/WorkerHeartbeat';
 import type { WorkerHello as _conveyor_orchestrator_v1_WorkerHello, WorkerHello__Output as _conveyor_orchestrator_v1_WorkerHello__Output } from './conveyor/orchestrator/v1/WorkerHello';
@@ -39,6 +44,9 @@ export interface ProtoGrpcType {
   conveyor: {
     orchestrator: {
       v1: {
+        AdoptRunsRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_AdoptRunsRequest, _conveyor_orchestrator_v1_AdoptRunsRequest__Output>
+        AdoptRunsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_AdoptRunsResponse, _conveyor_orchestrator_v1_AdoptRunsResponse__Output>
+        AdoptedRun: MessageTypeDefinition<_conveyor_orchestrator_v1_AdoptedRun, _conveyor_orchestrator_v1_AdoptedRun__Output>
         AssignmentAttachment: MessageTypeDefinition<_conveyor_orchestrator_v1_AssignmentAttachment, _conveyor_orchestrator_v1_AssignmentAttachment__Output>
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
         ClaimRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_ClaimRunRequest, _conveyor_orchestrator_v1_ClaimRunRequest__Output>
@@ -61,6 +69,8 @@ export interface ProtoGrpcType {
         RunAssignment: MessageTypeDefinition<_conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_RunAssignment__Output>
         RunnerControl: MessageTypeDefinition<_conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_RunnerControl__Output>
         RunnerService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunnerServiceClient> & { service: _conveyor_orchestrator_v1_RunnerServiceDefinition }
+        SaveRunLeaseRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_SaveRunLeaseRequest, _conveyor_orchestrator_v1_SaveRunLeaseRequest__Output>
+        SaveRunLeaseResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_SaveRunLeaseResponse, _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>
         WorkerDownstream: MessageTypeDefinition<_conveyor_orchestrator_v1_WorkerDownstream, _conveyor_orchestrator_v1_WorkerDownstream__Output>
         WorkerHeartbeat: MessageTypeDefinition<_conveyor_orchestrator_v1_WorkerHeartbeat, _conveyor_orchestrator_v1_WorkerHeartbeat__Output>
         WorkerHello: MessageTypeDefinition<_conveyor_orchestrator_v1_WorkerHello, _conveyor_orchestrator_v1_WorkerHello__Output>

@@ -12,6 +12,7 @@ import { reencryptSecrets, SEALED_COLUMNS } from '../secrets/reencrypt-secrets';
 import {
   githubAppKeyContext,
   linearKeyContext,
+  runLeaseContext,
   SecretCipher,
   SecretCipherError,
   slackAppTokenContext,
@@ -59,6 +60,8 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
   const old = cipherOf(oldKey);
   const TEAM = 'team_rot';
   const secretNames = ['ANTHROPIC_API_KEY', 'HOOK', 'S3', 'S4', 'S5'];
+  const RUN_ID = '00000000-0000-4000-8000-000000000001';
+  const LEASE_RECORD = '{"modelToken":"mt-rot"}';
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -135,6 +138,30 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
         webhookId: 'wh_rot',
       },
     });
+    // A run's adoption record (its run key and model token), bound to the run's ID, not the lease row's.
+    await prisma.run.create({
+      data: {
+        id: RUN_ID,
+        teamId: TEAM,
+        title: 'rot',
+        prompt: 'rot',
+        creatorId: 'u',
+        executorId: 'u',
+        conversationId: RUN_ID,
+        sessionId: RUN_ID,
+      },
+    });
+    const record = old.encrypt(LEASE_RECORD, runLeaseContext(RUN_ID));
+    await prisma.runLease.create({
+      data: {
+        id: 'lease_rot',
+        runId: RUN_ID,
+        execution: 1,
+        recordCiphertext: new Uint8Array(record.ciphertext),
+        recordKeyId: record.keyId,
+        updatedAt: new Date(),
+      },
+    });
   });
 
   afterAll(async () => {
@@ -175,6 +202,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
       { column: 'GitHubApp.privateKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'SlackApp.botTokenCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
       { column: 'LinearIntegration.apiKeyCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
+      { column: 'RunLease.recordCiphertext', reencrypted: 1, changedMeanwhile: 0, failed: [] },
     ]);
     expect(report.oldKeysStillInUse).toEqual([]);
     expect(new Set(report.census.map((c) => c.keyId))).toEqual(new Set([cipherOf(newKey).keyId]));
@@ -206,6 +234,10 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
     expect(onlyNew.decrypt(linear.apiKeyCiphertext, linear.apiKeyKeyId, linearKeyContext(linear.id))).toBe(
       LINEAR_KEY,
     );
+    const lease = await prisma.runLease.findUniqueOrThrow({ where: { runId: RUN_ID } });
+    expect(onlyNew.decrypt(lease.recordCiphertext, lease.recordKeyId, runLeaseContext(RUN_ID))).toBe(
+      LEASE_RECORD,
+    );
     // And the old key alone reads nothing any more.
     await expect(readTeamSecretValue(prisma, old, TEAM, 'HOOK')).rejects.toThrow(SecretCipherError);
   });
@@ -213,7 +245,7 @@ describe('conveyor keys rotate: finishing a CONVEYOR_SECRETS_KEY rotation', () =
   it('is idempotent: a second run re-encrypts nothing', async () => {
     const { stdout } = await conveyor(['keys', 'rotate'], { url: db.url, key: newKey, previous: [oldKey] });
     const report = JSON.parse(stdout) as RotateReport;
-    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(report.columns.map((c) => c.reencrypted)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
   });
 
   it('keeps the row binding: a ciphertext moved to another row still does not decrypt there', async () => {

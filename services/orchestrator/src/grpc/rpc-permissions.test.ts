@@ -45,4 +45,9 @@ describe('RPC permission table', () => {
     expect(allowedPeers('runner', 'ClaimRun')).toEqual(['runner']);
     expect(allowedPeers('workers', 'Connect')).toEqual(['worker']);
   });
+
+  it("keeps run leases to pool runners: a team's self-hosted worker cannot read or take over another run's record", () => {
+    for (const method of ['SaveRunLease', 'ReleaseRunLease', 'AdoptRuns'])
+      expect(allowedPeers('runner', method)).toEqual(['runner']);
+  });
 });

@@ -54,6 +54,11 @@ export const RPC_PERMISSIONS: PermissionTable = {
     PushRunBranch: ['runner', 'worker'],
     // A GitHub App's repository, fetched by the orchestrator with the installation token (docs/integrations.md).
     FetchRunRepository: ['runner', 'worker'],
+    // Pool runner replicas hand runs to each other (docs/sandbox.md "Run leases"); a self-hosted worker never: its
+    // runs are its own machine's, and a lease's record is another team's run key.
+    SaveRunLease: ['runner'],
+    ReleaseRunLease: ['runner'],
+    AdoptRuns: ['runner'],
   },
   blobs: { ReadBlob: GATEWAY },
   artifacts: {

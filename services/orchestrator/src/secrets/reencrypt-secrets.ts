@@ -3,6 +3,7 @@ import {
   eventEndpointSecretContext,
   githubAppKeyContext,
   linearKeyContext,
+  runLeaseContext,
   SecretCipherError,
   slackAppTokenContext,
   teamSecretContext,
@@ -81,6 +82,13 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     keyId: 'apiKeyKeyId',
     extra: [],
     context: (r) => linearKeyContext(r.id!),
+  },
+  {
+    table: 'RunLease',
+    ciphertext: 'recordCiphertext',
+    keyId: 'recordKeyId',
+    extra: ['runId'],
+    context: (r) => runLeaseContext(r.runId!),
   },
 ];
 

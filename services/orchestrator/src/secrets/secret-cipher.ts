@@ -119,3 +119,6 @@ export const slackAppTokenContext = (slackAppId: string): string => `slack-app:$
 
 /** Associated data of a Linear integration's API key. */
 export const linearKeyContext = (integrationId: string): string => `linear:${integrationId}`;
+
+/** Associated data of a run's adoption record (its lease: the run's key and model token). */
+export const runLeaseContext = (runId: string): string => `run-lease:${runId}`;

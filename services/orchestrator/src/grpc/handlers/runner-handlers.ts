@@ -2,6 +2,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { RunnerServiceHandlers } from '@conveyor/proto';
 import { unary } from '../unary-handler';
+import { runLeaseHandlers } from './run-lease-handlers';
 import { claimRun } from '../../runner/claim-run';
 import { commentOnRunSource, type SourceCommentDeps } from '../../github/comment-on-source';
 import { completeRun, type TranscriptSink } from '../../runner/complete-run';
@@ -27,6 +28,8 @@ export interface RunnerHandlerDeps
   saveTranscript: TranscriptSink;
   sessions: HarnessSessions;
   debugWindowMinutes: number;
+  /** RUN_LEASE_EXPIRY_MS (docs/sandbox.md "Run leases"). */
+  leaseExpiryMs: number;
   /** Public REST API base URL handed to harnesses with their run-scoped key. */
   apiBaseUrl?: string;
 }
@@ -39,6 +42,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
       logger.warn({ err: (err as Error).message }, `recording ${what} failed`),
     );
   return {
+    ...runLeaseHandlers({ db, cipher: deps.cipher, logger, expiryMs: deps.leaseExpiryMs }),
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
       const assignment = {

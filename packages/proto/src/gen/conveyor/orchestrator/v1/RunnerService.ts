@@ -3,6 +3,8 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { AdoptRunsRequest as _conveyor_orchestrator_v1_AdoptRunsRequest, AdoptRunsRequest__Output as _conveyor_orchestrator_v1_AdoptRunsRequest__Output } from '../../../conveyor/orchestrator/v1/AdoptRunsRequest';
+import type { AdoptRunsResponse as _conveyor_orchestrator_v1_AdoptRunsResponse, AdoptRunsResponse__Output as _conveyor_orchestrator_v1_AdoptRunsResponse__Output } from '../../../conveyor/orchestrator/v1/AdoptRunsResponse';
 import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, ClaimRunRequest__Output as _conveyor_orchestrator_v1_ClaimRunRequest__Output } from '../../../conveyor/orchestrator/v1/ClaimRunRequest';
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from '../../../conveyor/orchestrator/v1/CompleteRunRequest';
 import type { FetchRunRepositoryRequest as _conveyor_orchestrator_v1_FetchRunRepositoryRequest, FetchRunRepositoryRequest__Output as _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output } from '../../../conveyor/orchestrator/v1/FetchRunRepositoryRequest';
@@ -15,8 +17,19 @@ import type { PushRunBranchResponse as _conveyor_orchestrator_v1_PushRunBranchRe
 import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsRequest, ReportEventsRequest__Output as _conveyor_orchestrator_v1_ReportEventsRequest__Output } from '../../../conveyor/orchestrator/v1/ReportEventsRequest';
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from '../../../conveyor/orchestrator/v1/RunAssignment';
 import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerControl__Output as _conveyor_orchestrator_v1_RunnerControl__Output } from '../../../conveyor/orchestrator/v1/RunnerControl';
+import type { SaveRunLeaseRequest as _conveyor_orchestrator_v1_SaveRunLeaseRequest, SaveRunLeaseRequest__Output as _conveyor_orchestrator_v1_SaveRunLeaseRequest__Output } from '../../../conveyor/orchestrator/v1/SaveRunLeaseRequest';
+import type { SaveRunLeaseResponse as _conveyor_orchestrator_v1_SaveRunLeaseResponse, SaveRunLeaseResponse__Output as _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output } from '../../../conveyor/orchestrator/v1/SaveRunLeaseResponse';
 
 export interface RunnerServiceClient extends grpc.Client {
+  AdoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  AdoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  AdoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  AdoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  adoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  adoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  adoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  adoptRuns(argument: _conveyor_orchestrator_v1_AdoptRunsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_AdoptRunsResponse__Output>): grpc.ClientUnaryCall;
+  
   ClaimRun(argument: _conveyor_orchestrator_v1_ClaimRunRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunAssignment__Output>): grpc.ClientUnaryCall;
   ClaimRun(argument: _conveyor_orchestrator_v1_ClaimRunRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunAssignment__Output>): grpc.ClientUnaryCall;
   ClaimRun(argument: _conveyor_orchestrator_v1_ClaimRunRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunAssignment__Output>): grpc.ClientUnaryCall;
@@ -71,6 +84,15 @@ export interface RunnerServiceClient extends grpc.Client {
   pushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
   pushRunBranch(argument: _conveyor_orchestrator_v1_PushRunBranchRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_PushRunBranchResponse__Output>): grpc.ClientUnaryCall;
   
+  ReleaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  ReleaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  ReleaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  ReleaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  releaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  releaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  releaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  releaseRunLease(argument: _conveyor_orchestrator_v1_HeartbeatRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  
   ReportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   ReportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   ReportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
@@ -80,9 +102,20 @@ export interface RunnerServiceClient extends grpc.Client {
   reportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   reportEvents(argument: _conveyor_orchestrator_v1_ReportEventsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   
+  SaveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  SaveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  SaveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  SaveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  saveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  saveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  saveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  saveRunLease(argument: _conveyor_orchestrator_v1_SaveRunLeaseRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation {
+  AdoptRuns: grpc.handleUnaryCall<_conveyor_orchestrator_v1_AdoptRunsRequest__Output, _conveyor_orchestrator_v1_AdoptRunsResponse>;
+  
   ClaimRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ClaimRunRequest__Output, _conveyor_orchestrator_v1_RunAssignment>;
   
   CompleteRun: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
@@ -95,16 +128,23 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
   
   PushRunBranch: grpc.handleUnaryCall<_conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse>;
   
+  ReleaseRunLease: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_SaveRunLeaseResponse>;
+  
   ReportEvents: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ReportEventsRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
+  
+  SaveRunLease: grpc.handleUnaryCall<_conveyor_orchestrator_v1_SaveRunLeaseRequest__Output, _conveyor_orchestrator_v1_SaveRunLeaseResponse>;
   
 }
 
 export interface RunnerServiceDefinition extends grpc.ServiceDefinition {
+  AdoptRuns: MethodDefinition<_conveyor_orchestrator_v1_AdoptRunsRequest, _conveyor_orchestrator_v1_AdoptRunsResponse, _conveyor_orchestrator_v1_AdoptRunsRequest__Output, _conveyor_orchestrator_v1_AdoptRunsResponse__Output>
   ClaimRun: MethodDefinition<_conveyor_orchestrator_v1_ClaimRunRequest, _conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_ClaimRunRequest__Output, _conveyor_orchestrator_v1_RunAssignment__Output>
   CompleteRun: MethodDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   FetchRunRepository: MethodDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryRequest, _conveyor_orchestrator_v1_FetchRunRepositoryResponse, _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output, _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>
   GetHarnessCredential: MethodDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential__Output>
   Heartbeat: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   PushRunBranch: MethodDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
+  ReleaseRunLease: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_SaveRunLeaseResponse, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>
   ReportEvents: MethodDefinition<_conveyor_orchestrator_v1_ReportEventsRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_ReportEventsRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
+  SaveRunLease: MethodDefinition<_conveyor_orchestrator_v1_SaveRunLeaseRequest, _conveyor_orchestrator_v1_SaveRunLeaseResponse, _conveyor_orchestrator_v1_SaveRunLeaseRequest__Output, _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>
 }

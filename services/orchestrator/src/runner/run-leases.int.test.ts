@@ -1,0 +1,132 @@
+import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import { createLogger } from '@conveyor/logger';
+import { AppError } from '@conveyor/errors';
+import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
+import type { Caller } from '../auth/caller';
+import { createRun } from '../runs/create-run';
+import { SecretCipher } from '../secrets/secret-cipher';
+import { runDeps, teamAdmin } from '../test-support/run-scene';
+import { claimRun } from './claim-run';
+import { LostRunnerSweeper } from './lost-runner-sweeper';
+import { heartbeat, reportEvents } from './report-events';
+import { adoptRuns, releaseRunLease, saveRunLease, type RunLeaseDeps } from './run-leases';
+
+const EXPIRY_MS = 15_000;
+const RECORD = JSON.stringify({ version: 1, modelToken: 'mt-secret-token', runApiKey: 'ck-run-key' });
+
+describe('run leases over real PostgreSQL', () => {
+  let database: TestDatabase;
+  let db: PrismaClient;
+  let caller: Caller;
+  let deps: RunLeaseDeps;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createPrismaClient(database.url);
+    caller = await teamAdmin(db, 'Leases');
+    deps = { db, cipher: new SecretCipher(Buffer.alloc(32, 3)), expiryMs: EXPIRY_MS };
+  });
+
+  afterAll(async () => {
+    await db.$disconnect();
+    await database.drop();
+  });
+
+  /** A run whose agent started on runner `r1` (INPROGRESS, execution 1). */
+  const started = async () => {
+    const { runId } = await createRun(runDeps(db), caller, { prompt: 'long step' });
+    const execution = { run_id: runId, execution: 1, runner_id: 'r1' };
+    await claimRun(db, execution);
+    await reportEvents(db, {
+      ...execution,
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
+    return execution;
+  };
+  const later = (ms: number) => new Date(Date.now() + ms);
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (err: unknown) => (err instanceof AppError ? err.code : err),
+    );
+  const mine = async (runnerId: string, runId: string, now: Date) =>
+    (await adoptRuns(deps, { runner_id: runnerId, limit: 20 }, now)).filter((r) => r.run_id === runId);
+
+  it('keeps the record sealed, refuses a live lease and hands an expired one over with its record', async () => {
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+    const row = await db.runLease.findUniqueOrThrow({ where: { runId: run.run_id } });
+    expect(Buffer.from(row.recordCiphertext).toString('latin1')).not.toContain('mt-secret-token');
+
+    // Alive (its heartbeat is fresh): nobody takes it.
+    expect(await mine('r2', run.run_id, later(EXPIRY_MS - 1_000))).toEqual([]);
+    const adopted = await mine('r2', run.run_id, later(EXPIRY_MS + 1_000));
+    expect(adopted).toEqual([
+      { run_id: run.run_id, execution: 1, previous_runner_id: 'r1', record_json: RECORD },
+    ]);
+    expect(await db.run.findUniqueOrThrow({ where: { id: run.run_id } })).toMatchObject({
+      runnerId: 'r2',
+      state: 'INPROGRESS',
+    });
+    // The adopter's lease is fresh: a third replica cannot take it from under it.
+    expect(await mine('r3', run.run_id, later(EXPIRY_MS + 2_000))).toEqual([]);
+    // The previous holder, should it come back, holds nothing: told to stop, its writes refused.
+    expect(await heartbeat(db, run)).toMatchObject({ cancel_requested: true });
+    expect(await refusal(saveRunLease(deps, { ...run, record_json: RECORD }))).toBe('conflict');
+    expect(await refusal(releaseRunLease(deps, run))).toBe('conflict');
+  });
+
+  it('lets only the holder of an execution write or release its lease (no takeover by a guessed run ID)', async () => {
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+    const intruder = { ...run, runner_id: 'r9' };
+    expect(await refusal(saveRunLease(deps, { ...intruder, record_json: '{"evil":1}' }))).toBe('conflict');
+    expect(await refusal(releaseRunLease(deps, intruder))).toBe('conflict');
+    expect(await refusal(saveRunLease(deps, { ...run, execution: 2, record_json: '{}' }))).toBe('conflict');
+    // The lease is still live and the record the holder's.
+    expect(await mine('r9', run.run_id, later(1_000))).toEqual([]);
+    expect((await mine('r9', run.run_id, later(EXPIRY_MS + 1_000)))[0]?.record_json).toBe(RECORD);
+  });
+
+  it('makes a released lease adoptable at once, by one replica only', async () => {
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+    await releaseRunLease(deps, run);
+    const now = later(0);
+    const [a, b] = await Promise.all([mine('r2', run.run_id, now), mine('r3', run.run_id, now)]);
+    expect([...a, ...b]).toHaveLength(1);
+    // Adoption clears the release: the adopter's lease lives on its heartbeats.
+    expect(await db.runLease.findUniqueOrThrow({ where: { runId: run.run_id } })).toMatchObject({
+      releasedAt: null,
+    });
+  });
+
+  it('lets a replica adopt between the lease expiry and the lost-runner bound, and the sweep then spares the run', async () => {
+    const lostAfterMs = 2 * EXPIRY_MS;
+    const sweeper = new LostRunnerSweeper(
+      { db, kickOutbox: () => undefined, logger: createLogger({ service: 'test', level: 'silent' }) },
+      lostAfterMs,
+    );
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+    await sweeper.sweep(later(0)); // watching from now on
+    expect(await mine('r2', run.run_id, later(EXPIRY_MS + 1_000))).toHaveLength(1);
+    // The first holder has been silent past the bound; the adopter took the lease 1 s past its expiry.
+    await sweeper.sweep(later(lostAfterMs + 1_000));
+    expect(await db.run.findUniqueOrThrow({ where: { id: run.run_id } })).toMatchObject({
+      state: 'INPROGRESS',
+      runnerId: 'r2',
+    });
+    await sweeper.stop();
+  });
+
+  it('never adopts a run without a record, or one that ended', async () => {
+    const unrecorded = await started();
+    const ended = await started();
+    await saveRunLease(deps, { ...ended, record_json: RECORD });
+    await db.run.update({ where: { id: ended.run_id }, data: { state: 'SUCCEEDED' } });
+    const adopted = await adoptRuns(deps, { runner_id: 'r2', limit: 20 }, later(EXPIRY_MS + 1_000));
+    expect(adopted.map((r) => r.run_id)).not.toContain(unrecorded.run_id);
+    expect(adopted.map((r) => r.run_id)).not.toContain(ended.run_id);
+  });
+});

@@ -1,0 +1,112 @@
+import { sqlPool, type PrismaClient } from '@conveyor/db';
+import { AppError } from '@conveyor/errors';
+import { runLeaseContext, type SecretCipher } from '../secrets/secret-cipher';
+import { noLongerHeld } from './report-events';
+
+export interface RunLeaseDeps {
+  db: PrismaClient;
+  cipher: SecretCipher;
+  /** A lease whose execution has not heartbeated for this long may be adopted by another runner (RUN_LEASE_EXPIRY_MS). */
+  expiryMs: number;
+}
+
+interface Execution {
+  run_id: string;
+  execution: number;
+  runner_id: string;
+}
+
+/** Most runs one AdoptRuns call takes over. */
+export const MAX_ADOPTED_PER_CALL = 20;
+
+// The holder's own execution, still running: the only one whose record it may write ($1 run, $2 execution, $3 runner).
+const HELD_SQL = `SELECT 1 FROM "Run" WHERE id = $1::uuid AND execution = $2 AND "runnerId" = $3
+  AND state IN ('CLAIMED', 'PENDING', 'INPROGRESS') AND "debugExecution" IS NULL`;
+
+/**
+ * Takes over, in one statement, the runs whose lease expired (no heartbeat of the holder since $2) or was released,
+ * for runner $1: the run's holder becomes $1 and its heartbeat now ($4), so the previous holder's reports are refused
+ * (report-events.ts) and the lost-runner sweep sees a live run. Only runs with a lease record for their current
+ * execution qualify: that is what a pool runner saved for its started agent, never a self-hosted worker's run (the
+ * worker endpoint cannot call SaveRunLease). SKIP LOCKED: two replicas asking at once take different runs.
+ */
+const ADOPT_SQL = `WITH taken AS (
+    SELECT r.id, r."runnerId" AS previous FROM "Run" r
+    JOIN "RunLease" l ON l."runId" = r.id AND l.execution = r.execution
+    WHERE r.state IN ('PENDING', 'INPROGRESS') AND r."debugExecution" IS NULL
+      AND r."runnerId" IS NOT NULL AND r."runnerId" <> $1
+      AND (l."releasedAt" IS NOT NULL OR r."lastHeartbeatAt" < $2)
+    ORDER BY r."lastHeartbeatAt" LIMIT $3
+    FOR UPDATE OF r SKIP LOCKED
+  ), moved AS (
+    UPDATE "Run" r SET "runnerId" = $1, "lastHeartbeatAt" = $4 FROM taken WHERE r.id = taken.id
+    RETURNING r.id, r.execution, taken.previous
+  ), renewed AS (
+    UPDATE "RunLease" l SET "releasedAt" = NULL, "updatedAt" = $4 FROM moved WHERE l."runId" = moved.id
+    RETURNING l."runId", l."recordCiphertext", l."recordKeyId"
+  )
+  SELECT moved.id, moved.execution, moved.previous, renewed."recordCiphertext", renewed."recordKeyId"
+  FROM moved JOIN renewed ON renewed."runId" = moved.id`;
+
+interface AdoptRow {
+  id: string;
+  execution: number;
+  previous: string;
+  recordCiphertext: Buffer;
+  recordKeyId: string;
+}
+
+/** The holder writes (or rewrites) its execution's adoption record, sealed: it holds the run's key and model token. */
+export async function saveRunLease(
+  deps: RunLeaseDeps,
+  req: Execution & { record_json: string },
+  now = new Date(),
+): Promise<void> {
+  if (!req.record_json) throw new AppError('invalid_request', 'record_json is required');
+  const pool = sqlPool(deps.db);
+  const held = await pool.query(HELD_SQL, [req.run_id, req.execution, req.runner_id]);
+  if (held.rowCount === 0) throw noLongerHeld();
+  const { ciphertext, keyId } = deps.cipher.encrypt(req.record_json, runLeaseContext(req.run_id));
+  // The same condition again in the write: a takeover between the check and here leaves the adopter's record alone.
+  await pool.query(
+    `INSERT INTO "RunLease" (id, "runId", execution, "recordCiphertext", "recordKeyId", "updatedAt")
+     SELECT gen_random_uuid()::text, $1::uuid, $2, $4, $5, $6 WHERE EXISTS (${HELD_SQL})
+     ON CONFLICT ("runId") DO UPDATE SET execution = EXCLUDED.execution,
+       "recordCiphertext" = EXCLUDED."recordCiphertext", "recordKeyId" = EXCLUDED."recordKeyId",
+       "releasedAt" = NULL, "updatedAt" = EXCLUDED."updatedAt"`,
+    [req.run_id, req.execution, req.runner_id, ciphertext, keyId, now],
+  );
+}
+
+/** A stopping holder hands its execution over: adoptable now rather than once its heartbeats are missed. */
+export async function releaseRunLease(deps: RunLeaseDeps, req: Execution, now = new Date()): Promise<void> {
+  const { rowCount } = await sqlPool(deps.db).query(
+    `UPDATE "RunLease" SET "releasedAt" = $4, "updatedAt" = $4
+     WHERE "runId" = $1::uuid AND execution = $2 AND EXISTS (${HELD_SQL})`,
+    [req.run_id, req.execution, req.runner_id, now],
+  );
+  if (rowCount === 0) throw noLongerHeld();
+}
+
+/** Takes over the runs whose holder is gone (ADOPT_SQL) and returns their records, unsealed, to the adopter. */
+export async function adoptRuns(
+  deps: RunLeaseDeps,
+  req: { runner_id: string; limit: number },
+  now = new Date(),
+): Promise<Array<{ run_id: string; execution: number; previous_runner_id: string; record_json: string }>> {
+  if (!req.runner_id) throw new AppError('invalid_request', 'runner_id is required');
+  const limit = Math.min(Math.max(req.limit, 1), MAX_ADOPTED_PER_CALL);
+  const expiredBefore = new Date(now.getTime() - deps.expiryMs);
+  const { rows } = await sqlPool(deps.db).query<AdoptRow>(ADOPT_SQL, [
+    req.runner_id,
+    expiredBefore,
+    limit,
+    now,
+  ]);
+  return rows.map((row) => ({
+    run_id: row.id,
+    execution: row.execution,
+    previous_runner_id: row.previous,
+    record_json: deps.cipher.decrypt(row.recordCiphertext, row.recordKeyId, runLeaseContext(row.id)),
+  }));
+}
