@@ -34,6 +34,10 @@ interface ProcessResult {
   errorTail: string[];
 }
 
+/** The messages `session` does not hold (as JSON strings, the way the CLIs write the messages they were given). */
+const notHeld = (messages: readonly string[], session: SessionFile | undefined) =>
+  messages.filter((m) => !session?.content.includes(JSON.stringify(m).slice(1, -1)));
+
 const clip = (text: string) =>
   text.length > MAX_STATUS_CHARS ? `${text.slice(0, MAX_STATUS_CHARS - 1)}…` : text;
 
@@ -70,8 +74,10 @@ export class CliHarness implements Harness {
         message: `The run's checkpoint holds no ${this.profile.name} session to resume`,
         errorCode: 'resource_unavailable',
       };
+    // An agent lost with its sandbox resumes from its last checkpointed turn: the follow-ups it was given since are
+    // given again, after the message saying where it is (those its restored session holds it has already).
     const messages = resume
-      ? [...input.followups]
+      ? [...input.followups, ...(input.resumeOnly ? notHeld(ctx.inbox.taken(), before) : [])]
       : input.debugSession
         ? [debugMessage(input)]
         : [firstMessage(input, setup.skill?.name), ...input.followups];
