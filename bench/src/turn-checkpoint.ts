@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { TurnCheckpoints, type RunSandbox } from '@conveyor/runner';
 import { startBwrapBackend } from './bwrap-bench-backend';
@@ -7,11 +8,34 @@ import { startBwrapBackend } from './bwrap-bench-backend';
 // The cost of a lost agent's resumption point (docs/run-lifecycle.md "Lost agents"): the runner's checkpoint after
 // each model turn — a tar of the whole workspace copied out of the sandbox into the runner's state directory — for a
 // workspace of BENCH_WORKSPACE_MB (100) in files of BENCH_FILE_KB (256), random (incompressible) bytes; plus one
-// restore into a fresh sandbox. Needs root: it forks the privileged helper and stays root itself.
+// restore into a fresh sandbox. BENCH_LAYOUT=mixed fills it as a repository with its dependencies looks instead: half
+// the bytes in 4 KiB text files, 100 to a directory, 30 % in 64 KiB files, 20 % in 2 MiB binaries (tar does not
+// compress, so the file count is what differs). Needs root: it forks the privileged helper and stays root itself.
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 10);
 const WORKSPACE_MB = Number(process.env.BENCH_WORKSPACE_MB ?? 100);
 const FILE_KB = Number(process.env.BENCH_FILE_KB ?? 256);
+const LAYOUT = process.env.BENCH_LAYOUT === 'mixed' ? 'mixed' : 'uniform';
+
+/** `[directory, file size in KiB, count, content source]` groups filling the workspace. */
+function layout(): Array<[string, number, number, string]> {
+  const kb = WORKSPACE_MB * 1024;
+  if (LAYOUT === 'uniform') return [['src', FILE_KB, Math.ceil(kb / FILE_KB), '/dev/urandom']];
+  return [
+    ['text', 4, Math.ceil((kb * 0.5) / 4), 'text'],
+    ['assets', 64, Math.ceil((kb * 0.3) / 64), '/dev/urandom'],
+    ['bin', 2048, Math.ceil((kb * 0.2) / 2048), '/dev/urandom'],
+  ];
+}
+
+/** A shell loop writing `count` files of `sizeKb`, 100 to a directory; `text`: base64 lines, as source is. */
+const fill = ([dir, sizeKb, count, source]: [string, number, number, string]) => {
+  const content =
+    source === 'text'
+      ? `head -c ${(sizeKb * 1024 * 3) / 4} /dev/urandom | base64 -w 76`
+      : `head -c ${sizeKb * 1024} ${source}`;
+  return `i=0; while [ $i -lt ${count} ]; do d=${dir}/d$((i / 100)); mkdir -p $d; ${content} > $d/f$i; i=$((i+1)); done`;
+};
 const ENV = { PATH: '/usr/bin:/bin', HOME: '/tmp' };
 
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -46,17 +70,20 @@ async function main(): Promise<void> {
   const checkpoints = new TurnCheckpoints(path.join(root, 'checkpoints'));
   const first = policy();
   const sandbox = await backend.prepare(first);
-  const files = Math.ceil((WORKSPACE_MB * 1024) / FILE_KB);
-  process.stderr.write(`filling the workspace: ${files} files of ${FILE_KB} KiB…\n`);
-  await run(
-    sandbox,
-    `mkdir -p src && i=0; while [ $i -lt ${files} ]; do head -c ${FILE_KB * 1024} /dev/urandom > src/f$i; i=$((i+1)); done`,
-  );
+  const groups = layout();
+  const files = groups.reduce((n, [, , count]) => n + count, 0);
+  process.stderr.write(`filling the workspace (${LAYOUT}): ${files} files…\n`);
+  for (const group of groups) await run(sandbox, fill(group));
+  const [changedDir, changedKb, changedCount] = groups.at(-1)!;
   const checkpoint = checkpoints.of(first.runId);
   const takes: number[] = [];
   for (let turn = 1; turn <= TURNS; turn++) {
     // Each turn changes a file, as an agent's step would.
-    await run(sandbox, `head -c ${FILE_KB * 1024} /dev/urandom > src/f${turn % files}`);
+    const changed = turn % changedCount;
+    await run(
+      sandbox,
+      `head -c ${changedKb * 1024} /dev/urandom > ${changedDir}/d${Math.floor(changed / 100)}/f${changed}`,
+    );
     takes.push(await timed(() => checkpoint.take(sandbox, ENV, turn)));
   }
   const record = await checkpoint.latest();
@@ -73,7 +100,10 @@ async function main(): Promise<void> {
         benchmark: 'turn-checkpoint',
         backend: backend.name,
         workspace_mb: WORKSPACE_MB,
-        file_kb: FILE_KB,
+        layout: LAYOUT,
+        files,
+        ...(LAYOUT === 'uniform' ? { file_kb: FILE_KB } : {}),
+        load_average: os.loadavg().map(round),
         turns: TURNS,
         checkpoint_bytes: record?.bytes,
         take_ms: {

@@ -1,5 +1,5 @@
 import { AppError } from '@conveyor/errors';
-import { EventReporter } from './event-reporter';
+import { EventReporter, type NumberedEvents } from './event-reporter';
 import type { OrchestratorLink } from './orchestrator-link';
 
 /** A link whose ReportEvents answers with what the test queued: an error to throw, or a control answer. */
@@ -19,14 +19,14 @@ function scriptedLink(answers: Array<Error | 'ok'>) {
 }
 
 /** A reporter on `link` that ignores control answers and errors and flushes only when told. */
-const quietReporter = (link: OrchestratorLink, numbering = true) =>
+const quietReporter = (link: OrchestratorLink, from?: NumberedEvents | 'unnumbered') =>
   new EventReporter(
     link,
     { runId: 'r', execution: 1, runnerId: 'x' },
     () => undefined,
     () => undefined,
     60_000,
-    numbering,
+    from,
   );
 
 const text = (attempt: { events_json: string[] }) =>
@@ -96,13 +96,40 @@ describe('EventReporter', () => {
     ]);
   });
 
-  it('sends an adopted execution’s batches unnumbered, so none falls on a position its previous process used', async () => {
+  it('sends an execution taken back from an older runner’s record unnumbered, so none falls on a position its previous process used', async () => {
     const { link, attempts } = scriptedLink(['ok']);
-    const reporter = quietReporter(link, false);
+    const reporter = quietReporter(link, 'unnumbered');
     reporter.emit({ kind: 'agent_message', text: 'a' });
     await reporter.flush();
     reporter.emit({ kind: 'agent_message', text: 'b' });
     expect(await reporter.takeRest()).toMatchObject({ first_event: 0 });
     expect(attempts.map((a) => a.first_event)).toEqual([0]);
+  });
+
+  it('goes on from what a previous process kept: its unacknowledged events sent again at their positions, the new ones after them', async () => {
+    const { link, attempts } = scriptedLink(['ok']);
+    const kept = { events_json: [JSON.stringify({ kind: 'agent_message', text: 'c' })], first_event: 3 };
+    const reporter = quietReporter(link, kept);
+    reporter.emit({ kind: 'agent_message', text: 'd' });
+    await reporter.flush();
+    expect(attempts.map((a) => [a.first_event, text(a)])).toEqual([[3, ['c', 'd']]]);
+  });
+
+  it('has the journal write down every event of a batch before the batch is sent', async () => {
+    const { link, attempts } = scriptedLink(['ok', 'ok']);
+    const reporter = quietReporter(link);
+    const journaled: Array<{ first_event: number; texts: string[]; sentBefore: number }> = [];
+    reporter.writeAheadTo(async () => {
+      const kept = reporter.unacknowledged();
+      journaled.push({ first_event: kept.first_event, texts: text(kept), sentBefore: attempts.length });
+    });
+    reporter.emit({ kind: 'agent_message', text: 'a' });
+    await reporter.flush();
+    reporter.emit({ kind: 'agent_message', text: 'b' });
+    await reporter.flush();
+    expect(journaled).toEqual([
+      { first_event: 1, texts: ['a'], sentBefore: 0 },
+      { first_event: 2, texts: ['b'], sentBefore: 1 },
+    ]);
   });
 });

@@ -25,6 +25,9 @@ export class EventReporter {
   /** The events not acknowledged yet, in order: the first is the execution's event number `acknowledged + 1`. */
   private pending: RunEvent[] = [];
   private acknowledged = 0;
+  private readonly numbering: boolean;
+  /** Writes down what is unacknowledged before it is sent (the adoption record, `writeAheadTo`). */
+  private journal: (() => Promise<void>) | undefined;
   private readonly transcript: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -44,13 +47,18 @@ export class EventReporter {
     private readonly onError: (err: unknown) => void,
     intervalMs = 200,
     /**
-     * False for an execution a restarted runner took back: its numbering began in the previous process, which may have
-     * sent events this one never saw, so positions from here could fall on them and be dropped as already recorded.
-     * Unnumbered batches are recorded whole: what the output re-read from the last kept offset repeats may show twice
-     * on the timeline, and nothing is lost.
+     * Where the execution's events stand: a new execution's start at 1; for one a restarted runner took back, what its
+     * adoption record kept unacknowledged (sent again: the orchestrator records each position once), numbered on from
+     * there. 'unnumbered' for a record of an older runner that kept no events: its numbering began in the previous
+     * process, so positions from here could fall on events this one never saw; its batches are recorded whole.
      */
-    private readonly numbering = true,
+    from: NumberedEvents | 'unnumbered' = { events_json: [], first_event: 1 },
   ) {
+    this.numbering = from !== 'unnumbered';
+    if (from !== 'unnumbered') {
+      this.acknowledged = from.first_event - 1;
+      this.pending = from.events_json.map((json) => JSON.parse(json) as RunEvent);
+    }
     // flush() hands its failures to onError; the catch is for onError's own.
     this.timer = setInterval(() => {
       if (Date.now() >= this.retryAt) void this.flush().catch(this.onError);
@@ -70,8 +78,9 @@ export class EventReporter {
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (this.pending.length === 0) return;
-      const batch = this.numbered();
+      const batch = this.unacknowledged();
       try {
+        await this.journal?.();
         const control = await this.link.call('ReportEvents', {
           run_id: this.target.runId,
           execution: this.target.execution,
@@ -113,12 +122,23 @@ export class EventReporter {
   async takeRest(): Promise<NumberedEvents> {
     this.stop();
     await this.flushing;
-    const rest = this.numbered();
+    await this.journal?.();
+    const rest = this.unacknowledged();
     this.pending = [];
     return rest;
   }
 
-  private numbered(): NumberedEvents {
+  /**
+   * Has `journal` write down the unacknowledged events before each batch (and the completion) is sent, so that a
+   * runner killed with an answer outstanding leaves every event the orchestrator may have recorded to its next
+   * process, which sends them again at the same positions (docs/run-lifecycle.md "Runner restarts").
+   */
+  writeAheadTo(journal: () => Promise<void>): void {
+    this.journal = journal;
+  }
+
+  /** The events not acknowledged yet, in order, numbered. */
+  unacknowledged(): NumberedEvents {
     return {
       events_json: this.pending.map((e) => JSON.stringify(e)),
       first_event: this.numbering ? this.acknowledged + 1 : 0,

@@ -7,6 +7,7 @@ import { finishWork } from './execution/after-run';
 import type { Completion, ExecutionContext } from './execution/execution-context';
 import type { AdoptionRecord, AdoptionRecords } from './execution/adoption-records';
 import { untilAcknowledged } from './acknowledged-call';
+import type { NumberedEvents } from './event-reporter';
 import { resumptionAfterLoss } from './execution/agent-resumption';
 import {
   driveHarness,
@@ -76,7 +77,11 @@ export class RunExecutor {
     if (!assignment) return 'skipped';
     const trace = new RunTrace(undefined, { harness_started: onAgentStarted });
     const lifecycle = new ExecutionLifecycle(this.link, assignment, this.options, log, stopSignal, trace);
-    const record = this.options.adoptionRecords?.execution(this.options.runnerId, assignment);
+    const record = this.options.adoptionRecords?.execution(
+      this.options.runnerId,
+      assignment,
+      lifecycle.reporter,
+    );
     const checkpoint = this.options.checkpoints?.of(assignment.run_id);
     // An earlier execution's checkpoint is not this one's to go on from.
     await checkpoint?.drop();
@@ -97,9 +102,10 @@ export class RunExecutor {
       execution: assignment.execution,
       adopted: true,
     });
-    const settings = { ...this.options, runnerId, adopted: true };
+    const adopted: NumberedEvents | 'unnumbered' = record.events ?? 'unnumbered';
+    const settings = { ...this.options, runnerId, adopted };
     const lifecycle = new ExecutionLifecycle(this.link, assignment, settings, log, stopSignal);
-    const kept = this.options.adoptionRecords?.execution(runnerId, assignment);
+    const kept = this.options.adoptionRecords?.execution(runnerId, assignment, lifecycle.reporter);
     const checkpoint = this.options.checkpoints?.of(assignment.run_id);
     return this.settle(lifecycle, kept, checkpoint, () =>
       this.resume(lifecycle.context, record, kept, checkpoint),

@@ -101,7 +101,10 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
         messages: Array<{ role: string; steps: Array<Record<string, unknown>> }>;
       };
       const steps = conversation.messages.flatMap((m) => m.steps);
-      expect(JSON.stringify(steps.filter((s) => s.type === 'tool_call'))).toContain(output);
+      // Recorded once: what the new process read again of the output is not on the timeline twice.
+      expect(steps.filter((s) => s.type === 'tool_call' && JSON.stringify(s).includes(output))).toHaveLength(
+        1,
+      );
       expect(platform.logs()).not.toMatch(/stopped responding/);
       process.stdout.write(`runner ${signal}: new runner ready ${readyAt - killedAt} ms after the kill\n`);
     },
@@ -158,6 +161,34 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     } finally {
       await db.$disconnect();
     }
+  });
+
+  it('follow-ups sent while no runner process is up reach the agent once each, in order, after its step', async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const runId = await runWaitingForRelease(nonce);
+    const runner = platform.process('runner')!;
+    const exited = new Promise((resolve) => runner.once('exit', resolve));
+    platform.kill('runner', 'SIGKILL');
+    await exited;
+    const followups = [`First follow-up ${nonce}`, `Second follow-up ${nonce}`];
+    for (const message of followups) {
+      const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message });
+      expect(sent.status).toBe(200);
+    }
+    await platform.restartRunner();
+    await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
+
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(done).toMatchObject({ state: 'SUCCEEDED' });
+    const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+    // The last turn's conversation holds each follow-up once, in the order sent, after the step's output.
+    const last = JSON.stringify(turns.at(-1)!.body);
+    const at = [`${6 * 7}-${nonce}`, ...followups].map((text) => last.indexOf(text));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    for (const message of followups) expect(last.split(message)).toHaveLength(2);
+    // The model saw the run's first turn once: nothing started again.
+    expect(turns.filter((r) => !JSON.stringify(r.body).includes(`${6 * 7}-${nonce}`))).toHaveLength(1);
   });
 
   /** The run's checkpoint of its first turn (the step requested), which a lost agent goes on from. */
@@ -241,5 +272,35 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     await killSandbox(runId);
     await platform.restartRunner();
     await expectResumedOnce(runId, nonce, /could not take its sandbox back/);
+  });
+
+  it('a follow-up the agent was given after its last checkpointed turn reaches the resumed session once', async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const runId = await runLosingItsSandbox(nonce);
+    const followup = `A follow-up while the step runs ${nonce}`;
+    const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: followup });
+    expect(sent.status).toBe(200);
+    const db = createPrismaClient(platform.databaseUrl);
+    try {
+      await eventually(
+        async () => (await db.runFollowup.count({ where: { runId, deliveredAt: { not: null } } })) === 1,
+        'the follow-up to reach the runner',
+        platform,
+        RUN_TIMEOUT_MS,
+      );
+    } finally {
+      await db.$disconnect();
+    }
+    await killSandbox(runId);
+
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(done).toMatchObject({ state: 'SUCCEEDED' });
+    const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+    const resumed = turns.filter((r) => JSON.stringify(r.body).includes('environment was lost'));
+    expect(resumed.length).toBeGreaterThan(0);
+    // The resumed conversation has the follow-up once, after the message saying where the agent is.
+    const last = JSON.stringify(resumed.at(-1)!.body);
+    expect(last.split(followup)).toHaveLength(2);
+    expect(last.indexOf(followup)).toBeGreaterThan(last.indexOf('environment was lost'));
   });
 });

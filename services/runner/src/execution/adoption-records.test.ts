@@ -1,8 +1,12 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { RunAssignment__Output } from '@conveyor/proto';
+import { EventReporter, type NumberedEvents } from '../event-reporter';
+import { outputLines } from '../harness/cli/output-lines';
+import type { OrchestratorLink } from '../orchestrator-link';
 import { ADOPTION_RECORD_VERSION, AdoptionRecords } from './adoption-records';
 
 const assignment = {
@@ -27,9 +31,13 @@ describe('AdoptionRecords', () => {
 
   it('writes its format version with each record', async () => {
     const records = new AdoptionRecords(dir);
-    const execution = records.execution('runner-a', assignment);
+    const reporter = {
+      unacknowledged: () => ({ events_json: [], first_event: 1 }),
+      writeAheadTo: () => undefined,
+    };
+    const execution = records.execution('runner-a', assignment, reporter);
     const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;
-    execution.started({ processIndex: 0, proc });
+    execution.started({ processIndex: 0, proc, handled: agent.offsets });
     await execution.close(true);
     const written = JSON.parse(await readFile(path.join(dir, 'run-1.json'), 'utf8')) as { version: number };
     expect(written.version).toBe(ADOPTION_RECORD_VERSION);
@@ -52,5 +60,73 @@ describe('AdoptionRecords', () => {
         reason: `its adoption record has format version ${ADOPTION_RECORD_VERSION + 1}, newer than this runner's ${ADOPTION_RECORD_VERSION} (a newer runner left it)`,
       },
     ]);
+  });
+
+  /**
+   * The orchestrator's side of ReportEvents as report-events.ts records it: a numbered batch adds only its events
+   * past the count already recorded. `hold(call)`: that call is recorded but never answered (its runner is killed).
+   */
+  function orchestrator(hold: (call: number) => boolean) {
+    const recorded: string[] = [];
+    let calls = 0;
+    let held: () => void = () => undefined;
+    const heldCall = new Promise<void>((resolve) => (held = resolve));
+    const link = (): OrchestratorLink =>
+      ({
+        call: (_method: string, request: NumberedEvents) => {
+          const texts = request.events_json.map((e) => (JSON.parse(e) as { text: string }).text);
+          const skip = request.first_event === 0 ? 0 : recorded.length - (request.first_event - 1);
+          recorded.push(...texts.slice(Math.max(0, skip)));
+          if (!hold(++calls)) return Promise.resolve({ cancel_requested: false, followups: [] });
+          held();
+          return new Promise(() => undefined);
+        },
+      }) as unknown as OrchestratorLink;
+    return { recorded, link, heldCall };
+  }
+
+  it('a runner killed while a batch waits for its answer leaves every event to its next process, each recorded once', async () => {
+    const output = path.join(dir, 'stdout');
+    await writeFile(output, 'one\ntwo\n');
+    const records = new AdoptionRecords(path.join(dir, 'adopt'));
+    const target = { runId: assignment.run_id, execution: assignment.execution, runnerId: 'runner-a' };
+    const quiet = () => undefined;
+    // Reads the agent's output from `from` and turns each line into an event, as the CLI harness does.
+    const follow = (reporter: EventReporter, handled: { stdout: number; stderr: number }) =>
+      outputLines(createReadStream(output, { start: handled.stdout }), (line, bytes) => {
+        reporter.emit({ kind: 'agent_message', text: line });
+        handled.stdout += bytes;
+      });
+
+    // The first runner process: its second batch is recorded, but the runner is killed before the answer comes.
+    const { recorded, link, heldCall } = orchestrator((call) => call === 2);
+    const first = new EventReporter(link(), target, quiet, quiet, 60_000);
+    const handled = { stdout: 0, stderr: 0 };
+    // What it has read of the output: all of it.
+    const proc = {
+      get offsets() {
+        return { stdout: handled.stdout, stderr: 0 };
+      },
+    } as never;
+    records.execution('runner-a', assignment, first).started({ processIndex: 0, proc, handled });
+    await follow(first, handled);
+    await first.flush();
+    await appendFile(output, 'three\n');
+    await follow(first, handled);
+    void first.flush();
+    await heldCall;
+    // Read and turned into an event while the batch before it waits: only in the killed process's memory.
+    await appendFile(output, 'four\n');
+    await follow(first, handled);
+    expect(handled.stdout).toBe((await stat(output)).size);
+
+    // The next runner process takes the execution back from the record the first one left.
+    const { records: left } = await records.list();
+    expect(left).toHaveLength(1);
+    const kept = left[0]!;
+    const next = new EventReporter(link(), target, quiet, quiet, 60_000, kept.events ?? 'unnumbered');
+    await follow(next, { ...kept.agent.offsets });
+    await next.flush();
+    expect(recorded).toEqual(['one', 'two', 'three', 'four']);
   });
 });

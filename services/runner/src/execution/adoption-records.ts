@@ -2,10 +2,8 @@ import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/
 import path from 'node:path';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { z } from 'zod';
-import type { SandboxProcess } from '../sandbox/run-sandbox';
-
-/** How often a running agent's output offsets are written down. */
-const OFFSETS_EVERY_MS = 500;
+import type { EventReporter } from '../event-reporter';
+import type { OutputOffsets, SandboxProcess } from '../sandbox/run-sandbox';
 
 const offsets = z.object({ stdout: z.number().int().nonnegative(), stderr: z.number().int().nonnegative() });
 
@@ -29,6 +27,11 @@ const recordSchema = z.object({
   ),
   modelToken: z.string().optional(),
   agent: z.object({ processIndex: z.number().int().nonnegative(), offsets }),
+  /**
+   * The events not acknowledged when the record was written (some may have been recorded), to be sent again at their
+   * positions; the output after `agent.offsets` holds the rest. Absent in a record of an older runner (no numbering).
+   */
+  events: z.object({ events_json: z.array(z.string()), first_event: z.number().int().positive() }).optional(),
 });
 export type AdoptionRecord = z.infer<typeof recordSchema>;
 
@@ -63,10 +66,15 @@ export class AdoptionRecords {
 
   /**
    * The record of one execution: written when its agent starts durable (`started`, again for each later process of
-   * it), its offsets every half second while it runs; `close(keep)` deletes it, or, when the runner stops and leaves
-   * the run to its next process, writes it a last time.
+   * it) and, through `reporter`'s write-ahead, before each batch of its events is sent: where the agent's output has
+   * been turned into events (the output handled so far, not merely read) with the events of it not acknowledged yet.
+   * `close(keep)` deletes it, or, when the runner stops and leaves the run to its next process, writes it a last time.
    */
-  execution(runnerId: string, assignment: RunAssignment__Output) {
+  execution(
+    runnerId: string,
+    assignment: RunAssignment__Output,
+    reporter: Pick<EventReporter, 'unacknowledged' | 'writeAheadTo'>,
+  ) {
     const runId = assignment.run_id;
     const stored = {
       runnerId,
@@ -76,31 +84,38 @@ export class AdoptionRecords {
         session: null,
       },
     };
-    let agent: { processIndex: number; proc: SandboxProcess; modelToken?: string } | undefined;
-    let timer: NodeJS.Timeout | undefined;
+    let agent: { processIndex: number; handled: OutputOffsets; modelToken?: string } | undefined;
     let writing = Promise.resolve();
     const write = async () => {
-      const offsets = agent?.proc.offsets;
-      if (!agent || !offsets) return;
-      const { processIndex, modelToken } = agent;
+      if (!agent) return;
+      // One synchronous snapshot: the events so far are those of the output handled so far.
+      const { processIndex, modelToken, handled } = agent;
       const record = {
         version: ADOPTION_RECORD_VERSION,
         ...stored,
         modelToken,
-        agent: { processIndex, offsets },
+        agent: { processIndex, offsets: { ...handled } },
+        events: reporter.unacknowledged(),
       };
       await this.write(runId, record);
     };
+    // A record that cannot be written leaves the previous one: the run is then not taken back as far, not stopped.
     const queue = () => (writing = writing.then(write).catch(() => undefined));
+    reporter.writeAheadTo(queue);
     return {
-      started: (started: { processIndex: number; proc: SandboxProcess }, modelToken?: string) => {
+      started: (
+        started: { processIndex: number; proc: SandboxProcess; handled: OutputOffsets },
+        modelToken?: string,
+      ) => {
         if (!started.proc.offsets) return;
-        agent = { ...started, ...(modelToken ? { modelToken } : {}) };
+        agent = {
+          processIndex: started.processIndex,
+          handled: started.handled,
+          ...(modelToken ? { modelToken } : {}),
+        };
         void queue();
-        timer ??= setInterval(queue, OFFSETS_EVERY_MS);
       },
       close: async (keep: boolean) => {
-        clearInterval(timer);
         await writing;
         if (keep) await write();
         else if (agent) await this.remove(runId);

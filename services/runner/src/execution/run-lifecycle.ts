@@ -47,7 +47,8 @@ export async function claimExecution(
  */
 export class ExecutionLifecycle {
   readonly context: ExecutionContext;
-  private readonly reporter: EventReporter;
+  /** The execution's events; the adoption record keeps what is unacknowledged of them. */
+  readonly reporter: EventReporter;
   private readonly abort = new AbortController();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly onStop = () => this.abort.abort();
@@ -61,8 +62,8 @@ export class ExecutionLifecycle {
       heartbeatIntervalMs: number;
       /** The run's own time limit: a completion the orchestrator cannot take is retried for as long. */
       limits: { wallClockMs: number };
-      /** Taken back from a previous runner process: its events go unnumbered (EventReporter). */
-      adopted?: boolean;
+      /** Taken back from a previous runner process: where its events stand (EventReporter's `from`). */
+      adopted?: NumberedEvents | 'unnumbered';
     },
     private readonly log: Logger,
     private readonly stopSignal: AbortSignal,
@@ -81,7 +82,7 @@ export class ExecutionLifecycle {
       control.answered,
       control.failed,
       undefined,
-      !settings.adopted,
+      settings.adopted,
     );
     stopSignal.addEventListener('abort', this.onStop, { once: true });
     this.heartbeat = setInterval(() => {

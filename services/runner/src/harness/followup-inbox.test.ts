@@ -26,4 +26,17 @@ describe('FollowupInbox', () => {
     inbox.push('kept');
     expect(inbox.drain()).toEqual(['kept']);
   });
+
+  it('keeps every follow-up it handed over, in order, whichever way it was taken; not those still queued', async () => {
+    const inbox = new FollowupInbox();
+    inbox.push('a');
+    expect(await inbox.next(new AbortController().signal, 10_000)).toBe('a');
+    const waiting = inbox.next(new AbortController().signal, 10_000);
+    inbox.push('b');
+    await waiting;
+    inbox.push('c');
+    inbox.drain();
+    inbox.push('queued');
+    expect(inbox.taken()).toEqual(['a', 'b', 'c']);
+  });
 });

@@ -79,15 +79,19 @@ export interface HarnessContext {
    * workspace are where a lost agent resumes from (execution/turn-checkpoints.ts).
    */
   turn?(mark?: TurnMark): void;
-  /** Told when the agent's process started durable (it outlives this runner process; docs/run-lifecycle.md). */
-  durable?(agent: { processIndex: number; proc: SandboxProcess }): void;
+  /**
+   * Told when the agent's process started durable (it outlives this runner process; docs/run-lifecycle.md).
+   * `handled`: how far its output has been turned into events, moved by the harness once each line's events are
+   * emitted; a restarted runner reads on from there.
+   */
+  durable?(agent: { processIndex: number; proc: SandboxProcess; handled: OutputOffsets }): void;
 }
 
 /** The agent's durable process as a runner process left it: what the next one takes back (`Harness.resume`). */
 export interface DurableAgent {
   /** Which of the execution's agent processes it is. */
   processIndex: number;
-  /** How far its output was read. */
+  /** How far its output was turned into events. */
   offsets: OutputOffsets;
 }
 

@@ -1,8 +1,6 @@
-import { once } from 'node:events';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { HOME_DIR_NAME } from '../../sandbox/run-environment';
-import { SandboxLost, type SandboxProcess } from '../../sandbox/run-sandbox';
+import { SandboxLost, type OutputOffsets, type SandboxProcess } from '../../sandbox/run-sandbox';
 import {
   SetupFailure,
   type Harness,
@@ -14,6 +12,7 @@ import {
 } from '../harness';
 import type { CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { mcpServersOf } from './mcp-servers';
+import { outputLines } from './output-lines';
 import { debugMessage, firstMessage, skillNameOf, skillSpecOf } from './prompt-assembly';
 import { readSandboxFile, writeSandboxFile } from './sandbox-files';
 
@@ -34,6 +33,10 @@ interface ProcessResult {
   /** The CLI's last words: its stderr lines and the error events it printed on stdout. */
   errorTail: string[];
 }
+
+/** The messages `session` does not hold (as JSON strings, the way the CLIs write the messages they were given). */
+const notHeld = (messages: readonly string[], session: SessionFile | undefined) =>
+  messages.filter((m) => !session?.content.includes(JSON.stringify(m).slice(1, -1)));
 
 const clip = (text: string) =>
   text.length > MAX_STATUS_CHARS ? `${text.slice(0, MAX_STATUS_CHARS - 1)}…` : text;
@@ -71,8 +74,10 @@ export class CliHarness implements Harness {
         message: `The run's checkpoint holds no ${this.profile.name} session to resume`,
         errorCode: 'resource_unavailable',
       };
+    // An agent lost with its sandbox resumes from its last checkpointed turn: the follow-ups it was given since are
+    // given again, after the message saying where it is (those its restored session holds it has already).
     const messages = resume
-      ? [...input.followups]
+      ? [...input.followups, ...(input.resumeOnly ? notHeld(ctx.inbox.taken(), before) : [])]
       : input.debugSession
         ? [debugMessage(input)]
         : [firstMessage(input, setup.skill?.name), ...input.followups];
@@ -87,12 +92,14 @@ export class CliHarness implements Harness {
     const setup = this.setupOf(input, ctx);
     const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
     const proc = ctx.sandbox.attachDurable!(agent.offsets);
-    ctx.durable?.({ processIndex: agent.processIndex, proc });
+    const handled = { ...agent.offsets };
+    ctx.durable?.({ processIndex: agent.processIndex, proc, handled });
     const glob = this.profile.sessionGlob(setup);
     const result = await this.follow(proc, ctx, [], {
       processIndex: agent.processIndex,
       previousSession: '',
       glob,
+      handled,
     });
     if (result.lost) throw new SandboxLost(result.lost);
     const messages = result.turnEnd?.ok ? ctx.inbox.drain() : [];
@@ -218,24 +225,31 @@ export class CliHarness implements Harness {
       stdin: live ? 'pipe' : 'ignore',
       durable: true,
     });
-    ctx.durable?.({ processIndex, proc });
+    const handled = { stdout: 0, stderr: 0 };
+    ctx.durable?.({ processIndex, proc, handled });
     const pending = live ? [...messages] : [];
     proc.stdin?.on('error', () => undefined);
     if (live) proc.stdin?.write(this.profile.stdinLine!(pending.shift() ?? ''));
     const previousSession = session?.content.toString('utf8') ?? '';
     const glob = this.profile.sessionGlob(setup);
-    return this.follow(proc, ctx, pending, { processIndex, previousSession, glob });
+    return this.follow(proc, ctx, pending, { processIndex, previousSession, glob, handled });
   }
 
   /**
    * Maps a CLI process's output to run events to its end, feeding a live one `pending` and the follow-ups; each turn
-   * it reports is checkpointed once its session file (`glob`) holds it.
+   * it reports is checkpointed once its session file (`glob`) holds it. `handled` moves past each line once its
+   * events are emitted (what a restarted runner reads on from).
    */
   private async follow(
     proc: SandboxProcess,
     ctx: HarnessContext,
     pending: string[],
-    { processIndex, previousSession, glob }: { processIndex: number; previousSession: string; glob: string },
+    {
+      processIndex,
+      previousSession,
+      glob,
+      handled,
+    }: { processIndex: number; previousSession: string; glob: string; handled: OutputOffsets },
   ): Promise<ProcessResult> {
     const live = this.profile.liveInput;
     const mapper = this.profile.mapper({ processIndex, previousSession });
@@ -256,8 +270,7 @@ export class CliHarness implements Harness {
         }, INBOX_POLL_MS)
       : undefined;
 
-    const stdout = createInterface({ input: proc.stdout });
-    stdout.on('line', (line) => {
+    const onStdout = (line: string) => {
       if (!line.trim()) return;
       let event: unknown;
       try {
@@ -280,19 +293,26 @@ export class CliHarness implements Harness {
       if (!mapped.turnEnd) return;
       turnEnd = mapped.turnEnd;
       if (live) this.afterLiveTurn(proc, turnEnd, event as Record<string, unknown>, pending, ctx, write);
-    });
-    const stderr = createInterface({ input: proc.stderr });
-    stderr.on('line', (line) => {
+    };
+    const onStderr = (line: string) => {
       if (!line.trim()) return;
       keepTail(line);
       ctx.emit({ kind: 'log', level: 'info', text: `${this.profile.name}: ${line}` });
+    };
+    const stdout = outputLines(proc.stdout, (line, bytes) => {
+      onStdout(line);
+      handled.stdout += bytes;
+    });
+    const stderr = outputLines(proc.stderr, (line, bytes) => {
+      onStderr(line);
+      handled.stderr += bytes;
     });
 
     const onAbort = () => void proc.kill(KILL_GRACE_MS);
     if (ctx.signal.aborted) onAbort();
     else ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const [exit] = await Promise.all([proc.exited, once(stdout, 'close'), once(stderr, 'close')]);
+      const [exit] = await Promise.all([proc.exited, stdout, stderr]);
       for (const e of mapper.flush()) ctx.emit(e);
       const { code, signal, limit, lost } = exit;
       return { turnEnd, code, signal, limit, ...(lost ? { lost } : {}), errorTail };
