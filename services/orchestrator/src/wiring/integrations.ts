@@ -3,7 +3,7 @@ import type { PrismaClient } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import { loopPart, type ServiceParts } from '@conveyor/runtime';
 import type { OrchestratorConfig } from '../config';
-import type { IntegrationEvaluator, PrepareRun } from '../deliveries/delivery-processor';
+import type { PrepareRun } from '../deliveries/delivery-processor';
 import { InstallationTokens } from '../github/github-app-auth';
 import { AppRunBudget } from '../integrations/app-run-budget';
 import { GitHubAppChecks } from '../integrations/github-app-checks';
@@ -74,20 +74,14 @@ export async function startIntegrations(deps: IntegrationsDeps) {
   });
 
   const runDeps = { db, kickOutbox, prepareRun };
-  const githubAppRuns = {
-    ...runDeps,
-    checks: githubChecks,
-    budget: budget('github-app', config.GITHUB_APP_RUNS_PER_HOUR),
-  };
-  const slackAppRuns = { ...runDeps, budget: budget('slack-app', config.SLACK_APP_RUNS_PER_HOUR) };
-  const linearRuns = { ...runDeps, budget: budget('linear', config.LINEAR_RUNS_PER_HOUR) };
-  const evaluateDelivery: IntegrationEvaluator = anyIntegration(
-    (webhook, entry, payload, body, log) =>
-      evaluateGitHubAppDelivery(githubAppRuns, webhook, entry, payload, body, log),
-    (webhook, entry, payload, _body, log) =>
-      evaluateSlackAppDelivery(slackAppRuns, webhook, entry, payload, log),
-    (webhook, entry, payload, body, log) =>
-      evaluateLinearDelivery(linearRuns, webhook, entry, payload, body, log),
+  const evaluateDelivery = anyIntegration(
+    evaluateGitHubAppDelivery({
+      ...runDeps,
+      checks: githubChecks,
+      budget: budget('github-app', config.GITHUB_APP_RUNS_PER_HOUR),
+    }),
+    evaluateSlackAppDelivery({ ...runDeps, budget: budget('slack-app', config.SLACK_APP_RUNS_PER_HOUR) }),
+    evaluateLinearDelivery({ ...runDeps, budget: budget('linear', config.LINEAR_RUNS_PER_HOUR) }),
   );
 
   return { installationTokens, appTokens, githubChecks, linearReports, evaluateDelivery };
