@@ -1,15 +1,8 @@
-import type { Redis } from 'ioredis';
-import type { PrismaClient } from '@conveyor/db';
-import type { Logger } from '@conveyor/logger';
-import {
-  createEventDeliveryAttemptsCounter,
-  createRetentionDeletedCounter,
-  type Registry,
-} from '@conveyor/metrics';
-import { authEpochKeys, loopPart, partOf, type ServiceParts } from '@conveyor/runtime';
+import { createEventDeliveryAttemptsCounter, createRetentionDeletedCounter } from '@conveyor/metrics';
+import { authEpochKeys, loopPart, partOf } from '@conveyor/runtime';
 import { authEpochBumper } from '../auth/auth-epoch-bumper';
 import { CatalogModule } from '../catalog/catalog-module';
-import { defaultHarness, type OrchestratorConfig } from '../config';
+import { defaultHarness } from '../config';
 import { DeliveryProcessor, type PrepareRun } from '../deliveries/delivery-processor';
 import { DeliveryRetention } from '../deliveries/delivery-retention';
 import { PrismaDeliveryStore } from '../deliveries/prisma-delivery-store';
@@ -27,15 +20,9 @@ import { WebhookVersions } from '../webhooks/webhook-versions';
 import { WorkerDispatch } from '../workers/worker-dispatch';
 import { kickOnNotification, type OutsideWorld } from './adapters';
 import { startIntegrations } from './integrations';
-import { startRunPipeline } from './run-pipeline';
+import { startRunPipeline, type WiringDeps } from './run-pipeline';
 
-export interface DomainDeps {
-  config: OrchestratorConfig;
-  logger: Logger;
-  metrics: Registry;
-  parts: ServiceParts;
-  db: PrismaClient;
-  redis: Redis;
+export interface DomainDeps extends WiringDeps {
   outside: OutsideWorld;
 }
 

@@ -14,7 +14,8 @@ import { OutboxRelay } from '../runs/outbox-relay';
 import { RunQueue } from '../runs/run-queue';
 import { RunQueueReconciler } from '../runs/run-queue-reconciler';
 
-export interface PipelineDeps {
+/** What every wiring step is given: settings, logs, metrics, the parts list and the two stores. */
+export interface WiringDeps {
   config: OrchestratorConfig;
   logger: Logger;
   metrics: Registry;
@@ -27,7 +28,7 @@ export interface PipelineDeps {
  * From a run written to a queued job: the queue, the outbox relay that fills it, the sweep that requeues the runs of
  * lost runners and the reconciliation that finds runs without a job.
  */
-export async function startRunPipeline({ config, logger, metrics, parts, db, redis }: PipelineDeps) {
+export async function startRunPipeline({ config, logger, metrics, parts, db, redis }: WiringDeps) {
   const runQueue = new RunQueue(redis, config.RUN_QUEUE);
   await parts.add({ name: 'run queue', stop: () => runQueue.close() });
   createRunQueueDepthGauge(metrics, () => runQueue.queue.getJobCounts('waiting', 'active', 'delayed'));
