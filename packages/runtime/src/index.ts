@@ -8,3 +8,4 @@ export * from './auth-epoch-keys';
 export * from './background-loop';
 export * from './connection-outages';
 export * from './service-shell';
+export * from './service-parts';

@@ -13,7 +13,7 @@ import { signWebhook } from '@conveyor/webhook-auth';
 import { agentWorkLog, branchLog, git, hasBranch, seedRemote } from './git-remote';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, eventually, waitForRunState, type Json } from './run-waits';
-import { webhookApi } from './webhook-helpers';
+import { integrationRegistration, webhookApi } from './webhook-helpers';
 
 // A team's GitHub App (docs/integrations.md) against a scripted GitHub that checks authentication as GitHub does: the
 // App's JWT (RS256, signed with the registered key) on /app endpoints, an installation token on every repository
@@ -109,16 +109,17 @@ describe('GitHub App', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const register = (name: string, extra: Json = {}) =>
-    apiCall(platform, 'POST', '/integrations/github-apps', {
-      name,
+  const register = integrationRegistration(
+    () => platform,
+    '/integrations/github-apps',
+    () => ({
       factory_id: factoryId,
       app_id: '4242',
       private_key: privateKey,
       webhook_secret: WEBHOOK_SECRET,
       environment_id: environmentId,
-      ...extra,
-    });
+    }),
+  );
 
   const deliver = (app: Json, event: string, payload: Json, secret = WEBHOOK_SECRET) => {
     const body = JSON.stringify(payload);
@@ -152,7 +153,7 @@ describe('GitHub App', () => {
   const runsOf = async (app: Json) => (await deliveries(app)).flatMap((d) => d.run_ids as string[]);
 
   it('registers an App with its key checked by GitHub, and never shows the key or the webhook secret again', async () => {
-    const created = await register(`main-${randomUUID().slice(0, 8)}`);
+    const created = await register('main');
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ app_id: '4242', slug: SLUG, bot_login: BOT, status: 'active' });
     const listed = await apiCall(platform, 'GET', '/integrations/github-apps');
@@ -166,18 +167,18 @@ describe('GitHub App', () => {
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
       .privateKey.export({ type: 'pkcs1', format: 'pem' })
       .toString();
-    const refused = await register(`wrong-${randomUUID().slice(0, 8)}`, { private_key: other });
+    const refused = await register('wrong', { private_key: other });
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toContain('A JSON web token could not be decoded');
     // An environment the registrant cannot reach is refused as a run would refuse it, before GitHub is asked.
-    const missing = await register(`noenv-${randomUUID().slice(0, 8)}`, {
+    const missing = await register('noenv', {
       environment_id: 'A'.repeat(22),
     });
     expect(missing).toMatchObject({
       status: 404,
       body: { type: expect.stringMatching(/resource_not_found$/) },
     });
-    expect((await register(`badenv-${randomUUID().slice(0, 8)}`, { environment_id: 'x' })).status).toBe(400);
+    expect((await register('badenv', { environment_id: 'x' })).status).toBe(400);
     expect(
       await apiCall(platform, 'DELETE', `/integrations/github-apps/${created.body.github_app_id}`),
     ).toMatchObject({
@@ -186,7 +187,7 @@ describe('GitHub App', () => {
   });
 
   it('issue assigned → draft pull request closing the issue and a comment; review comment → follow-up commit and a reply', async () => {
-    const app = (await register(`loop-${randomUUID().slice(0, 8)}`)).body;
+    const app = (await register('loop')).body;
     expect((await deliver(app, 'issues', assigned(7))).status).toBe(202);
     let runId = '';
     await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
@@ -292,7 +293,7 @@ describe('GitHub App', () => {
   });
 
   it('wrong signatures, replays and mentions by strangers start nothing', async () => {
-    const app = (await register(`guard-${randomUUID().slice(0, 8)}`)).body;
+    const app = (await register('guard')).body;
     expect((await deliver(app, 'issues', assigned(8), 'not-the-secret-0123456789')).status).toBe(401);
 
     const payload = JSON.stringify(assigned(9));
@@ -339,7 +340,7 @@ describe('GitHub App', () => {
   });
 
   it("credentials GitHub refuses mark the App broken with GitHub's reason, and it then starts nothing", async () => {
-    const app = (await register(`revoked-${randomUUID().slice(0, 8)}`)).body;
+    const app = (await register('revoked')).body;
     github.appRevoked = true;
     try {
       expect((await deliver(app, 'issues', assigned(11))).status).toBe(202);
@@ -402,9 +403,7 @@ describe('GitHub App', () => {
       setup_commands: [search],
     });
     expect(attacker.status).toBe(201);
-    const app = (
-      await register(`private-${randomUUID().slice(0, 8)}`, { environment_id: attacker.body.uid as string })
-    ).body;
+    const app = (await register('private', { environment_id: attacker.body.uid as string })).body;
     expect((await deliver(app, 'issues', assigned(15))).status).toBe(202);
     let runId = '';
     await eventually(async () => !!(runId = (await runsOf(app))[0] ?? ''), 'the run', platform, 20_000);
@@ -519,7 +518,7 @@ describe('GitHub App', () => {
   });
 
   it("the team's App runs per hour are limited: a delivery over the limit starts nothing and says why", async () => {
-    const app = (await register(`limited-${randomUUID().slice(0, 8)}`)).body;
+    const app = (await register('limited')).body;
     expect((await deliver(app, 'issues', assigned(13))).status).toBe(202);
     expect((await deliver(app, 'issues', assigned(14))).status).toBe(202);
     const entries = await webhookApi(platform).waitForDeliveries(

@@ -15,7 +15,7 @@ import { signWebhook } from '@conveyor/webhook-auth';
 import { AGENT_SETUP, hasBranch, seedRemote } from './git-remote';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, eventually, waitForRunState, type Json } from './run-waits';
-import { webhookApi } from './webhook-helpers';
+import { integrationRegistration, webhookApi } from './webhook-helpers';
 
 // A team's Linear integration (docs/integrations.md "Linear") against a scripted Linear GraphQL API that checks the
 // key as Linear does (a personal API key as the whole Authorization header), a scripted GitHub and a real git server
@@ -79,9 +79,10 @@ describe('Linear integration', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const register = (name: string, extra: Json = {}) =>
-    apiCall(platform, 'POST', '/integrations/linear', {
-      name,
+  const register = integrationRegistration(
+    () => platform,
+    '/integrations/linear',
+    () => ({
       factory_id: factoryId,
       api_key: API_KEY,
       webhook_secret: WEBHOOK_SECRET,
@@ -90,8 +91,8 @@ describe('Linear integration', () => {
       team_repositories: { ENG: url() },
       pr_opened_state_id: IN_REVIEW,
       run_ended_state_id: DONE,
-      ...extra,
-    });
+    }),
+  );
 
   const sign = (body: string, secret = WEBHOOK_SECRET) => ({
     ...signWebhook('linear', { secret, body, now: new Date() }),
@@ -143,12 +144,12 @@ describe('Linear integration', () => {
     );
 
   it("registers with the key checked by Linear's viewer query; never shows the key; other teams see nothing", async () => {
-    const refused = await register(`wrong-${randomUUID().slice(0, 8)}`, { api_key: 'lin_api_not-the-key' });
+    const refused = await register('wrong', { api_key: 'lin_api_not-the-key' });
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toContain('You need to authenticate to access this operation.');
     expect(JSON.stringify(refused.body)).not.toContain('lin_api_not-the-key');
 
-    const created = await register(`main-${randomUUID().slice(0, 8)}`);
+    const created = await register('main');
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ agent_user_id: AGENT.id, agent_name: 'conveyor', status: 'active' });
     const listed = await apiCall(platform, 'GET', '/integrations/linear');
@@ -182,7 +183,7 @@ describe('Linear integration', () => {
   });
 
   it('issue assigned → run → comment with the pull request and state moved → outcome comment and state moved', async () => {
-    const integration = (await register(`loop-${randomUUID().slice(0, 8)}`)).body;
+    const integration = (await register('loop')).body;
     const issueId = `issue-${randomUUID()}`;
     // Linear is down for the first two report calls: the reports wait and go out after.
     linear.unavailable = 2;
@@ -256,7 +257,7 @@ describe('Linear integration', () => {
   });
 
   it('wrong signatures, stale or missing webhookTimestamps and replays start nothing', async () => {
-    const integration = (await register(`guard-${randomUUID().slice(0, 8)}`)).body;
+    const integration = (await register('guard')).body;
     expect(
       (await deliver(integration, assigned(`issue-${randomUUID()}`), 'not-the-secret-0123456789')).status,
     ).toBe(401);
@@ -291,7 +292,7 @@ describe('Linear integration', () => {
   });
 
   it("a key Linear refuses marks the integration broken with Linear's reason, and it then starts nothing", async () => {
-    const integration = (await register(`revoked-${randomUUID().slice(0, 8)}`)).body;
+    const integration = (await register('revoked')).body;
     linear.revoked = true;
     try {
       const issueId = `issue-${randomUUID()}`;
@@ -340,7 +341,7 @@ describe('Linear integration', () => {
   });
 
   it("the team's Linear runs per hour are limited: a delivery over the limit starts nothing and says why", async () => {
-    const integration = (await register(`limited-${randomUUID().slice(0, 8)}`)).body;
+    const integration = (await register('limited')).body;
     expect((await deliver(integration, assigned(`issue-${randomUUID()}`))).status).toBe(202);
     expect((await deliver(integration, assigned(`issue-${randomUUID()}`))).status).toBe(202);
     const entries = await settled(integration, 2, 'both deliveries');

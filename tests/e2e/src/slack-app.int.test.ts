@@ -10,7 +10,7 @@ import {
 import { signWebhook } from '@conveyor/webhook-auth';
 import { startPlatform, type RunningPlatform } from './platform';
 import { apiCall, eventually, waitForRunState, type Json } from './run-waits';
-import { webhookApi } from './webhook-helpers';
+import { integrationRegistration, webhookApi } from './webhook-helpers';
 
 // A team's Slack app (docs/integrations.md "Slack app") against a scripted Slack Web API that checks the bot token as
 // Slack does (`Authorization: Bearer xoxb-…`, `{ok:false, error:'invalid_auth'}` otherwise). Deliveries are signed
@@ -48,16 +48,17 @@ describe('Slack app', () => {
     await slack?.close();
   });
 
-  const register = (name: string, extra: Json = {}) =>
-    apiCall(platform, 'POST', '/integrations/slack-apps', {
-      name,
+  const register = integrationRegistration(
+    () => platform,
+    '/integrations/slack-apps',
+    () => ({
       factory_id: factoryId,
       signing_secret: SIGNING_SECRET,
       bot_token: BOT_TOKEN,
-      ...extra,
-    });
+    }),
+  );
   const newApp = async (prefix: string, extra: Json = {}) => {
-    const created = await register(`${prefix}-${randomUUID().slice(0, 8)}`, extra);
+    const created = await register(prefix, extra);
     expect(created.status).toBe(201);
     return created.body;
   };
@@ -119,7 +120,7 @@ describe('Slack app', () => {
     }
 
     // A token Slack refuses: 400 with Slack's reason, nothing stored.
-    const refused = await register(`wrong-${randomUUID().slice(0, 8)}`, { bot_token: 'xoxb-not-the-token' });
+    const refused = await register('wrong', { bot_token: 'xoxb-not-the-token' });
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toBe('Slack refused bot_token: invalid_auth');
     const names = (await apiCall(platform, 'GET', '/integrations/slack-apps')).body.slack_apps as Json[];

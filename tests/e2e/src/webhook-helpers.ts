@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RunningPlatform } from './platform';
 import { apiCall, type Json } from './run-waits';
 
@@ -44,4 +45,18 @@ export function webhookApi(platform: RunningPlatform) {
       );
     },
   };
+}
+
+/**
+ * An integration's registration as a suite repeats it: POST `path` with a unique name (`<prefix>-<8 hex>`), the
+ * fields every registration of the suite shares (read at each call: the suite's beforeAll sets them) and the test's
+ * own.
+ */
+export function integrationRegistration(platform: () => RunningPlatform, path: string, shared: () => Json) {
+  return (prefix: string, extra: Json = {}) =>
+    apiCall(platform(), 'POST', path, {
+      name: `${prefix}-${randomUUID().slice(0, 8)}`,
+      ...shared(),
+      ...extra,
+    });
 }

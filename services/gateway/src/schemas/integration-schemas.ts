@@ -1,3 +1,4 @@
+import { integrationRunFields } from './integration-run-fields';
 import { z } from './zod';
 
 /** Integrations (docs/integrations.md): requests and responses. */
@@ -17,17 +18,7 @@ export const createGitHubAppBody = z
       .min(16)
       .max(256)
       .describe("The App's webhook secret; stored as a team secret, never returned"),
-    environment_id: z
-      .string()
-      .max(100)
-      .optional()
-      .describe("Runs' environment (default: the team's default)"),
-    trigger_label: z
-      .string()
-      .min(1)
-      .max(50)
-      .optional()
-      .describe('A label that starts a run when added to an issue'),
+    ...integrationRunFields('added to an issue'),
     repositories: z
       .array(z.string().min(3).max(200))
       .max(100)

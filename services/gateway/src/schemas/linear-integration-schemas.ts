@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { integrationRunFields } from './integration-run-fields';
 
 /** Linear integrations (docs/integrations.md "Linear"): requests and responses. */
 
@@ -23,17 +24,7 @@ export const createLinearIntegrationBody = z
     agent_user_id: linearId
       .optional()
       .describe("The Linear user whose assignment starts a run (default: the key's own user)"),
-    environment_id: z
-      .string()
-      .max(100)
-      .optional()
-      .describe("Runs' environment (default: the team's default)"),
-    trigger_label: z
-      .string()
-      .min(1)
-      .max(50)
-      .optional()
-      .describe('A label that starts a run when an issue gets it'),
+    ...integrationRunFields('an issue gets it'),
     team_repositories: z
       .record(z.string().min(1).max(64), z.string().url().max(500))
       .optional()

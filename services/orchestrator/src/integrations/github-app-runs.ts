@@ -1,13 +1,12 @@
-import type { GitHubApp, PrismaClient, Webhook, WebhookDelivery } from '@conveyor/db';
-import type { Logger } from '@conveyor/logger';
+import type { GitHubApp, PrismaClient } from '@conveyor/db';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
-import type { IntegrationWork, PrepareRun } from '../deliveries/delivery-processor';
+import type { IntegrationEvaluator, PrepareRun } from '../deliveries/delivery-processor';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
 import type { AppRunBudget } from './app-run-budget';
-import { integrationCaller, setRunMetadata } from './integration-runs';
+import { setRunMetadata } from './integration-runs';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
-import { integrationOutcomes, NO_WORK } from './integration-outcome';
+import { integrationFor } from './integration-deliveries';
 
 /**
  * A repository's push credential when it is the run's GitHub App rather than a team secret (team secret names cannot
@@ -71,91 +70,91 @@ function withAppRepository(spec: unknown, app: GitHubApp, repository: string, cl
  * the run for a review or review comment on that run's pull request; nothing for anything else (recorded in the
  * delivery's outcome with the reason). A broken App starts nothing until it is registered again.
  */
-export async function evaluateGitHubAppDelivery(
-  deps: GitHubAppRunDeps,
-  webhook: Webhook,
-  entry: WebhookDelivery,
-  payload: unknown,
-  body: Buffer,
-  log: Logger,
-): Promise<IntegrationWork> {
-  const app = await deps.db.gitHubApp.findUnique({ where: { webhookId: webhook.id } });
-  if (!app) return NO_WORK;
-  const {
-    only: outcome,
-    started,
-    refused,
-  } = integrationOutcomes({ id: app.id, name: `GitHub App ${app.name}` }, log);
-  if (app.status !== 'active')
-    return outcome({ matched: false, error: `the App is broken: ${app.brokenReason ?? ''}` });
-  const decision = decideGitHubApp(app, payload);
-  if (decision.kind === 'ignore') return outcome({ matched: false, mismatches: [decision.reason] });
-  const caller = integrationCaller(app);
-  if (decision.kind === 'followup') {
-    const run = await deps.db.run.findFirst({
-      where: { id: decision.runId, teamId: app.teamId },
-      select: { metadata: true },
-    });
-    if ((run?.metadata as Record<string, unknown> | null)?.github_app_id !== app.id)
-      return outcome({ matched: false, mismatches: ['the pull request is not one of this App'] });
-    const { runId, requester, commentId, headSha } = decision;
-    const message = `Review by ${requester.sender} on ${requester.url}:\n${decision.message}`;
-    return started(runId, {
-      runs: [],
-      after: async () => {
-        // The execution this starts answers the comment, and its check is on the pull request's head (both
-        // reported from the state change the follow-up writes: github-app-reports.ts).
-        await setRunMetadata(deps.db, runId, {
-          github_reply_to: `${requester.number}:${commentId}`,
-          github_head_sha: headSha,
+export const evaluateGitHubAppDelivery = (deps: GitHubAppRunDeps): IntegrationEvaluator =>
+  integrationFor(
+    {
+      find: (webhookId: string) => deps.db.gitHubApp.findUnique({ where: { webhookId } }),
+      label: 'GitHub App',
+      broken: 'the App is broken',
+      decide: decideGitHubApp,
+    },
+    async ({
+      integration: app,
+      decision,
+      caller,
+      outcomes: { only: outcome, started, refused },
+      webhook,
+      entry,
+      payload,
+      body,
+    }) => {
+      if (decision.kind === 'followup') {
+        const run = await deps.db.run.findFirst({
+          where: { id: decision.runId, teamId: app.teamId },
+          select: { metadata: true },
         });
-        await submitFollowup(deps, caller, { runId, message });
-      },
-    });
-  }
-  const { requester } = decision;
-  if (!(await deps.budget.take(app.teamId)))
-    return outcome({
-      matched: true,
-      error: `rate_limited: the team's GitHub Apps started ${deps.budget.runsPerHour} runs this hour (GITHUB_APP_RUNS_PER_HOUR)`,
-    });
-  const cloneUrl = (payload as { repository?: { clone_url?: unknown } }).repository?.clone_url;
-  try {
-    const prepared = await deps.prepareRun(caller, {
-      prompt: webhookRunPrompt({
-        prompt: [
-          `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
-          `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
-        ].join('\n'),
-        webhookName: webhook.name,
-        webhookUid: webhook.id,
-        deliveryId: entry.deliveryId,
-        receivedAt: entry.receivedAt,
-      }),
-      title: `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`.slice(
-        0,
-        80,
-      ),
-      config: app.environmentId ? { environment_id: app.environmentId } : {},
-      metadata: {
-        ...requesterMetadata(app, requester),
-        webhook_uid: webhook.id,
-        delivery_id: entry.deliveryId,
-      },
-      attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: body }],
-      source: 'GITHUB_WEBHOOK',
-    });
-    const run = {
-      ...prepared,
-      environmentSpec: withAppRepository(
-        prepared.environmentSpec,
-        app,
-        requester.repository,
-        typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
-      ),
-    };
-    return started(run.id, { runs: [run] });
-  } catch (err) {
-    return refused(err);
-  }
-}
+        if ((run?.metadata as Record<string, unknown> | null)?.github_app_id !== app.id)
+          return outcome({ matched: false, mismatches: ['the pull request is not one of this App'] });
+        const { runId, requester, commentId, headSha } = decision;
+        const message = `Review by ${requester.sender} on ${requester.url}:\n${decision.message}`;
+        return started(runId, {
+          runs: [],
+          after: async () => {
+            // The execution this starts answers the comment, and its check is on the pull request's head (both
+            // reported from the state change the follow-up writes: github-app-reports.ts).
+            await setRunMetadata(deps.db, runId, {
+              github_reply_to: `${requester.number}:${commentId}`,
+              github_head_sha: headSha,
+            });
+            await submitFollowup(deps, caller, { runId, message });
+          },
+        });
+      }
+      const { requester } = decision;
+      if (!(await deps.budget.take(app.teamId)))
+        return outcome({
+          matched: true,
+          error: `rate_limited: the team's GitHub Apps started ${deps.budget.runsPerHour} runs this hour (GITHUB_APP_RUNS_PER_HOUR)`,
+        });
+      const cloneUrl = (payload as { repository?: { clone_url?: unknown } }).repository?.clone_url;
+      try {
+        const prepared = await deps.prepareRun(caller, {
+          prompt: webhookRunPrompt({
+            prompt: [
+              `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
+              `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
+            ].join('\n'),
+            webhookName: webhook.name,
+            webhookUid: webhook.id,
+            deliveryId: entry.deliveryId,
+            receivedAt: entry.receivedAt,
+          }),
+          title:
+            `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`.slice(
+              0,
+              80,
+            ),
+          config: app.environmentId ? { environment_id: app.environmentId } : {},
+          metadata: {
+            ...requesterMetadata(app, requester),
+            webhook_uid: webhook.id,
+            delivery_id: entry.deliveryId,
+          },
+          attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: body }],
+          source: 'GITHUB_WEBHOOK',
+        });
+        const run = {
+          ...prepared,
+          environmentSpec: withAppRepository(
+            prepared.environmentSpec,
+            app,
+            requester.repository,
+            typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
+          ),
+        };
+        return started(run.id, { runs: [run] });
+      } catch (err) {
+        return refused(err);
+      }
+    },
+  );

@@ -1,7 +1,81 @@
+import type { Webhook, WebhookDelivery } from '@conveyor/db';
+import type { Logger } from '@conveyor/logger';
+import type { Caller } from '../auth/caller';
 import type { IntegrationEvaluator, IntegrationWork } from '../deliveries/delivery-processor';
+import { integrationOutcomes, NO_WORK } from './integration-outcome';
+import { integrationCaller } from './integration-runs';
+
+/** What every integration owning a webhook records: whose it is, and whether it is broken. */
+interface OwningIntegration {
+  id: string;
+  name: string;
+  teamId: string;
+  createdById: string | null;
+  status: string;
+  brokenReason: string | null;
+}
+
+/** How an integration kind (a GitHub App, a Slack app, a Linear integration) opens a delivery of its webhook. */
+export interface IntegrationKind<I extends OwningIntegration, D extends { kind: string }> {
+  /** The integration owning the webhook, if any. */
+  find(webhookId: string): Promise<I | null>;
+  /** How the delivery log names it, before its own name ("GitHub App"). */
+  label: string;
+  /** What a broken one's outcome says, before the reason it was marked broken with ("the App is broken"). */
+  broken: string;
+  /** What the payload asks of it; `ignore` is recorded as a mismatch. */
+  decide(integration: NoInfer<I>, payload: unknown): D | { kind: 'ignore'; reason: string };
+}
+
+/** A delivery an integration owns and acts on, with the answers it records (integration-outcome.ts). */
+export interface OpenedDelivery<I, D> {
+  integration: I;
+  decision: D;
+  caller: Caller;
+  outcomes: ReturnType<typeof integrationOutcomes>;
+  webhook: Webhook;
+  entry: WebhookDelivery;
+  payload: unknown;
+  body: Buffer;
+  log: Logger;
+}
 
 /**
- * The integrations a delivery may belong to (a GitHub App's, a Slack app's webhook), each asked in turn: one that does
+ * The opening every integration's delivery shares: find the integration by the webhook (none owns it: no work),
+ * refuse while it is broken, record what it ignores; then `act` on what it decided, as the member who registered it.
+ */
+export function integrationFor<I extends OwningIntegration, D extends { kind: string }>(
+  kind: IntegrationKind<I, D>,
+  act: (delivery: OpenedDelivery<I, Exclude<D, { kind: 'ignore' }>>) => Promise<IntegrationWork>,
+): IntegrationEvaluator {
+  return async (webhook, entry, payload, body, log) => {
+    const integration = await kind.find(webhook.id);
+    if (!integration) return NO_WORK;
+    const outcomes = integrationOutcomes(
+      { id: integration.id, name: `${kind.label} ${integration.name}` },
+      log,
+    );
+    if (integration.status !== 'active')
+      return outcomes.only({ matched: false, error: `${kind.broken}: ${integration.brokenReason ?? ''}` });
+    const decision = kind.decide(integration, payload);
+    if (decision.kind === 'ignore')
+      return outcomes.only({ matched: false, mismatches: [(decision as { reason: string }).reason] });
+    return act({
+      integration,
+      decision: decision as Exclude<D, { kind: 'ignore' }>,
+      caller: integrationCaller(integration),
+      outcomes,
+      webhook,
+      entry,
+      payload,
+      body,
+      log,
+    });
+  };
+}
+
+/**
+ * The integrations a delivery may belong to (a GitHub App, a Slack app's webhook), each asked in turn: one that does
  * not own the webhook answers nothing, so a delivery gets the work of the one that does.
  */
 export const anyIntegration =

@@ -1,12 +1,9 @@
-import { AppError } from '@conveyor/errors';
-import type { PrismaClient, SlackApp, Webhook, WebhookDelivery } from '@conveyor/db';
-import type { Logger } from '@conveyor/logger';
+import type { PrismaClient, SlackApp } from '@conveyor/db';
 import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../../automations/run-envelope';
-import type { IntegrationWork, PrepareRun } from '../../deliveries/delivery-processor';
-import type { AutomationOutcome } from '../../deliveries/delivery-store';
+import type { IntegrationEvaluator, PrepareRun } from '../../deliveries/delivery-processor';
 import { submitFollowup } from '../../runs/submit-followup';
 import type { AppRunBudget } from '../app-run-budget';
-import { integrationCaller } from '../integration-runs';
+import { integrationFor } from '../integration-deliveries';
 import { decideSlack, type SlackRequester } from './slack-trigger';
 
 export interface SlackAppRunDeps {
@@ -48,93 +45,84 @@ async function environmentFor(
  * outcome with the reason). A broken app starts nothing until it is registered again. The thread replies themselves
  * are written by the run's state changes (slack-poster.ts).
  */
-export async function evaluateSlackAppDelivery(
-  deps: SlackAppRunDeps,
-  webhook: Webhook,
-  entry: WebhookDelivery,
-  payload: unknown,
-  log: Logger,
-): Promise<IntegrationWork> {
-  const none: IntegrationWork = { outcomes: [], runs: [] };
-  const app = await deps.db.slackApp.findUnique({ where: { webhookId: webhook.id } });
-  if (!app) return none;
-  const base = { automation_id: app.id, automation_name: `Slack app ${app.name}` };
-  const outcome = (o: Omit<AutomationOutcome, 'automation_id' | 'automation_name'>): IntegrationWork => ({
-    ...none,
-    outcomes: [{ ...base, ...o }],
-  });
-  if (app.status !== 'active')
-    return outcome({ matched: false, error: `the app is broken: ${app.brokenReason ?? ''}` });
-  const decision = decideSlack(app, payload);
-  if (decision.kind === 'ignore') return outcome({ matched: false, mismatches: [decision.reason] });
-  const caller = integrationCaller(app);
-
-  if (decision.kind === 'thread') {
-    const { channel, threadTs, user } = decision.requester;
-    const thread = await deps.db.slackThread.findUnique({
-      where: { slackAppId_channel_threadTs: { slackAppId: app.id, channel, threadTs } },
-      select: { runId: true },
-    });
-    if (thread) {
-      const { runId } = thread;
-      const message = `Follow-up from Slack user ${user}:\n${decision.message}`;
-      return {
-        outcomes: [{ ...base, matched: true, run_id: runId }],
-        runs: [],
-        after: async () => void (await submitFollowup(deps, caller, { runId, message })),
-      };
-    }
-    if (!decision.startOtherwise)
-      return outcome({ matched: false, mismatches: ["not a thread one of the app's runs answers in"] });
-  }
-  const { requester, environmentName } = decision;
-  const prompt = decision.kind === 'start' ? decision.prompt : decision.message;
-  const environment = await environmentFor(deps.db, app, environmentName);
-  if (typeof environment === 'string')
-    return outcome({ matched: true, error: `invalid_request: ${environment}` });
-  if (!(await deps.budget.take(app.teamId)))
-    return outcome({
-      matched: true,
-      error: `rate_limited: the team's Slack apps started ${deps.budget.runsPerHour} runs this hour (SLACK_APP_RUNS_PER_HOUR)`,
-    });
-  // The request as the run sees it: what was asked, by whom, where; not the delivery's body (which carries Slack's
-  // verification token and a response URL).
-  const request = Buffer.from(
-    JSON.stringify({
-      user: requester.user,
-      channel: requester.channel,
-      ...(requester.threadTs ? { thread_ts: requester.threadTs } : {}),
-      text: prompt,
-    }),
+export const evaluateSlackAppDelivery = (deps: SlackAppRunDeps): IntegrationEvaluator =>
+  integrationFor(
+    {
+      find: (webhookId: string) => deps.db.slackApp.findUnique({ where: { webhookId } }),
+      label: 'Slack app',
+      broken: 'the app is broken',
+      decide: decideSlack,
+    },
+    async ({
+      integration: app,
+      decision,
+      caller,
+      outcomes: { only: outcome, started, refused },
+      webhook,
+      entry,
+    }) => {
+      if (decision.kind === 'thread') {
+        const { channel, threadTs, user } = decision.requester;
+        const thread = await deps.db.slackThread.findUnique({
+          where: { slackAppId_channel_threadTs: { slackAppId: app.id, channel, threadTs } },
+          select: { runId: true },
+        });
+        if (thread) {
+          const { runId } = thread;
+          const message = `Follow-up from Slack user ${user}:\n${decision.message}`;
+          return started(runId, {
+            runs: [],
+            after: async () => void (await submitFollowup(deps, caller, { runId, message })),
+          });
+        }
+        if (!decision.startOtherwise)
+          return outcome({ matched: false, mismatches: ["not a thread one of the app's runs answers in"] });
+      }
+      const { requester, environmentName } = decision;
+      const prompt = decision.kind === 'start' ? decision.prompt : decision.message;
+      const environment = await environmentFor(deps.db, app, environmentName);
+      if (typeof environment === 'string')
+        return outcome({ matched: true, error: `invalid_request: ${environment}` });
+      if (!(await deps.budget.take(app.teamId)))
+        return outcome({
+          matched: true,
+          error: `rate_limited: the team's Slack apps started ${deps.budget.runsPerHour} runs this hour (SLACK_APP_RUNS_PER_HOUR)`,
+        });
+      // The request as the run sees it: what was asked, by whom, where; not the delivery's body (which carries Slack's
+      // verification token and a response URL).
+      const request = Buffer.from(
+        JSON.stringify({
+          user: requester.user,
+          channel: requester.channel,
+          ...(requester.threadTs ? { thread_ts: requester.threadTs } : {}),
+          text: prompt,
+        }),
+      );
+      try {
+        const run = await deps.prepareRun(caller, {
+          prompt: webhookRunPrompt({
+            prompt: [
+              `Slack user ${requester.user} asked you something in channel ${requester.channel}: their message is the \`text\` of ${EVENT_PAYLOAD_FILE}. Do what it asks.`,
+              'Your final answer is posted in their Slack thread; commit any change and the platform pushes it.',
+            ].join('\n'),
+            webhookName: webhook.name,
+            webhookUid: webhook.id,
+            deliveryId: entry.deliveryId,
+            receivedAt: entry.receivedAt,
+          }),
+          title: `Slack: ${prompt.split('\n')[0] ?? ''}`.slice(0, 80),
+          config: environment,
+          metadata: {
+            ...slackRequesterMetadata(app, requester),
+            webhook_uid: webhook.id,
+            delivery_id: entry.deliveryId,
+          },
+          attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: request }],
+          source: 'SLACK',
+        });
+        return started(run.id, { runs: [run] });
+      } catch (err) {
+        return refused(err);
+      }
+    },
   );
-  try {
-    const run = await deps.prepareRun(caller, {
-      prompt: webhookRunPrompt({
-        prompt: [
-          `Slack user ${requester.user} asked you something in channel ${requester.channel}: their message is the \`text\` of ${EVENT_PAYLOAD_FILE}. Do what it asks.`,
-          'Your final answer is posted in their Slack thread; commit any change and the platform pushes it.',
-        ].join('\n'),
-        webhookName: webhook.name,
-        webhookUid: webhook.id,
-        deliveryId: entry.deliveryId,
-        receivedAt: entry.receivedAt,
-      }),
-      title: `Slack: ${prompt.split('\n')[0] ?? ''}`.slice(0, 80),
-      config: environment,
-      metadata: {
-        ...slackRequesterMetadata(app, requester),
-        webhook_uid: webhook.id,
-        delivery_id: entry.deliveryId,
-      },
-      attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: request }],
-      source: 'SLACK',
-    });
-    return { outcomes: [{ ...base, matched: true, run_id: run.id }], runs: [run] };
-  } catch (err) {
-    if (err instanceof AppError && err.code !== 'internal_error' && err.code !== 'resource_unavailable') {
-      log.warn({ slackAppId: app.id, err: err.message }, 'Slack app could not start a run');
-      return outcome({ matched: true, error: `${err.code}: ${err.message}` });
-    }
-    throw err;
-  }
-}
