@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { longCommand, startScriptedModelServer, type Json, type ScriptedModelServer } from '@conveyor/testing';
+import {
+  longCommand,
+  startScriptedModelServer,
+  type Json,
+  type ScriptedModelServer,
+} from '@conveyor/testing';
 import { cluster, eventually, kubectl, pods, runPods } from './cluster';
 import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
@@ -18,7 +23,14 @@ const CLAIM_ROOT = '/workspaces';
 /** The orchestrator's CLI in its Pod (creating a team needs the database, which only the platform reaches). */
 const cli = async (...args: string[]): Promise<Json> =>
   JSON.parse(
-    await kubectl('exec', 'deploy/conveyor-orchestrator', '--', 'node', 'services/orchestrator/dist/cli/main.js', ...args),
+    await kubectl(
+      'exec',
+      'deploy/conveyor-orchestrator',
+      '--',
+      'node',
+      'services/orchestrator/dist/cli/main.js',
+      ...args,
+    ),
   ) as Json;
 
 /** Reads a file on the claim from inside a runner replica (the namespace admits no one else). */
@@ -35,10 +47,12 @@ async function claimMounts(pod: string): Promise<string[]> {
   const spec = JSON.parse(await kubectl('get', 'pod', pod, '-o', 'json')) as {
     spec: { containers: Array<{ volumeMounts?: Array<{ subPath?: string }> }> };
   };
-  return spec.spec.containers.flatMap((c) => (c.volumeMounts ?? []).flatMap((m) => (m.subPath ? [m.subPath] : [])));
+  return spec.spec.containers.flatMap((c) =>
+    (c.volumeMounts ?? []).flatMap((m) => (m.subPath ? [m.subPath] : [])),
+  );
 }
 
-describe("a run whose Pod is lost goes on from its last turn in a new Pod", () => {
+describe('a run whose Pod is lost goes on from its last turn in a new Pod', () => {
   let server: ScriptedModelServer;
 
   beforeAll(async () => {
@@ -66,13 +80,16 @@ describe("a run whose Pod is lost goes on from its last turn in a new Pod", () =
 
   it("the Pod deleted mid-step: SUCCEEDED with the model's answer to the resumption, its first turn seen once, one agent_lost; another team's Pod mounts none of it", async () => {
     const nonce = randomUUID().slice(0, 8);
-    expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: `sk-k8s-provider-${randomUUID()}` })).status).toBe(
-      200,
-    );
+    expect(
+      (await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: `sk-k8s-provider-${randomUUID()}` })).status,
+    ).toBe(200);
     // Claude Code's Bash tool gives up on a command after 2 minutes unless the call names a longer timeout (ms).
     server.enqueue({
       toolCalls: [
-        { name: 'Bash', input: { command: longCommand(STEP_SECONDS), description: `Wait ${nonce}`, timeout: 900_000 } },
+        {
+          name: 'Bash',
+          input: { command: longCommand(STEP_SECONDS), description: `Wait ${nonce}`, timeout: 900_000 },
+        },
       ],
     });
     const created = await api('POST', '/agent/runs', {
@@ -81,13 +98,20 @@ describe("a run whose Pod is lost goes on from its last turn in a new Pod", () =
     });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
-    const mine = (r: (typeof server.requests)[number]) => r.scripted && JSON.stringify(r.body).includes(nonce);
-    const firstTurn = await eventually(async () => server.requests.find(mine), 'the agent to start its step', 600_000);
+    const mine = (r: (typeof server.requests)[number]) =>
+      r.scripted && JSON.stringify(r.body).includes(nonce);
+    const firstTurn = await eventually(
+      async () => server.requests.find(mine),
+      'the agent to start its step',
+      600_000,
+    );
     // The checkpoint of turn 1 (the step requested) is on the claim, in the run's own directory.
     const checkpoint = await eventually(
       async () => {
         const text = await onClaim(`.checkpoints/${runId}/checkpoint.json`);
-        const record = text ? (JSON.parse(text) as { turn: number; bytes: number; takenAt: number }) : undefined;
+        const record = text
+          ? (JSON.parse(text) as { turn: number; bytes: number; takenAt: number })
+          : undefined;
         return record && record.turn >= 1 ? record : undefined;
       },
       'the first turn to be checkpointed on the claim',
@@ -98,17 +122,33 @@ describe("a run whose Pod is lost goes on from its last turn in a new Pod", () =
 
     // Another team's run, while this run's checkpoint exists: its Pod mounts no checkpoint, and sees none.
     const team = await cli('team', 'create', '--name', `Resumption ${Date.now()}`);
-    const user = await cli('user', 'create', '--team', team.id as string, '--email', `res-${nonce}@k8s.test`, '--role', 'ADMIN');
-    const { key } = (await cli('key', 'create', '--user', user.id as string)) as { key: string };
-    expect((await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: `sk-k8s-provider-${randomUUID()}` }, key)).status).toBe(
-      200,
+    const user = await cli(
+      'user',
+      'create',
+      '--team',
+      team.id as string,
+      '--email',
+      `res-${nonce}@k8s.test`,
+      '--role',
+      'ADMIN',
     );
+    const { key } = (await cli('key', 'create', '--user', user.id as string)) as { key: string };
+    expect(
+      (await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: `sk-k8s-provider-${randomUUID()}` }, key))
+        .status,
+    ).toBe(200);
     const look = `test -e /checkpoint.tar && echo checkpoint=present || echo checkpoint=absent; grep -c checkpoints /proc/self/mountinfo || true; ls ${CLAIM_ROOT} 2>&1 | head -1`;
-    server.enqueue({ toolCalls: [{ name: 'Bash', input: { command: look, description: 'Look' } }] }, { text: 'Looked.' });
+    server.enqueue(
+      { toolCalls: [{ name: 'Bash', input: { command: look, description: 'Look' } }] },
+      { text: 'Looked.' },
+    );
     const theirs = await api(
       'POST',
       '/agent/runs',
-      { prompt: 'Look around', config: { environment_id: await newEnvironment(key), harness: { model_id: MODEL } } },
+      {
+        prompt: 'Look around',
+        config: { environment_id: await newEnvironment(key), harness: { model_id: MODEL } },
+      },
       key,
     );
     expect(theirs.status).toBe(200);
@@ -131,7 +171,8 @@ describe("a run whose Pod is lost goes on from its last turn in a new Pod", () =
     const lostAt = Date.now();
     await kubectl('delete', 'pod', pod!.name, '--grace-period=1', '--wait=false');
     const resumedTurn = await eventually(
-      async () => server.requests.find((r) => mine(r) && JSON.stringify(r.body).includes('environment was lost')),
+      async () =>
+        server.requests.find((r) => mine(r) && JSON.stringify(r.body).includes('environment was lost')),
       'the resumed agent to ask the model',
       600_000,
     );

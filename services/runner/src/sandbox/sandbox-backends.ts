@@ -76,13 +76,13 @@ export async function createSandboxBackend(
         { RunGateway },
         routes,
       ] = await Promise.all([
-          import('./kubernetes/kubernetes-backend'),
-          import('./kubernetes/kubernetes-client'),
-          import('./kubernetes/pod-snapshots'),
-          import('./kubernetes/pod-checkpoints'),
-          import('./kubernetes/run-gateway'),
-          import('./kubernetes/run-routes'),
-        ]);
+        import('./kubernetes/kubernetes-backend'),
+        import('./kubernetes/kubernetes-client'),
+        import('./kubernetes/pod-snapshots'),
+        import('./kubernetes/pod-checkpoints'),
+        import('./kubernetes/run-gateway'),
+        import('./kubernetes/run-routes'),
+      ]);
       const gatewayPort = config.SANDBOX_K8S_GATEWAY_PORT;
       let service: string;
       try {

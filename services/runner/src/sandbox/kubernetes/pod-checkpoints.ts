@@ -70,6 +70,8 @@ export class PodCheckpoints {
   async restore(run: PodCommand): Promise<void> {
     const unpacked = await collectBytes(run(UNPACK, 'ignore'));
     if (unpacked.code !== 0)
-      throw new Error(`unpacking the checkpoint failed: ${unpacked.stderr.trim() || `exit ${unpacked.code}`}`);
+      throw new Error(
+        `unpacking the checkpoint failed: ${unpacked.stderr.trim() || `exit ${unpacked.code}`}`,
+      );
   }
 }
