@@ -63,14 +63,15 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
     await server?.close();
   });
 
-  const newEnvironment = async (key?: string) => {
+  /** An environment of the run's image; `blob`: its setup writes the workspace the checkpoint carries. */
+  const newEnvironment = async (blob: boolean, key?: string) => {
     const created = await api(
       'POST',
       '/agent/environments',
       {
         name: `resumption ${randomUUID()}`,
         docker_image: RUN_IMAGE,
-        setup_commands: [`head -c ${WORKSPACE_MB * 1_000_000} /dev/urandom > blob.bin`],
+        ...(blob ? { setup_commands: [`head -c ${WORKSPACE_MB * 1_000_000} /dev/urandom > blob.bin`] } : {}),
       },
       key,
     );
@@ -94,7 +95,7 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
     });
     const created = await api('POST', '/agent/runs', {
       prompt: `Wait while your Pod goes away (${nonce})`,
-      config: { environment_id: await newEnvironment(), harness: { model_id: MODEL } },
+      config: { environment_id: await newEnvironment(true), harness: { model_id: MODEL } },
     });
     expect(created.status).toBe(200);
     const runId = created.body.run_id as string;
@@ -147,7 +148,7 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
       '/agent/runs',
       {
         prompt: 'Look around',
-        config: { environment_id: await newEnvironment(key), harness: { model_id: MODEL } },
+        config: { environment_id: await newEnvironment(false, key), harness: { model_id: MODEL } },
       },
       key,
     );
