@@ -205,5 +205,5 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
         lossToStreamingMs: resumedTurn.receivedAt - lostAt,
       })}\n`,
     );
-  });
+  }, 900_000);
 });

@@ -12,9 +12,11 @@ const ARCHIVE = 'workspace.tar';
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 /**
- * Unpacks the mounted checkpoint into the new Pod's workspace, as the run's own user. `--no-overwrite-dir` leaves the
- * workspace's root as the emptyDir made it (not the run's to chmod or touch); `--no-same-owner` and
- * `--no-same-permissions` keep every file the run's, without setuid bits; GNU tar refuses members outside it.
+ * Unpacks the mounted checkpoint into the new Pod's workspace, as the run's own user. Its members are `./…` (a `tar
+ * -C workspace .`): `--strip-components=1` drops the `./` entry itself, whose mode the run's user may not set on the
+ * emptyDir's root (`--no-overwrite-dir` did not stop that on the cluster: "tar: .: Cannot change mode"), and keeps the
+ * rest where it was; `--no-same-owner` and `--no-same-permissions` keep every file the run's, without setuid bits; GNU
+ * tar refuses members outside the directory.
  */
 const UNPACK: [string, ...string[]] = [
   'tar',
@@ -22,7 +24,7 @@ const UNPACK: [string, ...string[]] = [
   `--file=${POD_CHECKPOINT}`,
   '--no-same-owner',
   '--no-same-permissions',
-  '--no-overwrite-dir',
+  '--strip-components=1',
   `--directory=${POD_WORKSPACE}`,
 ];
 
