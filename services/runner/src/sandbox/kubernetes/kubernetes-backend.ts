@@ -196,7 +196,7 @@ class KubernetesSandbox implements RunSandbox {
   private readonly live = new Set<PodProcess>();
   private readonly wallClock: NodeJS.Timeout;
   private destroyed: Promise<SandboxUsage> | undefined;
-  /** Why the Pod went while the run was in it (podLoss), and the checks asking that after a command ended badly. */
+  /** Why the Pod went while the run was in it (podLossCause), and the checks asking that after a command ended badly. */
   private lost: string | undefined;
   private readonly lossChecks: Array<Promise<unknown>> = [];
 
