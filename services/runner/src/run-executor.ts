@@ -196,8 +196,12 @@ export class RunExecutor {
         if ('completion' in decided) return decided.completion;
         const checkpointing = { checkpoint, turns: decided.resume.turn };
         attempt = () =>
-          this.inNewSandbox(ctx, environment, grant, (sandbox) =>
-            resumeFromCheckpoint(ctx, harness, grant, sandbox, checkpointing, cause, onDurable),
+          this.inNewSandbox(
+            ctx,
+            environment,
+            grant,
+            (sandbox) => resumeFromCheckpoint(ctx, harness, grant, sandbox, checkpointing, cause, onDurable),
+            true,
           );
       }
     }
@@ -209,12 +213,19 @@ export class RunExecutor {
     environment: EnvironmentSpec,
     grant: ModelAccessGrant | undefined,
     drive: (sandbox: RunSandbox) => Promise<{ ran: HarnessRun } | { failed: Completion }>,
+    resumeFromCheckpoint = false,
   ): Promise<Completion> {
-    return this.workspaces.within(ctx, environment, grant, async (sandbox) => {
-      const driven = await drive(sandbox);
-      if ('failed' in driven) return driven.failed;
-      return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
-    });
+    return this.workspaces.within(
+      ctx,
+      environment,
+      grant,
+      async (sandbox) => {
+        const driven = await drive(sandbox);
+        if ('failed' in driven) return driven.failed;
+        return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
+      },
+      resumeFromCheckpoint,
+    );
   }
 
   /** Opens the run's model access (when its harness needs one), then drives it; the access always closes with it. */

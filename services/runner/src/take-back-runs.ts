@@ -13,19 +13,19 @@ const rootKey = (workspaceRoot: string) =>
  * What outlives a runner (or self-hosted worker) process: the records of executions whose agents run durable, and
  * each run's last turn. Only a backend that can reopen a run's sandbox keeps its agents apart from the process, and
  * the same backends report an agent lost with its sandbox, whose run goes on from a turn. Both are this workspace
- * root's (its runs' file systems live there): another process sharing the state directory has its own.
+ * root's (its runs' file systems live there): another process sharing the state directory has its own. A backend
+ * may keep checkpoints elsewhere (`checkpointDir`: on Kubernetes, the claim the replicas share).
  */
 export function durableExecutions(
   sandbox: SandboxBackend,
   config: { SANDBOX_STATE_DIR: string; WORKSPACE_ROOT: string },
 ): { adoptionRecords?: AdoptionRecords; checkpoints?: TurnCheckpoints } {
-  if (!sandbox.reopen) return {};
   const stateDir = (kind: string) =>
     path.join(config.SANDBOX_STATE_DIR, kind, rootKey(config.WORKSPACE_ROOT));
-  return {
-    adoptionRecords: new AdoptionRecords(stateDir('adopt')),
-    checkpoints: new TurnCheckpoints(stateDir('checkpoints')),
-  };
+  const checkpoints = new TurnCheckpoints(sandbox.checkpointDir ?? stateDir('checkpoints'));
+  // A backend that shares checkpoints between runner replicas resumes lost agents without reopening sandboxes.
+  if (!sandbox.reopen) return sandbox.checkpointDir ? { checkpoints } : {};
+  return { adoptionRecords: new AdoptionRecords(stateDir('adopt')), checkpoints };
 }
 
 /**

@@ -195,31 +195,6 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     await eventually(async () => ((await runPods(runId)).length === 0 ? true : undefined), 'the Pod to go');
   });
 
-  it('a run whose Pod is deleted mid-step ends ERROR naming that, on its timeline too, and is not started again', async () => {
-    // Only the long command: the agent whose Pod goes never asks for another turn.
-    server.enqueue(...longCommandScript('claude', 600).slice(0, 1));
-    const taken = turnTaken();
-    const runId = await createRun('Wait while your Pod goes away');
-    const pod = await eventually(
-      async () => (await runPods(runId)).find((p) => p.phase === 'Running'),
-      'a running Pod',
-    );
-    await taken;
-    await kubectl('delete', 'pod', pod.name, '--grace-period=1', '--wait=false');
-    const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED', 'CANCELLED']);
-    const cause = "The run's Pod was deleted while the run was in progress";
-    expect(ended).toMatchObject({
-      state: 'ERROR',
-      status_message: { message: cause, error_code: 'resource_unavailable' },
-    });
-    expect(JSON.stringify((await api('GET', `/agent/runs/${runId}/timeline`)).body)).toContain(cause);
-    // One execution: nothing started the agent again from scratch.
-    const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
-      messages: Array<{ execution: number }>;
-    };
-    expect(new Set(conversation.messages.map((m) => m.execution))).toEqual(new Set([1]));
-  });
-
   it('a webhook delivery through the ingress Service starts a run that executes as a Pod', async () => {
     const factory = await api('POST', '/factories', { name: `k8s-${Date.now()}` });
     expect(factory.status).toBe(201);

@@ -45,6 +45,7 @@ export class RunWorkspaces {
     environment: EnvironmentSpec,
     grant: ModelAccessGrant | undefined,
     drive: (sandbox: RunSandbox) => Promise<Completion>,
+    resumeFromCheckpoint = false,
   ): Promise<Completion> {
     const { assignment } = ctx;
     const runId = assignment.run_id;
@@ -52,7 +53,11 @@ export class RunWorkspaces {
     let sandbox: RunSandbox;
     this.active.add(runId);
     try {
-      sandbox = await this.backend.prepare(this.policyOf(ctx, environment, grant));
+      const policy = this.policyOf(ctx, environment, grant);
+      // Going on from a checkpoint: it is the workspace, not the environment's snapshot.
+      sandbox = await this.backend.prepare(
+        resumeFromCheckpoint ? { ...policy, snapshot: undefined, resumeFromCheckpoint } : policy,
+      );
     } catch (err) {
       this.active.delete(runId);
       if (!(err instanceof SandboxUnavailable)) throw err;

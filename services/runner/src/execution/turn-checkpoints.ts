@@ -111,8 +111,12 @@ export class RunCheckpoint {
     return true;
   }
 
-  /** Writes the checkpoint's workspace into a new sandbox's (from inside it, as the run's own user). */
+  /**
+   * Writes the checkpoint's workspace into a new sandbox's (from inside it, as the run's own user): from the sandbox's
+   * own mount of it where the backend made one, else streamed in.
+   */
   async restore(sandbox: RunSandbox, env: Record<string, string>): Promise<void> {
+    if (sandbox.restoreCheckpoint) return sandbox.restoreCheckpoint();
     const proc = sandbox.exec({
       argv: ['tar', '-C', sandbox.workspaceDir, '--no-same-owner', '-xf', '-'],
       env,

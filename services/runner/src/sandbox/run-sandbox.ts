@@ -50,6 +50,11 @@ export interface SandboxPolicy {
   limits: SandboxLimits;
   /** Start from this environment snapshot when the backend has it (docs/snapshots.md). */
   snapshot?: SnapshotRef;
+  /**
+   * The run goes on from its last turn's checkpoint after its agent was lost (docs/run-lifecycle.md "Lost agents"): a
+   * backend that keeps checkpoints where the new sandbox can mount them does so (`RunSandbox.restoreCheckpoint`).
+   */
+  resumeFromCheckpoint?: boolean;
   /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
   onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
   /** Told why the sandbox is not ready yet when it waits on something outside the runner (a Pod no node can take). */
@@ -140,6 +145,11 @@ export interface RunSandbox {
   /** Whether this sandbox's backend keeps environment snapshots at all (captureSnapshot can make one). */
   readonly keepsSnapshots?: boolean;
   /**
+   * Unpacks the run's checkpoint, which the backend mounted into this sandbox (`SandboxPolicy.resumeFromCheckpoint`);
+   * absent, the runner streams the checkpoint in.
+   */
+  readonly restoreCheckpoint?: () => Promise<void>;
+  /**
    * Keeps the workspace as it is now (no command running) as the snapshot `ref`; returns its ID, or undefined when
    * another run made it first. Only backends that keep snapshots have it.
    */
@@ -188,6 +198,11 @@ export interface SandboxBackend {
   detach?(): void;
   /** Deletes a workspace kept for a debug session that never came. */
   discardWorkspace(runId: string): Promise<void>;
+  /**
+   * Where the backend keeps each run's last turn, when it must be somewhere other than the runner's own state
+   * directory (Kubernetes: on the claim every replica shares, so any of them can resume the run).
+   */
+  readonly checkpointDir?: string;
   /** Environment snapshots, where the backend keeps them: what the store holds, for `/metrics`. */
   readonly snapshots?: {
     stats(): Promise<{ count: number; bytes: number; hits: number; misses: number; evictions: number }>;

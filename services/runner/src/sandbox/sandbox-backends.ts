@@ -68,14 +68,21 @@ export async function createSandboxBackend(
     }
     case 'kubernetes': {
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
-      const [{ KubernetesBackend }, { clusterClient }, { PodSnapshots }, { RunGateway }, routes] =
-        await Promise.all([
-          import('./kubernetes/kubernetes-backend'),
-          import('./kubernetes/kubernetes-client'),
-          import('./kubernetes/pod-snapshots'),
-          import('./kubernetes/run-gateway'),
-          import('./kubernetes/run-routes'),
-        ]);
+      const [
+        { KubernetesBackend },
+        { clusterClient },
+        { PodSnapshots },
+        { PodCheckpoints },
+        { RunGateway },
+        routes,
+      ] = await Promise.all([
+        import('./kubernetes/kubernetes-backend'),
+        import('./kubernetes/kubernetes-client'),
+        import('./kubernetes/pod-snapshots'),
+        import('./kubernetes/pod-checkpoints'),
+        import('./kubernetes/run-gateway'),
+        import('./kubernetes/run-routes'),
+      ]);
       const gatewayPort = config.SANDBOX_K8S_GATEWAY_PORT;
       let service: string;
       try {
@@ -113,6 +120,10 @@ export async function createSandboxBackend(
             new SnapshotStore(config.WORKSPACE_ROOT, snapshotLimits(config), 'tar'),
             config.SANDBOX_K8S_SNAPSHOT_CLAIM || undefined,
           ),
+          // Each run's last turn beside them, when any replica (and the run's next Pod) can mount the claim.
+          ...(config.SANDBOX_K8S_SNAPSHOT_CLAIM
+            ? { checkpoints: new PodCheckpoints(config.WORKSPACE_ROOT, config.SANDBOX_K8S_SNAPSHOT_CLAIM) }
+            : {}),
           logger: log,
         },
         clusterClient(),

@@ -6,6 +6,7 @@ import { createLogger } from '@conveyor/logger';
 import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './kubernetes-api';
 import { KubernetesBackend, type KubernetesBackendOptions } from './kubernetes-backend';
 import type { runNetworkPolicy, runPod } from './kubernetes-objects';
+import { CHECKPOINTS_DIR, PodCheckpoints } from './pod-checkpoints';
 import { PodSnapshots } from './pod-snapshots';
 import { RunGateway } from './run-gateway';
 import { LONE_PROCESS_ROUTES } from './run-routes';
@@ -322,7 +323,12 @@ describe('KubernetesBackend', () => {
     it('names a deleted Pod as why the run ended, not the exit code the agent was killed with', async () => {
       const sandbox = await prepare();
       api.ended = { deleting: true, phase: 'Running' };
-      expect(await killedByKubernetes(sandbox)).toEqual({ code: 137, signal: null });
+      // The exit says so too: the harness throws SandboxLost and the run goes on from its last turn.
+      expect(await killedByKubernetes(sandbox)).toEqual({
+        code: 137,
+        signal: null,
+        lost: "the run's Pod was deleted",
+      });
       expect(await sandbox.destroy()).toMatchObject({
         lost: "The run's Pod was deleted while the run was in progress",
       });
@@ -364,6 +370,85 @@ describe('KubernetesBackend', () => {
       await again.destroy();
       expect(api.calls.filter((c) => c.startsWith('read pod'))).toHaveLength(reads);
       expect(api.calls).toContain(`read pod conveyor/${name}`);
+    });
+  });
+
+  describe("a lost run's checkpoint (on the claim the replicas share)", () => {
+    const CLAIM = 'conveyor-snapshots';
+    const RUN = 'run_K8sUnit01';
+    let root: string;
+    let unpacked: Buffer[];
+    const checkpointMounts = (pod: Pod) => ({
+      volumes: pod.spec.volumes.filter((v) => v.name === 'checkpoint'),
+      mounts: pod.spec.containers[0]!.volumeMounts.filter((m) => m.name === 'checkpoint'),
+    });
+    const lastPod = () => [...api.pods.values()].at(-1)!;
+    const keep = async (runId: string, bytes: string) => {
+      await mkdir(path.join(root, CHECKPOINTS_DIR, runId), { recursive: true, mode: 0o700 });
+      await writeFile(path.join(root, CHECKPOINTS_DIR, runId, 'workspace.tar'), bytes, { mode: 0o600 });
+    };
+
+    beforeEach(async () => {
+      root = await mkdtemp(path.join(os.tmpdir(), 'k8s-checkpoints-'));
+      backend = new KubernetesBackend({ ...OPTIONS, checkpoints: new PodCheckpoints(root, CLAIM) }, api);
+      unpacked = [];
+      api.script = async (command, _io, onStatus) => {
+        if (command.includes('--file=/checkpoint.tar')) {
+          // What the kubelet would mount: the sub-path the Pod's spec names, under the claim's root.
+          const mount = checkpointMounts(lastPod()).mounts[0]!;
+          unpacked.push(await readFile(path.join(root, mount.subPath!)));
+        }
+        later(onStatus, { status: 'Success' });
+        return { close: () => undefined };
+      };
+    });
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((s) => s.destroy()));
+      await rm(root, { recursive: true, force: true });
+    });
+
+    it('keeps the checkpoints on the claim, where any replica finds them', () => {
+      expect(backend.checkpointDir).toBe(path.join(root, CHECKPOINTS_DIR));
+    });
+
+    it("mounts the run's own archive, read-only by sub-path, into the Pod it resumes in, and unpacks it there", async () => {
+      await keep(RUN, 'turn 2 of run 01');
+      const resumed = await prepare(policy({ resumeFromCheckpoint: true }));
+      expect(checkpointMounts(lastPod())).toEqual({
+        volumes: [{ name: 'checkpoint', persistentVolumeClaim: { claimName: CLAIM, readOnly: true } }],
+        mounts: [
+          {
+            name: 'checkpoint',
+            mountPath: '/checkpoint.tar',
+            subPath: `${CHECKPOINTS_DIR}/${RUN}/workspace.tar`,
+            readOnly: true,
+          },
+        ],
+      });
+      await resumed.restoreCheckpoint!();
+      expect(unpacked.map(String)).toEqual(['turn 2 of run 01']);
+    });
+
+    it("mounts no checkpoint into any other run's Pod: not another team's run, nor a run starting afresh", async () => {
+      await keep(RUN, 'turn 2 of run 01');
+      await keep('run_OtherTeam02', 'turn 1 of run 02');
+      const other = await prepare(policy({ runId: 'run_OtherTeam03', resumeFromCheckpoint: true }));
+      expect(checkpointMounts(lastPod())).toEqual({ volumes: [], mounts: [] });
+      expect(other.restoreCheckpoint).toBeUndefined();
+      const fresh = await prepare(policy());
+      expect(checkpointMounts(lastPod())).toEqual({ volumes: [], mounts: [] });
+      expect(fresh.restoreCheckpoint).toBeUndefined();
+    });
+
+    it("refuses a run ID that is not a plain name (`..`) and a run's directory that is a link, before any Pod exists", async () => {
+      await keep(RUN, 'turn 2 of run 01');
+      await symlink(path.join(root, CHECKPOINTS_DIR, RUN), path.join(root, CHECKPOINTS_DIR, 'run_Planted04'));
+      const pods = api.calls.filter((c) => c.startsWith('create pod')).length;
+      for (const runId of ['..', `../${CHECKPOINTS_DIR}/${RUN}`, 'run_Planted04'])
+        await expect(backend.prepare(policy({ runId, resumeFromCheckpoint: true }))).rejects.toThrow(
+          /^cannot start the run's pod: (malformed run ID|the checkpoint path .* is not the runner's own)/,
+        );
+      expect(api.calls.filter((c) => c.startsWith('create pod')).length).toBe(pods);
     });
   });
 

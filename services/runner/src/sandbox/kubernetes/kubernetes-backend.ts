@@ -10,7 +10,8 @@ import {
   runPod,
   type PodSettings,
 } from './kubernetes-objects';
-import { podLoss } from './pod-loss';
+import { podLossCause, reportingLoss, whileInProgress } from './pod-loss';
+import type { PodCheckpoints } from './pod-checkpoints';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
@@ -50,6 +51,8 @@ export interface KubernetesBackendOptions {
   podStart: Omit<PodStartBounds, 'pollMs'>;
   /** Environment snapshots kept by this runner (docs/snapshots.md); absent, runs neither make nor use them. */
   snapshots?: PodSnapshots;
+  /** Each run's last turn on the shared claim, for a run whose Pod is lost (pod-checkpoints.ts). */
+  checkpoints?: PodCheckpoints;
   logger: Logger;
 }
 
@@ -69,7 +72,10 @@ export class KubernetesBackend implements SandboxBackend {
   ) {
     const store = options.snapshots;
     if (store) this.snapshots = { stats: () => store.stats() };
+    this.checkpointDir = options.checkpoints?.dir;
   }
+
+  readonly checkpointDir: string | undefined;
 
   async check(): Promise<void> {
     try {
@@ -110,6 +116,9 @@ export class KubernetesBackend implements SandboxBackend {
       closers.push(() => registration.close());
       const mount = policy.snapshot && (await this.options.snapshots?.mount(policy.snapshot, name));
       if (mount) closers.push(() => mount.release());
+      const checkpoint = policy.resumeFromCheckpoint
+        ? await this.options.checkpoints?.mount(policy.runId)
+        : undefined;
       const settings: PodSettings = {
         namespace,
         name,
@@ -119,6 +128,7 @@ export class KubernetesBackend implements SandboxBackend {
         gatewayPort: gateway.server.port,
         cpu: this.options.cpu,
         ...(mount ? { snapshot: mount.volume } : {}),
+        ...(checkpoint ? { checkpoint } : {}),
       };
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
@@ -143,6 +153,7 @@ export class KubernetesBackend implements SandboxBackend {
         closers,
         this.options.snapshots,
         log,
+        checkpoint && this.options.checkpoints,
       );
       log.info({ image: settings.image }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
@@ -180,11 +191,12 @@ class KubernetesSandbox implements RunSandbox {
   readonly secrets: readonly string[];
   startedFrom: string | undefined;
   snapshotFailure: string | undefined;
+  readonly restoreCheckpoint?: () => Promise<void>;
   private limitHit: SandboxLimitHit | undefined;
   private readonly live = new Set<PodProcess>();
   private readonly wallClock: NodeJS.Timeout;
   private destroyed: Promise<SandboxUsage> | undefined;
-  /** Why the Pod went while the run was in it (podLoss), and the checks asking that after a command ended badly. */
+  /** Why the Pod went while the run was in it (podLossCause), and the checks asking that after a command ended badly. */
   private lost: string | undefined;
   private readonly lossChecks: Array<Promise<unknown>> = [];
 
@@ -199,7 +211,11 @@ class KubernetesSandbox implements RunSandbox {
     private readonly closers: Array<() => Promise<unknown>>,
     private readonly snapshots: PodSnapshots | undefined,
     private readonly log: Logger,
+    /** Set when the Pod mounts the run's checkpoint: restoreCheckpoint then unpacks it there. */
+    checkpoints?: PodCheckpoints,
   ) {
+    if (checkpoints)
+      this.restoreCheckpoint = () => checkpoints.restore((argv, stdin) => this.housekeeping(argv, stdin));
     this.secrets = [urls.key];
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
@@ -217,13 +233,14 @@ class KubernetesSandbox implements RunSandbox {
     const proc = this.start(options);
     if (this.limitHit || this.destroyed) void proc.kill();
     this.live.add(proc);
-    void proc.exited.then((exit) => {
+    return reportingLoss(proc, (exit) => {
       this.live.delete(proc);
-      // A command that did not end well may have lost its Pod under it; destroy() reports why.
-      if (exit.code !== 0 && !exit.limit && !this.destroyed)
-        this.lossChecks.push(podLoss(this.api, this.namespace, this.pod).then((why) => (this.lost ??= why)));
+      // A command that did not end well may have lost its Pod under it: its exit and destroy() say why.
+      if (exit.code === 0 || exit.limit || this.destroyed) return undefined;
+      const check = podLossCause(this.api, this.namespace, this.pod);
+      this.lossChecks.push(check.then((cause) => (this.lost ??= whileInProgress(cause))));
+      return check;
     });
-    return proc;
   }
 
   /**

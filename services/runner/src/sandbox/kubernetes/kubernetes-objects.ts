@@ -7,6 +7,8 @@ export const POD_UID = 65534;
 export const RUN_LABEL = 'conveyor.dev/run-sandbox';
 /** Where a run's Pod finds its team's snapshot archive, read-only, when the store is a volume it mounts. */
 export const POD_SNAPSHOT = '/snapshot.tar';
+/** Where a resumed run's Pod finds its own last turn's checkpoint, read-only (pod-checkpoints.ts). */
+export const POD_CHECKPOINT = '/checkpoint.tar';
 
 /** The one file of the snapshot store's claim a run's Pod mounts (docs/snapshots.md, Kubernetes). */
 export interface PodSnapshotVolume {
@@ -29,6 +31,8 @@ export interface PodSettings {
   cpu: string;
   /** The team's snapshot to unpack, when the run starts from one on a store the Pod can mount. */
   snapshot?: PodSnapshotVolume;
+  /** The run's own last checkpoint, when the Pod goes on from it after its previous Pod was lost. */
+  checkpoint?: PodSnapshotVolume;
 }
 
 /** metadata.ownerReferences naming the runner pod, when it is known. */
@@ -112,6 +116,16 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
                   },
                 ]
               : []),
+            ...(settings.checkpoint
+              ? [
+                  {
+                    name: 'checkpoint',
+                    mountPath: POD_CHECKPOINT,
+                    subPath: settings.checkpoint.subPath,
+                    readOnly: true,
+                  },
+                ]
+              : []),
           ],
         },
       ],
@@ -123,6 +137,14 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
               {
                 name: 'snapshot',
                 persistentVolumeClaim: { claimName: settings.snapshot.claim, readOnly: true },
+              },
+            ]
+          : []),
+        ...(settings.checkpoint
+          ? [
+              {
+                name: 'checkpoint',
+                persistentVolumeClaim: { claimName: settings.checkpoint.claim, readOnly: true },
               },
             ]
           : []),
