@@ -19,6 +19,7 @@ import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsReque
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from './conveyor/orchestrator/v1/RunAssignment';
 import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerControl__Output as _conveyor_orchestrator_v1_RunnerControl__Output } from './conveyor/orchestrator/v1/RunnerControl';
 import type { RunnerServiceClient as _conveyor_orchestrator_v1_RunnerServiceClient, RunnerServiceDefinition as _conveyor_orchestrator_v1_RunnerServiceDefinition } from './conveyor/orchestrator/v1/RunnerService';
+import type { TraceContext as _conveyor_orchestrator_v1_TraceContext, TraceContext__Output as _conveyor_orchestrator_v1_TraceContext__Output } from './conveyor/orchestrator/v1/TraceContext';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -45,6 +46,7 @@ export interface ProtoGrpcType {
         RunAssignment: MessageTypeDefinition<_conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_RunAssignment__Output>
         RunnerControl: MessageTypeDefinition<_conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_RunnerControl__Output>
         RunnerService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunnerServiceClient> & { service: _conveyor_orchestrator_v1_RunnerServiceDefinition }
+        TraceContext: MessageTypeDefinition<_conveyor_orchestrator_v1_TraceContext, _conveyor_orchestrator_v1_TraceContext__Output>
       }
     }
   }

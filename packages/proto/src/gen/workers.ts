@@ -24,6 +24,7 @@ import type { ReportEventsRequest as _conveyor_orchestrator_v1_ReportEventsReque
 import type { RunAssignment as _conveyor_orchestrator_v1_RunAssignment, RunAssignment__Output as _conveyor_orchestrator_v1_RunAssignment__Output } from './conveyor/orchestrator/v1/RunAssignment';
 import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerControl__Output as _conveyor_orchestrator_v1_RunnerControl__Output } from './conveyor/orchestrator/v1/RunnerControl';
 import type { RunnerServiceClient as _conveyor_orchestrator_v1_RunnerServiceClient, RunnerServiceDefinition as _conveyor_orchestrator_v1_RunnerServiceDefinition } from './conveyor/orchestrator/v1/RunnerService';
+import type { TraceContext as _conveyor_orchestrator_v1_TraceContext, TraceContext__Output as _conveyor_orchestrator_v1_TraceContext__Output } from './conveyor/orchestrator/v1/TraceContext';
 import type { WorkerDownstream as _conveyor_orchestrator_v1_WorkerDownstream, WorkerDownstream__Output as _conveyor_orchestrator_v1_WorkerDownstream__Output } from './conveyor/orchestrator/v1/WorkerDownstream';
 import type { WorkerHeartbeat as _conveyor_orchestrator_v1_WorkerHeartbeat, WorkerHeartbeat__Output as _conveyor_orchestrator_v1_WorkerHeartbeat__Output } from './conveyor/orchestrator/v1/WorkerHeartbeat';
 import type { WorkerHello as _conveyor_orchestrator_v1_WorkerHello, WorkerHello__Output as _conveyor_orchestrator_v1_WorkerHello__Output } from './conveyor/orchestrator/v1/WorkerHello';
@@ -61,6 +62,7 @@ export interface ProtoGrpcType {
         RunAssignment: MessageTypeDefinition<_conveyor_orchestrator_v1_RunAssignment, _conveyor_orchestrator_v1_RunAssignment__Output>
         RunnerControl: MessageTypeDefinition<_conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_RunnerControl__Output>
         RunnerService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunnerServiceClient> & { service: _conveyor_orchestrator_v1_RunnerServiceDefinition }
+        TraceContext: MessageTypeDefinition<_conveyor_orchestrator_v1_TraceContext, _conveyor_orchestrator_v1_TraceContext__Output>
         WorkerDownstream: MessageTypeDefinition<_conveyor_orchestrator_v1_WorkerDownstream, _conveyor_orchestrator_v1_WorkerDownstream__Output>
         WorkerHeartbeat: MessageTypeDefinition<_conveyor_orchestrator_v1_WorkerHeartbeat, _conveyor_orchestrator_v1_WorkerHeartbeat__Output>
         WorkerHello: MessageTypeDefinition<_conveyor_orchestrator_v1_WorkerHello, _conveyor_orchestrator_v1_WorkerHello__Output>
