@@ -390,7 +390,8 @@ async function orchestratorCpuTracing(): Promise<Record<string, unknown>> {
   };
   const off = { OTEL_SDK_DISABLED: 'true' };
   const perRun = (r: Record<string, unknown>) => r.orchestrator_cpu_ms_per_executed_run as number;
-  const rounds: Array<{ off: Record<string, unknown>; on: Record<string, unknown>; on_off_ratio: number }> = [];
+  const rounds: Array<{ off: Record<string, unknown>; on: Record<string, unknown>; on_off_ratio: number }> =
+    [];
   try {
     for (let round = 0; round < CPU_ROUNDS; round++) {
       const first = round % 2 === 0 ? 'off' : 'on';

@@ -155,7 +155,9 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     });
     // The orchestrator's PostgreSQL statements (Prisma's, through its pg driver adapter) are under the gRPC span.
     expect(
-      spans.some((s) => s.service === 'orchestrator' && parentOf(s) === createRun && /^pg\./.test(s.operationName)),
+      spans.some(
+        (s) => s.service === 'orchestrator' && parentOf(s) === createRun && /^pg\./.test(s.operationName),
+      ),
     ).toBe(true);
     const relay = find('orchestrator', 'outbox relay');
     expect(relay.tags['conveyor.run_id']).toBe(runId);
@@ -256,7 +258,7 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     return child;
   }
 
-  it('a self-hosted worker run, re-queued after its first worker froze, is one trace: dispatch, requeue, the worker\'s run', async () => {
+  it("a self-hosted worker run, re-queued after its first worker froze, is one trace: dispatch, requeue, the worker's run", async () => {
     const token = (
       JSON.parse(
         await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'traced'], platform.env),
@@ -332,9 +334,15 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     // The worker records the runner's phases, and the orchestrator serves its calls inside the trace.
     for (const phase of ['claim', 'workspace', 'harness start', 'harness', 'completion'])
       expect(named('worker', phase).map(parentOf)).toEqual([runs[0]]);
-    const completeRun = spans.find((s) => s.service === 'orchestrator' && /CompleteRun$/.test(s.operationName));
+    const completeRun = spans.find(
+      (s) => s.service === 'orchestrator' && /CompleteRun$/.test(s.operationName),
+    );
     expect(parentOf(completeRun!)?.service).toBe('worker');
     // The orchestrator's queries are under the spans that made them: the claim for the worker under its dispatch.
-    expect(spans.some((s) => s.service === 'orchestrator' && parentOf(s) === second && /^pg\./.test(s.operationName))).toBe(true);
+    expect(
+      spans.some(
+        (s) => s.service === 'orchestrator' && parentOf(s) === second && /^pg\./.test(s.operationName),
+      ),
+    ).toBe(true);
   }, 240_000);
 });

@@ -193,7 +193,10 @@ export class WorkerDispatch {
    * dispatch is a span whose context the assignment carries: the worker's execution continues it, as a runner's
    * continues the queue job's.
    */
-  private assign(c: Connection, run: { id: string; execution: number; traceContext: unknown }): Promise<void> {
+  private assign(
+    c: Connection,
+    run: { id: string; execution: number; traceContext: unknown },
+  ): Promise<void> {
     return inRunTrace('worker dispatch', run, async () => {
       const assignment = await this.options.sessions.attach(
         await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }),
