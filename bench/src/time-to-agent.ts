@@ -408,7 +408,12 @@ async function orchestratorCpuTracing(): Promise<Record<string, unknown>> {
   } finally {
     sink.close();
   }
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((x, y) => x - y);
+    const mid = Math.floor(sorted.length / 2);
+    const value = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    return Number(value.toFixed(2));
+  };
   return {
     benchmark: 'orchestrator-cpu-per-run-tracing',
     runs_per_case: CPU_RUNS,
