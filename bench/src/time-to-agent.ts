@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +33,9 @@ const WEBHOOK_RUNS = Number(process.env.BENCH_WEBHOOK_RUNS ?? 6);
 const SETUP_SECONDS = Number(process.env.BENCH_SETUP_SECONDS ?? 20);
 const CPU_RUNS = Number(process.env.BENCH_CPU_RUNS ?? 200);
 const IDLE_SECONDS = Number(process.env.BENCH_CPU_IDLE_SECONDS ?? 10);
+/** `interleaved`: BENCH_CPU_ROUNDS rounds of one case with tracing off and one with it on (order alternating). */
+const CPU_TRACING = process.env.BENCH_CPU_TRACING;
+const CPU_ROUNDS = Number(process.env.BENCH_CPU_ROUNDS ?? 3);
 const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 180_000;
@@ -306,10 +312,10 @@ function readCliVersion(): string {
  * orchestrator's CPU time over the drain divided by the runs is its cost per executed run (claim, events, complete,
  * and whatever else a run makes it do), without the cost of creating them.
  */
-async function orchestratorCpu(): Promise<Record<string, unknown>> {
+async function orchestratorCpu(env: NodeJS.ProcessEnv = {}): Promise<Record<string, unknown>> {
   progress('starting the platform (no sandbox, demo harness)…');
   const loadBefore = os.loadavg()[0];
-  const platform = await startBenchPlatform({ RUN_SANDBOX: 'none', DEFAULT_HARNESS: 'demo' });
+  const platform = await startBenchPlatform({ RUN_SANDBOX: 'none', DEFAULT_HARNESS: 'demo', ...env });
   const db = createPrismaClient(platform.databaseUrl);
   let runner: ExtraService | undefined;
   try {
@@ -364,12 +370,73 @@ async function orchestratorCpu(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * The orchestrator's CPU per executed run with tracing off and on, interleaved in one run (the machine's load moves
+ * both alike): CPU_ROUNDS rounds of both cases, the order alternating, the traces exported over OTLP/HTTP to a sink
+ * in this process that answers 200 (the collector's own cost is not the orchestrator's). Ratios are per round.
+ */
+async function orchestratorCpuTracing(): Promise<Record<string, unknown>> {
+  const sink = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  sink.listen(0, '127.0.0.1');
+  await once(sink, 'listening');
+  const on = {
+    OTEL_SDK_DISABLED: 'false',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+  };
+  const off = { OTEL_SDK_DISABLED: 'true' };
+  const perRun = (r: Record<string, unknown>) => r.orchestrator_cpu_ms_per_executed_run as number;
+  const rounds: Array<{ off: Record<string, unknown>; on: Record<string, unknown>; on_off_ratio: number }> =
+    [];
+  try {
+    for (let round = 0; round < CPU_ROUNDS; round++) {
+      const first = round % 2 === 0 ? 'off' : 'on';
+      progress(`round ${round + 1}/${CPU_ROUNDS}: tracing ${first} first`);
+      const a = await orchestratorCpu(first === 'off' ? off : on);
+      const b = await orchestratorCpu(first === 'off' ? on : off);
+      const [offResult, onResult] = first === 'off' ? [a, b] : [b, a];
+      rounds.push({
+        off: offResult,
+        on: onResult,
+        on_off_ratio: Number((perRun(onResult) / perRun(offResult)).toFixed(2)),
+      });
+    }
+  } finally {
+    sink.close();
+  }
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((x, y) => x - y);
+    const mid = Math.floor(sorted.length / 2);
+    const value = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    return Number(value.toFixed(2));
+  };
+  return {
+    benchmark: 'orchestrator-cpu-per-run-tracing',
+    runs_per_case: CPU_RUNS,
+    median_ms_per_executed_run: {
+      off: median(rounds.map((r) => perRun(r.off))),
+      on: median(rounds.map((r) => perRun(r.on))),
+    },
+    median_on_off_ratio: median(rounds.map((r) => r.on_off_ratio)),
+    rounds,
+  };
+}
+
 async function main(): Promise<void> {
-  const result = MODE === 'orchestrator-cpu' ? await orchestratorCpu() : await timeToAgent();
+  const result =
+    MODE !== 'orchestrator-cpu'
+      ? await timeToAgent()
+      : CPU_TRACING === 'interleaved'
+        ? await orchestratorCpuTracing()
+        : await orchestratorCpu();
   await mkdir(RESULTS_DIR, { recursive: true });
   const file = path.join(
     RESULTS_DIR,
-    `${MODE}-${new Date().toISOString().slice(11, 19).replace(/:/g, '')}.json`,
+    `${MODE}${CPU_TRACING === 'interleaved' ? '-tracing' : ''}-${new Date().toISOString().slice(11, 19).replace(/:/g, '')}.json`,
   );
   await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
   progress(`written to ${file}`);

@@ -6,8 +6,11 @@ import {
   workerCredentials,
   type OrchestratorClients,
   type WorkerDownstream__Output,
+  type RunAssignment__Output,
   type WorkerUpstream,
 } from '@conveyor/proto';
+import { traceCarrierSchema } from '@conveyor/run-events';
+import type { TraceCarrier } from '@conveyor/tracing';
 import { Backoff, OutageLog, type Service } from '@conveyor/runtime';
 import { startModelProxy, type RunningModelProxy } from './model-proxy/start-model-proxy';
 import { OrchestratorLink } from './orchestrator-link';
@@ -109,9 +112,12 @@ export class SelfHostedWorker implements Service {
         const assignment = message.assignment;
         const taking = executor;
         const running = this.tookBack!.then(() =>
-          taking.execute({ runId: assignment.run_id, execution: assignment.execution }, this.stopAll.signal, {
-            claimed: assignment,
-          }),
+          taking.execute(
+            // The run's span continues the platform's dispatch span (the run's trace), as a runner's continues its job.
+            { runId: assignment.run_id, execution: assignment.execution, trace: traceOf(assignment) },
+            this.stopAll.signal,
+            { claimed: assignment },
+          ),
         )
           .catch((err: unknown) => logger.error({ err, runId: assignment.run_id }, 'run execution failed'))
           .finally(() => {
@@ -185,4 +191,12 @@ export class SelfHostedWorker implements Service {
     })();
     return this.stopped;
   }
+}
+
+/** The assignment's trace context, checked like a queue job's: a malformed one is dropped, never fails the run. */
+function traceOf(assignment: RunAssignment__Output): TraceCarrier | undefined {
+  const carried = traceCarrierSchema.safeParse(assignment.trace);
+  if (!carried.success || !carried.data.traceparent) return undefined;
+  const { traceparent, tracestate } = carried.data;
+  return tracestate ? { traceparent, tracestate } : { traceparent };
 }

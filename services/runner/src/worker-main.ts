@@ -1,3 +1,4 @@
+import { tracing } from './worker-tracing';
 import { redactConfig } from '@conveyor/config';
 import { createLogger } from '@conveyor/logger';
 import { runService } from '@conveyor/runtime';
@@ -11,4 +12,4 @@ logger.info({ config: redactConfig(config) }, 'starting');
 const worker = new SelfHostedWorker(config, logger, () => {
   void worker.stop().finally(() => process.exit(1));
 });
-void runService(worker, logger, config.SHUTDOWN_TIMEOUT_MS);
+void runService(worker, logger, config.SHUTDOWN_TIMEOUT_MS, tracing.shutdown);

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startJaeger, type JaegerSpan, type RunningJaeger } from '@conveyor/testing';
-import { startPlatform, type RunningPlatform } from './platform';
+import { runCli, startPlatform, type RunningPlatform } from './platform';
 import { webhookApi } from './webhook-helpers';
 import { apiCall, eventually, waitForRunState } from './run-waits';
 
@@ -13,6 +14,7 @@ const AGENT = path.resolve(__dirname, '../fixtures/model-calling-agent.js');
 const KEY = `sk-ant-e2e-${randomUUID()}`;
 // A trace context a caller makes up: the public API must not continue it (docs/observability.md).
 const FORGED_TRACE = 'feedfacefeedfacefeedfacefeedface';
+const ROOT = path.resolve(__dirname, '../../..');
 
 /**
  * OpenTelemetry across every hop, read back from a real Jaeger (all-in-one, built from the Go module proxy): one run,
@@ -25,6 +27,8 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
   let platform: RunningPlatform;
   let model: Server;
   const modelHeaders: IncomingHttpHeaders[] = [];
+  const workers: ChildProcess[] = [];
+  let workerLogs = '';
 
   beforeAll(async () => {
     jaeger = await startJaeger();
@@ -57,6 +61,11 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
         OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
         // Exported within a second rather than the default five.
         OTEL_BSP_SCHEDULE_DELAY: '500',
+        // A frozen worker's run is found lost, and the frozen worker stale, within seconds (the requeue case).
+        HEARTBEAT_INTERVAL_MS: '1000',
+        RUNNER_LOST_AFTER_MS: '6000',
+        WORKER_HEARTBEAT_INTERVAL_MS: '1000',
+        WORKER_STALE_AFTER_MS: '3000',
         ANTHROPIC_BASE_URL: `http://127.0.0.1:${(model.address() as AddressInfo).port}`,
         HARNESS_COMMANDS: JSON.stringify({ claude: `${process.execPath} ${AGENT}` }),
         MODELS_CONFIG: JSON.stringify({
@@ -74,6 +83,7 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
   }, 180_000);
 
   afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     await platform?.stop();
     await jaeger?.stop();
     model?.close();
@@ -143,6 +153,12 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
       service: 'gateway',
       operationName: expect.stringMatching(/CreateRun$/),
     });
+    // The orchestrator's PostgreSQL statements (Prisma's, through its pg driver adapter) are under the gRPC span.
+    expect(
+      spans.some(
+        (s) => s.service === 'orchestrator' && parentOf(s) === createRun && /^pg\./.test(s.operationName),
+      ),
+    ).toBe(true);
     const relay = find('orchestrator', 'outbox relay');
     expect(relay.tags['conveyor.run_id']).toBe(runId);
     const run = find('runner', 'run');
@@ -215,4 +231,118 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     expect(parentOf(relay)).toBe(delivery);
     expect(parentOf(one('runner', 'run'))).toBe(relay);
   }, 120_000);
+
+  /** A self-hosted worker (worker-main.js) tracing to the same Jaeger, on the platform's worker endpoint. */
+  function startWorker(token: string, workerId: string): ChildProcess {
+    const child = spawn(process.execPath, [path.join(ROOT, 'services/runner/dist/worker-main.js')], {
+      env: {
+        ...process.env,
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '500',
+        CONVEYOR_WORKER_TOKEN: token,
+        WORKER_ID: workerId,
+        WORKER_ENDPOINT: platform.workerEndpointAddr,
+        WORKER_ENDPOINT_CA_FILE: platform.trust.caFile,
+        WORKSPACE_ROOT: path.join(os.tmpdir(), `worker-${randomUUID()}`),
+        HEARTBEAT_INTERVAL_MS: '1000',
+        RUN_SANDBOX: 'none',
+        RUN_SANDBOX_NONE_ACKNOWLEDGED: 'runs-are-not-isolated',
+        LOG_LEVEL: 'info',
+      },
+    });
+    child.stdout?.on('data', (d: Buffer) => (workerLogs += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (workerLogs += d.toString()));
+    workers.push(child);
+    return child;
+  }
+
+  it("a self-hosted worker run, re-queued after its first worker froze, is one trace: dispatch, requeue, the worker's run", async () => {
+    const token = (
+      JSON.parse(
+        await runCli(['worker-token', 'create', '--team', 'team_dev', '--name', 'traced'], platform.env),
+      ) as { token: string }
+    ).token;
+    const connected = async () => {
+      const res = await apiCall(platform, 'GET', '/agent/connected-self-hosted-workers');
+      return (res.body as { workers: Array<{ worker_id: string }> }).workers.length;
+    };
+    // The first worker takes the run's first execution and freezes with it (no heartbeat, no report): the sweeper
+    // finds the run lost before its agent started and queues it again, for the second worker.
+    const frozen = startWorker(token, 'traced-box');
+    await eventually(async () => (await connected()) === 1, 'the first worker connected', platform, 30_000);
+    frozen.kill('SIGSTOP');
+    const created = await apiCall(platform, 'POST', '/agent/runs', {
+      prompt: 'on the traced box\n@demo message traced on a worker',
+      config: { worker_host: 'traced-box' },
+    });
+    expect(created.status).toBe(200);
+    const runId = (created.body as { run_id: string }).run_id;
+    await eventually(
+      async () => {
+        const run = await apiCall(platform, 'GET', `/agent/runs/${runId}`);
+        return (run.body as { state: string }).state === 'QUEUED' && (await connected()) === 0;
+      },
+      `run ${runId} re-queued and the frozen worker stale`,
+      platform,
+      60_000,
+    );
+    startWorker(token, 'traced-box');
+    const ended = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], 90_000);
+    expect(ended.state).toBe('SUCCEEDED');
+    frozen.kill('SIGKILL');
+
+    let spans: JaegerSpan[] = [];
+    await eventually(
+      async () => {
+        const traces = await jaeger.findTraces('orchestrator', 'runner lost', { 'conveyor.run_id': runId });
+        if (traces.length !== 1) return false;
+        spans = await jaeger.trace(traces[0]![0]!.traceID);
+        return spans.some((s) => s.service === 'worker' && s.operationName === 'completion');
+      },
+      `the trace of run ${runId} in Jaeger\n${workerLogs.slice(-2000)}`,
+      platform,
+      30_000,
+    );
+    const byId = new Map(spans.map((s) => [s.spanID, s]));
+    const parentOf = (span: JaegerSpan) => (span.parentSpanID ? byId.get(span.parentSpanID) : undefined);
+    const named = (service: string, name: string) =>
+      spans.filter((s) => s.service === service && s.operationName === name);
+
+    // One trace from the API request; every span's parent in it.
+    expect(new Set(spans.map((s) => s.traceID)).size).toBe(1);
+    const roots = spans.filter((s) => !parentOf(s));
+    expect(roots.map((s) => `${s.service}:${s.operationName}`)).toEqual([
+      expect.stringMatching(/^gateway:POST/),
+    ]);
+    const createRun = spans.find((s) => s.service === 'orchestrator' && /CreateRun$/.test(s.operationName))!;
+    // Execution 1 dispatched to the frozen worker (whose spans never left it), then the sweeper's requeue, both in
+    // the run's trace; execution 2's dispatch follows the requeue, and the second worker's run follows its dispatch.
+    const dispatches = named('orchestrator', 'worker dispatch');
+    expect(dispatches.map((d) => d.tags['conveyor.execution']).sort()).toEqual([1, 2]);
+    const [first, second] = [1, 2].map((e) => dispatches.find((d) => d.tags['conveyor.execution'] === e)!);
+    expect(parentOf(first!)).toBe(createRun);
+    const [lost] = named('orchestrator', 'runner lost');
+    expect(lost!.tags).toMatchObject({ 'conveyor.run_id': runId, 'conveyor.execution': 1 });
+    expect(parentOf(lost!)).toBe(createRun);
+    expect(parentOf(second!)).toBe(lost);
+    const runs = named('worker', 'run');
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.tags).toMatchObject({ 'conveyor.run_id': runId, 'conveyor.execution': 2 });
+    expect(parentOf(runs[0]!)).toBe(second);
+    // The worker records the runner's phases, and the orchestrator serves its calls inside the trace.
+    for (const phase of ['claim', 'workspace', 'harness start', 'harness', 'completion'])
+      expect(named('worker', phase).map(parentOf)).toEqual([runs[0]]);
+    const completeRun = spans.find(
+      (s) => s.service === 'orchestrator' && /CompleteRun$/.test(s.operationName),
+    );
+    expect(parentOf(completeRun!)?.service).toBe('worker');
+    // The orchestrator's queries are under the spans that made them: the claim for the worker under its dispatch.
+    expect(
+      spans.some(
+        (s) => s.service === 'orchestrator' && parentOf(s) === second && /^pg\./.test(s.operationName),
+      ),
+    ).toBe(true);
+  }, 240_000);
 });

@@ -24,6 +24,7 @@ import type { RunnerControl as _conveyor_orchestrator_v1_RunnerControl, RunnerCo
 import type { RunnerServiceClient as _conveyor_orchestrator_v1_RunnerServiceClient, RunnerServiceDefinition as _conveyor_orchestrator_v1_RunnerServiceDefinition } from './conveyor/orchestrator/v1/RunnerService';
 import type { SaveRunLeaseRequest as _conveyor_orchestrator_v1_SaveRunLeaseRequest, SaveRunLeaseRequest__Output as _conveyor_orchestrator_v1_SaveRunLeaseRequest__Output } from './conveyor/orchestrator/v1/SaveRunLeaseRequest';
 import type { SaveRunLeaseResponse as _conveyor_orchestrator_v1_SaveRunLeaseResponse, SaveRunLeaseResponse__Output as _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output } from './conveyor/orchestrator/v1/SaveRunLeaseResponse';
+import type { TraceContext as _conveyor_orchestrator_v1_TraceContext, TraceContext__Output as _conveyor_orchestrator_v1_TraceContext__Output } from './conveyor/orchestrator/v1/TraceContext';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -55,6 +56,7 @@ export interface ProtoGrpcType {
         RunnerService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_RunnerServiceClient> & { service: _conveyor_orchestrator_v1_RunnerServiceDefinition }
         SaveRunLeaseRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_SaveRunLeaseRequest, _conveyor_orchestrator_v1_SaveRunLeaseRequest__Output>
         SaveRunLeaseResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_SaveRunLeaseResponse, _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>
+        TraceContext: MessageTypeDefinition<_conveyor_orchestrator_v1_TraceContext, _conveyor_orchestrator_v1_TraceContext__Output>
       }
     }
   }

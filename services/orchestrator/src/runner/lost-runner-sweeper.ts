@@ -3,6 +3,8 @@ import { outageOf } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import type { Counter } from '@conveyor/metrics';
 import { BackgroundLoop } from '@conveyor/runtime';
+import { currentTraceCarrier } from '@conveyor/tracing';
+import { inRunTrace } from '../runs/in-run-trace';
 import { ENQUEUE_RUN } from '../runs/outbox-relay';
 import { transitionRun } from '../runs/run-state-machine';
 
@@ -80,36 +82,45 @@ export class LostRunnerSweeper {
     let handled = 0;
     for (const run of stale) {
       try {
-        const requeued = await db.$transaction(async (tx) => {
-          if (run.debugExecution !== null && run.state === 'FAILED') {
-            await tx.run.updateMany({
-              where: { id: run.id, runnerId: run.runnerId },
-              data: { debugExecution: null, runnerId: null },
+        const requeued = await inRunTrace('runner lost', run, () =>
+          db.$transaction(async (tx) => {
+            if (run.debugExecution !== null && run.state === 'FAILED') {
+              await tx.run.updateMany({
+                where: { id: run.id, runnerId: run.runnerId },
+                data: { debugExecution: null, runnerId: null },
+              });
+              return false;
+            }
+            if (run.state !== 'INPROGRESS' && run.claimAttempts < MAX_CLAIM_ATTEMPTS) {
+              const execution = run.execution + 1;
+              // The new execution continues the run's trace from this span, by the queue or a worker's dispatch.
+              const trace = currentTraceCarrier();
+              const moved = await transitionRun(tx, run, run.state, 'QUEUED', {
+                now,
+                message: 'The runner stopped responding before the agent started; queued again',
+                extra: {
+                  execution,
+                  runnerId: null,
+                  lastHeartbeatAt: null,
+                  ...(trace && { traceContext: trace }),
+                },
+              });
+              if (moved)
+                await tx.outboxEntry.create({
+                  data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace } },
+                });
+              return moved;
+            }
+            await transitionRun(tx, run, run.state, 'ERROR', {
+              now,
+              message: 'The runner executing this run stopped responding',
+              errorCode: 'resource_unavailable',
+              retryable: true,
+              extra: { runnerId: null },
             });
             return false;
-          }
-          if (run.state !== 'INPROGRESS' && run.claimAttempts < MAX_CLAIM_ATTEMPTS) {
-            const execution = run.execution + 1;
-            const moved = await transitionRun(tx, run, run.state, 'QUEUED', {
-              now,
-              message: 'The runner stopped responding before the agent started; queued again',
-              extra: { execution, runnerId: null, lastHeartbeatAt: null },
-            });
-            if (moved)
-              await tx.outboxEntry.create({
-                data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution } },
-              });
-            return moved;
-          }
-          await transitionRun(tx, run, run.state, 'ERROR', {
-            now,
-            message: 'The runner executing this run stopped responding',
-            errorCode: 'resource_unavailable',
-            retryable: true,
-            extra: { runnerId: null },
-          });
-          return false;
-        });
+          }),
+        );
         handled++;
         this.deps.lost?.inc({ outcome: requeued ? 'requeued' : 'errored' });
         logger.warn({ runId: run.id, runnerId: run.runnerId, requeued }, 'runner lost');

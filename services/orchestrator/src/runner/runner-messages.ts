@@ -3,6 +3,7 @@
  * `grpc/handlers/runner-handlers.ts` and the worker endpoint carry these over the wire (RunnerService messages have
  * the same fields, so a proto change that breaks one shows up there, not here).
  */
+import type { TraceCarrier } from '@conveyor/tracing';
 
 /** One execution of a run, as the runner holding it names it: every runner call carries it. */
 export interface RunnerExecution {
@@ -37,6 +38,8 @@ export interface RunAssignment {
   session?: HarnessSession | null;
   /** Always true from this orchestrator: CompleteRun records the events it carries (the runner may skip its last batch). */
   completion_takes_events: boolean;
+  /** Set by the worker dispatch: the trace context the self-hosted worker's execution continues. */
+  trace?: TraceCarrier;
 }
 
 /** What the runner must act on now: cancellation, and follow-ups for the live harness. */

@@ -34,7 +34,8 @@ export interface NewRun {
   sessionId: string;
   createdAt: Date;
   attachments: Array<{ id: string; fileName: string; mimeType: string; data: Buffer }>;
-  /** The trace the run was started in, carried by its outbox entry to the runner (docs/observability.md). */
+  /** The trace the run was started in: kept on the row (a self-hosted worker continues it) and carried by its outbox
+   * entry to the runner (docs/observability.md). */
   trace?: TraceCarrier;
 }
 
@@ -61,8 +62,9 @@ export async function insertRuns(
   runs: readonly NewRun[],
 ): Promise<void> {
   if (runs.length === 0) return;
-  const rows = runs.map(({ attachments: _attachments, trace: _trace, createdAt, ...run }) => ({
+  const rows = runs.map(({ attachments: _attachments, trace, createdAt, ...run }) => ({
     ...run,
+    traceContext: trace ?? null,
     createdAt: createdAt.toISOString(),
   }));
   // `n` keeps the events in order, so their ids (the timeline's order) follow it.
@@ -76,7 +78,6 @@ export async function insertRuns(
       })),
     )
     .map((event, n) => ({ ...event, n }));
-  const traces = runs.flatMap((run) => (run.trace ? [{ id: run.id, trace: run.trace }] : []));
   const attachments = runs.flatMap((run) =>
     run.attachments.map((a) => ({
       id: a.id,
@@ -91,18 +92,19 @@ export async function insertRuns(
       INSERT INTO "Run" (id, "teamId", title, prompt, mode, source, "creatorType", "creatorId", "executorType",
         "executorId", "configName", "modelId", "environmentId", "skillSpec", "skillInstructions", "environmentSpec",
         harness, "workerHost", config, metadata, "parentRunId", "ancestorIds", "scheduleId", "scheduleName",
-        "scheduleCron", "conversationId", "sessionId", "createdAt", "updatedAt")
+        "scheduleCron", "conversationId", "sessionId", "traceContext", "createdAt", "updatedAt")
       SELECT id, "teamId", title, prompt, mode, source, "creatorType"::"PrincipalType", "creatorId",
         "executorType"::"PrincipalType", "executorId", "configName", "modelId", "environmentId", "skillSpec",
         "skillInstructions", "environmentSpec", harness, "workerHost", config, metadata, "parentRunId", "ancestorIds",
-        "scheduleId", "scheduleName", "scheduleCron", "conversationId", "sessionId", "createdAt", "createdAt"
+        "scheduleId", "scheduleName", "scheduleCron", "conversationId", "sessionId", "traceContext", "createdAt",
+        "createdAt"
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id uuid, "teamId" text, title text, prompt text,
         mode text, source text, "creatorType" text, "creatorId" text, "executorType" text, "executorId" text,
         "configName" text, "modelId" text, "environmentId" text, "skillSpec" text, "skillInstructions" text,
         "environmentSpec" jsonb, harness text, "workerHost" text, config jsonb, metadata jsonb, "parentRunId" uuid,
         "ancestorIds" text[], "scheduleId" text, "scheduleName" text, "scheduleCron" text, "conversationId" uuid,
-        "sessionId" uuid, "createdAt" timestamptz)
-      RETURNING id
+        "sessionId" uuid, "traceContext" jsonb, "createdAt" timestamptz)
+      RETURNING id, "traceContext"
     ), events AS (
       INSERT INTO "RunEvent" ("runId", execution, kind, data, "createdAt")
       SELECT "runId", 1, kind, data, "createdAt"
@@ -116,7 +118,7 @@ export async function insertRuns(
              AS a(id uuid, "runId" uuid, "fileName" text, "mimeType" text, data text)
     )
     INSERT INTO "OutboxEntry" (kind, payload)
-    SELECT ${ENQUEUE_RUN}, jsonb_strip_nulls(jsonb_build_object('runId', runs.id, 'execution', 1, 'trace', t.trace))
-      FROM runs LEFT JOIN jsonb_to_recordset(${JSON.stringify(traces)}::jsonb) AS t(id uuid, trace jsonb)
-        ON t.id = runs.id`;
+    SELECT ${ENQUEUE_RUN},
+           jsonb_strip_nulls(jsonb_build_object('runId', id, 'execution', 1, 'trace', "traceContext"))
+      FROM runs`;
 }

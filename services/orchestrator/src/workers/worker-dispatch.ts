@@ -3,9 +3,11 @@ import { newId, type PrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type { Logger } from '@conveyor/logger';
 import { BackgroundLoop } from '@conveyor/runtime';
+import { currentTraceCarrier } from '@conveyor/tracing';
 import { claimRun } from '../runner/claim-run';
 import type { HarnessSessions } from '../runner/harness-sessions';
 import type { RunAssignment } from '../runner/runner-messages';
+import { inRunTrace } from '../runs/in-run-trace';
 
 export interface WorkerDispatchOptions {
   /** A connection silent for this long is no longer listed (and gets no runs). */
@@ -172,26 +174,40 @@ export class WorkerDispatch {
         where: { teamId: c.teamId, workerHost: c.workerId, state: 'QUEUED' },
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
         take: free,
-        select: { id: true, execution: true },
+        select: { id: true, execution: true, traceContext: true },
       });
       for (const run of queued) {
         if (!this.connections.has(c.id)) break;
         try {
-          const assignment = await this.options.sessions.attach(
-            await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }),
-          );
-          c.sentSinceHeartbeat++;
-          c.link.send({ ...assignment, api_base_url: this.options.apiBaseUrl });
-          this.logger.info(
-            { runId: run.id, execution: run.execution, connectionId: c.id, workerId: c.workerId },
-            'run assigned to self-hosted worker',
-          );
+          await this.assign(c, run);
         } catch (err) {
           // Another connection or replica claimed it first, or it was cancelled meanwhile.
           if (!(err instanceof AppError && err.code === 'conflict')) throw err;
         }
       }
     }
+  }
+
+  /**
+   * Claims one run for a connection and sends it. In the run's trace (the one it was started or re-queued in), the
+   * dispatch is a span whose context the assignment carries: the worker's execution continues it, as a runner's
+   * continues the queue job's.
+   */
+  private assign(
+    c: Connection,
+    run: { id: string; execution: number; traceContext: unknown },
+  ): Promise<void> {
+    return inRunTrace('worker dispatch', run, async () => {
+      const assignment = await this.options.sessions.attach(
+        await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }),
+      );
+      c.sentSinceHeartbeat++;
+      c.link.send({ ...assignment, api_base_url: this.options.apiBaseUrl, trace: currentTraceCarrier() });
+      this.logger.info(
+        { runId: run.id, execution: run.execution, connectionId: c.id, workerId: c.workerId },
+        'run assigned to self-hosted worker',
+      );
+    });
   }
 
   async stop(): Promise<void> {

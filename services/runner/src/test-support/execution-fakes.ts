@@ -34,6 +34,7 @@ export function fakeAssignment(over: Partial<RunAssignment__Output> = {}): RunAs
     api_base_url: '',
     session: null,
     completion_takes_events: false,
+    trace: null,
     ...over,
   };
 }

@@ -3,6 +3,7 @@
 
 import type { AssignmentAttachment as _conveyor_orchestrator_v1_AssignmentAttachment, AssignmentAttachment__Output as _conveyor_orchestrator_v1_AssignmentAttachment__Output } from '../../../conveyor/orchestrator/v1/AssignmentAttachment';
 import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from '../../../conveyor/orchestrator/v1/HarnessSession';
+import type { TraceContext as _conveyor_orchestrator_v1_TraceContext, TraceContext__Output as _conveyor_orchestrator_v1_TraceContext__Output } from '../../../conveyor/orchestrator/v1/TraceContext';
 
 export interface RunAssignment {
   'run_id'?: (string);
@@ -21,6 +22,7 @@ export interface RunAssignment {
   'api_base_url'?: (string);
   'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
   'completion_takes_events'?: (boolean);
+  'trace'?: (_conveyor_orchestrator_v1_TraceContext | null);
 }
 
 export interface RunAssignment__Output {
@@ -40,4 +42,5 @@ export interface RunAssignment__Output {
   'api_base_url': (string);
   'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
   'completion_takes_events': (boolean);
+  'trace': (_conveyor_orchestrator_v1_TraceContext__Output | null);
 }
