@@ -14,6 +14,7 @@ import { podLoss } from './pod-loss';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
+import type { WarmPods } from './warm-pods';
 import {
   SandboxUnavailable,
   type RunSandbox,
@@ -50,6 +51,8 @@ export interface KubernetesBackendOptions {
   podStart: Omit<PodStartBounds, 'pollMs'>;
   /** Environment snapshots kept by this runner (docs/snapshots.md); absent, runs neither make nor use them. */
   snapshots?: PodSnapshots;
+  /** Started Pods a run without a snapshot to mount takes instead of starting its own (warm-pods.ts). */
+  warmPods?: WarmPods;
   logger: Logger;
 }
 
@@ -61,6 +64,7 @@ export interface KubernetesBackendOptions {
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
   readonly snapshots: SandboxBackend['snapshots'];
+  readonly warmPods: SandboxBackend['warmPods'];
 
   constructor(
     private readonly options: KubernetesBackendOptions,
@@ -69,6 +73,7 @@ export class KubernetesBackend implements SandboxBackend {
   ) {
     const store = options.snapshots;
     if (store) this.snapshots = { stats: () => store.stats() };
+    this.warmPods = options.warmPods;
   }
 
   async check(): Promise<void> {
@@ -84,20 +89,46 @@ export class KubernetesBackend implements SandboxBackend {
     } catch (err) {
       throw new SandboxUnavailable(`cannot keep environment snapshots: ${(err as Error).message}`);
     }
+    try {
+      await this.options.warmPods?.start();
+    } catch (err) {
+      throw new SandboxUnavailable(`cannot keep warm run pods: ${describe(err)}`);
+    }
   }
 
   /** The workspace lives in the run's Pod and goes with it: nothing is kept on the runner. */
   async discardWorkspace(): Promise<void> {}
 
+  /**
+   * A warm Pod when the pool has one for the run, else a new Pod's name. A run whose snapshot is mounted gets a Pod of
+   * its own: a warm one cannot get a new mount (docs/sandbox.md, warm run Pods).
+   */
+  private async choosePod(policy: SandboxPolicy) {
+    const image = policy.image ?? this.options.defaultImage;
+    const { warmPods } = this.options;
+    const mountable =
+      policy.snapshot !== undefined &&
+      (await this.options.snapshots?.mounts(
+        policy.snapshot,
+        warmPods?.serves(image) ? warmPods.streamMaxBytes : 0,
+      )) === true;
+    const warm = mountable ? undefined : warmPods?.take(image, policy.limits);
+    const name =
+      warm?.name ??
+      `run-${policy.runId
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '')
+        .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+    return { image, name, warm, mountable };
+  }
+
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     const { namespace } = this.options;
-    const name = `run-${policy.runId
-      .toLowerCase()
-      .replace(/[^a-z0-9-]/g, '')
-      .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
-    const log = this.options.logger.child({ runId: policy.runId, pod: name });
     const closers: Array<() => Promise<unknown>> = [];
     try {
+      const { image, name, warm, mountable } = await this.choosePod(policy);
+      const log = this.options.logger.child({ runId: policy.runId, pod: name });
+      if (warm) closers.push(() => this.api.deletePod(namespace, name));
       const { gateway } = this.options;
       const registration = await gateway.server.register({
         runId: policy.runId,
@@ -108,31 +139,36 @@ export class KubernetesBackend implements SandboxBackend {
         endpoints: policy.endpoints,
       });
       closers.push(() => registration.close());
-      const mount = policy.snapshot && (await this.options.snapshots?.mount(policy.snapshot, name));
+      const mount = mountable ? await this.options.snapshots?.mount(policy.snapshot!, name) : undefined;
       if (mount) closers.push(() => mount.release());
       const settings: PodSettings = {
         namespace,
         name,
-        image: policy.image ?? this.options.defaultImage,
+        image,
         runnerPodLabels: this.options.runnerPodLabels,
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         gatewayPort: gateway.server.port,
         cpu: this.options.cpu,
         ...(mount ? { snapshot: mount.volume } : {}),
       };
+      // Before the Pod may hold anything of the run: its key and the team's files enter only by exec, later.
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
-      await this.api.createPod(namespace, runPod(policy, settings));
-      closers.push(() => this.api.deletePod(namespace, name));
-      await waitForPodStart(
-        () => this.api.podPhase(namespace, name),
-        { ...this.options.podStart, pollMs: POD_POLL_MS },
-        (why) => {
-          log.info({ why }, 'run pod waiting');
-          policy.onWaiting?.(why);
-        },
-        this.api.podChanges && ((onChange) => this.api.podChanges!(namespace, name, onChange)),
-      );
+      if (warm) {
+        await warm.claim(policy.limits.wallClockMs);
+      } else {
+        await this.api.createPod(namespace, runPod(policy, settings));
+        closers.push(() => this.api.deletePod(namespace, name));
+        await waitForPodStart(
+          () => this.api.podPhase(namespace, name),
+          { ...this.options.podStart, pollMs: POD_POLL_MS },
+          (why) => {
+            log.info({ why }, 'run pod waiting');
+            policy.onWaiting?.(why);
+          },
+          this.api.podChanges && ((onChange) => this.api.podChanges!(namespace, name, onChange)),
+        );
+      }
       const sandbox = new KubernetesSandbox(
         this.api,
         namespace,
@@ -144,7 +180,7 @@ export class KubernetesBackend implements SandboxBackend {
         this.options.snapshots,
         log,
       );
-      log.info({ image: settings.image }, 'run pod started');
+      log.info({ image, warm: warm !== undefined }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
       await mount?.release();
       return sandbox;
