@@ -335,19 +335,20 @@ async function warmPoolFull(): Promise<void> {
 }
 
 /**
- * What an unclaimed warm Pod costs while it waits, read from the node's cgroup v2 files (the node is this machine):
- * memory.current, and CPU used over 10 s (cpu.stat usage_usec). The Pod's requests are held on the node regardless.
+ * What an unclaimed warm Pod costs while it waits, read from the node's cgroups (the node is this machine): memory in
+ * use (cgroup v2 memory.current; v1 memory.usage_in_bytes, page cache included, and the RSS of memory.stat) and CPU
+ * used over 10 s (v2 cpu.stat usage_usec; v1 cpuacct.usage). Its requests are held on the node regardless.
  */
 async function warmPodIdleCost(): Promise<Record<string, unknown>> {
   await warmPoolFull();
   const pods = await warmPods('ready');
-  // The systemd cgroup driver names a Pod's slice by its uid with underscores, cgroupfs with dashes.
+  // Every controller's directory of each Pod: cgroupfs names it pod<uid>, the systemd driver *pod<uid_>.slice.
   const dirs = await Promise.all(
     pods.map(async ({ uid }) => {
       const found = await run('find', [
         '/sys/fs/cgroup',
         '-maxdepth',
-        '5',
+        '6',
         '-type',
         'd',
         '(',
@@ -358,17 +359,29 @@ async function warmPodIdleCost(): Promise<Record<string, unknown>> {
         `pod${uid}`,
         ')',
       ]).catch(() => ({ stdout: '' }));
-      return found.stdout.trim().split('\n')[0] ?? '';
+      return found.stdout.trim().split('\n').filter(Boolean);
     }),
   );
-  const read = async (dir: string) => {
-    const [memory, cpu] = await Promise.all([
-      readFile(path.join(dir, 'memory.current'), 'utf8'),
-      readFile(path.join(dir, 'cpu.stat'), 'utf8'),
-    ]);
-    return { memory: Number(memory), cpuUsec: Number(/usage_usec (\d+)/.exec(cpu)?.[1] ?? 0) };
+  const text = (file: string) => readFile(file, 'utf8').catch(() => '');
+  const read = async (podDirs: string[]) => {
+    const v1Memory = podDirs.find((d) => d.startsWith('/sys/fs/cgroup/memory/'));
+    const v1Cpu = podDirs.find((d) => d.includes('cpuacct'));
+    const v2 = podDirs[0] ?? '';
+    if (v1Memory && v1Cpu) {
+      const stat = await text(path.join(v1Memory, 'memory.stat'));
+      return {
+        memory: Number(await text(path.join(v1Memory, 'memory.usage_in_bytes'))),
+        rss: Number(/^total_rss (\d+)/m.exec(stat)?.[1] ?? 0),
+        cpuUsec: Number(await text(path.join(v1Cpu, 'cpuacct.usage'))) / 1000,
+      };
+    }
+    return {
+      memory: Number(await text(path.join(v2, 'memory.current'))),
+      rss: Number(/^anon (\d+)/m.exec(await text(path.join(v2, 'memory.stat')))?.[1] ?? 0),
+      cpuUsec: Number(/usage_usec (\d+)/.exec(await text(path.join(v2, 'cpu.stat')))?.[1] ?? 0),
+    };
   };
-  const found = dirs.filter(Boolean);
+  const found = dirs.filter((d) => d.length > 0);
   if (found.length === 0) return { error: 'no cgroup of a warm Pod found under /sys/fs/cgroup' };
   const before = await Promise.all(found.map(read));
   await sleep(10_000);
@@ -376,8 +389,9 @@ async function warmPodIdleCost(): Promise<Record<string, unknown>> {
   return {
     pods: found.length,
     memory_bytes: after.map((a) => a.memory),
+    rss_bytes: after.map((a) => a.rss),
     cpu_millicores_over_10s: after.map((a, i) => Math.round((a.cpuUsec - before[i]!.cpuUsec) / 10_000)),
-    cgroup: found[0],
+    cgroups: found[0],
   };
 }
 
