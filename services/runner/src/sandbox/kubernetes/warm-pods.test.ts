@@ -263,6 +263,13 @@ describe('warm run Pods', () => {
     const [fresh] = warmNames().filter((name) => !busy.has(name));
     expect(fresh).toBeDefined();
     expect(pool.stats()[0]).toMatchObject({ ready: 1 });
+    // A Pod past its idle time is not handed out (its deadline could not be cut to the run's): the run starts its own.
+    clock += 600_000;
+    const claims = api.patches.size;
+    await prepare();
+    expect(api.patches.size).toBe(claims);
+    expect(api.pods.has(fresh!)).toBe(false);
+    expect(pool.stats()[0]).toMatchObject({ misses: 2 });
   });
 
   it('leaves other images, and runs whose snapshot is larger than streams quickly, to a Pod of their own', async () => {

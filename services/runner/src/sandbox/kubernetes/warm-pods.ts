@@ -113,6 +113,8 @@ export class WarmPods {
     const pool = this.pools.get(image);
     if (!pool || this.stopped) return undefined;
     pool.demand.push(this.now());
+    // Pods idle too long go first: their deadline could not be cut to this run's.
+    this.resize();
     const fits =
       limits.memoryBytes === this.options.limits.memoryBytes &&
       limits.diskBytes === this.options.limits.diskBytes &&
@@ -128,8 +130,11 @@ export class WarmPods {
         this.api.patchPod(this.options.namespace, taken.name, {
           metadata: { labels: { [WARM_LABEL]: 'claimed' } },
           spec: {
-            activeDeadlineSeconds:
+            // The API lets a deadline only shrink: never more than the one the Pod was made with.
+            activeDeadlineSeconds: Math.min(
               Math.ceil((this.now() - taken.createdAt) / 1000) + Math.ceil(wallClockMs / 1000),
+              Math.ceil((this.options.limits.wallClockMs + this.options.maxIdleMs) / 1000),
+            ),
           },
         }),
     };
