@@ -64,7 +64,7 @@ interface Pool {
 /**
  * Started, team-neutral run Pods per image (docs/sandbox.md, "Warm run Pods"): made from the runner's settings alone
  * (no run, team, environment, key or snapshot: those enter only through exec after the claim), under a NetworkPolicy
- * that lets them reach nothing. A run takes one out of the pool for good (claim() is synchronous, so two runs never
+ * that lets them reach nothing. A run takes one out of the pool for good (take() is synchronous, so two runs never
  * get the same one); the pool never takes a Pod back, it makes a new one. The Pod start is what the pool saves: about
  * 0.8–1.3 s of every run's time to agent on the test cluster (bench/README.md).
  */
