@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -35,6 +35,12 @@ const RESTORE_RUNS = Number(process.env.BENCH_RESTORE_RUNS ?? 3);
 const BURST = Number(process.env.BENCH_BURST ?? 20);
 /** Also restore the RESTORE_MB workspace streamed through exec, as before the store was a claim (1) or not (0). */
 const RESTORE_STREAMED = process.env.BENCH_RESTORE_STREAMED !== '0';
+/**
+ * `floor:ceiling` of each runner replica's warm Pod pool the bench measures (a), (b) and (c) again with; '' leaves that
+ * pass out. 1:1 by default: the test overlay's two replicas then hold two Pods of 500m and 4 GiB, and the node (2 cores)
+ * fits three at a time — 2:3 never filled.
+ */
+const WARM_PODS = process.env.BENCH_WARM_PODS ?? '1:1';
 const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 300_000;
@@ -82,6 +88,8 @@ interface LogLine {
   bytes?: number;
   startedFrom?: string;
   mounted?: boolean;
+  /** `run pod started`: whether the run took a warm Pod. */
+  warm?: boolean;
 }
 
 interface Sample {
@@ -93,6 +101,8 @@ interface Sample {
   phases: Record<string, number>;
   /** The runner's log of the snapshot restore: its duration and the archive's bytes. */
   snapshot_restore: { ms: number; bytes: number; from: string; mounted: boolean } | null;
+  /** The run took a started Pod from the warm pool (services/runner/src/sandbox/kubernetes/warm-pods.ts). */
+  warm_pod: boolean;
   timeline: Array<{ kind: string; at_ms: number; data: unknown }>;
 }
 
@@ -158,6 +168,7 @@ class ClusterBench {
       if (!trace) await sleep(250);
     }
     const restore = this.logs.find((l) => l.raw.includes(runId) && l.msg === 'snapshot restore');
+    const started = this.logs.find((l) => l.raw.includes(runId) && l.msg === 'run pod started');
     const pod = this.watch.seen(podPrefix(runId));
     const phases: Record<string, number> = {};
     if (trace?.startedAt) {
@@ -184,6 +195,7 @@ class ClusterBench {
               mounted: restore.mounted === true,
             }
           : null,
+      warm_pod: started?.warm === true,
       timeline: events.map((e) => ({ kind: e.kind, at_ms: Date.parse(e.created_at) - sentAt, data: e.data })),
     };
   }
@@ -303,6 +315,96 @@ async function nodeRoom(): Promise<Record<string, number>> {
   };
 }
 
+/** Warm Pods as the API reports them (label conveyor.dev/warm-pod). */
+async function warmPods(state: 'ready' | 'claimed'): Promise<Array<{ uid: string; running: boolean }>> {
+  const list = JSON.parse(
+    await kubectl('get', 'pods', '-l', `conveyor.dev/warm-pod=${state}`, '-o', 'json'),
+  ) as {
+    items: Array<{ metadata: { uid: string; deletionTimestamp?: string }; status: { phase?: string } }>;
+  };
+  return list.items
+    .filter((pod) => !pod.metadata.deletionTimestamp)
+    .map((pod) => ({ uid: pod.metadata.uid, running: pod.status.phase === 'Running' }));
+}
+
+/** Waits until the pool holds its floor of Running, unclaimed Pods (each replica its own), so each run meets a full pool. */
+async function warmPoolFull(): Promise<void> {
+  const [floor] = WARM_PODS.split(':').map(Number);
+  const replicas = Number(await kubectl('get', RUNNER, '-o', 'jsonpath={.spec.replicas}'));
+  for (let i = 0; i < 600; i++) {
+    if ((await warmPods('ready')).filter((p) => p.running).length >= floor! * replicas) return;
+    await sleep(100);
+  }
+  const seen = await kubectl('get', 'pods', '-l', 'conveyor.dev/warm-pod', '-o', 'wide');
+  const said = await kubectl('logs', '-l', RUNNER_PODS, '--tail=-1', '--max-log-requests=10');
+  const why = said
+    .split('\n')
+    .filter((line) => line.includes('warm'))
+    .slice(-5);
+  throw new Error(`the warm Pod pool did not fill within a minute:\n${seen}\n${why.join('\n')}`);
+}
+
+/**
+ * What an unclaimed warm Pod costs while it waits, read from the node's cgroups (the node is this machine): memory in
+ * use (cgroup v2 memory.current; v1 memory.usage_in_bytes, page cache included, and the RSS of memory.stat) and CPU
+ * used over 10 s (v2 cpu.stat usage_usec; v1 cpuacct.usage). Its requests are held on the node regardless.
+ */
+async function warmPodIdleCost(): Promise<Record<string, unknown>> {
+  await warmPoolFull();
+  const pods = await warmPods('ready');
+  // Every controller's directory of each Pod: cgroupfs names it pod<uid>, the systemd driver *pod<uid_>.slice.
+  const dirs = await Promise.all(
+    pods.map(async ({ uid }) => {
+      const found = await run('find', [
+        '/sys/fs/cgroup',
+        '-maxdepth',
+        '6',
+        '-type',
+        'd',
+        '(',
+        '-name',
+        `*pod${uid.replace(/-/g, '_')}.slice`,
+        '-o',
+        '-name',
+        `pod${uid}`,
+        ')',
+      ]).catch(() => ({ stdout: '' }));
+      return found.stdout.trim().split('\n').filter(Boolean);
+    }),
+  );
+  const text = (file: string) => readFile(file, 'utf8').catch(() => '');
+  const read = async (podDirs: string[]) => {
+    const v1Memory = podDirs.find((d) => d.startsWith('/sys/fs/cgroup/memory/'));
+    const v1Cpu = podDirs.find((d) => d.includes('cpuacct'));
+    const v2 = podDirs[0] ?? '';
+    if (v1Memory && v1Cpu) {
+      const stat = await text(path.join(v1Memory, 'memory.stat'));
+      return {
+        memory: Number(await text(path.join(v1Memory, 'memory.usage_in_bytes'))),
+        rss: Number(/^total_rss (\d+)/m.exec(stat)?.[1] ?? 0),
+        cpuUsec: Number(await text(path.join(v1Cpu, 'cpuacct.usage'))) / 1000,
+      };
+    }
+    return {
+      memory: Number(await text(path.join(v2, 'memory.current'))),
+      rss: Number(/^anon (\d+)/m.exec(await text(path.join(v2, 'memory.stat')))?.[1] ?? 0),
+      cpuUsec: Number(/usage_usec (\d+)/.exec(await text(path.join(v2, 'cpu.stat')))?.[1] ?? 0),
+    };
+  };
+  const found = dirs.filter((d) => d.length > 0);
+  if (found.length === 0) return { error: 'no cgroup of a warm Pod found under /sys/fs/cgroup' };
+  const before = await Promise.all(found.map(read));
+  await sleep(10_000);
+  const after = await Promise.all(found.map(read));
+  return {
+    pods: found.length,
+    memory_bytes: after.map((a) => a.memory),
+    rss_bytes: after.map((a) => a.rss),
+    cpu_millicores_over_10s: after.map((a, i) => Math.round((a.cpuUsec - before[i]!.cpuUsec) / 10_000)),
+    cgroups: found[0],
+  };
+}
+
 /** Sets the runner's settings and waits until its new pod serves. */
 async function setRunner(env: Record<string, string>): Promise<void> {
   await kubectl('set', 'env', RUNNER, ...Object.entries(env).map(([k, v]) => `${k}=${v}`));
@@ -407,6 +509,55 @@ async function main(): Promise<void> {
       }
       await setRunner({ SANDBOX_K8S_SNAPSHOT_CLAIM: claim });
     }
+    // (a), (b) later and (c) again with warm Pods: the runner restarted with a pool of the runs' image, then each case
+    // once the pool is full (every warm Pod Running). Its idle cost is read from the node's cgroups meanwhile.
+    let warm: Record<string, unknown> | undefined;
+    if (WARM_PODS) {
+      const image = await kubectl(
+        'get',
+        'configmap',
+        'conveyor-config',
+        '-o',
+        'jsonpath={.data.SANDBOX_K8S_DEFAULT_IMAGE}',
+      );
+      progress(`warm pods: the runner restarted with SANDBOX_K8S_WARM_PODS=${image}=${WARM_PODS}…`);
+      await setRunner({ SANDBOX_K8S_WARM_PODS: `${image}=${WARM_PODS}` });
+      const idle = await warmPodIdleCost();
+      const passes = { no_setup: [] as Sample[], setup_later: [] as Sample[], webhook: [] as Sample[] };
+      for (let i = 0; i < RUNS; i++) {
+        await warmPoolFull();
+        passes.no_setup.push(await bench.createRun(bare));
+        progress(`(a) warm ${i + 1}/${RUNS}: ${passes.no_setup[i]!.to_first_model_request_ms} ms`);
+      }
+      for (let i = 0; i < Math.max(1, SETUP_RUNS - 1); i++) {
+        await warmPoolFull();
+        passes.setup_later.push(await bench.createRun(slow));
+        progress(`(b) warm ${i + 1}: ${passes.setup_later[i]!.to_first_model_request_ms} ms`);
+      }
+      try {
+        const { webhook, automationId } = await webhookAutomation(cluster, bare, MODEL);
+        const hookUrl = `${cluster.ingressUrl}${new URL(webhook.ingress_url).pathname}`;
+        const seen = new Set<string>();
+        for (let i = 0; i < WEBHOOK_RUNS; i++) {
+          await warmPoolFull();
+          passes.webhook.push(await bench.deliverWebhook(hookUrl, webhook.secret, automationId, seen));
+          progress(`(c) warm ${i + 1}/${WEBHOOK_RUNS}: ${passes.webhook[i]!.to_first_model_request_ms} ms`);
+        }
+      } catch (err) {
+        progress(`(c) warm webhook: ${(err as Error).message}`);
+      }
+      warm = {
+        pool: `${image}=${WARM_PODS}`,
+        idle_cost: idle,
+        no_setup: caseResult('(a) with warm Pods', passes.no_setup),
+        setup_later: caseResult(
+          '(b) later runs with warm Pods (the snapshot streamed in)',
+          passes.setup_later,
+        ),
+        webhook: caseResult('(c) webhook with warm Pods', passes.webhook),
+      };
+      await setRunner({ SANDBOX_K8S_WARM_PODS: '' });
+    }
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
     // node; the runner restarts with those settings. BENCH_BURST=0 leaves the case out (and the runner as deployed).
     const room = await nodeRoom();
@@ -449,6 +600,7 @@ async function main(): Promise<void> {
           `(e) the same snapshot restored through the exec stream (no SANDBOX_K8S_SNAPSHOT_CLAIM)`,
           streamed,
         ),
+        ...(warm ? { warm } : {}),
         ...(burst ? { burst } : {}),
       },
     };

@@ -2,6 +2,7 @@ import {
   createKafkaConsumerLagGauge,
   createRunJobDurationHistogram,
   createRunQueueDepthGauge,
+  createWarmRunPodsGauge,
   createWebhookDeliveriesCounter,
 } from './domain-metrics';
 import { createMetricsRegistry } from './metrics-registry';
@@ -28,6 +29,23 @@ describe('domain metrics', () => {
     expect(createWebhookDeliveriesCounter(registry, ['Accepted'])).toBe(
       createWebhookDeliveriesCounter(registry, ['Accepted']),
     );
+  });
+
+  it('reads each warm Pod pool at scrape time, per image', async () => {
+    const registry = createMetricsRegistry('runner', { defaultMetrics: false });
+    let hits = 0;
+    createWarmRunPodsGauge(registry, () => [{ image: 'node:20', ready: 2, starting: 1, hits, misses: 4 }]);
+    hits = 7;
+    const text = await registry.metrics();
+    for (const [stat, value] of [
+      ['ready', 2],
+      ['starting', 1],
+      ['hits', 7],
+      ['misses', 4],
+    ])
+      expect(text).toContain(
+        `conveyor_warm_run_pods{image="node:20",stat="${stat}",service="runner"} ${value}`,
+      );
   });
 
   it('reads the queue depth at scrape time when given a collector', async () => {

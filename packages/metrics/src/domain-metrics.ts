@@ -130,6 +130,36 @@ export function createEnvironmentSnapshotsGauge(
   );
 }
 
+export const WARM_RUN_PODS = 'conveyor_warm_run_pods';
+export const WARM_POD_STATS = ['ready', 'starting', 'hits', 'misses'] as const;
+export type WarmPodStat = (typeof WARM_POD_STATS)[number];
+
+/**
+ * `conveyor_warm_run_pods{image,stat}`: the runner's warm run Pods (Kubernetes backend), read at scrape time — `ready`
+ * (the pool's size: started, unclaimed) and `starting` now; `hits` (runs that took one) and `misses` (runs of a pooled
+ * image that started a Pod of their own) since the runner started.
+ */
+export function createWarmRunPodsGauge(
+  registry: Registry,
+  collect: () => Array<{ image: string } & Record<WarmPodStat, number>>,
+): Gauge<'image' | 'stat'> {
+  return getOrCreate(
+    registry,
+    WARM_RUN_PODS,
+    () =>
+      new Gauge<'image' | 'stat'>({
+        name: WARM_RUN_PODS,
+        help: 'Warm run Pods per image: ready and starting now, hits and misses since start',
+        labelNames: ['image', 'stat'],
+        registers: [registry],
+        collect(this: Gauge<'image' | 'stat'>) {
+          for (const pool of collect())
+            for (const stat of WARM_POD_STATS) this.set({ image: pool.image, stat }, pool[stat]);
+        },
+      }),
+  );
+}
+
 export const RETENTION_KINDS = ['runs', 'artifacts', 'blob_keys', 'blob_failures'] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 

@@ -5,6 +5,7 @@ import type { Logger } from '@conveyor/logger';
 import { mutualTlsCredentials } from '@conveyor/proto';
 import {
   createEnvironmentSnapshotsGauge,
+  createWarmRunPodsGauge,
   createMetricsRegistry,
   createRunJobDurationHistogram,
   createTimeToAgentHistogram,
@@ -77,6 +78,8 @@ export class Runner implements Service {
     this.sandbox = sandbox;
     const snapshots = sandbox.snapshots;
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
+    const warmPods = sandbox.warmPods;
+    if (warmPods) createWarmRunPodsGauge(this.metrics, () => warmPods.stats());
     this.modelProxy = await startModelProxy(config, logger);
     const durable = durableExecutions(sandbox, config);
     const executor = new RunExecutor(
@@ -133,6 +136,7 @@ export class Runner implements Service {
       );
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
+        ['warm run pods', () => this.sandbox?.warmPods?.stop()],
         ['runs taken back', () => Promise.all(this.adopted)],
         ['http server', () => this.server && closeServer(this.server)],
         ['model proxy', () => this.modelProxy?.proxy.close()],

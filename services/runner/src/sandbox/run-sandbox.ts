@@ -207,6 +207,11 @@ export interface SandboxBackend {
   readonly snapshots?: {
     stats(): Promise<{ count: number; bytes: number; hits: number; misses: number; evictions: number }>;
   };
+  /** Warm run Pods, where the backend keeps them: per image, for `/metrics`; stopped (unclaimed ones deleted) at shutdown. */
+  readonly warmPods?: {
+    stats(): Array<{ image: string; ready: number; starting: number; hits: number; misses: number }>;
+    stop(): Promise<void>;
+  };
 }
 
 /** The sandbox could not be set up: the run is refused (error code `resource_unavailable`), never run bare. */

@@ -5,13 +5,15 @@ import type { Logger } from '@conveyor/logger';
 import { BwrapBackend } from './bwrap/bwrap-backend';
 import { startHelperAndDropRoot } from './bwrap/privileged/start-helper';
 import { SandboxUnavailable, type SandboxBackend } from './run-sandbox';
-import type { SandboxSettings } from './sandbox-config';
+import { sandboxLimits, type SandboxSettings } from './sandbox-config';
 import { SnapshotStore, type SnapshotLimits } from './snapshot-store';
 import { UnsandboxedBackend } from './unsandboxed-backend';
 
 /** How long a runner replica stays named the holder of its runs without renewing (run-routes.ts), and how often it renews. */
 const RUN_ROUTE_TTL_MS = 30_000;
 const RUN_ROUTE_RENEW_MS = 10_000;
+/** Between two reads of a starting warm Pod's status (a watch wakes the wait sooner). */
+const WARM_POD_POLL_MS = 1000;
 
 /** The repository's node_modules, where the agent CLIs live: visible read-only inside local sandboxes. */
 const AGENT_CLIS = path.resolve(__dirname, '../../../../node_modules');
@@ -75,6 +77,7 @@ export async function createSandboxBackend(
         { PodCheckpoints },
         { RunGateway },
         routes,
+        { WarmPods },
       ] = await Promise.all([
         import('./kubernetes/kubernetes-backend'),
         import('./kubernetes/kubernetes-client'),
@@ -82,6 +85,7 @@ export async function createSandboxBackend(
         import('./kubernetes/pod-checkpoints'),
         import('./kubernetes/run-gateway'),
         import('./kubernetes/run-routes'),
+        import('./kubernetes/warm-pods'),
       ]);
       const gatewayPort = config.SANDBOX_K8S_GATEWAY_PORT;
       let service: string;
@@ -100,21 +104,49 @@ export async function createSandboxBackend(
         RUN_ROUTE_RENEW_MS,
         log.child({ component: 'run-gateway' }),
       );
+      const runnerPod =
+        config.SANDBOX_K8S_POD_NAME && config.SANDBOX_K8S_POD_UID
+          ? { name: config.SANDBOX_K8S_POD_NAME, uid: config.SANDBOX_K8S_POD_UID }
+          : undefined;
+      const podStart = {
+        startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
+        unschedulableTimeoutMs: config.SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS,
+      };
+      const api = clusterClient();
       backend = new KubernetesBackend(
         {
           namespace: config.SANDBOX_K8S_NAMESPACE,
           gateway: { server: gateway, address: `${service}:${gatewayPort}` },
-          ...(config.SANDBOX_K8S_POD_NAME && config.SANDBOX_K8S_POD_UID
-            ? { runnerPod: { name: config.SANDBOX_K8S_POD_NAME, uid: config.SANDBOX_K8S_POD_UID } }
-            : {}),
+          ...(runnerPod ? { runnerPod } : {}),
           runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
           defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
           cpu: config.SANDBOX_K8S_CPU,
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
-          podStart: {
-            startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
-            unschedulableTimeoutMs: config.SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS,
-          },
+          podStart,
+          ...(config.SANDBOX_K8S_WARM_PODS.size > 0
+            ? {
+                warmPods: new WarmPods(
+                  {
+                    namespace: config.SANDBOX_K8S_NAMESPACE,
+                    images: config.SANDBOX_K8S_WARM_PODS,
+                    demandWindowMs: config.SANDBOX_K8S_WARM_DEMAND_WINDOW_MS,
+                    maxIdleMs: config.SANDBOX_K8S_WARM_MAX_IDLE_MS,
+                    streamMaxBytes: config.SANDBOX_K8S_WARM_STREAM_MAX_MB * 1024 * 1024,
+                    limits: sandboxLimits(config),
+                    pod: {
+                      namespace: config.SANDBOX_K8S_NAMESPACE,
+                      ...(runnerPod ? { owner: runnerPod } : {}),
+                      runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
+                      gatewayPort,
+                      cpu: config.SANDBOX_K8S_CPU,
+                    },
+                    podStart: { ...podStart, pollMs: WARM_POD_POLL_MS },
+                    logger: log.child({ component: 'warm-pods' }),
+                  },
+                  api,
+                ),
+              }
+            : {}),
           // The archives live on the runner's volume; a run Pod mounts only its own team's, when that is a claim.
           snapshots: new PodSnapshots(
             new SnapshotStore(config.WORKSPACE_ROOT, snapshotLimits(config), 'tar'),
@@ -126,7 +158,7 @@ export async function createSandboxBackend(
             : {}),
           logger: log,
         },
-        clusterClient(),
+        api,
       );
       break;
     }

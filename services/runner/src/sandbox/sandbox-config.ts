@@ -133,6 +133,48 @@ export const sandboxEnv = {
     .describe(
       "Kubernetes backend: how long the scheduler may keep saying no node can take a run's Pod (too little CPU or memory, taints, quotas) before the run ends ERROR `resource_unavailable` naming the scheduler's reason; the reason is on the run's timeline as soon as the scheduler gives it. Long enough for a cluster autoscaler to add a node.",
     ),
+  SANDBOX_K8S_WARM_PODS: csv('')
+    .transform((pools, ctx) => {
+      const images = new Map<string, { floor: number; ceiling: number }>();
+      for (const pool of pools) {
+        const at = pool.lastIndexOf('=');
+        const bounds = /^(\d+):(\d+)$/.exec(pool.slice(at + 1));
+        const [floor, ceiling] = [Number(bounds?.[1]), Number(bounds?.[2])];
+        if (at < 1 || !bounds || floor > ceiling) {
+          ctx.addIssue({ code: 'custom', message: `"${pool}" is not image=floor:ceiling (floor ≤ ceiling)` });
+          return z.NEVER;
+        }
+        images.set(pool.slice(0, at), { floor, ceiling });
+      }
+      return images;
+    })
+    .describe(
+      'Kubernetes backend: warm run Pods (docs/sandbox.md), started before any run asks and taken by one run each, per image: `image=floor:ceiling`, comma-separated (e.g. `node:20-bookworm-slim=1:4`). Each pool keeps as many as were asked for in the last SANDBOX_K8S_WARM_DEMAND_WINDOW_MS, at least `floor` and at most `ceiling`; empty: none (every run starts its own Pod). Each warm Pod holds its CPU and memory requests while it waits.',
+    ),
+  SANDBOX_K8S_WARM_DEMAND_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe(
+      'Kubernetes backend: the window of recent demand a warm Pod pool is sized from (runs of its image, taken or missed).',
+    ),
+  SANDBOX_K8S_WARM_MAX_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(10_000)
+    .default(600_000)
+    .describe(
+      "Kubernetes backend: a warm run Pod no run took within this time is replaced by a new one (its deadline is this plus RUN_TIMEOUT_MS, cut to the run's wall clock when taken).",
+    ),
+  SANDBOX_K8S_WARM_STREAM_MAX_MB: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(32)
+    .describe(
+      "Kubernetes backend, with SANDBOX_K8S_SNAPSHOT_CLAIM and warm Pods: a run's snapshot up to this many MiB is streamed into a warm Pod through exec; a larger one gets a Pod of its own that mounts it (a warm Pod cannot get a new mount).",
+    ),
   FAILURE_SESSION_RETENTION_MINUTES: z.coerce
     .number()
     .int()

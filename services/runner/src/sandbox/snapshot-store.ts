@@ -119,6 +119,12 @@ export class SnapshotStore {
     return { id: snapshotId(ref.key), image, uid };
   }
 
+  /** Size of the team's snapshot for `key` (0: none), not counted as a use: how a backend chooses to restore it. */
+  async bytes(ref: SnapshotRef): Promise<number> {
+    const found = await lstat(this.paths(ref).image).catch(() => undefined);
+    return found?.isFile() ? found.size : 0;
+  }
+
   /**
    * The team's snapshot for `key` hard-linked under a name of `holder`'s own, for a run's Pod to mount as a sub-path of
    * the store's volume: an eviction or a drop meanwhile leaves the link whole, and a Pod never names a path the runner

@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { runNetworkPolicy, runPod } from './kubernetes-objects';
+import type { warmPodsPolicy } from './warm-pods';
 
 /** How an exec ended, as the API reports it: `Success`, or `Failure` with the exit code among the causes. */
 export interface ExecStatus {
@@ -13,6 +14,12 @@ export interface PodStatus {
   reason?: string;
   /** The scheduler's message while it cannot place the Pod (condition PodScheduled False, reason Unschedulable). */
   unschedulable?: string;
+}
+
+/** What claiming a warm Pod changes: its labels, and its deadline cut to the run's own wall clock. */
+export interface PodPatch {
+  metadata: { labels: Record<string, string> };
+  spec: { activeDeadlineSeconds: number };
 }
 
 /** A Kubernetes API call that failed with an HTTP status (403: RBAC, 404: no such object, 422: rejected spec…). */
@@ -33,10 +40,15 @@ export class KubernetesApiError extends Error {
 export interface KubernetesClient {
   /** Reads one Pod and one NetworkPolicy of the namespace: whether the runner may use them at all. */
   probe(namespace: string): Promise<void>;
-  createNetworkPolicy(namespace: string, body: ReturnType<typeof runNetworkPolicy>): Promise<void>;
+  createNetworkPolicy(
+    namespace: string,
+    body: ReturnType<typeof runNetworkPolicy> | ReturnType<typeof warmPodsPolicy>,
+  ): Promise<void>;
   deleteNetworkPolicy(namespace: string, name: string): Promise<void>;
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
+  /** Merges `patch` into the Pod (a JSON merge patch): how a warm Pod is claimed (warm-pods.ts). */
+  patchPod(namespace: string, name: string, patch: PodPatch): Promise<void>;
   podPhase(namespace: string, name: string): Promise<PodStatus>;
   /**
    * Calls `onChange` whenever the Pod changes (a watch), until the returned stop is called; a watch that fails or ends

@@ -61,6 +61,9 @@ class FakeKubernetes implements KubernetesClient {
     if (this.deletePodError) throw this.deletePodError;
     this.pods.delete(name);
   }
+  async patchPod(namespace: string, name: string) {
+    this.calls.push(`patch pod ${namespace}/${name}`);
+  }
   async podPhase() {
     return this.phases.length > 1 ? this.phases.shift()! : this.phases[0]!;
   }

@@ -15,6 +15,7 @@ import type { PodCheckpoints } from './pod-checkpoints';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
+import type { WarmPods } from './warm-pods';
 import {
   SandboxUnavailable,
   type RunSandbox,
@@ -53,6 +54,8 @@ export interface KubernetesBackendOptions {
   snapshots?: PodSnapshots;
   /** Each run's last turn on the shared claim, for a run whose Pod is lost (pod-checkpoints.ts). */
   checkpoints?: PodCheckpoints;
+  /** Started Pods a run without a snapshot to mount takes instead of starting its own (warm-pods.ts). */
+  warmPods?: WarmPods;
   logger: Logger;
 }
 
@@ -64,6 +67,7 @@ export interface KubernetesBackendOptions {
 export class KubernetesBackend implements SandboxBackend {
   readonly name = 'kubernetes';
   readonly snapshots: SandboxBackend['snapshots'];
+  readonly warmPods: SandboxBackend['warmPods'];
 
   constructor(
     private readonly options: KubernetesBackendOptions,
@@ -73,6 +77,7 @@ export class KubernetesBackend implements SandboxBackend {
     const store = options.snapshots;
     if (store) this.snapshots = { stats: () => store.stats() };
     this.checkpointDir = options.checkpoints?.dir;
+    this.warmPods = options.warmPods;
   }
 
   readonly checkpointDir: string | undefined;
@@ -90,20 +95,47 @@ export class KubernetesBackend implements SandboxBackend {
     } catch (err) {
       throw new SandboxUnavailable(`cannot keep environment snapshots: ${(err as Error).message}`);
     }
+    try {
+      await this.options.warmPods?.start();
+    } catch (err) {
+      throw new SandboxUnavailable(`cannot keep warm run pods: ${describe(err)}`);
+    }
   }
 
   /** The workspace lives in the run's Pod and goes with it: nothing is kept on the runner. */
   async discardWorkspace(): Promise<void> {}
 
+  /**
+   * A warm Pod when the pool has one for the run, else a new Pod's name. A run whose snapshot is mounted gets a Pod of
+   * its own: a warm one cannot get a new mount (docs/sandbox.md, warm run Pods).
+   */
+  private async choosePod(policy: SandboxPolicy) {
+    const image = policy.image ?? this.options.defaultImage;
+    const { warmPods } = this.options;
+    const mountable =
+      policy.snapshot !== undefined &&
+      (await this.options.snapshots?.mounts(
+        policy.snapshot,
+        warmPods?.serves(image) ? warmPods.streamMaxBytes : 0,
+      )) === true;
+    // A resumed run's checkpoint, like a mounted snapshot, is a volume: only a Pod made for the run can have it.
+    const warm = mountable || policy.resumeFromCheckpoint ? undefined : warmPods?.take(image, policy.limits);
+    const name =
+      warm?.name ??
+      `run-${policy.runId
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '')
+        .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+    return { image, name, warm, mountable };
+  }
+
   async prepare(policy: SandboxPolicy): Promise<RunSandbox> {
     const { namespace } = this.options;
-    const name = `run-${policy.runId
-      .toLowerCase()
-      .replace(/[^a-z0-9-]/g, '')
-      .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
-    const log = this.options.logger.child({ runId: policy.runId, pod: name });
     const closers: Array<() => Promise<unknown>> = [];
     try {
+      const { image, name, warm, mountable } = await this.choosePod(policy);
+      const log = this.options.logger.child({ runId: policy.runId, pod: name });
+      if (warm) closers.push(() => this.api.deletePod(namespace, name));
       const { gateway } = this.options;
       const registration = await gateway.server.register({
         runId: policy.runId,
@@ -114,7 +146,7 @@ export class KubernetesBackend implements SandboxBackend {
         endpoints: policy.endpoints,
       });
       closers.push(() => registration.close());
-      const mount = policy.snapshot && (await this.options.snapshots?.mount(policy.snapshot, name));
+      const mount = mountable ? await this.options.snapshots?.mount(policy.snapshot!, name) : undefined;
       if (mount) closers.push(() => mount.release());
       const checkpoint = policy.resumeFromCheckpoint
         ? await this.options.checkpoints?.mount(policy.runId)
@@ -122,7 +154,7 @@ export class KubernetesBackend implements SandboxBackend {
       const settings: PodSettings = {
         namespace,
         name,
-        image: policy.image ?? this.options.defaultImage,
+        image,
         runnerPodLabels: this.options.runnerPodLabels,
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         gatewayPort: gateway.server.port,
@@ -130,19 +162,24 @@ export class KubernetesBackend implements SandboxBackend {
         ...(mount ? { snapshot: mount.volume } : {}),
         ...(checkpoint ? { checkpoint } : {}),
       };
+      // Before the Pod may hold anything of the run: its key and the team's files enter only by exec, later.
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
-      await this.api.createPod(namespace, runPod(policy, settings));
-      closers.push(() => this.api.deletePod(namespace, name));
-      await waitForPodStart(
-        () => this.api.podPhase(namespace, name),
-        { ...this.options.podStart, pollMs: POD_POLL_MS },
-        (why) => {
-          log.info({ why }, 'run pod waiting');
-          policy.onWaiting?.(why);
-        },
-        this.api.podChanges && ((onChange) => this.api.podChanges!(namespace, name, onChange)),
-      );
+      if (warm) {
+        await warm.claim(policy.limits.wallClockMs);
+      } else {
+        await this.api.createPod(namespace, runPod(policy, settings));
+        closers.push(() => this.api.deletePod(namespace, name));
+        await waitForPodStart(
+          () => this.api.podPhase(namespace, name),
+          { ...this.options.podStart, pollMs: POD_POLL_MS },
+          (why) => {
+            log.info({ why }, 'run pod waiting');
+            policy.onWaiting?.(why);
+          },
+          this.api.podChanges && ((onChange) => this.api.podChanges!(namespace, name, onChange)),
+        );
+      }
       const sandbox = new KubernetesSandbox(
         this.api,
         namespace,
@@ -155,7 +192,7 @@ export class KubernetesBackend implements SandboxBackend {
         log,
         checkpoint && this.options.checkpoints,
       );
-      log.info({ image: settings.image }, 'run pod started');
+      log.info({ image, warm: warm !== undefined }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
       await mount?.release();
       return sandbox;

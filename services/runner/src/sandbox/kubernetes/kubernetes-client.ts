@@ -48,6 +48,15 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
       mapErrors(core.createNamespacedPod({ namespace, body: body as k8s.V1Pod }).then(() => undefined)),
     deletePod: (namespace, name) =>
       mapErrors(core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).then(() => undefined)),
+    patchPod: (namespace, name, body) =>
+      mapErrors(
+        core
+          .patchNamespacedPod(
+            { name, namespace, body },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          )
+          .then(() => undefined),
+      ),
     podPhase: (namespace, name) =>
       mapErrors(
         core.readNamespacedPod({ name, namespace }).then((pod) => {

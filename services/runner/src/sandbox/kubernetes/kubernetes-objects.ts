@@ -29,6 +29,8 @@ export interface PodSettings {
   /** The runner pods' port of the run gateway (run-gateway.ts), where the run's key opens its egress and endpoints. */
   gatewayPort: number;
   cpu: string;
+  /** Labels besides the run's own (a warm Pod's, warm-pods.ts). */
+  labels?: Record<string, string>;
   /** The team's snapshot to unpack, when the run starts from one on a store the Pod can mount. */
   snapshot?: PodSnapshotVolume;
   /** The run's own last checkpoint, when the Pod goes on from it after its previous Pod was lost. */
@@ -61,7 +63,11 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
     metadata: {
       name: settings.name,
       namespace: settings.namespace,
-      labels: { [RUN_LABEL]: settings.name, 'app.kubernetes.io/managed-by': 'conveyor-runner' },
+      labels: {
+        [RUN_LABEL]: settings.name,
+        'app.kubernetes.io/managed-by': 'conveyor-runner',
+        ...settings.labels,
+      },
       ...ownedBy(settings),
     },
     spec: {

@@ -58,6 +58,14 @@ export class PodSnapshots {
   ) {}
 
   /**
+   * Whether a run from `ref` should get a Pod of its own that mounts the archive: on a claim, an archive larger than
+   * `streamMaxBytes`. A smaller one is streamed into a warm Pod (warm-pods.ts), which cannot get a new mount.
+   */
+  async mounts(ref: SnapshotRef, streamMaxBytes: number): Promise<boolean> {
+    return this.claim !== undefined && (await this.store.bytes(ref)) > streamMaxBytes;
+  }
+
+  /**
    * The team's snapshot `ref` pinned for the Pod `pod` to mount, when the store is on a claim and has one: its
    * sub-path is made here from the run's own team and key, never from anything the run wrote.
    */
@@ -82,8 +90,6 @@ export class PodSnapshots {
       const unpacked = await collectBytes(run(unpack(POD_SNAPSHOT), 'ignore'));
       return this.restored(ref, run, mounted.pinned, unpacked, true);
     }
-    // On a claim, mount() already looked: no pin is no snapshot for this run.
-    if (this.claim) return {};
     const found = await this.store.find(ref);
     // Opened before the Pod is asked to unpack: a snapshot evicted meanwhile is a miss, and once open it stays whole.
     const file = found && (await open(found.image).catch(() => undefined));
