@@ -23,6 +23,10 @@ const RAW_TAGS = new Set(['$queryRaw', '$executeRaw']);
  * real PostgreSQL (the builders of the hot ones are also prepared below, with every fragment switched on).
  */
 const BUILT_AT_RUN_TIME: Record<string, string> = {
+  // The report queue's statements name their table (SlackPost, LinearReport, GitHubAppReport) at run time.
+  'integrations/report-queue.ts: this.claimSql': 'integrations/report-queue.int.test.ts',
+  'integrations/report-queue.ts: process': 'integrations/report-queue.int.test.ts',
+  'integrations/report-queue.ts: settle': 'integrations/report-queue.int.test.ts',
   // pageIds' `sql`: pageQuery's.
   'runs/list-runs.ts: sql': 'runs/list-runs.int.test.ts',
   'runs/list-runs.ts: artifactProbe': 'runs/list-runs.int.test.ts',

