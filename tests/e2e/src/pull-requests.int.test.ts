@@ -132,12 +132,19 @@ describe('pull requests from the pushed branch', () => {
     expect([...github.pulls.keys()].filter((k) => k.endsWith(branch))).toHaveLength(1);
     expect(artifactsOf(again, 'PULL_REQUEST').map((a) => a.data)).toEqual([opened[0], opened[0]]);
     expect(github.requests.map((r) => `${r.method} ${r.path}`)).toContain('GET /repos/acme/widgets/pulls');
-    // The follow-up started from a fresh clone of main: its work is merged with the first execution's on the branch
-    // (a fast-forward of it, never a force-push that would drop the first execution's commits).
-    expect(git(['--git-dir', remote, 'log', '--first-parent', '--format=%s', branch]).split('\n')).toEqual([
-      `conveyor: run ${runId}, merged with ${branch}`,
-      ...agentWorkLog(runId),
-    ]);
+    // The follow-up started from a fresh clone of main (or the environment's snapshot): its work, a commit of its own
+    // even when its changes are the first execution's, is merged with the first execution's on the branch (a
+    // fast-forward of it, never a force-push that would drop the first execution's commits).
+    const [merge, ...secondWork] = git([
+      '--git-dir',
+      remote,
+      'log',
+      '--first-parent',
+      '--format=%s',
+      branch,
+    ]).split('\n');
+    expect(merge).toBe(`conveyor: run ${runId}, merged with ${branch}`);
+    expect(secondWork).toEqual([`conveyor: run ${runId}, execution 2`, ...agentWorkLog(runId).slice(1)]);
     expect(git(['--git-dir', remote, 'rev-parse', `${branch}^2`])).toBe(firstHead);
     await expectTokenNowhere(runId);
   });

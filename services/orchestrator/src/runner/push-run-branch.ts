@@ -78,7 +78,7 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
       await git(['apply', '--cached', '--binary', 'run.patch'], { cwd: dir, env: index });
       const tree = (await git(['write-tree'], { cwd: dir, env: index })).trim();
       head = (
-        await git(['commit-tree', tree, '-p', head, '-m', `conveyor: run ${run.id}`], {
+        await git(['commit-tree', tree, '-p', head, '-m', workCommitMessage(run.id, req.execution)], {
           cwd: dir,
           env: COMMITTER,
         })
@@ -122,6 +122,14 @@ export async function pushRunBranch(deps: PushRunBranchDeps, req: BranchPush): P
     pull_request: await pullRequestFor(deps, run, repo, repo.pull_request, branch, secret),
   };
 }
+
+/**
+ * The subject of the commit holding an execution's uncommitted changes. A later execution's names its number: two
+ * executions that leave the same changes on the same base within one second would otherwise make the very same commit
+ * object, and whether a follow-up's work shows as a merge on the branch would depend on the clock.
+ */
+const workCommitMessage = (runId: string, execution: number) =>
+  execution > 1 ? `conveyor: run ${runId}, execution ${execution}` : `conveyor: run ${runId}`;
 
 /**
  * The execution's work as a fast-forward of the run's branch on the remote. A branch that does not exist yet, or that
