@@ -29,8 +29,8 @@ export interface VolumeSnapshotSettings {
   namespace: string;
   /** SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS: the VolumeSnapshotClass captures are cut with. */
   snapshotClass: string;
-  /** SANDBOX_K8S_WORKSPACE_STORAGE_CLASS: the StorageClass of the run's workspace claim (its CSI driver's). */
-  storageClass: string;
+  /** SANDBOX_K8S_WORKSPACE_STORAGE_CLASS: the StorageClass of the run's workspace claim; absent, the default one. */
+  storageClass?: string;
 }
 
 /** A run's workspace claim, and the snapshot it is cloned from when there is one. */
@@ -42,7 +42,7 @@ export interface WorkspaceClaim {
     kind: 'PersistentVolumeClaim';
     metadata: { name: string; labels: Record<string, string> };
     spec: {
-      storageClassName: string;
+      storageClassName?: string;
       accessModes: ['ReadWriteOnce'];
       resources: { requests: { storage: string } };
       dataSource?: { apiGroup: typeof SNAPSHOT_GROUP; kind: 'VolumeSnapshot'; name: string };
@@ -77,7 +77,7 @@ export class VolumeSnapshots {
         kind: 'PersistentVolumeClaim',
         metadata: { name, labels: ref ? { [TEAM_LABEL]: teamLabel(ref.teamId) } : {} },
         spec: {
-          storageClassName: this.settings.storageClass,
+          ...(this.settings.storageClass ? { storageClassName: this.settings.storageClass } : {}),
           accessModes: ['ReadWriteOnce'],
           resources: { requests: { storage: String(diskBytes) } },
           ...(source
