@@ -85,6 +85,8 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
         runAsUser: POD_UID,
         runAsGroup: POD_UID,
         fsGroup: POD_UID,
+        // A workspace claim cloned from a snapshot is the run's uid's already: no chown walk over its files at start.
+        fsGroupChangePolicy: 'OnRootMismatch',
         seccompProfile: { type: 'RuntimeDefault' },
       },
       containers: [
