@@ -128,7 +128,8 @@ export async function createSandboxBackend(
           cpu: config.SANDBOX_K8S_CPU,
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
           podStart,
-          ...(config.SANDBOX_K8S_WARM_PODS.size > 0
+          // A run whose workspace is a claim needs a Pod of its own: no pool of warm Pods then.
+          ...(config.SANDBOX_K8S_WARM_PODS.size > 0 && !config.SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS
             ? {
                 warmPods: new WarmPods(
                   {
