@@ -168,6 +168,7 @@ export async function createSandboxBackend(
                 volumeSnapshots: new VolumeSnapshots(volumeSnapshotClient(kubeConfig), {
                   namespace: config.SANDBOX_K8S_NAMESPACE,
                   snapshotClass: config.SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS,
+                  ...(runnerPod ? { owner: runnerPod } : {}),
                   ...(config.SANDBOX_K8S_WORKSPACE_STORAGE_CLASS
                     ? { storageClass: config.SANDBOX_K8S_WORKSPACE_STORAGE_CLASS }
                     : {}),

@@ -13,9 +13,12 @@ const teamB = { teamId: 'team-b', key: 'env-hash-1' };
 describe('VolumeSnapshots', () => {
   it("cuts a snapshot of the setup run's claim, and a later run of the team gets a claim cloned from it", async () => {
     const fake = fakeApi();
-    const volumes = new VolumeSnapshots(fake.api, settings);
+    const owner = { name: 'conveyor-runner-abc', uid: '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9' };
+    const volumes = new VolumeSnapshots(fake.api, { ...settings, owner });
     const setup = await volumes.workspaceClaim('run-1', 1 << 30, teamA);
     expect(setup.startedFrom).toBeUndefined();
+    // Owned by the runner pod: a runner that goes without cleaning up leaves no claim behind.
+    expect(setup.body.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', ...owner }]);
     await volumes.createClaim(setup);
     expect(await volumes.capture(teamA, setup.name)).toBe(snapshotName(teamA));
     expect(fake.snapshots.get(snapshotName(teamA))).toMatchObject({ source: 'run-1-workspace' });

@@ -31,6 +31,8 @@ export interface VolumeSnapshotSettings {
   snapshotClass: string;
   /** SANDBOX_K8S_WORKSPACE_STORAGE_CLASS: the StorageClass of the run's workspace claim; absent, the default one. */
   storageClass?: string;
+  /** The runner pod: owner of each workspace claim, so a runner that goes without cleaning up leaves none behind. */
+  owner?: { name: string; uid: string };
 }
 
 /** A run's workspace claim, and the snapshot it is cloned from when there is one. */
@@ -40,7 +42,11 @@ export interface WorkspaceClaim {
   body: {
     apiVersion: 'v1';
     kind: 'PersistentVolumeClaim';
-    metadata: { name: string; labels: Record<string, string> };
+    metadata: {
+      name: string;
+      labels: Record<string, string>;
+      ownerReferences?: Array<{ apiVersion: 'v1'; kind: 'Pod'; name: string; uid: string }>;
+    };
     spec: {
       storageClassName?: string;
       accessModes: ['ReadWriteOnce'];
@@ -69,13 +75,18 @@ export class VolumeSnapshots {
   async workspaceClaim(pod: string, diskBytes: number, ref?: SnapshotRef): Promise<WorkspaceClaim> {
     const source = ref && (await this.readySnapshot(ref));
     const name = `${pod}-workspace`;
+    const { owner } = this.settings;
     return {
       name,
       ...(source ? { startedFrom: source } : {}),
       body: {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
-        metadata: { name, labels: ref ? { [TEAM_LABEL]: teamLabel(ref.teamId) } : {} },
+        metadata: {
+          name,
+          labels: ref ? { [TEAM_LABEL]: teamLabel(ref.teamId) } : {},
+          ...(owner ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', ...owner }] } : {}),
+        },
         spec: {
           ...(this.settings.storageClass ? { storageClassName: this.settings.storageClass } : {}),
           accessModes: ['ReadWriteOnce'],
