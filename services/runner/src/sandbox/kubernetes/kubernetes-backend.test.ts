@@ -12,6 +12,8 @@ import { RunGateway } from './run-gateway';
 import { LONE_PROCESS_ROUTES } from './run-routes';
 import { SandboxUnavailable, type RunSandbox, type SandboxPolicy, type SnapshotRef } from '../run-sandbox';
 import { SnapshotStore } from '../snapshot-store';
+import { fakeVolumeSnapshotApi } from '../../test-support/volume-snapshot-fakes';
+import { snapshotName, VolumeSnapshots } from './volume-snapshots';
 
 // The Pod backend over a fake of its Kubernetes port (kubernetes-api.ts): what it asks of the API and how it reads the
 // answers. tests/kubernetes runs the same backend against a real cluster.
@@ -694,6 +696,62 @@ describe('KubernetesBackend', () => {
         await expect(backend.prepare(policy({ snapshot: TEAM_A }))).rejects.toThrow(SandboxUnavailable);
         expect((await stored('team_a')).sort()).toEqual([`${TEAM_A.key}.tar`, `${TEAM_A.key}.uid`]);
       });
+    });
+  });
+
+  describe('snapshots as CSI VolumeSnapshots (SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS)', () => {
+    const TEAM: SnapshotRef = { teamId: 'team_a', key: 'c1'.repeat(32) };
+    let volumes: ReturnType<typeof fakeVolumeSnapshotApi>;
+    const lastWorkspace = () =>
+      [...api.pods.values()].at(-1)!.spec.volumes.find((v) => v.name === 'workspace');
+
+    beforeEach(() => {
+      volumes = fakeVolumeSnapshotApi();
+      const snapshots = new VolumeSnapshots(volumes.api, {
+        namespace: 'conveyor',
+        snapshotClass: 'csi-snap',
+      });
+      backend = new KubernetesBackend({ ...OPTIONS, volumeSnapshots: snapshots }, api);
+    });
+
+    it("gives each run a claim as its workspace, snapshots it without an archive, and clones it for the team's next run", async () => {
+      const cold = await prepare(policy({ snapshot: TEAM }));
+      expect(cold.startedFrom).toBeUndefined();
+      const [claim] = [...volumes.claims.values()];
+      expect(lastWorkspace()).toEqual({
+        name: 'workspace',
+        persistentVolumeClaim: { claimName: claim!.metadata.name },
+      });
+      expect(claim!.spec.dataSource).toBeUndefined();
+      expect(cold.keepsSnapshots).toBe(true);
+      expect(await cold.captureSnapshot!(TEAM)).toBe(snapshotName(TEAM));
+      expect(volumes.snapshots.get(snapshotName(TEAM))).toMatchObject({ source: claim!.metadata.name });
+      await cold.destroy();
+      expect(volumes.claims.has(claim!.metadata.name)).toBe(false);
+
+      volumes.ready();
+      api.execs.length = 0;
+      const next = await prepare(policy({ snapshot: TEAM }));
+      expect(next.startedFrom).toBe(snapshotName(TEAM));
+      const [cloned] = [...volumes.claims.values()];
+      expect(cloned!.spec.dataSource).toEqual({
+        apiGroup: 'snapshot.storage.k8s.io',
+        kind: 'VolumeSnapshot',
+        name: snapshotName(TEAM),
+      });
+      // Restored by the storage: nothing was unpacked in the Pod.
+      expect(api.execs.flat().some((arg) => arg.includes('tar'))).toBe(false);
+      // A run from the snapshot never replaces it.
+      expect(await next.captureSnapshot!(TEAM)).toBeUndefined();
+    });
+
+    it("does not clone one team's snapshot for another team's run of an identical environment", async () => {
+      const cold = await prepare(policy({ snapshot: TEAM }));
+      await cold.captureSnapshot!(TEAM);
+      volumes.ready();
+      const other = await prepare(policy({ snapshot: { teamId: 'team_b', key: TEAM.key } }));
+      expect(other.startedFrom).toBeUndefined();
+      expect([...volumes.claims.values()].every((c) => c.spec.dataSource === undefined)).toBe(true);
     });
   });
 });

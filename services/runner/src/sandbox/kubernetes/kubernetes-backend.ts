@@ -15,6 +15,7 @@ import type { PodCheckpoints } from './pod-checkpoints';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
+import type { VolumeSnapshots, WorkspaceClaim } from './volume-snapshots';
 import type { WarmPods } from './warm-pods';
 import {
   SandboxUnavailable,
@@ -56,6 +57,11 @@ export interface KubernetesBackendOptions {
   checkpoints?: PodCheckpoints;
   /** Started Pods a run without a snapshot to mount takes instead of starting its own (warm-pods.ts). */
   warmPods?: WarmPods;
+  /**
+   * Snapshots as CSI VolumeSnapshots (volume-snapshots.ts): each run's workspace is a claim, cloned from its team's
+   * snapshot when there is one; `snapshots` is then not used.
+   */
+  volumeSnapshots?: VolumeSnapshots;
   logger: Logger;
 }
 
@@ -75,7 +81,7 @@ export class KubernetesBackend implements SandboxBackend {
     private readonly api: KubernetesClient,
   ) {
     const store = options.snapshots;
-    if (store) this.snapshots = { stats: () => store.stats() };
+    if (store && !options.volumeSnapshots) this.snapshots = { stats: () => store.stats() };
     this.checkpointDir = options.checkpoints?.dir;
     this.warmPods = options.warmPods;
   }
@@ -114,12 +120,16 @@ export class KubernetesBackend implements SandboxBackend {
     const { warmPods } = this.options;
     const mountable =
       policy.snapshot !== undefined &&
+      !this.options.volumeSnapshots &&
       (await this.options.snapshots?.mounts(
         policy.snapshot,
         warmPods?.serves(image) ? warmPods.streamMaxBytes : 0,
       )) === true;
     // A resumed run's checkpoint, like a mounted snapshot, is a volume: only a Pod made for the run can have it.
-    const warm = mountable || policy.resumeFromCheckpoint ? undefined : warmPods?.take(image, policy.limits);
+    const warm =
+      mountable || policy.resumeFromCheckpoint || this.options.volumeSnapshots
+        ? undefined
+        : warmPods?.take(image, policy.limits);
     const name =
       warm?.name ??
       `run-${policy.runId
@@ -151,6 +161,12 @@ export class KubernetesBackend implements SandboxBackend {
       const checkpoint = policy.resumeFromCheckpoint
         ? await this.options.checkpoints?.mount(policy.runId)
         : undefined;
+      const { volumeSnapshots } = this.options;
+      const claim = await volumeSnapshots?.workspaceClaim(name, policy.limits.diskBytes, policy.snapshot);
+      if (claim) {
+        await volumeSnapshots!.createClaim(claim);
+        closers.push(() => volumeSnapshots!.deleteClaim(claim.name));
+      }
       const settings: PodSettings = {
         namespace,
         name,
@@ -161,6 +177,7 @@ export class KubernetesBackend implements SandboxBackend {
         cpu: this.options.cpu,
         ...(mount ? { snapshot: mount.volume } : {}),
         ...(checkpoint ? { checkpoint } : {}),
+        ...(claim ? { workspaceClaim: claim.name } : {}),
       };
       // Before the Pod may hold anything of the run: its key and the team's files enter only by exec, later.
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
@@ -191,6 +208,7 @@ export class KubernetesBackend implements SandboxBackend {
         this.options.snapshots,
         log,
         checkpoint && this.options.checkpoints,
+        claim && { snapshots: volumeSnapshots!, claim },
       );
       log.info({ image, warm: warm !== undefined }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
@@ -250,6 +268,8 @@ class KubernetesSandbox implements RunSandbox {
     private readonly log: Logger,
     /** Set when the Pod mounts the run's checkpoint: restoreCheckpoint then unpacks it there. */
     checkpoints?: PodCheckpoints,
+    /** Set when the workspace is a claim: snapshots are then VolumeSnapshots of it (volume-snapshots.ts). */
+    private readonly volume?: { snapshots: VolumeSnapshots; claim: WorkspaceClaim },
   ) {
     if (checkpoints)
       this.restoreCheckpoint = () => checkpoints.restore((argv, stdin) => this.housekeeping(argv, stdin));
@@ -302,6 +322,13 @@ class KubernetesSandbox implements RunSandbox {
    * the Pod's own mount of it when it has one (`mounted`), else streamed.
    */
   async restore(ref: SnapshotRef, mounted: SnapshotMount | undefined): Promise<void> {
+    // A claim cloned from the snapshot holds the workspace already: the storage restored it, nothing to unpack.
+    if (this.volume) {
+      this.startedFrom = this.volume.claim.startedFrom;
+      if (this.startedFrom)
+        this.log.info({ startedFrom: this.startedFrom, cloned: true }, 'snapshot restore');
+      return;
+    }
     const started = Date.now();
     const restored = await this.snapshots?.restore(
       ref,
@@ -323,20 +350,25 @@ class KubernetesSandbox implements RunSandbox {
    * reach, so nothing this run does later reaches it.
    */
   get keepsSnapshots(): boolean {
-    return this.snapshots !== undefined;
+    return this.snapshots !== undefined || this.volume !== undefined;
   }
 
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
-    if (!this.snapshots || this.startedFrom) return undefined;
+    const { snapshots, volume } = this;
+    if ((!snapshots && !volume) || this.startedFrom) return undefined;
     const started = Date.now();
     await this.run(['kill', '-KILL', '-1']);
-    const made = await this.snapshots.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
-    this.log.info({ made, ms: Date.now() - started }, 'snapshot capture');
+    // On a claim, `sync` puts what setup wrote on the volume and the storage cuts the snapshot: no archive, no bytes
+    // through exec or the API server.
+    const made = volume
+      ? await this.run(['sync']).then(() => volume.snapshots.capture(ref, volume.claim.name))
+      : await snapshots!.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    this.log.info({ made, cloned: volume !== undefined, ms: Date.now() - started }, 'snapshot capture');
     return made;
   }
 
   async dropSnapshot(ref: SnapshotRef): Promise<void> {
-    await this.snapshots?.drop(ref);
+    await (this.volume?.snapshots ?? this.snapshots)?.drop(ref);
   }
 
   /** A command of the sandbox's own (archives, disk use, signals), with only a PATH. */
