@@ -83,13 +83,6 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   readonly checkpointDir: string | undefined;
-  /** The runs' sandboxes here now, whose durable agents `detach` leaves running in their Pods. */
-  private readonly sandboxes = new Set<KubernetesSandbox>();
-
-  detach(): void {
-    for (const sandbox of this.sandboxes) sandbox.detach();
-  }
-
   async check(): Promise<void> {
     try {
       await this.api.probe(this.options.namespace);
@@ -200,8 +193,6 @@ export class KubernetesBackend implements SandboxBackend {
         log,
         checkpoint && this.options.checkpoints,
       );
-      this.sandboxes.add(sandbox);
-      closers.push(async () => this.sandboxes.delete(sandbox));
       log.info({ image, warm: warm !== undefined }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
       await mount?.release();
@@ -287,7 +278,11 @@ class KubernetesSandbox implements RunSandbox {
     return this.track(this.startDurable(undefined, from));
   }
 
-  /** The runner stops or lets go of the run: its agent goes on in the Pod, read by whichever replica takes it. */
+  /**
+   * The runner lets go of the run: its agent goes on in the Pod, read by whichever replica takes it. Not yet on the
+   * backend (`SandboxBackend.detach`, called at SIGTERM): until the runner hands runs over through leases
+   * (docs/sandbox.md), a stopping runner drains instead, or its runs would be left with no reader.
+   */
   detach(): void {
     this.durable?.detach();
   }
