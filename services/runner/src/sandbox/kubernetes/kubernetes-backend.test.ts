@@ -10,7 +10,13 @@ import { CHECKPOINTS_DIR, PodCheckpoints } from './pod-checkpoints';
 import { PodSnapshots } from './pod-snapshots';
 import { RunGateway } from './run-gateway';
 import { LONE_PROCESS_ROUTES } from './run-routes';
-import { SandboxUnavailable, type RunSandbox, type SandboxPolicy, type SnapshotRef } from '../run-sandbox';
+import {
+  RunDetached,
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxPolicy,
+  type SnapshotRef,
+} from '../run-sandbox';
 import { SnapshotStore } from '../snapshot-store';
 import { fakeVolumeSnapshotApi } from '../../test-support/volume-snapshot-fakes';
 import { snapshotName, VolumeSnapshots } from './volume-snapshots';
@@ -286,6 +292,51 @@ describe('KubernetesBackend', () => {
       await expect(proc.kill()).resolves.toBeUndefined();
       expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
       expect(api.execs.some((c) => c.slice(-3).join(' ') === 'kill -KILL -1')).toBe(true);
+    });
+  });
+
+  describe('durable agent', () => {
+    it('is launched in one exec that also reads it, and letting go of it kills nothing', async () => {
+      const sandbox = await prepare();
+      const sockets: string[] = [];
+      api.script = async (command, io, onStatus) => {
+        // The agent's line, then the stream stays open: the agent runs on in the Pod. Housekeeping (du) ends.
+        if (command.includes('conveyor-agent')) io.stdout.write('{"type":"system"}\n');
+        else later(onStatus, { status: 'Success' });
+        return { close: () => sockets.push('closed') };
+      };
+      const proc = sandbox.exec({ argv: ['claude', '-p'], env: { A: '1' }, stdin: 'pipe', durable: true });
+      await new Promise<void>((resolve) => proc.stdout.once('data', () => resolve()));
+      expect(api.execs).toHaveLength(1);
+      const [launch] = api.execs;
+      // The caller's environment, then the launcher with the agent's argv after the directory and offsets.
+      expect(launch!.slice(0, 3)).toEqual(['env', '-i', 'A=1']);
+      expect(launch!.slice(-5)).toEqual(['/tmp/.conveyor-agent', '0', '0', 'claude', '-p']);
+      (sandbox as RunSandbox & { detach(): void }).detach();
+      await expect(proc.exited).rejects.toBeInstanceOf(RunDetached);
+      // A stopping runner drains on this backend until it hands runs over (docs/sandbox.md).
+      expect('detach' in backend).toBe(false);
+      expect(proc.offsets).toEqual({ stdout: '{"type":"system"}\n'.length, stderr: 0 });
+      expect(sockets).toEqual(['closed']);
+      expect(api.execs.some((c) => c.includes('-KILL'))).toBe(false);
+    });
+
+    it('is read on from the offsets a previous holder recorded, to its exit status', async () => {
+      const sandbox = await prepare();
+      api.script = async (command, io, onStatus) => {
+        if (command.includes('conveyor-agent')) {
+          io.stdout.write('{"type":"result"}\n');
+          later(onStatus, failure(3));
+        } else later(onStatus, { status: 'Success' });
+        return { close: () => undefined };
+      };
+      const proc = sandbox.attachDurable!({ stdout: 120, stderr: 7 });
+      let out = '';
+      proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      expect(await proc.exited).toEqual({ code: 3, signal: null });
+      expect(api.execs[0]!.slice(-3)).toEqual(['/tmp/.conveyor-agent', '120', '7']);
+      expect(out).toBe('{"type":"result"}\n');
+      expect(proc.offsets).toEqual({ stdout: 120 + out.length, stderr: 7 });
     });
   });
 

@@ -11,6 +11,7 @@ import {
   type PodSettings,
 } from './kubernetes-objects';
 import { podLossCause, reportingLoss, whileInProgress } from './pod-loss';
+import { durableLaunch, PodDurableProcess } from './pod-durable';
 import type { PodCheckpoints } from './pod-checkpoints';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
@@ -23,6 +24,7 @@ import {
   type SandboxBackend,
   type SandboxExecOptions,
   type SandboxExit,
+  type OutputOffsets,
   type SandboxLimitHit,
   type SandboxPolicy,
   type SandboxProcess,
@@ -87,7 +89,6 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   readonly checkpointDir: string | undefined;
-
   async check(): Promise<void> {
     try {
       await this.api.probe(this.options.namespace);
@@ -248,7 +249,9 @@ class KubernetesSandbox implements RunSandbox {
   snapshotFailure: string | undefined;
   readonly restoreCheckpoint?: () => Promise<void>;
   private limitHit: SandboxLimitHit | undefined;
-  private readonly live = new Set<PodProcess>();
+  private readonly live = new Set<PodProcess | PodDurableProcess>();
+  /** The run's agent, started durable: `detach` leaves it running in the Pod for whichever replica takes the run. */
+  private durable: PodDurableProcess | undefined;
   private readonly wallClock: NodeJS.Timeout;
   private destroyed: Promise<SandboxUsage> | undefined;
   /** Why the Pod went while the run was in it (podLossCause), and the checks asking that after a command ended badly. */
@@ -287,7 +290,40 @@ class KubernetesSandbox implements RunSandbox {
   }
 
   exec(options: SandboxExecOptions): SandboxProcess {
-    const proc = this.start(options);
+    return this.track(options.durable ? this.startDurable(options) : this.start(options));
+  }
+
+  /** The agent a previous holder of the run started, read on from `from` (pod-durable.ts). */
+  attachDurable(from: OutputOffsets): SandboxProcess {
+    return this.track(this.startDurable(undefined, from));
+  }
+
+  /**
+   * The runner lets go of the run: its agent goes on in the Pod, read by whichever replica takes it. Not yet on the
+   * backend (`SandboxBackend.detach`, called at SIGTERM): until the runner hands runs over through leases
+   * (docs/sandbox.md), a stopping runner drains instead, or its runs would be left with no reader.
+   */
+  detach(): void {
+    this.durable?.detach();
+  }
+
+  private startDurable(options: SandboxExecOptions | undefined, from = { stdout: 0, stderr: 0 }) {
+    const env = options && { ...options.env, ...proxyEnvironment(this.urls.proxy, this.gatewayHost) };
+    this.durable = new PodDurableProcess(
+      (argv, io, onStatus) => this.api.exec(this.namespace, this.pod, argv, io, onStatus),
+      {
+        ...(options && env
+          ? { launch: podExecCommand(durableLaunch(options.argv), env, options.cwd ?? POD_WORKSPACE) }
+          : {}),
+        from,
+        stdin: options ? options.stdin === 'pipe' : true,
+        killAll: () => this.run(['kill', '-KILL', '-1']).then(() => undefined),
+      },
+    );
+    return this.durable;
+  }
+
+  private track(proc: PodProcess | PodDurableProcess): SandboxProcess {
     if (this.limitHit || this.destroyed) void proc.kill();
     this.live.add(proc);
     return reportingLoss(proc, (exit) => {
