@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { EventReporter, type NumberedEvents } from '../event-reporter';
 import { outputLines } from '../harness/cli/output-lines';
+import { FollowupInbox } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
 import { ADOPTION_RECORD_VERSION, AdoptionRecords } from './adoption-records';
 
@@ -35,7 +36,7 @@ describe('AdoptionRecords', () => {
       unacknowledged: () => ({ events_json: [], first_event: 1 }),
       writeAheadTo: () => undefined,
     };
-    const execution = records.execution('runner-a', assignment, reporter);
+    const execution = records.execution('runner-a', assignment, reporter, new FollowupInbox());
     const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;
     execution.started({ processIndex: 0, proc, handled: agent.offsets });
     await execution.close(true);
@@ -108,7 +109,9 @@ describe('AdoptionRecords', () => {
         return { stdout: handled.stdout, stderr: 0 };
       },
     } as never;
-    records.execution('runner-a', assignment, first).started({ processIndex: 0, proc, handled });
+    records
+      .execution('runner-a', assignment, first, new FollowupInbox())
+      .started({ processIndex: 0, proc, handled });
     await follow(first, handled);
     await first.flush();
     await appendFile(output, 'three\n');
