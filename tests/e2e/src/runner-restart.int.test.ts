@@ -218,13 +218,13 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     const runId = await runWaitingForRelease(nonce);
     const runner = platform.process('runner')!;
     const orchestrator = platform.process('orchestrator')!;
+    const followup = `A follow-up handed to a dying runner ${nonce}`;
     const db = createPrismaClient(platform.databaseUrl);
     try {
       // The follow-up waits while the runner is stopped; then the orchestrator is stopped with the runner's next
       // heartbeat (or batch) unread, and the runner stopped again before the answer comes: the orchestrator answers
       // into a runner that never reads it, which is then killed — the window between the hand-over and the harness.
       platform.kill('runner', 'SIGSTOP');
-      const followup = `A follow-up handed to a dying runner ${nonce}`;
       const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: followup });
       expect(sent.status).toBe(200);
       platform.kill('orchestrator', 'SIGSTOP');
@@ -234,6 +234,7 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
         async () => runnerRequestWaiting(),
         'a runner request at the stopped orchestrator',
         platform,
+        RUN_TIMEOUT_MS,
       );
       platform.kill('runner', 'SIGSTOP');
       platform.kill('orchestrator', 'SIGCONT');
@@ -244,6 +245,7 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
           before.getTime(),
         'the orchestrator to answer the stopped runner',
         platform,
+        RUN_TIMEOUT_MS,
       );
       const exited = new Promise((resolve) => runner.once('exit', resolve));
       platform.kill('runner', 'SIGKILL');
