@@ -44,6 +44,30 @@ describe('AdoptionRecords', () => {
     expect(written.version).toBe(ADOPTION_RECORD_VERSION);
   });
 
+  it('keeps the follow-ups handed to the harness, so the next process drops their offers and acknowledges them', async () => {
+    const records = new AdoptionRecords(dir);
+    const reporter = {
+      unacknowledged: () => ({ events_json: [], first_event: 1 }),
+      writeAheadTo: () => undefined,
+    };
+    const inbox = new FollowupInbox();
+    const execution = records.execution('runner-a', assignment, reporter, inbox);
+    const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;
+    execution.started({ processIndex: 0, proc, handled: agent.offsets });
+    inbox.push({ followup_id: 'f-1', message: 'one' });
+    inbox.drain();
+    inbox.push({ followup_id: 'f-2', message: 'queued only' });
+    await execution.close(true);
+    // Acknowledged once written down; the one only queued is neither kept nor acknowledged.
+    expect(inbox.acknowledged()).toEqual(['f-1']);
+    const { records: left } = await records.list();
+    expect(left[0]!.followups).toEqual([{ followup_id: 'f-1', message: 'one' }]);
+    const next = new FollowupInbox(left[0]!.followups);
+    next.push({ followup_id: 'f-1', message: 'one' });
+    next.push({ followup_id: 'f-2', message: 'queued only' });
+    expect(next.drain()).toEqual(['queued only']);
+  });
+
   it('takes back a record an older runner wrote before records carried a version', async () => {
     await leave({ runnerId: 'runner-a', assignment, agent });
     const { records, refused } = await new AdoptionRecords(dir).list();
