@@ -377,7 +377,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'f' });
     await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
     const first = await submitFollowup(deps(), caller, { runId, message: 'one' });
-    const none = { run_id: runId, execution: 1, runner_id: 'r', followups: { acknowledged_ids: [] } };
+    const none = {
+      run_id: runId,
+      execution: 1,
+      runner_id: 'r',
+      followups: { acknowledged_ids: [] as string[] },
+    };
     const offered = async (req: typeof none) =>
       (await heartbeat(db, req)).followups.map((f) => [f.followup_id, f.message]);
     // Handed to a process that died before taking it: the next heartbeat (of the next process) is offered it again.
