@@ -176,21 +176,31 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
       const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message });
       expect(sent.status).toBe(200);
     }
+    await expectFollowupsOnceAfterStep(runId, nonce, followups);
+  });
+
+  /**
+   * With the runner started again and the step released: the run ends SUCCEEDED, its last turn's conversation holds
+   * each follow-up once, in the order sent, after the step's output, and the model saw the run's first turn once.
+   */
+  async function expectFollowupsOnceAfterStep(
+    runId: string,
+    nonce: string,
+    followups: string[],
+  ): Promise<void> {
     await platform.restartRunner();
     await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
 
     const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
     expect(done).toMatchObject({ state: 'SUCCEEDED' });
     const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
-    // The last turn's conversation holds each follow-up once, in the order sent, after the step's output.
     const last = JSON.stringify(turns.at(-1)!.body);
     const at = [`${6 * 7}-${nonce}`, ...followups].map((text) => last.indexOf(text));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
     for (const message of followups) expect(last.split(message)).toHaveLength(2);
-    // The model saw the run's first turn once: nothing started again.
     expect(turns.filter((r) => !JSON.stringify(r.body).includes(`${6 * 7}-${nonce}`))).toHaveLength(1);
-  });
+  }
 
   /**
    * Whether a request of the runner's waits unread at the orchestrator: on one of the runner's connections to the
@@ -254,15 +264,7 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     } finally {
       await db.$disconnect();
     }
-    await platform.restartRunner();
-    await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
-
-    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
-    expect(done).toMatchObject({ state: 'SUCCEEDED' });
-    const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
-    const last = JSON.stringify(turns.at(-1)!.body);
-    expect(last.split(followup)).toHaveLength(2);
-    expect(last.indexOf(followup)).toBeGreaterThan(last.indexOf(`${6 * 7}-${nonce}`));
+    await expectFollowupsOnceAfterStep(runId, nonce, [followup]);
   });
 
   /** The run's checkpoint of its first turn (the step requested), which a lost agent goes on from. */
