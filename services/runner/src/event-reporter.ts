@@ -28,6 +28,7 @@ export class EventReporter {
   private readonly numbering: boolean;
   /** Writes down what is unacknowledged before it is sent (the adoption record, `writeAheadTo`). */
   private journal: (() => Promise<void>) | undefined;
+  private followups: (() => { acknowledged_ids: string[] }) | undefined;
   private readonly transcript: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -86,6 +87,7 @@ export class EventReporter {
           execution: this.target.execution,
           runner_id: this.target.runnerId,
           ...batch,
+          ...(this.followups ? { followups: this.followups() } : {}),
         });
         this.pending.splice(0, batch.events_json.length);
         this.acknowledged += batch.events_json.length;
@@ -135,6 +137,11 @@ export class EventReporter {
    */
   writeAheadTo(journal: () => Promise<void>): void {
     this.journal = journal;
+  }
+
+  /** Has each batch acknowledge the follow-ups `followups` names (FollowupAcknowledgement in runner.proto). */
+  acknowledgeFollowups(followups: () => { acknowledged_ids: string[] }): void {
+    this.followups = followups;
   }
 
   /** The events not acknowledged yet, in order, numbered. */

@@ -34,8 +34,13 @@ export class RunControl {
       this.log.info('cancellation requested; stopping harness');
       this.abort.abort();
     }
-    for (const f of control.followups) this.inbox.push(f.message);
+    for (const f of control.followups) this.inbox.push(f);
   };
+
+  /** What each heartbeat and event batch acknowledges (FollowupAcknowledgement in runner.proto). */
+  readonly acknowledgement = (): { acknowledged_ids: string[] } => ({
+    acknowledged_ids: this.inbox.acknowledged(),
+  });
 
   readonly failed = (err: unknown): void => {
     // The orchestrator says we no longer hold the run (cancelled and re-executed, or swept as lost): stop.

@@ -81,6 +81,7 @@ export class RunExecutor {
       this.options.runnerId,
       assignment,
       lifecycle.reporter,
+      lifecycle.context.inbox,
     );
     const checkpoint = this.options.checkpoints?.of(assignment.run_id);
     // An earlier execution's checkpoint is not this one's to go on from.
@@ -103,9 +104,14 @@ export class RunExecutor {
       adopted: true,
     });
     const adopted: NumberedEvents | 'unnumbered' = record.events ?? 'unnumbered';
-    const settings = { ...this.options, runnerId, adopted };
+    const settings = { ...this.options, runnerId, adopted, adoptedFollowups: record.followups ?? [] };
     const lifecycle = new ExecutionLifecycle(this.link, assignment, settings, log, stopSignal);
-    const kept = this.options.adoptionRecords?.execution(runnerId, assignment, lifecycle.reporter);
+    const kept = this.options.adoptionRecords?.execution(
+      runnerId,
+      assignment,
+      lifecycle.reporter,
+      lifecycle.context.inbox,
+    );
     const checkpoint = this.options.checkpoints?.of(assignment.run_id);
     return this.settle(lifecycle, kept, checkpoint, () =>
       this.resume(lifecycle.context, record, kept, checkpoint),

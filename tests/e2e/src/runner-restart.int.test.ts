@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -175,20 +176,95 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
       const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message });
       expect(sent.status).toBe(200);
     }
+    await expectFollowupsOnceAfterStep(runId, nonce, followups);
+  });
+
+  /**
+   * With the runner started again and the step released: the run ends SUCCEEDED, its last turn's conversation holds
+   * each follow-up once, in the order sent, after the step's output, and the model saw the run's first turn once.
+   */
+  async function expectFollowupsOnceAfterStep(
+    runId: string,
+    nonce: string,
+    followups: string[],
+  ): Promise<void> {
     await platform.restartRunner();
     await writeFile(path.join(workspaceRoot, runId, `release-${nonce}`), '');
 
     const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
     expect(done).toMatchObject({ state: 'SUCCEEDED' });
     const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
-    // The last turn's conversation holds each follow-up once, in the order sent, after the step's output.
     const last = JSON.stringify(turns.at(-1)!.body);
     const at = [`${6 * 7}-${nonce}`, ...followups].map((text) => last.indexOf(text));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
     for (const message of followups) expect(last.split(message)).toHaveLength(2);
-    // The model saw the run's first turn once: nothing started again.
     expect(turns.filter((r) => !JSON.stringify(r.body).includes(`${6 * 7}-${nonce}`))).toHaveLength(1);
+  }
+
+  /**
+   * Whether a request of the runner's waits unread at the orchestrator: on one of the runner's connections to the
+   * orchestrator's gRPC port, the orchestrator's end holds bytes it has not read (`ss`'s Recv-Q).
+   */
+  function runnerRequestWaiting(): boolean {
+    const port = platform.orchestratorGrpcAddr.split(':').at(-1)!;
+    const sockets = (filter: string) =>
+      execFileSync('ss', ['-Htnp', 'state', 'established', filter], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.trim().split(/\s+/));
+    const runnerPid = platform.process('runner')!.pid!;
+    // Columns (state filtered): Recv-Q Send-Q Local Peer Process.
+    const runnerPorts = sockets(`( dport = :${port} )`)
+      .filter((cols) => cols.slice(4).join(' ').includes(`pid=${runnerPid},`))
+      .map((cols) => cols[2]!.split(':').at(-1));
+    return sockets(`( sport = :${port} )`).some(
+      (cols) => Number(cols[0]) > 0 && runnerPorts.includes(cols[3]!.split(':').at(-1)),
+    );
+  }
+
+  it('a follow-up handed to a runner process killed before it gave it to the agent reaches the agent once', async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const runId = await runWaitingForRelease(nonce);
+    const runner = platform.process('runner')!;
+    const orchestrator = platform.process('orchestrator')!;
+    const followup = `A follow-up handed to a dying runner ${nonce}`;
+    const db = createPrismaClient(platform.databaseUrl);
+    try {
+      // The follow-up waits while the runner is stopped; then the orchestrator is stopped with the runner's next
+      // heartbeat (or batch) unread, and the runner stopped again before the answer comes: the orchestrator answers
+      // into a runner that never reads it, which is then killed — the window between the hand-over and the harness.
+      platform.kill('runner', 'SIGSTOP');
+      const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: followup });
+      expect(sent.status).toBe(200);
+      platform.kill('orchestrator', 'SIGSTOP');
+      const before = (await db.run.findUniqueOrThrow({ where: { id: runId } })).lastHeartbeatAt!;
+      platform.kill('runner', 'SIGCONT');
+      await eventually(
+        async () => runnerRequestWaiting(),
+        'a runner request at the stopped orchestrator',
+        platform,
+        RUN_TIMEOUT_MS,
+      );
+      platform.kill('runner', 'SIGSTOP');
+      platform.kill('orchestrator', 'SIGCONT');
+      // The orchestrator has answered it: that statement wrote the heartbeat (and, before, took the follow-up).
+      await eventually(
+        async () =>
+          (await db.run.findUniqueOrThrow({ where: { id: runId } })).lastHeartbeatAt!.getTime() >
+          before.getTime(),
+        'the orchestrator to answer the stopped runner',
+        platform,
+        RUN_TIMEOUT_MS,
+      );
+      const exited = new Promise((resolve) => runner.once('exit', resolve));
+      platform.kill('runner', 'SIGKILL');
+      await exited;
+      expect(orchestrator.exitCode).toBeNull();
+    } finally {
+      await db.$disconnect();
+    }
+    await expectFollowupsOnceAfterStep(runId, nonce, [followup]);
   });
 
   /** The run's checkpoint of its first turn (the step requested), which a lost agent goes on from. */

@@ -10,6 +10,7 @@ import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, Clai
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from './conveyor/orchestrator/v1/CompleteRunRequest';
 import type { FetchRunRepositoryRequest as _conveyor_orchestrator_v1_FetchRunRepositoryRequest, FetchRunRepositoryRequest__Output as _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output } from './conveyor/orchestrator/v1/FetchRunRepositoryRequest';
 import type { FetchRunRepositoryResponse as _conveyor_orchestrator_v1_FetchRunRepositoryResponse, FetchRunRepositoryResponse__Output as _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output } from './conveyor/orchestrator/v1/FetchRunRepositoryResponse';
+import type { FollowupAcknowledgement as _conveyor_orchestrator_v1_FollowupAcknowledgement, FollowupAcknowledgement__Output as _conveyor_orchestrator_v1_FollowupAcknowledgement__Output } from './conveyor/orchestrator/v1/FollowupAcknowledgement';
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from './conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from './conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from './conveyor/orchestrator/v1/HarnessSession';
@@ -42,6 +43,7 @@ export interface ProtoGrpcType {
         CompleteRunRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_CompleteRunRequest__Output>
         FetchRunRepositoryRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryRequest, _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output>
         FetchRunRepositoryResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryResponse, _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>
+        FollowupAcknowledgement: MessageTypeDefinition<_conveyor_orchestrator_v1_FollowupAcknowledgement, _conveyor_orchestrator_v1_FollowupAcknowledgement__Output>
         HarnessCredential: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredential__Output>
         HarnessCredentialRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output>
         HarnessSession: MessageTypeDefinition<_conveyor_orchestrator_v1_HarnessSession, _conveyor_orchestrator_v1_HarnessSession__Output>

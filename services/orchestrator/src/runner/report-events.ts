@@ -64,7 +64,9 @@ export function parseEvents(raw: string[]): RunEvent[] {
  *   whole batch (`valid` false, nothing written) as run-state-machine.ts does.
  * - Events and recorded state changes go in as one INSERT in the batch's order (the RunEvent triggers write the
  *   outbound events in this same statement); then the run's new state, startedAt, updatedAt and lastHeartbeatAt;
- *   then the follow-ups waiting for this execution are taken (marked delivered) and returned.
+ *   then the follow-ups waiting for this execution are offered. A runner that acknowledges follow-ups ($9 true) has
+ *   those it names ($10) marked delivered and is offered every other one still undelivered, so one handed to a
+ *   process that died before making it durable goes to the next; an older runner's are marked delivered as sent.
  */
 const STARTED = progressRank('INPROGRESS');
 export const REPORT_SQL = `
@@ -120,15 +122,23 @@ WITH held AS (
   SELECT a.id::uuid, o.id, a.type, false, a.data, a."canonicalUrl", $5
     FROM outcome o CROSS JOIN jsonb_to_recordset($6::jsonb) AS a(ord int, id text, type text, data jsonb, "canonicalUrl" text)
    WHERE o.valid AND ($8 = 0 OR $8 + a.ord - 1 > o."reportedEvents")
-), taken AS (
+), delivered AS (
   UPDATE "RunFollowup" f SET "deliveredAt" = $5
     FROM outcome o
    WHERE o.valid AND f."runId" = o.id AND f.execution = $2 AND f."deliveredAt" IS NULL
+     AND (NOT $9 OR f.id::text = ANY($10::text[]))
   RETURNING f.id, f.message, f."createdAt"
+), offered AS (
+  SELECT d.id, d.message, d."createdAt" FROM delivered d WHERE NOT $9
+  UNION ALL
+  SELECT f.id, f.message, f."createdAt"
+    FROM "RunFollowup" f CROSS JOIN outcome o
+   WHERE $9 AND o.valid AND f."runId" = o.id AND f.execution = $2 AND f."deliveredAt" IS NULL
+     AND f.id::text <> ALL($10::text[])
 )
 SELECT o.valid, o.debug, (SELECT state FROM updated) AS state,
        (SELECT coalesce(json_agg(json_build_object('followup_id', t.id, 'message', t.message) ORDER BY t."createdAt"), '[]')
-          FROM taken t) AS followups
+          FROM offered t) AS followups
   FROM outcome o`;
 
 interface ReportRow {
@@ -140,6 +150,9 @@ interface ReportRow {
 
 type Execution = { run_id: string; execution: number; runner_id: string };
 
+/** The follow-ups a runner acknowledges; undefined for an older runner, whose follow-ups are delivered as sent. */
+type Acknowledged = { followups?: { acknowledged_ids: string[] } | null };
+
 /** A batch's events and where they start in the execution's (`first_event`, from 1; 0: not numbered). */
 export interface EventBatch {
   events: RunEvent[];
@@ -149,7 +162,7 @@ export interface EventBatch {
 /** Undefined when this runner does not hold the run's current execution (nothing was written). */
 export async function recordBatch(
   db: PrismaClient,
-  req: Execution,
+  req: Execution & Acknowledged,
   batch: EventBatch,
   write: boolean,
   now: Date,
@@ -173,6 +186,8 @@ export async function recordBatch(
     JSON.stringify(artifacts),
     write,
     batch.first_event,
+    Boolean(req.followups),
+    req.followups?.acknowledged_ids ?? [],
   ]);
   const row = rows[0];
   if (!row) return undefined;
@@ -187,7 +202,7 @@ export async function recordBatch(
  */
 export async function reportEvents(
   db: PrismaClient,
-  req: Execution & { events_json: string[]; first_event?: number },
+  req: Execution & Acknowledged & { events_json: string[]; first_event?: number },
   now = new Date(),
 ): Promise<RunnerControl> {
   const batch = { events: parseEvents(req.events_json), first_event: req.first_event ?? 0 };
@@ -196,7 +211,11 @@ export async function reportEvents(
   return control;
 }
 
-export async function heartbeat(db: PrismaClient, req: Execution, now = new Date()): Promise<RunnerControl> {
+export async function heartbeat(
+  db: PrismaClient,
+  req: Execution & Acknowledged,
+  now = new Date(),
+): Promise<RunnerControl> {
   // A runner that lost its run (cancelled and re-executed, or swept as lost) must stop.
   return (
     (await recordBatch(db, req, { events: [], first_event: 0 }, false, now)) ?? {

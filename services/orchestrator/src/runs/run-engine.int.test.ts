@@ -373,6 +373,36 @@ describe('run engine over real PostgreSQL and Redis', () => {
     });
   });
 
+  it('offers a live follow-up to an acknowledging runner until it acknowledges it, across its processes', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
+    const first = await submitFollowup(deps(), caller, { runId, message: 'one' });
+    const none = {
+      run_id: runId,
+      execution: 1,
+      runner_id: 'r',
+      followups: { acknowledged_ids: [] as string[] },
+    };
+    const offered = async (req: typeof none) =>
+      (await heartbeat(db, req)).followups.map((f) => [f.followup_id, f.message]);
+    // Handed to a process that died before taking it: the next heartbeat (of the next process) is offered it again.
+    expect(await offered(none)).toEqual([[first.followup_id, 'one']]);
+    expect(await offered(none)).toEqual([[first.followup_id, 'one']]);
+    const second = await submitFollowup(deps(), caller, { runId, message: 'two' });
+    const acked = { ...none, followups: { acknowledged_ids: [first.followup_id] } };
+    // An event batch acknowledges as a heartbeat does; an acknowledgement sent again (its answer lost) is harmless.
+    const batch = await reportEvents(db, { ...acked, events_json: [], first_event: 0 });
+    expect(batch.followups.map((f) => f.message)).toEqual(['two']);
+    expect(await offered(acked)).toEqual([[second.followup_id, 'two']]);
+    const rows = await db.runFollowup.findMany({ where: { runId }, orderBy: { createdAt: 'asc' } });
+    expect(rows.map((r) => r.deliveredAt !== null)).toEqual([true, false]);
+    // An ID the run does not know is ignored, not an error.
+    expect(
+      await offered({ ...none, followups: { acknowledged_ids: [second.followup_id, 'not-a-uuid'] } }),
+    ).toEqual([]);
+    expect(await offered(none)).toEqual([]);
+  });
+
   it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'f' });
     expect((await submitFollowup(deps(), caller, { runId, message: 'before start' })).routed_to).toBe(

@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { EventReporter, type NumberedEvents } from '../event-reporter';
 import { outputLines } from '../harness/cli/output-lines';
+import { FollowupInbox } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
 import { ADOPTION_RECORD_VERSION, AdoptionRecords } from './adoption-records';
 
@@ -35,12 +36,36 @@ describe('AdoptionRecords', () => {
       unacknowledged: () => ({ events_json: [], first_event: 1 }),
       writeAheadTo: () => undefined,
     };
-    const execution = records.execution('runner-a', assignment, reporter);
+    const execution = records.execution('runner-a', assignment, reporter, new FollowupInbox());
     const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;
     execution.started({ processIndex: 0, proc, handled: agent.offsets });
     await execution.close(true);
     const written = JSON.parse(await readFile(path.join(dir, 'run-1.json'), 'utf8')) as { version: number };
     expect(written.version).toBe(ADOPTION_RECORD_VERSION);
+  });
+
+  it('keeps the follow-ups handed to the harness, so the next process drops their offers and acknowledges them', async () => {
+    const records = new AdoptionRecords(dir);
+    const reporter = {
+      unacknowledged: () => ({ events_json: [], first_event: 1 }),
+      writeAheadTo: () => undefined,
+    };
+    const inbox = new FollowupInbox();
+    const execution = records.execution('runner-a', assignment, reporter, inbox);
+    const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;
+    execution.started({ processIndex: 0, proc, handled: agent.offsets });
+    inbox.push({ followup_id: 'f-1', message: 'one' });
+    inbox.drain();
+    inbox.push({ followup_id: 'f-2', message: 'queued only' });
+    await execution.close(true);
+    // Acknowledged once written down; the one only queued is neither kept nor acknowledged.
+    expect(inbox.acknowledged()).toEqual(['f-1']);
+    const { records: left } = await records.list();
+    expect(left[0]!.followups).toEqual([{ followup_id: 'f-1', message: 'one' }]);
+    const next = new FollowupInbox(left[0]!.followups);
+    next.push({ followup_id: 'f-1', message: 'one' });
+    next.push({ followup_id: 'f-2', message: 'queued only' });
+    expect(next.drain()).toEqual(['queued only']);
   });
 
   it('takes back a record an older runner wrote before records carried a version', async () => {
@@ -108,7 +133,9 @@ describe('AdoptionRecords', () => {
         return { stdout: handled.stdout, stderr: 0 };
       },
     } as never;
-    records.execution('runner-a', assignment, first).started({ processIndex: 0, proc, handled });
+    records
+      .execution('runner-a', assignment, first, new FollowupInbox())
+      .started({ processIndex: 0, proc, handled });
     await follow(first, handled);
     await first.flush();
     await appendFile(output, 'three\n');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { z } from 'zod';
 import type { EventReporter } from '../event-reporter';
+import type { FollowupInbox } from '../harness/followup-inbox';
 import type { OutputOffsets, SandboxProcess } from '../sandbox/run-sandbox';
 
 const offsets = z.object({ stdout: z.number().int().nonnegative(), stderr: z.number().int().nonnegative() });
@@ -32,6 +33,11 @@ const recordSchema = z.object({
    * positions; the output after `agent.offsets` holds the rest. Absent in a record of an older runner (no numbering).
    */
   events: z.object({ events_json: z.array(z.string()), first_event: z.number().int().positive() }).optional(),
+  /**
+   * The follow-ups handed to the harness, in order: the next process drops them when offered again and gives them
+   * again to an agent lost after its last checkpoint. Absent in a record of an older runner (delivered as sent).
+   */
+  followups: z.array(z.object({ followup_id: z.string(), message: z.string() })).optional(),
 });
 export type AdoptionRecord = z.infer<typeof recordSchema>;
 
@@ -74,6 +80,7 @@ export class AdoptionRecords {
     runnerId: string,
     assignment: RunAssignment__Output,
     reporter: Pick<EventReporter, 'unacknowledged' | 'writeAheadTo'>,
+    inbox: Pick<FollowupInbox, 'handedFollowups' | 'keepIn'>,
   ) {
     const runId = assignment.run_id;
     const stored = {
@@ -96,12 +103,14 @@ export class AdoptionRecords {
         modelToken,
         agent: { processIndex, offsets: { ...handled } },
         events: reporter.unacknowledged(),
+        followups: [...inbox.handedFollowups()],
       };
       await this.write(runId, record);
     };
     // A record that cannot be written leaves the previous one: the run is then not taken back as far, not stopped.
     const queue = () => (writing = writing.then(write).catch(() => undefined));
     reporter.writeAheadTo(queue);
+    inbox.keepIn(queue);
     return {
       started: (
         started: { processIndex: number; proc: SandboxProcess; handled: OutputOffsets },

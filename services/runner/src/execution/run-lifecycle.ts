@@ -4,7 +4,7 @@ import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunJob } from '@conveyor/run-events';
 import { untilAcknowledged } from '../acknowledged-call';
 import { EventReporter, type NumberedEvents } from '../event-reporter';
-import { FollowupInbox } from '../harness/followup-inbox';
+import { FollowupInbox, type OfferedFollowup } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
 import { RunControl } from '../run-control';
 import { SandboxUnavailable } from '../sandbox/run-sandbox';
@@ -64,6 +64,8 @@ export class ExecutionLifecycle {
       limits: { wallClockMs: number };
       /** Taken back from a previous runner process: where its events stand (EventReporter's `from`). */
       adopted?: NumberedEvents | 'unnumbered';
+      /** Taken back: the follow-ups the previous process had handed to the harness (its adoption record's). */
+      adoptedFollowups?: readonly OfferedFollowup[];
     },
     private readonly log: Logger,
     private readonly stopSignal: AbortSignal,
@@ -74,7 +76,7 @@ export class ExecutionLifecycle {
       execution: assignment.execution,
       runner_id: settings.runnerId,
     };
-    const inbox = new FollowupInbox();
+    const inbox = new FollowupInbox(settings.adoptedFollowups);
     const control = new RunControl(log, this.abort, inbox);
     this.reporter = new EventReporter(
       link,
@@ -84,11 +86,14 @@ export class ExecutionLifecycle {
       undefined,
       settings.adopted,
     );
+    this.reporter.acknowledgeFollowups(control.acknowledgement);
     stopSignal.addEventListener('abort', this.onStop, { once: true });
     this.heartbeat = setInterval(() => {
       // A batch answered within the interval did a heartbeat's work (lastHeartbeatAt, cancellation, follow-ups).
       if (Date.now() - this.reporter.answeredAt < settings.heartbeatIntervalMs) return;
-      link.call('Heartbeat', target, 5000).then(control.answered, control.failed);
+      link
+        .call('Heartbeat', { ...target, followups: control.acknowledgement() }, 5000)
+        .then(control.answered, control.failed);
     }, settings.heartbeatIntervalMs);
     this.context = {
       assignment,

@@ -117,7 +117,7 @@ describe('CommandHarness (real child process)', () => {
 
   it('delivers live follow-ups over stdin', async () => {
     const { outcome, events } = await run('wait for me', (inbox) =>
-      setTimeout(() => inbox.push('go on'), 200),
+      setTimeout(() => inbox.push({ followup_id: 'f-1', message: 'go on' }), 200),
     );
     expect(outcome).toEqual({ state: 'SUCCEEDED', message: 'after follow-up' });
     expect(events).toContainEqual({ kind: 'agent_message', text: 'follow-up: go on' });

@@ -1,16 +1,18 @@
 import { FollowupInbox } from './followup-inbox';
 
+const f = (message: string) => ({ followup_id: `id-${message}`, message });
+
 describe('FollowupInbox', () => {
   it('hands queued messages first, then waits for the next one', async () => {
     const inbox = new FollowupInbox();
-    inbox.push('a');
+    inbox.push(f('a'));
     const signal = new AbortController().signal;
     expect(await inbox.next(signal, 1000)).toBe('a');
     const waiting = inbox.next(signal, 1000);
-    inbox.push('b');
+    inbox.push(f('b'));
     expect(await waiting).toBe('b');
-    inbox.push('c');
-    inbox.push('d');
+    inbox.push(f('c'));
+    inbox.push(f('d'));
     expect(inbox.drain()).toEqual(['c', 'd']);
     expect(inbox.drain()).toEqual([]);
   });
@@ -23,20 +25,65 @@ describe('FollowupInbox', () => {
     abort.abort();
     expect(await waiting).toBeUndefined();
     // An aborted waiter does not swallow later messages.
-    inbox.push('kept');
+    inbox.push(f('kept'));
     expect(inbox.drain()).toEqual(['kept']);
   });
 
   it('keeps every follow-up it handed over, in order, whichever way it was taken; not those still queued', async () => {
     const inbox = new FollowupInbox();
-    inbox.push('a');
+    inbox.push(f('a'));
     expect(await inbox.next(new AbortController().signal, 10_000)).toBe('a');
     const waiting = inbox.next(new AbortController().signal, 10_000);
-    inbox.push('b');
+    inbox.push(f('b'));
     await waiting;
-    inbox.push('c');
+    inbox.push(f('c'));
     inbox.drain();
-    inbox.push('queued');
+    inbox.push(f('queued'));
     expect(inbox.taken()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('keeps a follow-up offered again once, by its ID, queued or already handed over', () => {
+    const inbox = new FollowupInbox();
+    inbox.push(f('a'));
+    inbox.push(f('a'));
+    expect(inbox.drain()).toEqual(['a']);
+    inbox.push(f('a'));
+    inbox.push({ followup_id: 'id-b', message: 'a' }); // the same text sent twice is two follow-ups
+    expect(inbox.drain()).toEqual(['a']);
+    expect(inbox.taken()).toEqual(['a', 'a']);
+  });
+
+  it('drops what a previous runner process handed over, and acknowledges it again', () => {
+    const inbox = new FollowupInbox([f('before')]);
+    inbox.push(f('before'));
+    inbox.push(f('after'));
+    expect(inbox.drain()).toEqual(['after']);
+    expect(inbox.taken()).toEqual(['before', 'after']);
+    expect(inbox.acknowledged()).toEqual(['id-before', 'id-after']);
+  });
+
+  it('acknowledges a follow-up once the harness has taken it, not while it is only queued', () => {
+    const inbox = new FollowupInbox();
+    inbox.push(f('a'));
+    expect(inbox.acknowledged()).toEqual([]);
+    inbox.drain();
+    expect(inbox.acknowledged()).toEqual(['id-a']);
+  });
+
+  it('with a journal, acknowledges a follow-up only once the journal has written it down', async () => {
+    const inbox = new FollowupInbox();
+    const written: string[][] = [];
+    let finish = () => undefined as void;
+    inbox.keepIn(async () => {
+      written.push(inbox.handedFollowups().map((x) => x.followup_id));
+      await new Promise<void>((resolve) => (finish = resolve));
+    });
+    inbox.push(f('a'));
+    inbox.drain();
+    expect(written).toEqual([['id-a']]);
+    expect(inbox.acknowledged()).toEqual([]);
+    finish();
+    await new Promise(setImmediate);
+    expect(inbox.acknowledged()).toEqual(['id-a']);
   });
 });

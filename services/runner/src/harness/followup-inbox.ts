@@ -1,21 +1,68 @@
-/** Follow-ups delivered to a live harness, in arrival order; a harness either waits for the next or drains. */
-export class FollowupInbox {
-  private readonly queue: string[] = [];
-  private waiters: Array<(message: string) => void> = [];
-  /** Every follow-up handed to the harness, in order (`taken`). */
-  private readonly handed: string[] = [];
+/** A follow-up as the orchestrator offers it: its ID makes an offer made again harmless. */
+export interface OfferedFollowup {
+  followup_id: string;
+  message: string;
+}
 
-  push(message: string): void {
+/**
+ * Follow-ups delivered to a live harness, in arrival order; a harness either waits for the next or drains. The
+ * orchestrator offers a follow-up until the runner acknowledges it (`acknowledged`), so the same one may arrive more
+ * than once, also in the next runner process: it is kept once, by its ID.
+ */
+export class FollowupInbox {
+  private readonly queue: OfferedFollowup[] = [];
+  private waiters: Array<(followup: OfferedFollowup) => void> = [];
+  /** Every follow-up handed to the harness, in order (`taken`). */
+  private readonly handed: OfferedFollowup[];
+  private readonly received: Set<string>;
+  /** How many of `handed` are durable (`keepIn`): those acknowledged. */
+  private durable: number;
+  private keep: (() => Promise<void>) | undefined;
+
+  /** `handedBefore`: what a previous runner process of the execution had handed to the harness (its record's). */
+  constructor(handedBefore: readonly OfferedFollowup[] = []) {
+    this.handed = [...handedBefore];
+    this.durable = this.handed.length;
+    this.received = new Set(this.handed.map((f) => f.followup_id));
+  }
+
+  push(followup: OfferedFollowup): void {
+    if (this.received.has(followup.followup_id)) return;
+    this.received.add(followup.followup_id);
     const waiter = this.waiters.shift();
-    if (!waiter) return void this.queue.push(message);
-    this.handed.push(message);
-    waiter(message);
+    if (!waiter) return void this.queue.push(followup);
+    this.hand([followup]);
+    waiter(followup);
   }
 
   drain(): string[] {
-    const messages = this.queue.splice(0, this.queue.length);
-    this.handed.push(...messages);
-    return messages;
+    const followups = this.queue.splice(0, this.queue.length);
+    this.hand(followups);
+    return followups.map((f) => f.message);
+  }
+
+  /**
+   * Has `journal` write down the follow-ups handed to the harness (the execution's adoption record), so that one is
+   * acknowledged only once the next runner process would know it was handed: an agent that outlives this process
+   * is not given it again, and one lost after its last checkpoint is (CliHarness.run). Without a journal (no
+   * durable agent) a follow-up handed to the harness is acknowledged at once.
+   */
+  keepIn(journal: () => Promise<void>): void {
+    this.keep = journal;
+  }
+
+  /**
+   * The IDs of the follow-ups the harness has and that are durable: the orchestrator stops offering them. Those only
+   * queued here are not acknowledged: this process may die before the harness takes them (at most the 200 ms a
+   * harness polls its inbox), and the next one is offered them again.
+   */
+  acknowledged(): string[] {
+    return this.handed.slice(0, this.durable).map((f) => f.followup_id);
+  }
+
+  /** The follow-ups handed to the harness so far, with their IDs, in order: what the adoption record keeps. */
+  handedFollowups(): readonly OfferedFollowup[] {
+    return this.handed;
   }
 
   /**
@@ -23,15 +70,15 @@ export class FollowupInbox {
    * after its last checkpointed turn, and so what its resumed session may lack (CliHarness.run).
    */
   taken(): readonly string[] {
-    return this.handed;
+    return this.handed.map((f) => f.message);
   }
 
   /** Resolves with the next follow-up, or undefined when the signal aborts or the timeout passes. */
   next(signal: AbortSignal, timeoutMs: number): Promise<string | undefined> {
     const queued = this.queue.shift();
     if (queued !== undefined) {
-      this.handed.push(queued);
-      return Promise.resolve(queued);
+      this.hand([queued]);
+      return Promise.resolve(queued.message);
     }
     return new Promise((resolve) => {
       const done = (message: string | undefined) => {
@@ -40,11 +87,21 @@ export class FollowupInbox {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve(message);
       };
-      const waiter = (message: string) => done(message);
+      const waiter = (followup: OfferedFollowup) => done(followup.message);
       const onAbort = () => done(undefined);
       const timer = setTimeout(() => done(undefined), timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });
+  }
+
+  private hand(followups: OfferedFollowup[]): void {
+    if (followups.length === 0) return;
+    this.handed.push(...followups);
+    const upTo = this.handed.length;
+    const durable = () => void (this.durable = Math.max(this.durable, upTo));
+    if (!this.keep) return durable();
+    // A journal that fails leaves the previous record (the run is then not taken back as far): acknowledged anyway.
+    void this.keep().then(durable, durable);
   }
 }

@@ -252,7 +252,7 @@ describe.each<AgentCli>(['claude', 'codex', 'gemini'])(
       server.enqueue({ text: 'First answer.' }, { text: 'Second answer.' });
       const { outcome } = await execute(ws, {
         prompt: 'Say something',
-        drive: (inbox) => inbox.push('Say something else'),
+        drive: (inbox) => inbox.push({ followup_id: 'f-1', message: 'Say something else' }),
       });
       expect(outcome).toMatchObject({ state: 'SUCCEEDED', message: 'Second answer.' });
       const last = JSON.stringify(server.requests.filter((r) => r.scripted).at(-1)!.body);
