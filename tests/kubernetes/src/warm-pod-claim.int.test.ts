@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type Json, type ScriptedModelServer } from '@conveyor/testing';
-import { cluster, eventually, kubectl, pods } from './cluster';
-import { api, MODEL, toolOutputs, waitForState } from './runs';
+import { cluster, eventually, kubectl, pods, runnerMetrics } from './cluster';
+import { api, MODEL, otherTeamKey, toolOutputs, waitForState } from './runs';
 
 // Issue 36: a real Claude Code run takes a started Pod from the runner's warm pool (docs/sandbox.md, warm run Pods).
 // The overlay keeps no pool (k8s/values/kubernetes-test.yaml: its Pods would hold the node's room the other files'
@@ -25,20 +25,10 @@ const probe = (marker: string) =>
 
 /** The runners' `conveyor_warm_run_pods` hits and misses, read inside each runner Pod and summed. */
 async function warmMetrics(): Promise<{ hits: number; misses: number }> {
-  const runners = (await pods(RUNNERS)).filter((pod) => pod.phase === 'Running' && !pod.deleting);
   const sums = { hits: 0, misses: 0 };
-  for (const runner of runners) {
-    const text = await kubectl(
-      'exec',
-      runner.name,
-      '--',
-      'node',
-      '-e',
-      "fetch('http://127.0.0.1:8082/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))",
-    );
+  for (const text of await runnerMetrics())
     for (const [, stat, value] of text.matchAll(/^conveyor_warm_run_pods\{[^}]*stat="(\w+)"[^}]*\} (\d+)/gm))
       if (stat === 'hits' || stat === 'misses') sums[stat] += Number(value);
-  }
   return sums;
 }
 
@@ -57,18 +47,6 @@ async function setRunner(name: string, value: string | undefined): Promise<void>
 /** Running warm Pods no run has claimed yet. */
 const readyWarmPods = async () =>
   (await pods('conveyor.dev/warm-pod=ready')).filter((pod) => pod.phase === 'Running' && !pod.deleting);
-
-const cli = async (...args: string[]): Promise<Json> =>
-  JSON.parse(
-    await kubectl(
-      'exec',
-      'deploy/conveyor-orchestrator',
-      '--',
-      'node',
-      'services/orchestrator/dist/cli/main.js',
-      ...args,
-    ),
-  ) as Json;
 
 describe('a warm run Pod claimed by a real Claude Code run', () => {
   let server: ScriptedModelServer;
@@ -172,18 +150,7 @@ describe('a warm run Pod claimed by a real Claude Code run', () => {
       'the claimed Pod to be deleted',
     );
 
-    const team = await cli('team', 'create', '--name', `Warm ${Date.now()}`);
-    const user = await cli(
-      'user',
-      'create',
-      '--team',
-      team.id as string,
-      '--email',
-      `warm-${Date.now()}@k8s.test`,
-      '--role',
-      'ADMIN',
-    );
-    const { key } = (await cli('key', 'create', '--user', user.id as string)) as { key: string };
+    const key = await otherTeamKey('Warm');
     const theirMarker = `theirs-${randomUUID()}`;
     const theirs = await warmRun(key, theirMarker);
     expect(theirs.claimed).not.toBe(ours.claimed);
