@@ -112,35 +112,64 @@ function enclosingFunction(node: ts.Node): string {
   return '?';
 }
 
+/** Whether `expression` is a pool from `sqlPool(…)`: the call itself or a variable it was assigned to. */
+const isSqlPool = (expression: ts.Expression, aliases: Set<string>): boolean =>
+  expression.getText().startsWith('sqlPool(') ||
+  (ts.isIdentifier(expression) && aliases.has(expression.text));
+
+/**
+ * One file's raw statements: `statements` written inline, `built` at run time, and `constants` — the names of the
+ * constants sent through `sqlPool(…).query`, directly or through a variable holding the pool.
+ */
+function scanSource(
+  file: string,
+  text: string,
+): { statements: Statement[]; built: string[]; constants: string[] } {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const statements: Statement[] = [];
+  const built: string[] = [];
+  const constants: string[] = [];
+  const aliases = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+    if (
+      ts.isTaggedTemplateExpression(node) &&
+      ts.isPropertyAccessExpression(node.tag) &&
+      RAW_TAGS.has(node.tag.name.text)
+    ) {
+      if (hasFragments(node.template)) built.push(`${file}: ${enclosingFunction(node)}`);
+      else statements.push({ where: `${file}:${line}`, sql: templateSql(node.template) });
+    } else if (
+      ts.isVariableDeclaration(node) &&
+      ts.isIdentifier(node.name) &&
+      node.initializer?.getText().startsWith('sqlPool(')
+    ) {
+      aliases.add(node.name.text);
+    } else if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const method = node.expression.name.text;
+      const [first] = node.arguments;
+      if (RAW_TAGS.has(method) || method.endsWith('Unsafe'))
+        built.push(
+          `${file}: ${first && ts.isCallExpression(first) ? first.expression.getText() : first?.getText()}`,
+        );
+      else if (method === 'query' && isSqlPool(node.expression.expression, aliases))
+        constants.push(first?.getText() ?? '?');
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return { statements, built, constants };
+}
+
 async function rawStatements(): Promise<{ statements: Statement[]; built: string[] }> {
   const statements: Statement[] = [];
   const built: string[] = [];
   for (const path of sourceFiles(SRC)) {
     const file = relative(SRC, path);
-    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
-    const constants: string[] = [];
-    const visit = (node: ts.Node): void => {
-      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      if (
-        ts.isTaggedTemplateExpression(node) &&
-        ts.isPropertyAccessExpression(node.tag) &&
-        RAW_TAGS.has(node.tag.name.text)
-      ) {
-        if (hasFragments(node.template)) built.push(`${file}: ${enclosingFunction(node)}`);
-        else statements.push({ where: `${file}:${line}`, sql: templateSql(node.template) });
-      } else if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
-        const method = node.expression.name.text;
-        const [first] = node.arguments;
-        if (RAW_TAGS.has(method) || method.endsWith('Unsafe'))
-          built.push(
-            `${file}: ${first && ts.isCallExpression(first) ? first.expression.getText() : first?.getText()}`,
-          );
-        else if (method === 'query' && node.expression.expression.getText().startsWith('sqlPool('))
-          constants.push(first?.getText() ?? '?');
-      }
-      ts.forEachChild(node, visit);
-    };
-    visit(source);
+    const scanned = scanSource(file, readFileSync(path, 'utf8'));
+    statements.push(...scanned.statements);
+    built.push(...scanned.built);
+    const { constants } = scanned;
     if (constants.length === 0) continue;
     // The statements sent through sqlPool are exported constants of the same file.
     const module = (await import(path)) as Record<string, unknown>;
@@ -182,6 +211,14 @@ describe("the orchestrator's raw SQL against the migrated schema", () => {
     expect([...new Set(built)].sort()).toEqual(Object.keys(BUILT_AT_RUN_TIME).sort());
     for (const [where, test] of Object.entries(BUILT_AT_RUN_TIME))
       expect(existsSync(join(SRC, test)) ? test : `${where}: no ${test}`).toBe(test);
+  });
+
+  it('sees the statements sent through a variable holding the pool, not only through sqlPool(…) itself', () => {
+    const scanned = scanSource(
+      'sample.ts',
+      'async function f(db) { const pool = sqlPool(db); await pool.query(A_SQL); await sqlPool(db).query(B_SQL); }',
+    );
+    expect(scanned.constants).toEqual(['A_SQL', 'B_SQL']);
   });
 
   it('has PostgreSQL parse and plan every one of them', async () => {

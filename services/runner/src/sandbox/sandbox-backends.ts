@@ -73,12 +73,14 @@ export async function createSandboxBackend(
       // Loaded only here: the Kubernetes client is an ES module the local backends never need.
       const [
         { KubernetesBackend },
-        { clusterClient },
+        { clusterClient, inClusterConfig },
         { PodSnapshots },
         { PodCheckpoints },
         { RunGateway },
         routes,
         { WarmPods },
+        { VolumeSnapshots },
+        { volumeSnapshotClient },
       ] = await Promise.all([
         import('./kubernetes/kubernetes-backend'),
         import('./kubernetes/kubernetes-client'),
@@ -87,6 +89,8 @@ export async function createSandboxBackend(
         import('./kubernetes/run-gateway'),
         import('./kubernetes/run-routes'),
         import('./kubernetes/warm-pods'),
+        import('./kubernetes/volume-snapshots'),
+        import('./kubernetes/volume-snapshot-client'),
       ]);
       const gatewayPort = config.SANDBOX_K8S_GATEWAY_PORT;
       let service: string;
@@ -113,7 +117,8 @@ export async function createSandboxBackend(
         startTimeoutMs: config.SANDBOX_K8S_START_TIMEOUT_MS,
         unschedulableTimeoutMs: config.SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS,
       };
-      const api = clusterClient();
+      const kubeConfig = inClusterConfig();
+      const api = clusterClient(kubeConfig);
       backend = new KubernetesBackend(
         {
           namespace: config.SANDBOX_K8S_NAMESPACE,
@@ -124,7 +129,8 @@ export async function createSandboxBackend(
           cpu: podCpu(config),
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
           podStart,
-          ...(config.SANDBOX_K8S_WARM_PODS.size > 0
+          // A run whose workspace is a claim needs a Pod of its own: no pool of warm Pods then.
+          ...(config.SANDBOX_K8S_WARM_PODS.size > 0 && !config.SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS
             ? {
                 warmPods: new WarmPods(
                   {
@@ -156,6 +162,19 @@ export async function createSandboxBackend(
           // Each run's last turn beside them, when any replica (and the run's next Pod) can mount the claim.
           ...(config.SANDBOX_K8S_SNAPSHOT_CLAIM
             ? { checkpoints: new PodCheckpoints(config.WORKSPACE_ROOT, config.SANDBOX_K8S_SNAPSHOT_CLAIM) }
+            : {}),
+          // Where a CSI driver cuts snapshots, the storage clones a run's workspace instead (volume-snapshots.ts).
+          ...(config.SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS
+            ? {
+                volumeSnapshots: new VolumeSnapshots(volumeSnapshotClient(kubeConfig), {
+                  namespace: config.SANDBOX_K8S_NAMESPACE,
+                  snapshotClass: config.SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS,
+                  ...(runnerPod ? { owner: runnerPod } : {}),
+                  ...(config.SANDBOX_K8S_WORKSPACE_STORAGE_CLASS
+                    ? { storageClass: config.SANDBOX_K8S_WORKSPACE_STORAGE_CLASS }
+                    : {}),
+                }),
+              }
             : {}),
           logger: log,
         },

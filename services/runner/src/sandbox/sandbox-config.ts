@@ -181,6 +181,20 @@ export const sandboxEnv = {
     .describe(
       "Kubernetes backend, with SANDBOX_K8S_SNAPSHOT_CLAIM and warm Pods: a run's snapshot up to this many MiB is streamed into a warm Pod through exec; a larger one gets a Pod of its own that mounts it (a warm Pod cannot get a new mount).",
     ),
+  SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS: z
+    .string()
+    .regex(/^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$/, 'a VolumeSnapshotClass name')
+    .default('')
+    .describe(
+      "Kubernetes backend: a VolumeSnapshotClass of a CSI driver that implements snapshots. Set, each run's workspace is a PersistentVolumeClaim of SANDBOX_K8S_WORKSPACE_STORAGE_CLASS, an environment snapshot is a VolumeSnapshot of the setup run's claim, and a later run's claim is cloned from it by the storage (no archive, no exec); warm Pods and SANDBOX_K8S_SNAPSHOT_CLAIM's archives are then not used for runs. Empty: archives (docs/sandbox.md).",
+    ),
+  SANDBOX_K8S_WORKSPACE_STORAGE_CLASS: z
+    .string()
+    .regex(/^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$/, 'a StorageClass name')
+    .default('')
+    .describe(
+      "Kubernetes backend, with SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS: the StorageClass of each run's workspace claim (one of the same CSI driver); empty, the cluster's default StorageClass.",
+    ),
   FAILURE_SESSION_RETENTION_MINUTES: z.coerce
     .number()
     .int()

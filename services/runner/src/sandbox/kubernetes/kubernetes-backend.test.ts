@@ -10,8 +10,16 @@ import { CHECKPOINTS_DIR, PodCheckpoints } from './pod-checkpoints';
 import { PodSnapshots } from './pod-snapshots';
 import { RunGateway } from './run-gateway';
 import { LONE_PROCESS_ROUTES } from './run-routes';
-import { SandboxUnavailable, type RunSandbox, type SandboxPolicy, type SnapshotRef } from '../run-sandbox';
+import {
+  RunDetached,
+  SandboxUnavailable,
+  type RunSandbox,
+  type SandboxPolicy,
+  type SnapshotRef,
+} from '../run-sandbox';
 import { SnapshotStore } from '../snapshot-store';
+import { fakeVolumeSnapshotApi } from '../../test-support/volume-snapshot-fakes';
+import { snapshotName, VolumeSnapshots } from './volume-snapshots';
 
 // The Pod backend over a fake of its Kubernetes port (kubernetes-api.ts): what it asks of the API and how it reads the
 // answers. tests/kubernetes runs the same backend against a real cluster.
@@ -294,6 +302,51 @@ describe('KubernetesBackend', () => {
       await expect(proc.kill()).resolves.toBeUndefined();
       expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
       expect(api.execs.some((c) => c.slice(-3).join(' ') === 'kill -KILL -1')).toBe(true);
+    });
+  });
+
+  describe('durable agent', () => {
+    it('is launched in one exec that also reads it, and letting go of it kills nothing', async () => {
+      const sandbox = await prepare();
+      const sockets: string[] = [];
+      api.script = async (command, io, onStatus) => {
+        // The agent's line, then the stream stays open: the agent runs on in the Pod. Housekeeping (du) ends.
+        if (command.includes('conveyor-agent')) io.stdout.write('{"type":"system"}\n');
+        else later(onStatus, { status: 'Success' });
+        return { close: () => sockets.push('closed') };
+      };
+      const proc = sandbox.exec({ argv: ['claude', '-p'], env: { A: '1' }, stdin: 'pipe', durable: true });
+      await new Promise<void>((resolve) => proc.stdout.once('data', () => resolve()));
+      expect(api.execs).toHaveLength(1);
+      const [launch] = api.execs;
+      // The caller's environment, then the launcher with the agent's argv after the directory and offsets.
+      expect(launch!.slice(0, 3)).toEqual(['env', '-i', 'A=1']);
+      expect(launch!.slice(-5)).toEqual(['/tmp/.conveyor-agent', '0', '0', 'claude', '-p']);
+      (sandbox as RunSandbox & { detach(): void }).detach();
+      await expect(proc.exited).rejects.toBeInstanceOf(RunDetached);
+      // A stopping runner drains on this backend until it hands runs over (docs/sandbox.md).
+      expect('detach' in backend).toBe(false);
+      expect(proc.offsets).toEqual({ stdout: '{"type":"system"}\n'.length, stderr: 0 });
+      expect(sockets).toEqual(['closed']);
+      expect(api.execs.some((c) => c.includes('-KILL'))).toBe(false);
+    });
+
+    it('is read on from the offsets a previous holder recorded, to its exit status', async () => {
+      const sandbox = await prepare();
+      api.script = async (command, io, onStatus) => {
+        if (command.includes('conveyor-agent')) {
+          io.stdout.write('{"type":"result"}\n');
+          later(onStatus, failure(3));
+        } else later(onStatus, { status: 'Success' });
+        return { close: () => undefined };
+      };
+      const proc = sandbox.attachDurable!({ stdout: 120, stderr: 7 });
+      let out = '';
+      proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      expect(await proc.exited).toEqual({ code: 3, signal: null });
+      expect(api.execs[0]!.slice(-3)).toEqual(['/tmp/.conveyor-agent', '120', '7']);
+      expect(out).toBe('{"type":"result"}\n');
+      expect(proc.offsets).toEqual({ stdout: 120 + out.length, stderr: 7 });
     });
   });
 
@@ -704,6 +757,62 @@ describe('KubernetesBackend', () => {
         await expect(backend.prepare(policy({ snapshot: TEAM_A }))).rejects.toThrow(SandboxUnavailable);
         expect((await stored('team_a')).sort()).toEqual([`${TEAM_A.key}.tar`, `${TEAM_A.key}.uid`]);
       });
+    });
+  });
+
+  describe('snapshots as CSI VolumeSnapshots (SANDBOX_K8S_VOLUME_SNAPSHOT_CLASS)', () => {
+    const TEAM: SnapshotRef = { teamId: 'team_a', key: 'c1'.repeat(32) };
+    let volumes: ReturnType<typeof fakeVolumeSnapshotApi>;
+    const lastWorkspace = () =>
+      [...api.pods.values()].at(-1)!.spec.volumes.find((v) => v.name === 'workspace');
+
+    beforeEach(() => {
+      volumes = fakeVolumeSnapshotApi();
+      const snapshots = new VolumeSnapshots(volumes.api, {
+        namespace: 'conveyor',
+        snapshotClass: 'csi-snap',
+      });
+      backend = new KubernetesBackend({ ...OPTIONS, volumeSnapshots: snapshots }, api);
+    });
+
+    it("gives each run a claim as its workspace, snapshots it without an archive, and clones it for the team's next run", async () => {
+      const cold = await prepare(policy({ snapshot: TEAM }));
+      expect(cold.startedFrom).toBeUndefined();
+      const [claim] = [...volumes.claims.values()];
+      expect(lastWorkspace()).toEqual({
+        name: 'workspace',
+        persistentVolumeClaim: { claimName: claim!.metadata.name },
+      });
+      expect(claim!.spec.dataSource).toBeUndefined();
+      expect(cold.keepsSnapshots).toBe(true);
+      expect(await cold.captureSnapshot!(TEAM)).toBe(snapshotName(TEAM));
+      expect(volumes.snapshots.get(snapshotName(TEAM))).toMatchObject({ source: claim!.metadata.name });
+      await cold.destroy();
+      expect(volumes.claims.has(claim!.metadata.name)).toBe(false);
+
+      volumes.ready();
+      api.execs.length = 0;
+      const next = await prepare(policy({ snapshot: TEAM }));
+      expect(next.startedFrom).toBe(snapshotName(TEAM));
+      const [cloned] = [...volumes.claims.values()];
+      expect(cloned!.spec.dataSource).toEqual({
+        apiGroup: 'snapshot.storage.k8s.io',
+        kind: 'VolumeSnapshot',
+        name: snapshotName(TEAM),
+      });
+      // Restored by the storage: nothing was unpacked in the Pod.
+      expect(api.execs.flat().some((arg) => arg.includes('tar'))).toBe(false);
+      // A run from the snapshot never replaces it.
+      expect(await next.captureSnapshot!(TEAM)).toBeUndefined();
+    });
+
+    it("does not clone one team's snapshot for another team's run of an identical environment", async () => {
+      const cold = await prepare(policy({ snapshot: TEAM }));
+      await cold.captureSnapshot!(TEAM);
+      volumes.ready();
+      const other = await prepare(policy({ snapshot: { teamId: 'team_b', key: TEAM.key } }));
+      expect(other.startedFrom).toBeUndefined();
+      expect([...volumes.claims.values()].every((c) => c.spec.dataSource === undefined)).toBe(true);
     });
   });
 });

@@ -12,10 +12,12 @@ import {
   type PodSettings,
 } from './kubernetes-objects';
 import { podLossCause, reportingLoss, whileInProgress } from './pod-loss';
+import { durableLaunch, PodDurableProcess } from './pod-durable';
 import type { PodCheckpoints } from './pod-checkpoints';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
+import type { VolumeSnapshots, WorkspaceClaim } from './volume-snapshots';
 import type { WarmPods } from './warm-pods';
 import {
   SandboxUnavailable,
@@ -23,6 +25,7 @@ import {
   type SandboxBackend,
   type SandboxExecOptions,
   type SandboxExit,
+  type OutputOffsets,
   type SandboxLimitHit,
   type SandboxPolicy,
   type SandboxProcess,
@@ -57,6 +60,11 @@ export interface KubernetesBackendOptions {
   checkpoints?: PodCheckpoints;
   /** Started Pods a run without a snapshot to mount takes instead of starting its own (warm-pods.ts). */
   warmPods?: WarmPods;
+  /**
+   * Snapshots as CSI VolumeSnapshots (volume-snapshots.ts): each run's workspace is a claim, cloned from its team's
+   * snapshot when there is one; `snapshots` is then not used.
+   */
+  volumeSnapshots?: VolumeSnapshots;
   logger: Logger;
 }
 
@@ -76,13 +84,12 @@ export class KubernetesBackend implements SandboxBackend {
     private readonly api: KubernetesClient,
   ) {
     const store = options.snapshots;
-    if (store) this.snapshots = { stats: () => store.stats() };
+    if (store && !options.volumeSnapshots) this.snapshots = { stats: () => store.stats() };
     this.checkpointDir = options.checkpoints?.dir;
     this.warmPods = options.warmPods;
   }
 
   readonly checkpointDir: string | undefined;
-
   async check(): Promise<void> {
     try {
       await this.api.probe(this.options.namespace);
@@ -115,12 +122,16 @@ export class KubernetesBackend implements SandboxBackend {
     const { warmPods } = this.options;
     const mountable =
       policy.snapshot !== undefined &&
+      !this.options.volumeSnapshots &&
       (await this.options.snapshots?.mounts(
         policy.snapshot,
         warmPods?.serves(image) ? warmPods.streamMaxBytes : 0,
       )) === true;
     // A resumed run's checkpoint, like a mounted snapshot, is a volume: only a Pod made for the run can have it.
-    const warm = mountable || policy.resumeFromCheckpoint ? undefined : warmPods?.take(image, policy.limits);
+    const warm =
+      mountable || policy.resumeFromCheckpoint || this.options.volumeSnapshots
+        ? undefined
+        : warmPods?.take(image, policy.limits);
     const name =
       warm?.name ??
       `run-${policy.runId
@@ -152,6 +163,12 @@ export class KubernetesBackend implements SandboxBackend {
       const checkpoint = policy.resumeFromCheckpoint
         ? await this.options.checkpoints?.mount(policy.runId)
         : undefined;
+      const { volumeSnapshots } = this.options;
+      const claim = await volumeSnapshots?.workspaceClaim(name, policy.limits.diskBytes, policy.snapshot);
+      if (claim) {
+        await volumeSnapshots!.createClaim(claim);
+        closers.push(() => volumeSnapshots!.deleteClaim(claim.name));
+      }
       const settings: PodSettings = {
         namespace,
         name,
@@ -162,6 +179,7 @@ export class KubernetesBackend implements SandboxBackend {
         cpu: this.options.cpu,
         ...(mount ? { snapshot: mount.volume } : {}),
         ...(checkpoint ? { checkpoint } : {}),
+        ...(claim ? { workspaceClaim: claim.name } : {}),
       };
       // Before the Pod may hold anything of the run: its key and the team's files enter only by exec, later.
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
@@ -192,6 +210,7 @@ export class KubernetesBackend implements SandboxBackend {
         this.options.snapshots,
         log,
         checkpoint && this.options.checkpoints,
+        claim && { snapshots: volumeSnapshots!, claim },
       );
       log.info({ image, warm: warm !== undefined }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
@@ -231,7 +250,9 @@ class KubernetesSandbox implements RunSandbox {
   snapshotFailure: string | undefined;
   readonly restoreCheckpoint?: () => Promise<void>;
   private limitHit: SandboxLimitHit | undefined;
-  private readonly live = new Set<PodProcess>();
+  private readonly live = new Set<PodProcess | PodDurableProcess>();
+  /** The run's agent, started durable: `detach` leaves it running in the Pod for whichever replica takes the run. */
+  private durable: PodDurableProcess | undefined;
   private readonly wallClock: NodeJS.Timeout;
   private destroyed: Promise<SandboxUsage> | undefined;
   /** Why the Pod went while the run was in it (podLossCause), and the checks asking that after a command ended badly. */
@@ -251,6 +272,8 @@ class KubernetesSandbox implements RunSandbox {
     private readonly log: Logger,
     /** Set when the Pod mounts the run's checkpoint: restoreCheckpoint then unpacks it there. */
     checkpoints?: PodCheckpoints,
+    /** Set when the workspace is a claim: snapshots are then VolumeSnapshots of it (volume-snapshots.ts). */
+    private readonly volume?: { snapshots: VolumeSnapshots; claim: WorkspaceClaim },
   ) {
     if (checkpoints)
       this.restoreCheckpoint = () => checkpoints.restore((argv, stdin) => this.housekeeping(argv, stdin));
@@ -268,7 +291,40 @@ class KubernetesSandbox implements RunSandbox {
   }
 
   exec(options: SandboxExecOptions): SandboxProcess {
-    const proc = this.start(options);
+    return this.track(options.durable ? this.startDurable(options) : this.start(options));
+  }
+
+  /** The agent a previous holder of the run started, read on from `from` (pod-durable.ts). */
+  attachDurable(from: OutputOffsets): SandboxProcess {
+    return this.track(this.startDurable(undefined, from));
+  }
+
+  /**
+   * The runner lets go of the run: its agent goes on in the Pod, read by whichever replica takes it. Not yet on the
+   * backend (`SandboxBackend.detach`, called at SIGTERM): until the runner hands runs over through leases
+   * (docs/sandbox.md), a stopping runner drains instead, or its runs would be left with no reader.
+   */
+  detach(): void {
+    this.durable?.detach();
+  }
+
+  private startDurable(options: SandboxExecOptions | undefined, from = { stdout: 0, stderr: 0 }) {
+    const env = options && { ...options.env, ...proxyEnvironment(this.urls.proxy, this.gatewayHost) };
+    this.durable = new PodDurableProcess(
+      (argv, io, onStatus) => this.api.exec(this.namespace, this.pod, argv, io, onStatus),
+      {
+        ...(options && env
+          ? { launch: podExecCommand(durableLaunch(options.argv), env, options.cwd ?? POD_WORKSPACE) }
+          : {}),
+        from,
+        stdin: options ? options.stdin === 'pipe' : true,
+        killAll: () => this.run(['kill', '-KILL', '-1']).then(() => undefined),
+      },
+    );
+    return this.durable;
+  }
+
+  private track(proc: PodProcess | PodDurableProcess): SandboxProcess {
     if (this.limitHit || this.destroyed) void proc.kill();
     this.live.add(proc);
     return reportingLoss(proc, (exit) => {
@@ -303,6 +359,13 @@ class KubernetesSandbox implements RunSandbox {
    * the Pod's own mount of it when it has one (`mounted`), else streamed.
    */
   async restore(ref: SnapshotRef, mounted: SnapshotMount | undefined): Promise<void> {
+    // A claim cloned from the snapshot holds the workspace already: the storage restored it, nothing to unpack.
+    if (this.volume) {
+      this.startedFrom = this.volume.claim.startedFrom;
+      if (this.startedFrom)
+        this.log.info({ startedFrom: this.startedFrom, cloned: true }, 'snapshot restore');
+      return;
+    }
     const started = Date.now();
     const restored = await this.snapshots?.restore(
       ref,
@@ -324,20 +387,25 @@ class KubernetesSandbox implements RunSandbox {
    * reach, so nothing this run does later reaches it.
    */
   get keepsSnapshots(): boolean {
-    return this.snapshots !== undefined;
+    return this.snapshots !== undefined || this.volume !== undefined;
   }
 
   async captureSnapshot(ref: SnapshotRef): Promise<string | undefined> {
-    if (!this.snapshots || this.startedFrom) return undefined;
+    const { snapshots, volume } = this;
+    if ((!snapshots && !volume) || this.startedFrom) return undefined;
     const started = Date.now();
     await this.run(['kill', '-KILL', '-1']);
-    const made = await this.snapshots.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
-    this.log.info({ made, ms: Date.now() - started }, 'snapshot capture');
+    // On a claim, `sync` puts what setup wrote on the volume and the storage cuts the snapshot: no archive, no bytes
+    // through exec or the API server.
+    const made = volume
+      ? await this.run(['sync']).then(() => volume.snapshots.capture(ref, volume.claim.name))
+      : await snapshots!.capture(ref, (argv, stdin) => this.housekeeping(argv, stdin));
+    this.log.info({ made, cloned: volume !== undefined, ms: Date.now() - started }, 'snapshot capture');
     return made;
   }
 
   async dropSnapshot(ref: SnapshotRef): Promise<void> {
-    await this.snapshots?.drop(ref);
+    await (this.volume?.snapshots ?? this.snapshots)?.drop(ref);
   }
 
   /** A command of the sandbox's own (archives, disk use, signals), with only a PATH. */

@@ -21,7 +21,7 @@ function safeJson(text: string): unknown {
   }
 }
 
-const mapErrors = <T>(call: Promise<T>): Promise<T> =>
+export const mapErrors = <T>(call: Promise<T>): Promise<T> =>
   call.catch((err: unknown) => {
     throw apiError(err);
   });
@@ -139,7 +139,7 @@ async function paced(from: Readable, to: PassThrough, socket: ExecSocket): Promi
   to.end();
 }
 
-function inClusterConfig(): k8s.KubeConfig {
+export function inClusterConfig(): k8s.KubeConfig {
   const config = new k8s.KubeConfig();
   config.loadFromDefault();
   return config;

@@ -45,6 +45,8 @@ export interface PodSettings {
   snapshot?: PodSnapshotVolume;
   /** The run's own last checkpoint, when the Pod goes on from it after its previous Pod was lost. */
   checkpoint?: PodSnapshotVolume;
+  /** The run's workspace as a PersistentVolumeClaim instead of an emptyDir (CSI snapshots, volume-snapshots.ts). */
+  workspaceClaim?: string;
 }
 
 /** metadata.ownerReferences naming the runner pod, when it is known. */
@@ -93,6 +95,8 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
         runAsUser: POD_UID,
         runAsGroup: POD_UID,
         fsGroup: POD_UID,
+        // A workspace claim cloned from a snapshot is the run's uid's already: no chown walk over its files at start.
+        fsGroupChangePolicy: 'OnRootMismatch',
         seccompProfile: { type: 'RuntimeDefault' },
       },
       containers: [
@@ -146,7 +150,9 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
         },
       ],
       volumes: [
-        { name: 'workspace', emptyDir: { sizeLimit: String(policy.limits.diskBytes) } },
+        settings.workspaceClaim
+          ? { name: 'workspace', persistentVolumeClaim: { claimName: settings.workspaceClaim } }
+          : { name: 'workspace', emptyDir: { sizeLimit: String(policy.limits.diskBytes) } },
         { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
         ...(settings.snapshot
           ? [

@@ -48,7 +48,17 @@ export function reportingLoss(
     const cause = await check(exit);
     return cause ? { ...exit, lost: cause } : exit;
   });
-  return { stdin: proc.stdin, stdout: proc.stdout, stderr: proc.stderr, exited, kill: (ms) => proc.kill(ms) };
+  return {
+    stdin: proc.stdin,
+    stdout: proc.stdout,
+    stderr: proc.stderr,
+    exited,
+    kill: (ms) => proc.kill(ms),
+    // A durable agent's read position, for its adoption record.
+    get offsets() {
+      return proc.offsets;
+    },
+  };
 }
 
 const DELETED = "the run's Pod was deleted";
