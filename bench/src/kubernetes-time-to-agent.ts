@@ -41,6 +41,11 @@ const RESTORE_STREAMED = process.env.BENCH_RESTORE_STREAMED !== '0';
  * fits three at a time — 2:3 never filled.
  */
 const WARM_PODS = process.env.BENCH_WARM_PODS ?? '1:1';
+/**
+ * The warm pass again with each run Pod's CPU limit raised to this (SANDBOX_K8S_CPU_LIMIT; its request stays the
+ * overlay's 500m), so a Pod may burst while the node has CPU to spare; '' leaves that pass out.
+ */
+const CPU_LIMIT = process.env.BENCH_CPU_LIMIT ?? '2';
 const RESULTS_DIR = path.resolve(__dirname, '../results', new Date().toISOString().slice(0, 10));
 const MODEL = 'claude-sonnet-4-5';
 const RUN_TIMEOUT_MS = 300_000;
@@ -512,6 +517,7 @@ async function main(): Promise<void> {
     // (a), (b) later and (c) again with warm Pods: the runner restarted with a pool of the runs' image, then each case
     // once the pool is full (every warm Pod Running). Its idle cost is read from the node's cgroups meanwhile.
     let warm: Record<string, unknown> | undefined;
+    let warmBurst: Record<string, unknown> | undefined;
     if (WARM_PODS) {
       const image = await kubectl(
         'get',
@@ -520,43 +526,56 @@ async function main(): Promise<void> {
         '-o',
         'jsonpath={.data.SANDBOX_K8S_DEFAULT_IMAGE}',
       );
-      progress(`warm pods: the runner restarted with SANDBOX_K8S_WARM_PODS=${image}=${WARM_PODS}…`);
-      await setRunner({ SANDBOX_K8S_WARM_PODS: `${image}=${WARM_PODS}` });
-      const idle = await warmPodIdleCost();
-      const passes = { no_setup: [] as Sample[], setup_later: [] as Sample[], webhook: [] as Sample[] };
-      for (let i = 0; i < RUNS; i++) {
-        await warmPoolFull();
-        passes.no_setup.push(await bench.createRun(bare));
-        progress(`(a) warm ${i + 1}/${RUNS}: ${passes.no_setup[i]!.to_first_model_request_ms} ms`);
-      }
-      for (let i = 0; i < Math.max(1, SETUP_RUNS - 1); i++) {
-        await warmPoolFull();
-        passes.setup_later.push(await bench.createRun(slow));
-        progress(`(b) warm ${i + 1}: ${passes.setup_later[i]!.to_first_model_request_ms} ms`);
-      }
-      try {
-        const { webhook, automationId } = await webhookAutomation(cluster, bare, MODEL);
-        const hookUrl = `${cluster.ingressUrl}${new URL(webhook.ingress_url).pathname}`;
-        const seen = new Set<string>();
-        for (let i = 0; i < WEBHOOK_RUNS; i++) {
+      const pool = `${image}=${WARM_PODS}`;
+      const warmPass = async (label: string, env: Record<string, string>) => {
+        progress(`warm pods${label}: the runner restarted with ${JSON.stringify(env)}…`);
+        await setRunner(env);
+        const idle = await warmPodIdleCost();
+        const passes = { no_setup: [] as Sample[], setup_later: [] as Sample[], webhook: [] as Sample[] };
+        for (let i = 0; i < RUNS; i++) {
           await warmPoolFull();
-          passes.webhook.push(await bench.deliverWebhook(hookUrl, webhook.secret, automationId, seen));
-          progress(`(c) warm ${i + 1}/${WEBHOOK_RUNS}: ${passes.webhook[i]!.to_first_model_request_ms} ms`);
+          passes.no_setup.push(await bench.createRun(bare));
+          progress(`(a) warm${label} ${i + 1}/${RUNS}: ${passes.no_setup[i]!.to_first_model_request_ms} ms`);
         }
-      } catch (err) {
-        progress(`(c) warm webhook: ${(err as Error).message}`);
-      }
-      warm = {
-        pool: `${image}=${WARM_PODS}`,
-        idle_cost: idle,
-        no_setup: caseResult('(a) with warm Pods', passes.no_setup),
-        setup_later: caseResult(
-          '(b) later runs with warm Pods (the snapshot streamed in)',
-          passes.setup_later,
-        ),
-        webhook: caseResult('(c) webhook with warm Pods', passes.webhook),
+        for (let i = 0; i < Math.max(1, SETUP_RUNS - 1); i++) {
+          await warmPoolFull();
+          passes.setup_later.push(await bench.createRun(slow));
+          progress(`(b) warm${label} ${i + 1}: ${passes.setup_later[i]!.to_first_model_request_ms} ms`);
+        }
+        try {
+          const { webhook, automationId } = await webhookAutomation(cluster, bare, MODEL);
+          const hookUrl = `${cluster.ingressUrl}${new URL(webhook.ingress_url).pathname}`;
+          const seen = new Set<string>();
+          for (let i = 0; i < WEBHOOK_RUNS; i++) {
+            await warmPoolFull();
+            passes.webhook.push(await bench.deliverWebhook(hookUrl, webhook.secret, automationId, seen));
+            progress(
+              `(c) warm${label} ${i + 1}/${WEBHOOK_RUNS}: ${passes.webhook[i]!.to_first_model_request_ms} ms`,
+            );
+          }
+        } catch (err) {
+          progress(`(c) warm${label} webhook: ${(err as Error).message}`);
+        }
+        return {
+          pool,
+          settings: env,
+          idle_cost: idle,
+          no_setup: caseResult(`(a) with warm Pods${label}`, passes.no_setup),
+          setup_later: caseResult(
+            `(b) later runs with warm Pods${label} (the snapshot streamed in)`,
+            passes.setup_later,
+          ),
+          webhook: caseResult(`(c) webhook with warm Pods${label}`, passes.webhook),
+        };
       };
-      await setRunner({ SANDBOX_K8S_WARM_PODS: '' });
+      warm = await warmPass('', { SANDBOX_K8S_WARM_PODS: pool });
+      if (CPU_LIMIT) {
+        warmBurst = await warmPass(`, CPU limit ${CPU_LIMIT}`, {
+          SANDBOX_K8S_WARM_PODS: pool,
+          SANDBOX_K8S_CPU_LIMIT: CPU_LIMIT,
+        });
+      }
+      await setRunner({ SANDBOX_K8S_WARM_PODS: '', SANDBOX_K8S_CPU_LIMIT: '' });
     }
     // Many at once: the runner takes them all (RUNNER_CONCURRENCY) and each Pod's CPU is cut so that all fit on the
     // node; the runner restarts with those settings. BENCH_BURST=0 leaves the case out (and the runner as deployed).
@@ -601,6 +620,7 @@ async function main(): Promise<void> {
           streamed,
         ),
         ...(warm ? { warm } : {}),
+        ...(warmBurst ? { warm_cpu_limit: warmBurst } : {}),
         ...(burst ? { burst } : {}),
       },
     };

@@ -95,6 +95,7 @@ describe('k8s/chart values', () => {
       KAFKA_SASL_MECHANISM: 'scram-sha-512',
       KAFKA_SSL: 'true',
       SANDBOX_K8S_CPU: '2',
+      SANDBOX_K8S_CPU_LIMIT: '4',
       RUN_MEMORY_MB: '4096',
       PUBLIC_URL: 'https://agents.example.org',
     });

@@ -25,7 +25,7 @@ const settings: PodSettings = {
   image: 'node:20-bookworm-slim',
   runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
   gatewayPort: 8300,
-  cpu: '1',
+  cpu: { request: '1', limit: '1' },
   owner: { name: 'conveyor-runner-7d9f8-x2x4q', uid: '3f1c2b9e-8d7a-4c6b-9e5f-1a2b3c4d5e6f' },
 };
 
@@ -35,6 +35,14 @@ describe('run sandbox objects (Kubernetes backend)', () => {
 
   it('are valid against the Kubernetes schemas and our policy', () => {
     expect(manifestErrors([pod, netpol])).toEqual([]);
+  });
+
+  it('stay valid with a CPU limit above the request (SANDBOX_K8S_CPU_LIMIT): a Pod that may burst', () => {
+    const burstable = runPod(policy, {
+      ...settings,
+      cpu: { request: '500m', limit: '2' },
+    }) as unknown as KubeObject;
+    expect(manifestErrors([burstable])).toEqual([]);
   });
 
   it('run the environment image as non-root, without a token, capabilities or a writable root', () => {
@@ -111,7 +119,7 @@ config.loadFromOptions({
   contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
   currentContext: 'x',
 });
-const options = { namespace: 'n', runnerPodLabels: {}, defaultImage: 'i', cpu: '1', internalHosts: [],
+const options = { namespace: 'n', runnerPodLabels: {}, defaultImage: 'i', cpu: { request: '1', limit: '1' }, internalHosts: [],
   startTimeoutMs: 1000, logger: {} };
 new KubernetesBackend(options, clusterClient(config)).check().then(
   () => process.exit(2),

@@ -86,3 +86,23 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** Each running runner replica's own `/metrics` text, read inside its Pod (the namespace admits no one else). */
+export async function runnerMetrics(): Promise<string[]> {
+  const runners = (await pods('app.kubernetes.io/name=conveyor-runner')).filter(
+    (pod) => pod.phase === 'Running' && !pod.deleting,
+  );
+  const texts: string[] = [];
+  for (const runner of runners)
+    texts.push(
+      await kubectl(
+        'exec',
+        runner.name,
+        '--',
+        'node',
+        '-e',
+        "fetch('http://127.0.0.1:8082/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))",
+      ),
+    );
+  return texts;
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type Json, type ScriptedModelServer } from '@conveyor/testing';
-import { cluster, eventually, kubectl, pods } from './cluster';
-import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
+import { cluster, eventually, kubectl, pods, runnerMetrics } from './cluster';
+import { api, MODEL, otherTeamKey, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
 // Issue 26 on the Kubernetes backend: the runner keeps an environment's workspace after its setup as the team's
 // snapshot and later runs' Pods are unpacked from it (docs/snapshots.md). The real Claude Code CLI in each run's Pod
@@ -44,19 +44,8 @@ type TimelineEvent = { kind: string; data: Record<string, unknown> };
  * on every replica, so those are the largest any replica reports.
  */
 async function snapshotMetrics(): Promise<Record<string, number>> {
-  const runners = (await pods('app.kubernetes.io/name=conveyor-runner')).filter(
-    (pod) => pod.phase === 'Running' && !pod.deleting,
-  );
   const sums: Record<string, number> = {};
-  for (const runner of runners) {
-    const text = await kubectl(
-      'exec',
-      runner.name,
-      '--',
-      'node',
-      '-e',
-      "fetch('http://127.0.0.1:8082/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))",
-    );
+  for (const text of await runnerMetrics()) {
     for (const [, stat, value] of text.matchAll(
       /^conveyor_environment_snapshots\{[^}]*stat="(\w+)"[^}]*\} (\d+)/gm,
     ))
@@ -67,19 +56,6 @@ async function snapshotMetrics(): Promise<Record<string, number>> {
   }
   return sums;
 }
-
-/** The orchestrator's CLI in its Pod (creating a team needs the database, which only the platform reaches). */
-const cli = async (...args: string[]): Promise<Json> =>
-  JSON.parse(
-    await kubectl(
-      'exec',
-      'deploy/conveyor-orchestrator',
-      '--',
-      'node',
-      'services/orchestrator/dist/cli/main.js',
-      ...args,
-    ),
-  ) as Json;
 
 describe('environment snapshots on Kubernetes: set up once, later runs of the team start from it', () => {
   let server: ScriptedModelServer;
@@ -213,18 +189,7 @@ describe('environment snapshots on Kubernetes: set up once, later runs of the te
 
   it("another team's identical environment sets up from scratch and makes a snapshot of its own", async () => {
     expect(snapshot).not.toBe('');
-    const team = await cli('team', 'create', '--name', `Snapshots ${Date.now()}`);
-    const user = await cli(
-      'user',
-      'create',
-      '--team',
-      team.id as string,
-      '--email',
-      `snap-${Date.now()}@k8s.test`,
-      '--role',
-      'ADMIN',
-    );
-    const { key } = (await cli('key', 'create', '--user', user.id as string)) as { key: string };
+    const key = await otherTeamKey('Snapshots');
     await providerKey(key);
     const theirs = await probeRun(await environment(key), key);
     expect(theirs.from).toBeUndefined();

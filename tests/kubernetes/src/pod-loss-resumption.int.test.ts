@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  longCommand,
-  startScriptedModelServer,
-  type Json,
-  type ScriptedModelServer,
-} from '@conveyor/testing';
+import { longCommand, startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { cluster, eventually, kubectl, pods, runPods } from './cluster';
-import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
+import { api, MODEL, otherTeamKey, RUN_IMAGE, toolOutputs, waitForState } from './runs';
 
 // Issue 33 on the Kubernetes backend (docs/sandbox.md "Container backend: Kubernetes"): the runner checkpoints a run's
 // workspace (its CLI session included) after every model turn onto the claim its replicas share; when the run's Pod
@@ -19,19 +14,6 @@ const STEP_SECONDS = 600;
 const WORKSPACE_MB = 100;
 /** Where every runner replica mounts the claim (WORKSPACE_ROOT in k8s/chart/templates/runner.yaml). */
 const CLAIM_ROOT = '/workspaces';
-
-/** The orchestrator's CLI in its Pod (creating a team needs the database, which only the platform reaches). */
-const cli = async (...args: string[]): Promise<Json> =>
-  JSON.parse(
-    await kubectl(
-      'exec',
-      'deploy/conveyor-orchestrator',
-      '--',
-      'node',
-      'services/orchestrator/dist/cli/main.js',
-      ...args,
-    ),
-  ) as Json;
 
 /** Reads a file on the claim from inside a runner replica (the namespace admits no one else). */
 async function onClaim(file: string): Promise<string | undefined> {
@@ -122,18 +104,7 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
     const [pod] = (await runPods(runId)).filter((p) => p.phase === 'Running' && !p.deleting);
 
     // Another team's run, while this run's checkpoint exists: its Pod mounts no checkpoint, and sees none.
-    const team = await cli('team', 'create', '--name', `Resumption ${Date.now()}`);
-    const user = await cli(
-      'user',
-      'create',
-      '--team',
-      team.id as string,
-      '--email',
-      `res-${nonce}@k8s.test`,
-      '--role',
-      'ADMIN',
-    );
-    const { key } = (await cli('key', 'create', '--user', user.id as string)) as { key: string };
+    const key = await otherTeamKey('Resumption');
     expect(
       (await api('PUT', '/secrets/ANTHROPIC_API_KEY', { value: `sk-k8s-provider-${randomUUID()}` }, key))
         .status,

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { apiCall, type Json } from '@conveyor/testing';
-import { cluster, eventually } from './cluster';
+import { cluster, eventually, kubectl } from './cluster';
 
 // Runs through the deployed platform's public API, as the suite's cases make and follow them.
 
@@ -36,3 +37,33 @@ export const toolOutputs = async (runId: string, key?: string): Promise<string> 
   const steps = conversation.messages.filter((m) => m.role === 'agent').flatMap((m) => m.steps);
   return JSON.stringify(steps.filter((s) => s.type === 'tool_call'));
 };
+
+/** The orchestrator's CLI in its Pod (creating a team needs the database, which only the platform reaches). */
+const orchestratorCli = async (...args: string[]): Promise<Json> =>
+  JSON.parse(
+    await kubectl(
+      'exec',
+      'deploy/conveyor-orchestrator',
+      '--',
+      'node',
+      'services/orchestrator/dist/cli/main.js',
+      ...args,
+    ),
+  ) as Json;
+
+/** A new team with an admin, and that admin's API key: another tenant than the seeded key's. */
+export async function otherTeamKey(name: string): Promise<string> {
+  const nonce = randomUUID().slice(0, 8);
+  const team = await orchestratorCli('team', 'create', '--name', `${name} ${nonce}`);
+  const user = await orchestratorCli(
+    'user',
+    'create',
+    '--team',
+    team.id as string,
+    '--email',
+    `${name.toLowerCase()}-${nonce}@k8s.test`,
+    '--role',
+    'ADMIN',
+  );
+  return ((await orchestratorCli('key', 'create', '--user', user.id as string)) as { key: string }).key;
+}

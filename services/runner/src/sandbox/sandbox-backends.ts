@@ -8,6 +8,7 @@ import { SandboxUnavailable, type SandboxBackend } from './run-sandbox';
 import { sandboxLimits, type SandboxSettings } from './sandbox-config';
 import { SnapshotStore, type SnapshotLimits } from './snapshot-store';
 import { UnsandboxedBackend } from './unsandboxed-backend';
+import type { PodCpu } from './kubernetes/kubernetes-objects';
 
 /** How long a runner replica stays named the holder of its runs without renewing (run-routes.ts), and how often it renews. */
 const RUN_ROUTE_TTL_MS = 30_000;
@@ -125,7 +126,7 @@ export async function createSandboxBackend(
           ...(runnerPod ? { runnerPod } : {}),
           runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
           defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
-          cpu: config.SANDBOX_K8S_CPU,
+          cpu: podCpu(config),
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
           podStart,
           // A run whose workspace is a claim needs a Pod of its own: no pool of warm Pods then.
@@ -144,7 +145,7 @@ export async function createSandboxBackend(
                       ...(runnerPod ? { owner: runnerPod } : {}),
                       runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
                       gatewayPort,
-                      cpu: config.SANDBOX_K8S_CPU,
+                      cpu: podCpu(config),
                     },
                     podStart: { ...podStart, pollMs: WARM_POD_POLL_MS },
                     logger: log.child({ component: 'warm-pods' }),
@@ -191,6 +192,11 @@ export async function createSandboxBackend(
   }
   await backend.check();
   return backend;
+}
+
+/** The run Pods' CPU: the limit defaults to the request (SANDBOX_K8S_CPU_LIMIT). */
+function podCpu(config: SandboxSettings): PodCpu {
+  return { request: config.SANDBOX_K8S_CPU, limit: config.SANDBOX_K8S_CPU_LIMIT || config.SANDBOX_K8S_CPU };
 }
 
 function snapshotLimits(config: SandboxSettings): SnapshotLimits {

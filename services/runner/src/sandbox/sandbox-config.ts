@@ -108,7 +108,13 @@ export const sandboxEnv = {
     .string()
     .default('1')
     .describe(
-      "Kubernetes backend: CPU request and limit of each run's Pod (a Kubernetes quantity such as `1` or `500m`).",
+      "Kubernetes backend: CPU request of each run's Pod (a Kubernetes quantity such as `1` or `500m`), and its limit unless SANDBOX_K8S_CPU_LIMIT is set.",
+    ),
+  SANDBOX_K8S_CPU_LIMIT: z
+    .string()
+    .default('')
+    .describe(
+      "Kubernetes backend: CPU limit of each run's Pod when above its request (SANDBOX_K8S_CPU): the Pod may burst to it while its node has CPU to spare, which shortens the agent CLI's CPU-bound start. Empty: the limit is the request.",
     ),
   SANDBOX_K8S_SNAPSHOT_CLAIM: z
     .string()

@@ -110,7 +110,7 @@ const OPTIONS: KubernetesBackendOptions = {
   runnerPod: { name: 'conveyor-runner-abc', uid: '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9' },
   runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
   defaultImage: 'conveyor/run:1',
-  cpu: '1',
+  cpu: { request: '1', limit: '1' },
   internalHosts: [],
   podStart: { startTimeoutMs: 30_000, unschedulableTimeoutMs: 30_000 },
   logger,
@@ -217,6 +217,16 @@ describe('KubernetesBackend', () => {
     it('runs environments without a docker_image in the default image', async () => {
       await prepare();
       expect([...api.pods.values()][0]!.spec.containers[0]!.image).toBe('conveyor/run:1');
+    });
+
+    it('holds its CPU request on the node and lets the Pod burst to a CPU limit above it', async () => {
+      backend = new KubernetesBackend({ ...OPTIONS, cpu: { request: '500m', limit: '2' } }, api);
+      await prepare();
+      const { resources } = [...api.pods.values()][0]!.spec.containers[0]!;
+      expect(resources.requests.cpu).toBe('500m');
+      expect(resources.limits.cpu).toBe('2');
+      // Memory stays a hard, equal request and limit: a burst borrows only CPU, which the kernel takes back.
+      expect(resources.limits.memory).toBe(resources.requests.memory);
     });
 
     it('maps a Pod the API server rejects to SandboxUnavailable and deletes the NetworkPolicy it made', async () => {

@@ -8,6 +8,7 @@ import {
   POD_WORKSPACE,
   runNetworkPolicy,
   runPod,
+  type PodCpu,
   type PodSettings,
 } from './kubernetes-objects';
 import { podLossCause, reportingLoss, whileInProgress } from './pod-loss';
@@ -49,7 +50,7 @@ export interface KubernetesBackendOptions {
   runnerPodLabels: Record<string, string>;
   /** Image of environments that name none. */
   defaultImage: string;
-  cpu: string;
+  cpu: PodCpu;
   internalHosts: string[];
   /** How long a Pod may take to be scheduled and start (image pull included), and to stay unschedulable. */
   podStart: Omit<PodStartBounds, 'pollMs'>;

@@ -10,6 +10,16 @@ export const POD_SNAPSHOT = '/snapshot.tar';
 /** Where a resumed run's Pod finds its own last turn's checkpoint, read-only (pod-checkpoints.ts). */
 export const POD_CHECKPOINT = '/checkpoint.tar';
 
+/**
+ * A run Pod's CPU: what the scheduler holds for it, and what it may use. A limit above the request lets the Pod burst
+ * while the node has CPU to spare — the agent CLI's start is CPU-bound (bench/README.md, Kubernetes) — and no more
+ * than its request is ever taken from the node's other Pods.
+ */
+export interface PodCpu {
+  request: string;
+  limit: string;
+}
+
 /** The one file of the snapshot store's claim a run's Pod mounts (docs/snapshots.md, Kubernetes). */
 export interface PodSnapshotVolume {
   claim: string;
@@ -28,7 +38,7 @@ export interface PodSettings {
   runnerPodLabels: Record<string, string>;
   /** The runner pods' port of the run gateway (run-gateway.ts), where the run's key opens its egress and endpoints. */
   gatewayPort: number;
-  cpu: string;
+  cpu: PodCpu;
   /** Labels besides the run's own (a warm Pod's, warm-pods.ts). */
   labels?: Record<string, string>;
   /** The team's snapshot to unpack, when the run starts from one on a store the Pod can mount. */
@@ -103,12 +113,12 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
           },
           resources: {
             requests: {
-              cpu: settings.cpu,
+              cpu: settings.cpu.request,
               memory: String(policy.limits.memoryBytes),
               'ephemeral-storage': String(policy.limits.diskBytes),
             },
             limits: {
-              cpu: settings.cpu,
+              cpu: settings.cpu.limit,
               memory: String(policy.limits.memoryBytes),
               'ephemeral-storage': String(policy.limits.diskBytes),
             },
