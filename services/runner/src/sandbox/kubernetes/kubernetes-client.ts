@@ -61,7 +61,9 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
       mapErrors(core.listNamespacedPod({ namespace, labelSelector }).then(({ items }) => items.map(listed))),
     listNetworkPolicies: (namespace, labelSelector) =>
       mapErrors(
-        networking.listNamespacedNetworkPolicy({ namespace, labelSelector }).then(({ items }) => items.map(listed)),
+        networking
+          .listNamespacedNetworkPolicy({ namespace, labelSelector })
+          .then(({ items }) => items.map(listed)),
       ),
     patchPod: (namespace, name, body) =>
       mapErrors(

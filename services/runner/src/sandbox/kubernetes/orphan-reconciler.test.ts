@@ -116,7 +116,12 @@ describe('OrphanReconciler', () => {
 
   it("never touches a Pod without the runner's label, even one naming an ended run", async () => {
     const cluster = new FakeCluster();
-    cluster.pods.push({ name: 'someone-elses', labels: { [RUN_ID_LABEL]: 'r-ended' }, createdAt: 0, deleting: false });
+    cluster.pods.push({
+      name: 'someone-elses',
+      labels: { [RUN_ID_LABEL]: 'r-ended' },
+      createdAt: 0,
+      deleting: false,
+    });
     cluster.pod('run-ended', run('r-ended'));
     await reconciler(cluster, { 'r-ended': 'ended' }).instance.sweep();
     expect(cluster.pods.map((p) => p.name)).toEqual(['someone-elses']);
@@ -139,7 +144,11 @@ describe('OrphanReconciler', () => {
     cluster.pod('warm-dead', warm('runner-dead'));
     cluster.pod('warm-stale', warm('runner-live'), NOW - 700_000);
     // A claimed warm Pod is its run's: kept while the run is active.
-    cluster.pod('warm-claimed', { ...run('r-active'), [WARM_LABEL]: 'claimed', [RUNNER_LABEL]: 'runner-dead' });
+    cluster.pod('warm-claimed', {
+      ...run('r-active'),
+      [WARM_LABEL]: 'claimed',
+      [RUNNER_LABEL]: 'runner-dead',
+    });
     cluster.policies.push({ name: WARM_POLICY, labels: MANAGED, createdAt: 0, deleting: false });
     const { instance, collected } = reconciler(cluster, { 'r-active': 'active' });
     await instance.sweep();

@@ -94,12 +94,16 @@ export class OrphanReconciler {
       const orphanPods = runPods.filter((pod) => gone(pod.labels[RUN_ID_LABEL]!));
       for (const pod of orphanPods) {
         const runId = pod.labels[RUN_ID_LABEL]!;
-        log.info({ runId, pod: pod.name, state: states.get(runId) }, 'deleting the Pod of a run no runner holds');
+        log.info(
+          { runId, pod: pod.name, state: states.get(runId) },
+          'deleting the Pod of a run no runner holds',
+        );
       }
       await this.collect('run_pods', orphanPods, (name) => this.api.deletePod(namespace, name));
 
       const staleWarm = await this.staleWarmPods(live);
-      for (const pod of staleWarm) log.info({ pod: pod.name }, 'deleting a warm Pod no live pool will hand out');
+      for (const pod of staleWarm)
+        log.info({ pod: pod.name }, 'deleting a warm Pod no live pool will hand out');
       await this.collect('warm_pods', staleWarm, (name) => this.api.deletePod(namespace, name));
 
       // A run's NetworkPolicy is named as its Pod: once the Pod is gone (collected now or before), so is its need.
