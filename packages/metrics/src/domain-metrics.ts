@@ -173,6 +173,20 @@ export function createRetentionDeletedCounter(registry: Registry): Counter<'kind
   return zeroedCounter(registry, RETENTION_DELETED_TOTAL, help, 'kind', RETENTION_KINDS);
 }
 
+export const ORPHANS_COLLECTED_TOTAL = 'conveyor_orphans_collected_total';
+export const ORPHAN_KINDS = ['run_pods', 'network_policies', 'warm_pods', 'checkpoints'] as const;
+export type OrphanKind = (typeof ORPHAN_KINDS)[number];
+
+/**
+ * `conveyor_orphans_collected_total{kind}`: what the runner's orphan reconciler deleted — run Pods of ended, missing or
+ * abandoned runs, NetworkPolicies left without their Pod, warm Pods of a runner that is gone or past their deadline,
+ * and checkpoints of ended runs. Each series is present from the start at 0.
+ */
+export function createOrphansCollectedCounter(registry: Registry): Counter<'kind'> {
+  const help = 'Run Pods, NetworkPolicies, warm Pods and checkpoints the orphan reconciler deleted';
+  return zeroedCounter(registry, ORPHANS_COLLECTED_TOTAL, help, 'kind', ORPHAN_KINDS);
+}
+
 export const RUN_QUEUE_OLDEST_WAITING_SECONDS = 'conveyor_run_queue_oldest_waiting_seconds';
 export const TIME_TO_AGENT_SECONDS = 'conveyor_time_to_agent_seconds';
 export const RUNNERS_LOST_TOTAL = 'conveyor_runners_lost_total';

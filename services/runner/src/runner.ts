@@ -45,6 +45,7 @@ export class Runner implements Service {
   private server: Server | undefined;
   private modelProxy: RunningModelProxy | undefined;
   private sandbox: SandboxBackend | undefined;
+  private orphans: { stop(): Promise<void> } | undefined;
   /** Executions taken back from the previous runner process (not jobs of this one's worker). */
   private readonly adopted = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
@@ -80,6 +81,11 @@ export class Runner implements Service {
     if (snapshots) createEnvironmentSnapshotsGauge(this.metrics, () => snapshots.stats());
     const warmPods = sandbox.warmPods;
     if (warmPods) createWarmRunPodsGauge(this.metrics, () => warmPods.stats());
+    if (config.RUN_SANDBOX === 'kubernetes') {
+      // Loaded only here, like the backend: the Kubernetes client is an ES module.
+      const { startOrphanReconciler } = await import('./sandbox/kubernetes/start-orphan-reconciler');
+      this.orphans = startOrphanReconciler(config, link, redis, this.metrics, logger);
+    }
     this.modelProxy = await startModelProxy(config, logger);
     const durable = durableExecutions(sandbox, config);
     const executor = new RunExecutor(
@@ -137,6 +143,7 @@ export class Runner implements Service {
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
         ['warm run pods', () => this.sandbox?.warmPods?.stop()],
+        ['orphan reconciler', () => this.orphans?.stop()],
         ['runs taken back', () => Promise.all(this.adopted)],
         ['http server', () => this.server && closeServer(this.server)],
         ['model proxy', () => this.modelProxy?.proxy.close()],

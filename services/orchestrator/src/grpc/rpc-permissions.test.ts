@@ -50,4 +50,8 @@ describe('RPC permission table', () => {
     for (const method of ['SaveRunLease', 'ReleaseRunLease', 'AdoptRuns'])
       expect(allowedPeers('runner', method)).toEqual(['runner']);
   });
+
+  it("keeps the runs' states to pool runners: a worker cannot probe which run IDs exist", () => {
+    expect(allowedPeers('runner', 'GetRunStates')).toEqual(['runner']);
+  });
 });

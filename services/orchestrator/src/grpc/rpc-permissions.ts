@@ -59,6 +59,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     SaveRunLease: ['runner'],
     ReleaseRunLease: ['runner'],
     AdoptRuns: ['runner'],
+    // The orphan reconciler of the Kubernetes backend; a worker has no Pods to collect.
+    GetRunStates: ['runner'],
   },
   blobs: { ReadBlob: GATEWAY },
   artifacts: {

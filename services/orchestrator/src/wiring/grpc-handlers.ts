@@ -81,6 +81,8 @@ export function grpcHandlers({ config, logger, readiness, db, outside, domain }:
       logger,
       debugWindowMinutes: config.FAILURE_SESSION_RETENTION_MINUTES,
       leaseExpiryMs: config.RUN_LEASE_EXPIRY_MS ?? config.RUNNER_LOST_AFTER_MS / 2,
+      // Twice the lost-runner bound: by then the sweeper ended or requeued it, so a run still running has no taker.
+      abandonedAfterMs: config.RUNNER_LOST_AFTER_MS * 2,
       apiBaseUrl: config.PUBLIC_API_BASE_URL,
       cipher,
       models: catalog.models,

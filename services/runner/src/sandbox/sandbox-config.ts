@@ -173,6 +173,14 @@ export const sandboxEnv = {
     .describe(
       "Kubernetes backend: a warm run Pod no run took within this time is replaced by a new one (its deadline is this plus RUN_TIMEOUT_MS, cut to the run's wall clock when taken).",
     ),
+  SANDBOX_K8S_ORPHAN_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(30_000)
+    .describe(
+      'Kubernetes backend: between two passes of the orphan reconciler (one runner replica at a time), which deletes the run Pods, NetworkPolicies and checkpoints of runs that ended, are gone or were abandoned, and the warm Pods of runners that are gone.',
+    ),
   SANDBOX_K8S_WARM_STREAM_MAX_MB: z.coerce
     .number()
     .int()

@@ -3,6 +3,7 @@ import type { Logger } from '@conveyor/logger';
 import type { RunnerServiceHandlers } from '@conveyor/proto';
 import { unary } from '../unary-handler';
 import { runLeaseHandlers } from './run-lease-handlers';
+import { runStateHandlers } from './run-state-handlers';
 import { claimRun } from '../../runner/claim-run';
 import { commentOnRunSource, type SourceCommentDeps } from '../../github/comment-on-source';
 import { completeRun, type TranscriptSink } from '../../runner/complete-run';
@@ -30,6 +31,8 @@ export interface RunnerHandlerDeps
   debugWindowMinutes: number;
   /** RUN_LEASE_EXPIRY_MS (docs/sandbox.md "Run leases"). */
   leaseExpiryMs: number;
+  /** A running run with no heartbeat for this long is abandoned, for the runners' orphan reconciler. */
+  abandonedAfterMs: number;
   /** Public REST API base URL handed to harnesses with their run-scoped key. */
   apiBaseUrl?: string;
 }
@@ -43,6 +46,7 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
     );
   return {
     ...runLeaseHandlers({ db, cipher: deps.cipher, logger, expiryMs: deps.leaseExpiryMs }),
+    ...runStateHandlers({ db, logger, abandonedAfterMs: deps.abandonedAfterMs }),
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
       const assignment = {

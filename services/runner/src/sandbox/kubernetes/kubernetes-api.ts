@@ -22,6 +22,16 @@ export interface PodPatch {
   spec: { activeDeadlineSeconds: number };
 }
 
+/** What the orphan reconciler reads of a listed Pod or NetworkPolicy (orphan-reconciler.ts). */
+export interface ListedObject {
+  name: string;
+  labels: Record<string, string>;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  /** Set once the object is being deleted. */
+  deleting: boolean;
+}
+
 /** A Kubernetes API call that failed with an HTTP status (403: RBAC, 404: no such object, 422: rejected spec…). */
 export class KubernetesApiError extends Error {
   constructor(
@@ -47,6 +57,10 @@ export interface KubernetesClient {
   deleteNetworkPolicy(namespace: string, name: string): Promise<void>;
   createPod(namespace: string, body: ReturnType<typeof runPod>): Promise<void>;
   deletePod(namespace: string, name: string): Promise<void>;
+  /** The namespace's Pods matching a label selector (`a=b,c`). */
+  listPods(namespace: string, labelSelector: string): Promise<ListedObject[]>;
+  /** The namespace's NetworkPolicies matching a label selector. */
+  listNetworkPolicies(namespace: string, labelSelector: string): Promise<ListedObject[]>;
   /** Merges `patch` into the Pod (a JSON merge patch): how a warm Pod is claimed (warm-pods.ts). */
   patchPod(namespace: string, name: string, patch: PodPatch): Promise<void>;
   podPhase(namespace: string, name: string): Promise<PodStatus>;

@@ -69,6 +69,12 @@ class FakeKubernetes implements KubernetesClient {
     if (this.deletePodError) throw this.deletePodError;
     this.pods.delete(name);
   }
+  async listPods() {
+    return [];
+  }
+  async listNetworkPolicies() {
+    return [];
+  }
   async patchPod(namespace: string, name: string) {
     this.calls.push(`patch pod ${namespace}/${name}`);
   }

@@ -6,6 +6,7 @@ import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './ku
 import {
   podExecCommand,
   POD_WORKSPACE,
+  runLabels,
   runNetworkPolicy,
   runPod,
   type PodCpu,
@@ -174,6 +175,7 @@ export class KubernetesBackend implements SandboxBackend {
         name,
         image,
         runnerPodLabels: this.options.runnerPodLabels,
+        labels: runLabels(policy.runId),
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         gatewayPort: gateway.server.port,
         cpu: this.options.cpu,
@@ -185,7 +187,7 @@ export class KubernetesBackend implements SandboxBackend {
       await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
       closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
       if (warm) {
-        await warm.claim(policy.limits.wallClockMs);
+        await warm.claim(policy.runId, policy.limits.wallClockMs);
       } else {
         await this.api.createPod(namespace, runPod(policy, settings));
         closers.push(() => this.api.deletePod(namespace, name));

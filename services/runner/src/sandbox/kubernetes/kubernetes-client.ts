@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
-import { KubernetesApiError, type KubernetesClient } from './kubernetes-api';
+import { KubernetesApiError, type KubernetesClient, type ListedObject } from './kubernetes-api';
 
 /** The API's own message of a failed call: a Status object's `message`, else the error's. */
 function apiError(err: unknown): unknown {
@@ -19,6 +19,15 @@ function safeJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+function listed({ metadata }: { metadata?: k8s.V1ObjectMeta }): ListedObject {
+  return {
+    name: metadata?.name ?? '',
+    labels: metadata?.labels ?? {},
+    createdAt: metadata?.creationTimestamp ? new Date(metadata.creationTimestamp).getTime() : 0,
+    deleting: metadata?.deletionTimestamp !== undefined,
+  };
 }
 
 export const mapErrors = <T>(call: Promise<T>): Promise<T> =>
@@ -48,6 +57,14 @@ export function clusterClient(config: k8s.KubeConfig = inClusterConfig()): Kuber
       mapErrors(core.createNamespacedPod({ namespace, body: body as k8s.V1Pod }).then(() => undefined)),
     deletePod: (namespace, name) =>
       mapErrors(core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).then(() => undefined)),
+    listPods: (namespace, labelSelector) =>
+      mapErrors(core.listNamespacedPod({ namespace, labelSelector }).then(({ items }) => items.map(listed))),
+    listNetworkPolicies: (namespace, labelSelector) =>
+      mapErrors(
+        networking
+          .listNamespacedNetworkPolicy({ namespace, labelSelector })
+          .then(({ items }) => items.map(listed)),
+      ),
     patchPod: (namespace, name, body) =>
       mapErrors(
         core

@@ -5,6 +5,17 @@ export const POD_WORKSPACE = '/workspace';
 /** Unprivileged uid/gid of every run's container (the image's own user is not trusted to be non-root). */
 export const POD_UID = 65534;
 export const RUN_LABEL = 'conveyor.dev/run-sandbox';
+/** The run a Pod serves: what the orphan reconciler asks the orchestrator about (orphan-reconciler.ts). */
+export const RUN_ID_LABEL = 'conveyor.dev/run-id';
+/** The runner Pod that made a warm Pod. */
+export const RUNNER_LABEL = 'conveyor.dev/runner-pod';
+/** What a label value may be (63 characters at most); a run ID the orchestrator makes always is. */
+const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;
+
+/** The label naming the run, when its ID can be a label value (a Pod without one is never collected). */
+export function runLabels(runId: string): Record<string, string> {
+  return LABEL_VALUE.test(runId) ? { [RUN_ID_LABEL]: runId } : {};
+}
 /** Where a run's Pod finds its team's snapshot archive, read-only, when the store is a volume it mounts. */
 export const POD_SNAPSHOT = '/snapshot.tar';
 /** Where a resumed run's Pod finds its own last turn's checkpoint, read-only (pod-checkpoints.ts). */

@@ -1,4 +1,4 @@
-import { chmod, lstat } from 'node:fs/promises';
+import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { collectBytes } from '../collect-output';
 import { POD_CHECKPOINT, POD_WORKSPACE, type PodSnapshotVolume } from './kubernetes-objects';
@@ -44,6 +44,21 @@ export class PodCheckpoints {
   /** Where execution/turn-checkpoints.ts keeps the runs' checkpoints. */
   get dir(): string {
     return path.join(this.root, CHECKPOINTS_DIR);
+  }
+
+  /** The runs that have a checkpoint directory (names that are no run ID are not the runner's and are left). */
+  async runs(): Promise<string[]> {
+    const names = await readdir(this.dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw err;
+    });
+    return names.filter((name) => RUN_ID.test(name));
+  }
+
+  /** Deletes the run's checkpoint directory (the orphan reconciler, once the run has ended). */
+  async remove(runId: string): Promise<void> {
+    if (!RUN_ID.test(runId)) throw new Error(`malformed run ID for a checkpoint: ${JSON.stringify(runId)}`);
+    await rm(path.join(this.dir, runId), { recursive: true, force: true });
   }
 
   /**

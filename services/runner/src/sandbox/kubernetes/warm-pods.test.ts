@@ -28,6 +28,12 @@ class RecordingKubernetes implements KubernetesClient {
   readonly patches = new Map<string, PodPatch>();
 
   async probe() {}
+  async listPods() {
+    return [];
+  }
+  async listNetworkPolicies() {
+    return [];
+  }
   async createNetworkPolicy(_namespace: string, body: { metadata: { name: string } }) {
     this.calls.push(`create networkpolicy ${body.metadata.name}`);
     this.policies.add(body.metadata.name);
@@ -219,7 +225,7 @@ describe('warm run Pods', () => {
     await prepare();
     const second = [...api.patches.keys()][1]!;
     expect(api.patches.get(second)).toEqual({
-      metadata: { labels: { [WARM_LABEL]: 'claimed' } },
+      metadata: { labels: { [WARM_LABEL]: 'claimed', 'conveyor.dev/run-id': 'run_TeamARun01' } },
       spec: { activeDeadlineSeconds: 5 + 60 },
     });
   });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@conveyor/logger';
 import { KubernetesApiError, type KubernetesClient } from './kubernetes-api';
-import { runPod, type PodSettings } from './kubernetes-objects';
+import { RUNNER_LABEL, runLabels, runPod, type PodSettings } from './kubernetes-objects';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
 import type { SandboxLimits } from '../run-sandbox';
 
@@ -47,8 +47,11 @@ export interface WarmPodStats {
 /** A started Pod handed to exactly one run. */
 export interface ClaimedPod {
   name: string;
-  /** Labels it as claimed and cuts its deadline to the run's wall clock, counted from when the Pod was made. */
-  claim(wallClockMs: number): Promise<void>;
+  /**
+   * Labels it as claimed by the run (the orphan reconciler then treats it as that run's Pod) and cuts its deadline to
+   * the run's wall clock, counted from when the Pod was made.
+   */
+  claim(runId: string, wallClockMs: number): Promise<void>;
 }
 
 interface Pool {
@@ -126,9 +129,9 @@ export class WarmPods {
     if (!taken) return undefined;
     return {
       name: taken.name,
-      claim: (wallClockMs) =>
+      claim: (runId, wallClockMs) =>
         this.api.patchPod(this.options.namespace, taken.name, {
-          metadata: { labels: { [WARM_LABEL]: 'claimed' } },
+          metadata: { labels: { [WARM_LABEL]: 'claimed', ...runLabels(runId) } },
           spec: {
             // The API lets a deadline only shrink: never more than the one the Pod was made with.
             activeDeadlineSeconds: Math.min(
@@ -212,7 +215,13 @@ export class WarmPods {
         endpoints: [],
         limits: { ...limits, wallClockMs: limits.wallClockMs + maxIdleMs },
       },
-      { ...pod, name, image, labels: { [WARM_LABEL]: 'ready' } },
+      {
+        ...pod,
+        name,
+        image,
+        // The runner that made it: the orphan reconciler deletes the unclaimed Pods of a runner that is gone.
+        labels: { [WARM_LABEL]: 'ready', ...(pod.owner ? { [RUNNER_LABEL]: pod.owner.name } : {}) },
+      },
     );
   }
 

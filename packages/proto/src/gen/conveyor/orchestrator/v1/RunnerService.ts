@@ -9,6 +9,8 @@ import type { ClaimRunRequest as _conveyor_orchestrator_v1_ClaimRunRequest, Clai
 import type { CompleteRunRequest as _conveyor_orchestrator_v1_CompleteRunRequest, CompleteRunRequest__Output as _conveyor_orchestrator_v1_CompleteRunRequest__Output } from '../../../conveyor/orchestrator/v1/CompleteRunRequest';
 import type { FetchRunRepositoryRequest as _conveyor_orchestrator_v1_FetchRunRepositoryRequest, FetchRunRepositoryRequest__Output as _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output } from '../../../conveyor/orchestrator/v1/FetchRunRepositoryRequest';
 import type { FetchRunRepositoryResponse as _conveyor_orchestrator_v1_FetchRunRepositoryResponse, FetchRunRepositoryResponse__Output as _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output } from '../../../conveyor/orchestrator/v1/FetchRunRepositoryResponse';
+import type { GetRunStatesRequest as _conveyor_orchestrator_v1_GetRunStatesRequest, GetRunStatesRequest__Output as _conveyor_orchestrator_v1_GetRunStatesRequest__Output } from '../../../conveyor/orchestrator/v1/GetRunStatesRequest';
+import type { GetRunStatesResponse as _conveyor_orchestrator_v1_GetRunStatesResponse, GetRunStatesResponse__Output as _conveyor_orchestrator_v1_GetRunStatesResponse__Output } from '../../../conveyor/orchestrator/v1/GetRunStatesResponse';
 import type { HarnessCredential as _conveyor_orchestrator_v1_HarnessCredential, HarnessCredential__Output as _conveyor_orchestrator_v1_HarnessCredential__Output } from '../../../conveyor/orchestrator/v1/HarnessCredential';
 import type { HarnessCredentialRequest as _conveyor_orchestrator_v1_HarnessCredentialRequest, HarnessCredentialRequest__Output as _conveyor_orchestrator_v1_HarnessCredentialRequest__Output } from '../../../conveyor/orchestrator/v1/HarnessCredentialRequest';
 import type { HeartbeatRequest as _conveyor_orchestrator_v1_HeartbeatRequest, HeartbeatRequest__Output as _conveyor_orchestrator_v1_HeartbeatRequest__Output } from '../../../conveyor/orchestrator/v1/HeartbeatRequest';
@@ -65,6 +67,15 @@ export interface RunnerServiceClient extends grpc.Client {
   getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
   getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
   getHarnessCredential(argument: _conveyor_orchestrator_v1_HarnessCredentialRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_HarnessCredential__Output>): grpc.ClientUnaryCall;
+  
+  GetRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  GetRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  GetRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  GetRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  getRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  getRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  getRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
+  getRunStates(argument: _conveyor_orchestrator_v1_GetRunStatesRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GetRunStatesResponse__Output>): grpc.ClientUnaryCall;
   
   Heartbeat(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
   Heartbeat(argument: _conveyor_orchestrator_v1_HeartbeatRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_RunnerControl__Output>): grpc.ClientUnaryCall;
@@ -124,6 +135,8 @@ export interface RunnerServiceHandlers extends grpc.UntypedServiceImplementation
   
   GetHarnessCredential: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential>;
   
+  GetRunStates: grpc.handleUnaryCall<_conveyor_orchestrator_v1_GetRunStatesRequest__Output, _conveyor_orchestrator_v1_GetRunStatesResponse>;
+  
   Heartbeat: grpc.handleUnaryCall<_conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl>;
   
   PushRunBranch: grpc.handleUnaryCall<_conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse>;
@@ -142,6 +155,7 @@ export interface RunnerServiceDefinition extends grpc.ServiceDefinition {
   CompleteRun: MethodDefinition<_conveyor_orchestrator_v1_CompleteRunRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_CompleteRunRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   FetchRunRepository: MethodDefinition<_conveyor_orchestrator_v1_FetchRunRepositoryRequest, _conveyor_orchestrator_v1_FetchRunRepositoryResponse, _conveyor_orchestrator_v1_FetchRunRepositoryRequest__Output, _conveyor_orchestrator_v1_FetchRunRepositoryResponse__Output>
   GetHarnessCredential: MethodDefinition<_conveyor_orchestrator_v1_HarnessCredentialRequest, _conveyor_orchestrator_v1_HarnessCredential, _conveyor_orchestrator_v1_HarnessCredentialRequest__Output, _conveyor_orchestrator_v1_HarnessCredential__Output>
+  GetRunStates: MethodDefinition<_conveyor_orchestrator_v1_GetRunStatesRequest, _conveyor_orchestrator_v1_GetRunStatesResponse, _conveyor_orchestrator_v1_GetRunStatesRequest__Output, _conveyor_orchestrator_v1_GetRunStatesResponse__Output>
   Heartbeat: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_RunnerControl, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_RunnerControl__Output>
   PushRunBranch: MethodDefinition<_conveyor_orchestrator_v1_PushRunBranchRequest, _conveyor_orchestrator_v1_PushRunBranchResponse, _conveyor_orchestrator_v1_PushRunBranchRequest__Output, _conveyor_orchestrator_v1_PushRunBranchResponse__Output>
   ReleaseRunLease: MethodDefinition<_conveyor_orchestrator_v1_HeartbeatRequest, _conveyor_orchestrator_v1_SaveRunLeaseResponse, _conveyor_orchestrator_v1_HeartbeatRequest__Output, _conveyor_orchestrator_v1_SaveRunLeaseResponse__Output>
