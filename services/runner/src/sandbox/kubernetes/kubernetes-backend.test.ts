@@ -202,6 +202,11 @@ describe('KubernetesBackend', () => {
         privileged: false,
         capabilities: { drop: ['ALL'] },
       });
+      // Labelled the runner's and the run's: what the orphan reconciler collects it by once the run has ended.
+      expect(pod.metadata.labels).toMatchObject({
+        'app.kubernetes.io/managed-by': 'conveyor-runner',
+        'conveyor.dev/run-id': 'run_K8sUnit01',
+      });
       const owner = [{ apiVersion: 'v1', kind: 'Pod', ...OPTIONS.runnerPod }];
       expect(pod.metadata.ownerReferences).toEqual(owner);
       expect(api.policies.get(name!)!.metadata.ownerReferences).toEqual(owner);
