@@ -12,10 +12,14 @@ export const progress = (line: string): void => {
 };
 
 /**
- * The platform as processes (no runner: runs stay queued). With BENCH_CPU_PROF_DIR set, every service writes a V8 CPU
- * profile there when it stops (cpu-profile-preload), to read the top self-time functions of the hot path.
+ * The platform as processes (no runner unless asked: runs stay queued). With BENCH_CPU_PROF_DIR set, every service
+ * writes a V8 CPU profile there when it stops (cpu-profile-preload), to read the top self-time functions of the hot
+ * path.
  */
-export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<RunningPlatform> {
+export function startBenchPlatform(
+  env: NodeJS.ProcessEnv = {},
+  { withRunner = false } = {},
+): Promise<RunningPlatform> {
   const profileDir = process.env.BENCH_CPU_PROF_DIR;
   return startPlatform({
     // The measured load is far above an API key's default rate budget.
@@ -31,7 +35,7 @@ export function startBenchPlatform(env: NodeJS.ProcessEnv = {}): Promise<Running
         NODE_OPTIONS: `--require ${path.join(__dirname, 'cpu-profile-preload.js')}`,
       }),
     },
-    withRunner: false,
+    withRunner,
   });
 }
 
