@@ -169,7 +169,7 @@ export async function measureIntegration(options: {
       const stages = baseline.milestones.filter((m) => options.baselineStages.includes(m.baseline));
       const send = async (request: SignedRequest) => {
         const answer = await sender.send(request);
-        created.runId = (JSON.parse(answer.text) as { run_id?: string }).run_id;
+        if (answer.status === 200) created.runId = (JSON.parse(answer.text) as { run_id: string }).run_id;
         return answer;
       };
       record('baseline.', await timeTrial(send, { ...baseline, milestones: stages }, `baseline ${i}`));
