@@ -36,8 +36,8 @@ describe('Slack app', () => {
     platform = await startPlatform({
       env: {
         SLACK_API_URL: slack.url,
-        // The suite's apps start 5 runs before the last test, whose second request meets the limit.
-        SLACK_APP_RUNS_PER_HOUR: '6',
+        // The suite's apps start 6 runs before the last test, whose second request meets the limit.
+        SLACK_APP_RUNS_PER_HOUR: '7',
         EVENT_DISPATCH_INTERVAL_MS: '200',
       },
     });
@@ -393,6 +393,45 @@ describe('Slack app', () => {
     } finally {
       slack.revoked = false;
     }
+  });
+
+  it("env:<name> picks one of the team's environments; a member's personal environment of that name is never used", async () => {
+    const app = await newApp('envs');
+    const name = `slack-env-${randomUUID().slice(0, 8)}`;
+    const member = await createMember(platform);
+    // A member's personal environment: the name is theirs alone, and the app's runs must never reach it.
+    const personal = await apiCall(
+      platform,
+      'POST',
+      '/agent/environments',
+      { name: `${name}-private`, team: false },
+      member.key,
+    );
+    expect(personal.status).toBe(201);
+    const shared = await apiCall(platform, 'POST', '/agent/environments', { name });
+    expect(shared.status).toBe(201);
+
+    expect((await send(app, mention(`env:${name}-private read their setup`))).status).toBe(200);
+    expect((await send(app, mention(`env:${name} say hello`))).status).toBe(200);
+    const entries = await webhookApi(platform).waitForDeliveries(
+      factoryId,
+      app.webhook_uid as string,
+      (e) => e.length === 2 && e.every((d) => d.processed_at),
+      'both deliveries',
+    );
+    const runs = entries.flatMap((e) => e.run_ids as string[]);
+    expect(runs).toHaveLength(1);
+    const refused = entries.find((e) => (e.run_ids as string[]).length === 0)!;
+    const detail = await apiCall(
+      platform,
+      'GET',
+      `/factories/${factoryId}/webhooks/${String(app.webhook_uid)}/deliveries/${String(refused.delivery_id)}`,
+    );
+    expect(JSON.stringify(detail.body)).toMatch(
+      new RegExp(`no team environment named \\\\*"${name}-private\\\\*"`),
+    );
+    const run = await waitForRunState(platform, runs[0]!, TERMINAL, 90_000);
+    expect(run.agent_config).toMatchObject({ environment_id: shared.body.uid });
   });
 
   it("the team's Slack app runs per hour are limited: a request over the limit starts nothing and says why", async () => {
