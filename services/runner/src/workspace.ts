@@ -10,6 +10,11 @@ export function safeFileName(name: string): string {
   return base && base !== '.' && base !== '..' ? base : 'attachment';
 }
 
+/** The directories every run's workspace has: its HOME and `attachments/`. */
+export function workspaceDirs(dir: string): string[] {
+  return [path.posix.join(dir, HOME_DIR_NAME), path.posix.join(dir, 'attachments')];
+}
+
 /**
  * Lays out the run's workspace (HOME, `attachments/`) from inside its sandbox, as the run's uid: a kept workspace is
  * the agent's, and any path in it may be a link it planted; inside, a link reaches only what the run could anyway.
@@ -22,7 +27,7 @@ export async function layOutWorkspace(
   const dir = sandbox.workspaceDir;
   const made = await collectBytes(
     sandbox.exec({
-      argv: ['mkdir', '-p', '--', path.posix.join(dir, HOME_DIR_NAME), path.posix.join(dir, 'attachments')],
+      argv: ['mkdir', '-p', '--', ...workspaceDirs(dir)],
       env,
       network: false,
     }),
