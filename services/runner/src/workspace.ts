@@ -1,18 +1,13 @@
 import path from 'node:path';
 import { writeSandboxFile } from './harness/cli/sandbox-files';
 import { collectBytes } from './sandbox/collect-output';
-import { HOME_DIR_NAME } from './sandbox/run-environment';
+import { workspaceDirs } from './sandbox/run-environment';
 import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** Attachments land in `attachments/` under the workspace; names are reduced to a safe basename. */
 export function safeFileName(name: string): string {
   const base = path.basename(name).replace(/[^A-Za-z0-9._-]/g, '_');
   return base && base !== '.' && base !== '..' ? base : 'attachment';
-}
-
-/** The directories every run's workspace has: its HOME and `attachments/`. */
-export function workspaceDirs(dir: string): string[] {
-  return [path.posix.join(dir, HOME_DIR_NAME), path.posix.join(dir, 'attachments')];
 }
 
 /**

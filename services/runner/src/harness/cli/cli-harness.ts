@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { HOME_DIR_NAME } from '../../sandbox/run-environment';
+import { HOME_DIR_NAME, workspaceDirs } from '../../sandbox/run-environment';
 import { SandboxLost, type OutputOffsets, type SandboxProcess } from '../../sandbox/run-sandbox';
 import {
   SetupFailure,
@@ -16,7 +16,6 @@ import { outputLines } from './output-lines';
 import { debugMessage, firstMessage, skillNameOf, skillSpecOf } from './prompt-assembly';
 import { inlinable, withPrelude, type LaunchPrelude } from './launch-prelude';
 import { readSandboxFile, writeSandboxFile } from './sandbox-files';
-import { workspaceDirs } from '../../workspace';
 
 /** SIGTERM first; what still runs after this is killed. */
 const KILL_GRACE_MS = 2000;
