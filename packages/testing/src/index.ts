@@ -28,3 +28,4 @@ export {
 export { observabilityTool } from './observability-tools';
 export { startJaeger, type JaegerSpan, type RunningJaeger } from './jaeger';
 export { startPrometheus, type RunningPrometheus } from './prometheus';
+export { chartDefaultImage } from './kubernetes-default-image';

@@ -19,7 +19,7 @@ import {
 import { openModelAccess } from './execution/model-access';
 import { claimExecution, ExecutionLifecycle } from './execution/run-lifecycle';
 import { RunTrace } from './execution/run-trace';
-import { RunWorkspaces } from './execution/run-workspace';
+import { RunWorkspaces, type WithinOptions } from './execution/run-workspace';
 import { harnessCrashMessage } from './harness-crash';
 import { harnessFor } from './harness/harness-registry';
 import { reportFileArtifact } from './harness-support-client';
@@ -207,7 +207,7 @@ export class RunExecutor {
             environment,
             grant,
             (sandbox) => resumeFromCheckpoint(ctx, harness, grant, sandbox, checkpointing, cause, onDurable),
-            true,
+            { resumeFromCheckpoint: true },
           );
       }
     }
@@ -219,7 +219,7 @@ export class RunExecutor {
     environment: EnvironmentSpec,
     grant: ModelAccessGrant | undefined,
     drive: (sandbox: RunSandbox) => Promise<{ ran: HarnessRun } | { failed: Completion }>,
-    resumeFromCheckpoint = false,
+    options: WithinOptions,
   ): Promise<Completion> {
     return this.workspaces.within(
       ctx,
@@ -230,7 +230,7 @@ export class RunExecutor {
         if ('failed' in driven) return driven.failed;
         return finishWork(ctx, this.ports, sandbox, environment, driven.ran);
       },
-      resumeFromCheckpoint,
+      options,
     );
   }
 
@@ -256,8 +256,22 @@ export class RunExecutor {
         this.link.call('FetchRunRepository', { ...ctx.target, repository }, 120_000);
       const run = { harness, grant, environment, checkpoint, onDurable };
       return await this.resuming(ctx, run, () =>
-        this.inNewSandbox(ctx, environment, grant, (sandbox) =>
-          driveHarness(ctx, harness, grant, sandbox, environment, fetchRepository, onDurable, checkpointing),
+        this.inNewSandbox(
+          ctx,
+          environment,
+          grant,
+          (sandbox) =>
+            driveHarness(
+              ctx,
+              harness,
+              grant,
+              sandbox,
+              environment,
+              fetchRepository,
+              onDurable,
+              checkpointing,
+            ),
+          { launchLaysOut: harness.laysOutWorkspace === true },
         ),
       );
     } finally {

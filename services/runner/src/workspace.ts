@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { writeSandboxFile } from './harness/cli/sandbox-files';
 import { collectBytes } from './sandbox/collect-output';
-import { HOME_DIR_NAME } from './sandbox/run-environment';
+import { workspaceDirs } from './sandbox/run-environment';
 import type { RunSandbox } from './sandbox/run-sandbox';
 
 /** Attachments land in `attachments/` under the workspace; names are reduced to a safe basename. */
@@ -22,7 +22,7 @@ export async function layOutWorkspace(
   const dir = sandbox.workspaceDir;
   const made = await collectBytes(
     sandbox.exec({
-      argv: ['mkdir', '-p', '--', path.posix.join(dir, HOME_DIR_NAME), path.posix.join(dir, 'attachments')],
+      argv: ['mkdir', '-p', '--', ...workspaceDirs(dir)],
       env,
       network: false,
     }),

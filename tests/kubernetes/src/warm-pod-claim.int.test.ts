@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { startScriptedModelServer, type Json, type ScriptedModelServer } from '@conveyor/testing';
+import {
+  chartDefaultImage,
+  startScriptedModelServer,
+  type Json,
+  type ScriptedModelServer,
+} from '@conveyor/testing';
 import { cluster, eventually, kubectl, pods, runnerMetrics } from './cluster';
 import { api, MODEL, otherTeamKey, toolOutputs, waitForState } from './runs';
 
@@ -54,14 +59,7 @@ describe('a warm run Pod claimed by a real Claude Code run', () => {
 
   beforeAll(async () => {
     server = await startScriptedModelServer([], { host: cluster.nodeIp, port: cluster.modelServerPort });
-    const image = await kubectl(
-      'get',
-      'configmap',
-      'conveyor-config',
-      '-o',
-      'jsonpath={.data.SANDBOX_K8S_DEFAULT_IMAGE}',
-    );
-    await setRunner('SANDBOX_K8S_WARM_PODS', `${image}=1:1`);
+    await setRunner('SANDBOX_K8S_WARM_PODS', `${await chartDefaultImage(kubectl)}=1:1`);
     replicas = Number(await kubectl('get', RUNNER, '-o', 'jsonpath={.spec.replicas}'));
   });
   afterAll(async () => {

@@ -77,9 +77,13 @@ export interface EnvironmentPreparation {
  * a commit moved), otherwise cold, keeping the result as the snapshot when it may. A snapshot that cannot be made
  * costs the run nothing but the log line.
  */
+/** Whether the environment has anything to set up (repositories to clone, commands to run). */
+export const setsUp = (environment: EnvironmentSpec): boolean =>
+  environment.repositories.length + environment.setup_commands.length > 0;
+
 export async function setUpWithSnapshot(p: EnvironmentPreparation): Promise<void> {
   const { environment, sandbox, env, signal } = p;
-  if (environment.repositories.length + environment.setup_commands.length === 0) return;
+  if (!setsUp(environment)) return;
   const report = (text: string) => p.log('info', text);
   if (sandbox.startedFrom) {
     p.step('started', `from snapshot ${sandbox.startedFrom}`);

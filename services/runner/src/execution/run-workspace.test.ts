@@ -47,6 +47,37 @@ describe('RunWorkspaces', () => {
     ]);
   });
 
+  it('leaves the directories to the agent’s launch only when nothing runs in the sandbox before the agent', async () => {
+    const bare = { ...environment, repositories: [] };
+    const laidOut = async (
+      env: typeof environment,
+      options: { attachments?: boolean; startedFrom?: string; resume?: boolean },
+    ) => {
+      const { sandbox, commands } = fakeSandbox();
+      const { backend } = fakeBackend({ ...sandbox, startedFrom: options.startedFrom });
+      const { ctx } = fakeContext(
+        options.attachments
+          ? ({
+              attachments: [{ file_name: 'a.txt', data: Buffer.from('a'), mime_type: 'text/plain' }],
+            } as never)
+          : {},
+      );
+      const drive = jest.fn(async () => succeeded);
+      await new RunWorkspaces(backend, settings).within(ctx, env, undefined, drive, {
+        launchLaysOut: true,
+        resumeFromCheckpoint: options.resume === true,
+      });
+      expect(drive).toHaveBeenCalled();
+      return commands.some((c) => c[0] === 'mkdir');
+    };
+    expect(await laidOut(bare, {})).toBe(false);
+    expect(await laidOut(environment, { startedFrom: 'snap_1' })).toBe(false);
+    // Setup from scratch, attachments and a checkpoint's workspace are laid out first, as before.
+    expect(await laidOut(environment, {})).toBe(true);
+    expect(await laidOut(bare, { attachments: true })).toBe(true);
+    expect(await laidOut(bare, { resume: true })).toBe(true);
+  });
+
   it("keeps the sandbox's own credentials (a run gateway key) out of the run's events", async () => {
     const { sandbox } = fakeSandbox();
     const { backend } = fakeBackend({ ...sandbox, secrets: ['cvk_gateway-key'] });

@@ -14,8 +14,18 @@ import {
   type SandboxUsage,
 } from '../sandbox/run-sandbox';
 import { layOutWorkspace } from '../workspace';
-import { snapshotRef } from './environment-snapshots';
+import { setsUp, snapshotRef } from './environment-snapshots';
 import { reportStep, type Completion, type ExecutionContext } from './execution-context';
+
+export interface WithinOptions {
+  /** Going on from a checkpoint: it is the workspace, not the environment's snapshot. */
+  resumeFromCheckpoint?: boolean;
+  /**
+   * The harness's launch makes the workspace's directories (`Harness.laysOutWorkspace`): when nothing runs in the
+   * sandbox before the agent, they are not made by an exec of their own first (time to agent).
+   */
+  launchLaysOut?: boolean;
+}
 
 export interface WorkspaceSettings {
   /** Hosts every run may reach, before the environment's own. */
@@ -45,7 +55,7 @@ export class RunWorkspaces {
     environment: EnvironmentSpec,
     grant: ModelAccessGrant | undefined,
     drive: (sandbox: RunSandbox) => Promise<Completion>,
-    resumeFromCheckpoint = false,
+    { resumeFromCheckpoint = false, launchLaysOut = false }: WithinOptions = {},
   ): Promise<Completion> {
     const { assignment } = ctx;
     const runId = assignment.run_id;
@@ -54,7 +64,6 @@ export class RunWorkspaces {
     this.active.add(runId);
     try {
       const policy = this.policyOf(ctx, environment, grant);
-      // Going on from a checkpoint: it is the workspace, not the environment's snapshot.
       sandbox = await this.backend.prepare(
         resumeFromCheckpoint ? { ...policy, snapshot: undefined, resumeFromCheckpoint } : policy,
       );
@@ -70,7 +79,17 @@ export class RunWorkspaces {
     }
     for (const secret of sandbox.secrets ?? []) ctx.reporter.redactor.add(secret);
     ctx.trace.mark('sandbox_ready');
-    return this.runIn(ctx, sandbox, async () => (await this.layOut(ctx, sandbox)) ?? (await drive(sandbox)));
+    // Setup (from scratch: a snapshot holds the laid-out workspace) and attachments need the directories before it.
+    const deferred =
+      launchLaysOut &&
+      !resumeFromCheckpoint &&
+      assignment.attachments.length === 0 &&
+      (!setsUp(environment) || sandbox.startedFrom !== undefined);
+    return this.runIn(
+      ctx,
+      sandbox,
+      async () => (await this.layOut(ctx, sandbox, deferred)) ?? (await drive(sandbox)),
+    );
   }
 
   /**
@@ -153,8 +172,15 @@ export class RunWorkspaces {
     return completion;
   }
 
-  /** HOME and the attachments; undefined when laid out, else the run's failure. */
-  private async layOut(ctx: ExecutionContext, sandbox: RunSandbox): Promise<Completion | undefined> {
+  /**
+   * HOME and the attachments; undefined when laid out, else the run's failure. `deferred`: the agent's launch makes
+   * the directories, nothing here runs in the sandbox.
+   */
+  private async layOut(
+    ctx: ExecutionContext,
+    sandbox: RunSandbox,
+    deferred: boolean,
+  ): Promise<Completion | undefined> {
     const { assignment } = ctx;
     const env = baseRunEnvironment({ runId: assignment.run_id, workspaceDir: sandbox.workspaceDir });
     const attachments = assignment.attachments.map((a) => ({
@@ -162,7 +188,7 @@ export class RunWorkspaces {
       data: Buffer.from(a.data),
     }));
     try {
-      await layOutWorkspace(sandbox, env, attachments);
+      if (!deferred) await layOutWorkspace(sandbox, env, attachments);
     } catch (err) {
       reportStep(ctx, 'workspace', 'failed', (err as Error).message);
       return {

@@ -109,6 +109,11 @@ export class SetupFailure extends Error {}
 
 /** An agent harness: prepares its part of the environment, then runs the agent to an outcome. */
 export interface Harness {
+  /**
+   * Its agent's launch makes the workspace's directories (workspace.ts, workspaceDirs): with nothing to run before
+   * the agent, the runner does not make them first (one exec fewer before the agent's first model request).
+   */
+  readonly laysOutWorkspace?: boolean;
   prepare(input: HarnessInput): Promise<void>;
   run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome>;
   /**

@@ -3,6 +3,11 @@ import path from 'node:path';
 /** Directory under the workspace that serves as HOME inside the sandbox (CLI state, sessions, caches). */
 export const HOME_DIR_NAME = '.home';
 
+/** The directories every run's workspace has: its HOME and `attachments/`. */
+export function workspaceDirs(workspaceDir: string): string[] {
+  return [path.posix.join(workspaceDir, HOME_DIR_NAME), path.posix.join(workspaceDir, 'attachments')];
+}
+
 /**
  * The environment every process of a run starts from: an allow-list, never the runner's own environment (which
  * holds DATABASE_URL, REDIS_URL, KAFKA_BROKERS and keys). Callers add what their process needs on top.

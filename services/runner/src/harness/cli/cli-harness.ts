@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { HOME_DIR_NAME } from '../../sandbox/run-environment';
+import { HOME_DIR_NAME, workspaceDirs } from '../../sandbox/run-environment';
 import { SandboxLost, type OutputOffsets, type SandboxProcess } from '../../sandbox/run-sandbox';
 import {
   SetupFailure,
@@ -14,6 +14,7 @@ import type { CliProfile, CliSetup, TurnEnd } from './cli-profile';
 import { mcpServersOf } from './mcp-servers';
 import { outputLines } from './output-lines';
 import { debugMessage, firstMessage, skillNameOf, skillSpecOf } from './prompt-assembly';
+import { inlinable, withPrelude, type LaunchPrelude } from './launch-prelude';
 import { readSandboxFile, writeSandboxFile } from './sandbox-files';
 
 /** SIGTERM first; what still runs after this is killed. */
@@ -48,6 +49,8 @@ const clip = (text: string) =>
  * execution's transcript and as the session a later execution (on any runner) restores and resumes.
  */
 export class CliHarness implements Harness {
+  readonly laysOutWorkspace = true;
+
   constructor(private readonly profile: CliProfile) {}
 
   async prepare(input: HarnessInput): Promise<void> {
@@ -60,9 +63,7 @@ export class CliHarness implements Harness {
   async run(input: HarnessInput, ctx: HarnessContext): Promise<HarnessOutcome> {
     const setup = this.setupOf(input, ctx);
     const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
-    for (const file of this.profile.files(setup))
-      await writeSandboxFile(ctx.sandbox, env, file.path, file.content);
-
+    const prelude = await this.preludeOf(setup, env, ctx);
     const glob = this.profile.sessionGlob(setup);
     const before =
       (await readSandboxFile(ctx.sandbox, env, glob)) ??
@@ -81,7 +82,7 @@ export class CliHarness implements Harness {
       : input.debugSession
         ? [debugMessage(input)]
         : [firstMessage(input, setup.skill?.name), ...input.followups];
-    return this.drive({ setup, env, ctx, glob, before }, messages, 0);
+    return this.drive({ setup, env, ctx, glob, before, prelude }, messages, 0);
   }
 
   /**
@@ -91,6 +92,7 @@ export class CliHarness implements Harness {
   async resume(input: HarnessInput, ctx: HarnessContext, agent: DurableAgent): Promise<HarnessOutcome> {
     const setup = this.setupOf(input, ctx);
     const env = { ...ctx.env, HOME: setup.home, ...this.profile.env(setup) };
+    const prelude = await this.preludeOf(setup, env, ctx);
     const proc = ctx.sandbox.attachDurable!(agent.offsets);
     const handled = { ...agent.offsets };
     ctx.durable?.({ processIndex: agent.processIndex, proc, handled });
@@ -103,7 +105,7 @@ export class CliHarness implements Harness {
     });
     if (result.lost) throw new SandboxLost(result.lost);
     const messages = result.turnEnd?.ok ? ctx.inbox.drain() : [];
-    return this.drive({ setup, env, ctx, glob }, messages, agent.processIndex + 1, result);
+    return this.drive({ setup, env, ctx, glob, prelude }, messages, agent.processIndex + 1, result);
   }
 
   /** Runs processes until the messages are handled or one fails; then the outcome, transcript and session. */
@@ -114,18 +116,19 @@ export class CliHarness implements Harness {
       ctx: HarnessContext;
       glob: string;
       before?: SessionFile;
+      prelude: LaunchPrelude;
     },
     messages: string[],
     firstIndex: number,
     resumed?: ProcessResult,
   ): Promise<HarnessOutcome> {
-    const { setup, env, ctx, glob, before } = run;
+    const { setup, env, ctx, glob, before, prelude } = run;
     let result = resumed;
     for (let index = firstIndex; messages.length > 0 && !ctx.signal.aborted; index++) {
       // A live CLI takes every queued message (and later follow-ups) on stdin; the others handle one per process.
       const batch = this.profile.liveInput ? messages.splice(0) : messages.splice(0, 1);
       const previous = index === 0 ? before : await readSandboxFile(ctx.sandbox, env, glob);
-      result = await this.runProcess(setup, env, ctx, batch, previous, index);
+      result = await this.runProcess({ setup, env, ctx, prelude }, batch, previous, index);
       if (result.lost && !ctx.signal.aborted) throw new SandboxLost(result.lost);
       if (!result.turnEnd?.ok) break;
       // Follow-ups that arrived after the process stopped listening resume the session once it has ended.
@@ -177,6 +180,23 @@ export class CliHarness implements Harness {
     return readSandboxFile(ctx.sandbox, env, glob);
   }
 
+  /**
+   * The workspace's directories and the profile's HOME files, made by the exec that starts the CLI (launch-prelude.ts);
+   * a file that cannot travel as an argument is written now, by an exec of its own.
+   */
+  private async preludeOf(
+    setup: CliSetup,
+    env: Record<string, string>,
+    ctx: HarnessContext,
+  ): Promise<LaunchPrelude> {
+    const files: LaunchPrelude['files'] = [];
+    for (const file of this.profile.files(setup)) {
+      if (inlinable(file.content)) files.push(file);
+      else await writeSandboxFile(ctx.sandbox, env, file.path, file.content);
+    }
+    return { dirs: workspaceDirs(setup.workspaceDir), files };
+  }
+
   private setupOf(input: HarnessInput, ctx: HarnessContext): CliSetup {
     const { servers, unsupported } = mcpServersOf(input.config);
     for (const name of unsupported) {
@@ -209,9 +229,12 @@ export class CliHarness implements Harness {
    * the end. Durable: a restarted runner takes it back (`resume`).
    */
   private async runProcess(
-    setup: CliSetup,
-    env: Record<string, string>,
-    ctx: HarnessContext,
+    {
+      setup,
+      env,
+      ctx,
+      prelude,
+    }: { setup: CliSetup; env: Record<string, string>; ctx: HarnessContext; prelude: LaunchPrelude },
     messages: string[],
     session: { path: string; content: Buffer } | undefined,
     processIndex: number,
@@ -220,7 +243,10 @@ export class CliHarness implements Harness {
     const first = live ? '' : (messages[0] ?? '');
     ctx.mark?.('cli_exec');
     const proc = ctx.sandbox.exec({
-      argv: [...this.profile.command(), ...this.profile.args(setup, first, session?.path)],
+      argv: withPrelude(prelude, [
+        ...this.profile.command(),
+        ...this.profile.args(setup, first, session?.path),
+      ]),
       env,
       stdin: live ? 'pipe' : 'ignore',
       durable: true,

@@ -184,11 +184,14 @@ export class KubernetesBackend implements SandboxBackend {
         ...(claim ? { workspaceClaim: claim.name } : {}),
       };
       // Before the Pod may hold anything of the run: its key and the team's files enter only by exec, later.
-      await this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings));
-      closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
+      const networkPolicy = this.api.createNetworkPolicy(namespace, runNetworkPolicy(settings)).then(() => {
+        closers.push(() => this.api.deleteNetworkPolicy(namespace, name));
+      });
       if (warm) {
-        await warm.claim(policy.runId, policy.limits.wallClockMs);
+        // A warm Pod is under the pool's deny-all policy until then: its claim need not wait for the run's policy.
+        await bothSettled(networkPolicy, warm.claim(policy.runId, policy.limits.wallClockMs));
       } else {
+        await networkPolicy;
         await this.api.createPod(namespace, runPod(policy, settings));
         closers.push(() => this.api.deletePod(namespace, name));
         await waitForPodStart(
@@ -225,6 +228,11 @@ export class KubernetesBackend implements SandboxBackend {
         : new SandboxUnavailable(`cannot start the run's pod: ${describe(err)}`);
     }
   }
+}
+
+/** Waits for both, then throws the first failure: a closer of the one that succeeded is registered before cleanup. */
+async function bothSettled(a: Promise<unknown>, b: Promise<unknown>): Promise<void> {
+  for (const r of await Promise.allSettled([a, b])) if (r.status === 'rejected') throw r.reason;
 }
 
 /**

@@ -230,6 +230,35 @@ describe('warm run Pods', () => {
     });
   });
 
+  it("claims a warm Pod while the run's NetworkPolicy is made, and hands the run nothing before that policy exists", async () => {
+    await start();
+    const create = api.createNetworkPolicy.bind(api);
+    let made!: () => void;
+    const policyCreated = new Promise<void>((resolve) => (made = resolve));
+    api.createNetworkPolicy = async (namespace, body) => {
+      await policyCreated;
+      return create(namespace, body);
+    };
+    let ready = false;
+    const preparing = prepare().then((sandbox) => {
+      ready = true;
+      return sandbox;
+    });
+    await settle();
+    // The claim went out while the policy was still being made (one round trip fewer before the agent) …
+    const [claimed] = [...api.patches.keys()];
+    expect(claimed).toMatch(/^warm-/);
+    // … but the run gets the sandbox (and with it the only way in: exec) only once the policy exists.
+    expect(ready).toBe(false);
+    expect(api.calls.some((call) => call.startsWith('exec '))).toBe(false);
+    made();
+    const sandbox = await preparing;
+    await sandbox.exec({ argv: ['true'], env: {} }).exited;
+    const policyAt = api.calls.indexOf(`create networkpolicy ${claimed}`);
+    expect(policyAt).toBeGreaterThanOrEqual(0);
+    expect(api.calls.findIndex((call) => call.startsWith(`exec ${claimed}`))).toBeGreaterThan(policyAt);
+  });
+
   it('gives a Pod to one run only, and never back to the pool', async () => {
     await start({ images: new Map([[IMAGE, { floor: 2, ceiling: 2 }]]) });
     expect(warmNames()).toHaveLength(2);
