@@ -635,6 +635,49 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await sweeperDb.$disconnect();
   });
 
+  it('leaves a run to its runner whose heartbeat lands while the sweep is moving it (a runner back just in time)', async () => {
+    const url = new URL(database.url);
+    url.searchParams.set('application_name', 'sweeper-raced');
+    const sweeperDb = createPrismaClient(url.toString());
+    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
+    const { runId } = await createRun(deps(), caller, { prompt: 'back just in time' });
+    const target = { run_id: runId, execution: 1, runner_id: 'restarted' };
+    await claimRun(db, target);
+    await reportEvents(db, {
+      ...target,
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
+    const at = (ms: number) => new Date(Date.now() + ms);
+    await sweeper.sweep(at(0));
+    // The runner's heartbeat holds the run's row as the sweep reads the run as silent for 40 s; the sweep's move
+    // waits for it, then finds the heartbeat committed.
+    const runner = new pg.Client({ connectionString: database.url });
+    await runner.connect();
+    try {
+      await runner.query('BEGIN');
+      await runner.query('SELECT 1 FROM "Run" WHERE id = $1 FOR UPDATE', [runId]);
+      const swept = sweeper.sweep(at(40_000));
+      const waiting = async () =>
+        (
+          await runner.query(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = 'sweeper-raced' AND wait_event_type = 'Lock'`,
+          )
+        ).rowCount;
+      while ((await waiting()) === 0) await new Promise((resolve) => setImmediate(resolve));
+      await runner.query('UPDATE "Run" SET "lastHeartbeatAt" = $2 WHERE id = $1', [runId, at(40_000)]);
+      await runner.query('COMMIT');
+      await swept;
+    } finally {
+      await runner.end();
+    }
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'INPROGRESS',
+      runnerId: 'restarted',
+    });
+    await sweeper.stop();
+    await sweeperDb.$disconnect();
+  });
+
   it('requeues a run whose runner vanished before starting, and errors one lost mid-run', async () => {
     const sweeper = new LostRunnerSweeper({ db, kickOutbox: kick, logger }, 30_000);
     const early = await createRun(deps(), caller, { prompt: 'early' });
