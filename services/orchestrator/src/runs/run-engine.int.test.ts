@@ -95,6 +95,24 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await database.drop();
   });
 
+  /**
+   * A sweeper on a pool of its own, named so a test can find its connection in pg_stat_activity, and a run its
+   * runner has taken to INPROGRESS.
+   */
+  const sweeperAndRunningRun = async (applicationName: string, prompt: string, runnerId: string) => {
+    const url = new URL(database.url);
+    url.searchParams.set('application_name', applicationName);
+    const sweeperDb = createPrismaClient(url.toString());
+    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
+    const { runId } = await createRun(deps(), caller, { prompt });
+    const target = { run_id: runId, execution: 1, runner_id: runnerId };
+    await claimRun(db, target);
+    await reportEvents(db, {
+      ...target,
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
+    return { sweeperDb, sweeper, runId, target };
+  };
   const jobExists = async (runId: string, execution: number) =>
     Boolean(await queue.queue.getJob(runJobId({ runId, execution })));
 
@@ -586,18 +604,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
 
   it('takes no runner for lost across its own database outage: silence counts only while a heartbeat could land', async () => {
-    // The sweeper on a pool of its own, named so the test can end its connection the way a restarting server does.
-    const url = new URL(database.url);
-    url.searchParams.set('application_name', 'sweeper-under-test');
-    const sweeperDb = createPrismaClient(url.toString());
-    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
-    const { runId } = await createRun(deps(), caller, { prompt: 'alive and retrying' });
-    const target = { run_id: runId, execution: 1, runner_id: 'alive' };
-    await claimRun(db, target);
-    await reportEvents(db, {
-      ...target,
-      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
-    });
+    // The sweeper's connection is ended the way a restarting server does.
+    const { sweeperDb, sweeper, runId, target } = await sweeperAndRunningRun(
+      'sweeper-under-test',
+      'alive and retrying',
+      'alive',
+    );
     const state = async () => (await db.run.findUniqueOrThrow({ where: { id: runId } })).state;
     const at = (ms: number) => new Date(Date.now() + ms);
 
@@ -636,17 +648,11 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
 
   it('leaves a run to its runner whose heartbeat lands while the sweep is moving it (a runner back just in time)', async () => {
-    const url = new URL(database.url);
-    url.searchParams.set('application_name', 'sweeper-raced');
-    const sweeperDb = createPrismaClient(url.toString());
-    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
-    const { runId } = await createRun(deps(), caller, { prompt: 'back just in time' });
-    const target = { run_id: runId, execution: 1, runner_id: 'restarted' };
-    await claimRun(db, target);
-    await reportEvents(db, {
-      ...target,
-      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
-    });
+    const { sweeperDb, sweeper, runId } = await sweeperAndRunningRun(
+      'sweeper-raced',
+      'back just in time',
+      'restarted',
+    );
     const at = (ms: number) => new Date(Date.now() + ms);
     await sweeper.sweep(at(0));
     // The runner's heartbeat holds the run's row as the sweep reads the run as silent for 40 s; the sweep's move
