@@ -9,6 +9,7 @@ import {
   doubleExecutions,
   endedCount,
   runOutcomes,
+  runsEndedWith,
   runsNotSucceeded,
   runState,
   terminateConnections,
@@ -85,9 +86,10 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       // Runs in the real sandbox, as npm start's default. Lost runners are noticed in seconds; the load's one sender
       // is never rate limited.
       RUN_SANDBOX: 'bubblewrap',
-      // A restarted runner takes its Claude Code runs back at its start (1–9 s measured here under load): the sweep
-      // waits longer than that before it judges a runner lost, as in production (30 s).
-      RUNNER_LOST_AFTER_MS: '20000',
+      // A restarted runner takes its Claude Code runs back at its start: 1–9 s measured here under the suite's load,
+      // but 18–27 s on this 2-core machine at load 36–47 (docs/run-lifecycle.md). The sweep waits production's 30 s
+      // before it judges a runner lost, so a slow machine's restart is not taken for a lost runner.
+      RUNNER_LOST_AFTER_MS: '30000',
       DELIVERY_RATE_PER_MINUTE: '100000',
       LOG_LEVEL: 'warn',
     });
@@ -124,7 +126,8 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       () => load.createRun(`Run the step ${nonce}`, { harness: { type: 'claude', model_id: MODEL } }),
       60_000,
     );
-    await eventually('its tool step to run', () => toolCalled(db(), runId), 120_000);
+    // Behind the load's runs still queued: as long as a drain may take on a slow machine.
+    await eventually('its tool step to run', () => toolCalled(db(), runId), DRAIN_DEADLINE_MS);
     return { runId, nonce };
   }
 
@@ -133,7 +136,7 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
     await eventually(
       'the Claude Code run to end',
       async () => (await endedCount(db(), [runId])) === 1,
-      120_000,
+      DRAIN_DEADLINE_MS,
     );
     const problems: string[] = [];
     const [run] = await runOutcomes(db(), [runId]);
@@ -147,13 +150,17 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
   const db = () => installation.databaseUrl;
   /** Runs a fault was allowed to end other than SUCCEEDED (losesRunsInFlight), for the whole suite's check. */
   const lostWithRunner = new Set<string>();
-  /** Runs ending otherwise than their agent said, bar those a runner's loss may end. */
-  const notOwnOutcome = async (from: Date, to: Date, lossAllowed: boolean) =>
-    (await runsNotSucceeded(db(), from, to)).filter((run) => {
-      const lost = run.state === 'ERROR' && LOST_WITH_ITS_RUNNER.includes(run.message ?? '');
-      if (lost && lossAllowed) lostWithRunner.add(run.id);
-      return !lostWithRunner.has(run.id);
-    });
+  /**
+   * Runs created in [from, to) ending otherwise than their agent said, bar those a runner's loss may end. A fault
+   * that kills the runner excuses each run it ended that way since the fault's test began, whenever the run was
+   * created: on a slow machine the runner's queue reaches back before the window, and a run from there lost with
+   * the runner is as much the fault's.
+   */
+  const notOwnOutcome = async (from: Date, to: Date, lossAllowed: boolean) => {
+    if (lossAllowed)
+      for (const { id } of await runsEndedWith(db(), from, LOST_WITH_ITS_RUNNER)) lostWithRunner.add(id);
+    return (await runsNotSucceeded(db(), from, to)).filter((run) => !lostWithRunner.has(run.id));
+  };
 
   const faults: Fault[] = [
     {
@@ -354,7 +361,19 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
   }
 
   it("over the whole suite: every run ended with its agent's own outcome, every accepted delivery recorded once, no service down", async () => {
+    // In this order, so that `end` comes after every run the load started has committed: the load's requests answered
+    // (an API run commits before its answer), then every accepted delivery processed (its runs commit with that).
     await load.stop();
+    const deliveries = load.deliveries.map((d) => d.id);
+    await eventually(
+      'every accepted delivery to be in the delivery log once, processed',
+      async () => (await deliveriesNotRecordedOnce(db(), deliveries)).length === 0,
+      DRAIN_DEADLINE_MS,
+    ).catch(async () => {
+      throw new Error(
+        `deliveries not recorded once: ${JSON.stringify((await deliveriesNotRecordedOnce(db(), deliveries)).slice(0, 10))}`,
+      );
+    });
     const end = new Date();
     await eventually(
       'every run ever created to end',
@@ -364,12 +383,6 @@ describe('the platform rides out faults under load (npm start, its own PostgreSQ
       throw new Error(`runs never ended: ${JSON.stringify(await unfinishedRuns(db(), new Date(0), end))}`);
     });
     expect(await notOwnOutcome(new Date(0), end, false)).toEqual([]);
-    expect(
-      await deliveriesNotRecordedOnce(
-        db(),
-        load.deliveries.map((d) => d.id),
-      ),
-    ).toEqual([]);
     expect(load.runs.length).toBeGreaterThan(0);
     const ready = await installation.readyz();
     expect(SERVICES.filter((s) => !ready[s])).toEqual([]);

@@ -22,16 +22,29 @@ export const unfinishedRuns = (databaseUrl: string, from: Date, to: Date) =>
   );
 
 /**
- * Runs created in [from, to) that did not end with their agent's own outcome. Every run the suite creates is a demo
- * run whose script says succeed, or a Claude Code run whose scripted model says so, so that is SUCCEEDED; an ended
- * run that is not, or a run not ended yet, is listed.
+ * Runs created in [from, to) that ended otherwise than their agent said. Every run the suite creates is a demo run
+ * whose script says succeed, or a Claude Code run whose scripted model says so, so that is SUCCEEDED. Runs not ended
+ * are `unfinishedRuns`' to report, not these: a run's `createdAt` is stamped before its row commits, so on a slow
+ * machine a run created just before `to` can become visible only after `unfinishedRuns` found none left, and would
+ * be listed here as QUEUED though nothing is wrong with it (the suite's last check waits for every such run).
  */
 export const runsNotSucceeded = (databaseUrl: string, from: Date, to: Date) =>
   query<{ id: string; state: string; message: string | null }>(
     databaseUrl,
     `SELECT id, state::text AS state, "statusMessage" AS message FROM "Run"
-      WHERE "createdAt" >= $1 AND "createdAt" < $2 AND state::text <> 'SUCCEEDED'`,
-    [from, to],
+      WHERE "createdAt" >= $1 AND "createdAt" < $2 AND state::text = ANY($3) AND state::text <> 'SUCCEEDED'`,
+    [from, to, TERMINAL],
+  );
+
+/**
+ * Runs that ended ERROR with one of these messages at or after `since`, whenever they were created: a runner's loss
+ * ends the runs in flight on it, and on a slow machine those include runs created before the fault's window.
+ */
+export const runsEndedWith = (databaseUrl: string, since: Date, messages: string[]) =>
+  query<{ id: string }>(
+    databaseUrl,
+    `SELECT id FROM "Run" WHERE state::text = 'ERROR' AND "endedAt" >= $1 AND "statusMessage" = ANY($2)`,
+    [since, messages],
   );
 
 /** Whether the run's agent has called a tool (its step runs). */
@@ -106,17 +119,27 @@ export const doubleExecutions = (databaseUrl: string, from: Date, to: Date) =>
     [from, to, TERMINAL],
   );
 
-/** Accepted delivery IDs that the delivery log does not hold exactly once as Accepted, with their count. */
+/**
+ * Accepted delivery IDs that the delivery log does not hold exactly once as Accepted and processed, with their counts.
+ * Processed is when the automation's runs commit (delivery-processor.ts), after the entry itself: only then does every
+ * run the delivery starts exist.
+ */
 export async function deliveriesNotRecordedOnce(
   databaseUrl: string,
   ids: string[],
-): Promise<Array<{ id: string; accepted: number }>> {
-  const rows = await query<{ id: string; n: string }>(
+): Promise<Array<{ id: string; accepted: number; processed: number }>> {
+  const rows = await query<{ id: string; n: string; processed: string }>(
     databaseUrl,
-    `SELECT "deliveryId" AS id, count(*) AS n FROM "WebhookDelivery"
+    `SELECT "deliveryId" AS id, count(*) AS n, count("processedAt") AS processed FROM "WebhookDelivery"
      WHERE label = 'Accepted' AND "deliveryId" = ANY($1) GROUP BY 1`,
     [ids],
   );
-  const counts = new Map(rows.map((r) => [r.id, Number(r.n)]));
-  return ids.map((id) => ({ id, accepted: counts.get(id) ?? 0 })).filter((d) => d.accepted !== 1);
+  const counts = new Map(rows.map((r) => [r.id, r]));
+  return ids
+    .map((id) => ({
+      id,
+      accepted: Number(counts.get(id)?.n ?? 0),
+      processed: Number(counts.get(id)?.processed ?? 0),
+    }))
+    .filter((d) => d.accepted !== 1 || d.processed !== 1);
 }

@@ -34,6 +34,8 @@ export class SteadyLoad {
   readonly deliveryAnswers: Answers = {};
   private stopped = false;
   private loops: Promise<void>[] = [];
+  /** Requests sent and not answered yet: stop() waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private sent = 0;
 
   private constructor(
@@ -61,7 +63,8 @@ export class SteadyLoad {
   private async every(ms: number, step: () => Promise<unknown>): Promise<void> {
     while (!this.stopped) {
       // Not awaited: a request hanging on an outage must not slow the load down.
-      void step();
+      const request = step().finally(() => this.inFlight.delete(request));
+      this.inFlight.add(request);
       await sleep(ms);
     }
   }
@@ -127,8 +130,14 @@ export class SteadyLoad {
     return since;
   }
 
+  /**
+   * Stops sending and waits for every request sent to be answered (each gives up after 15 s): a run's `createdAt` is
+   * stamped before its row commits, so a check that reads the runs created before some instant must not start while
+   * a request that may commit one is still in flight.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all(this.loops);
+    await Promise.all(this.inFlight);
   }
 }

@@ -80,16 +80,19 @@ export class LostRunnerSweeper {
     this.watchingSince ??= now.getTime();
     if (now.getTime() - this.watchingSince < this.lostAfterMs) return 0;
     let handled = 0;
+    // Still silent when it is moved: a heartbeat that lands between the read above and the move (a restarted runner
+    // taking its runs back just past the threshold, on a slow host) keeps the run its runner's.
+    const stillSilent = { lastHeartbeatAt: { lt: cutoff } };
     for (const run of stale) {
       try {
-        const requeued = await inRunTrace('runner lost', run, () =>
-          db.$transaction(async (tx) => {
+        const outcome = await inRunTrace('runner lost', run, () =>
+          db.$transaction(async (tx): Promise<'requeued' | 'errored' | undefined> => {
             if (run.debugExecution !== null && run.state === 'FAILED') {
-              await tx.run.updateMany({
-                where: { id: run.id, runnerId: run.runnerId },
+              const { count } = await tx.run.updateMany({
+                where: { ...stillSilent, id: run.id, runnerId: run.runnerId },
                 data: { debugExecution: null, runnerId: null },
               });
-              return false;
+              return count > 0 ? 'errored' : undefined;
             }
             if (run.state !== 'INPROGRESS' && run.claimAttempts < MAX_CLAIM_ATTEMPTS) {
               const execution = run.execution + 1;
@@ -97,6 +100,7 @@ export class LostRunnerSweeper {
               const trace = currentTraceCarrier();
               const moved = await transitionRun(tx, run, run.state, 'QUEUED', {
                 now,
+                onlyIf: stillSilent,
                 message: 'The runner stopped responding before the agent started; queued again',
                 extra: {
                   execution,
@@ -105,25 +109,31 @@ export class LostRunnerSweeper {
                   ...(trace && { traceContext: trace }),
                 },
               });
-              if (moved)
-                await tx.outboxEntry.create({
-                  data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace } },
-                });
-              return moved;
+              if (!moved) return undefined;
+              await tx.outboxEntry.create({
+                data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace } },
+              });
+              return 'requeued';
             }
-            await transitionRun(tx, run, run.state, 'ERROR', {
+            const ended = await transitionRun(tx, run, run.state, 'ERROR', {
               now,
+              onlyIf: stillSilent,
               message: 'The runner executing this run stopped responding',
               errorCode: 'resource_unavailable',
               retryable: true,
               extra: { runnerId: null },
             });
-            return false;
+            return ended ? 'errored' : undefined;
           }),
         );
+        // Moved meanwhile by its runner (a heartbeat, its completion) or a cancel: not lost.
+        if (!outcome) continue;
         handled++;
-        this.deps.lost?.inc({ outcome: requeued ? 'requeued' : 'errored' });
-        logger.warn({ runId: run.id, runnerId: run.runnerId, requeued }, 'runner lost');
+        this.deps.lost?.inc({ outcome });
+        logger.warn(
+          { runId: run.id, runnerId: run.runnerId, requeued: outcome === 'requeued' },
+          'runner lost',
+        );
       } catch (err) {
         // The database went away mid-pass: the pass fails, and silence is judged afresh once it is back.
         if (outageOf(err)) throw err;

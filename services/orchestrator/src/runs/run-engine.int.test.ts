@@ -95,6 +95,24 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await database.drop();
   });
 
+  /**
+   * A sweeper on a pool of its own, named so a test can find its connection in pg_stat_activity, and a run its
+   * runner has taken to INPROGRESS.
+   */
+  const sweeperAndRunningRun = async (applicationName: string, prompt: string, runnerId: string) => {
+    const url = new URL(database.url);
+    url.searchParams.set('application_name', applicationName);
+    const sweeperDb = createPrismaClient(url.toString());
+    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
+    const { runId } = await createRun(deps(), caller, { prompt });
+    const target = { run_id: runId, execution: 1, runner_id: runnerId };
+    await claimRun(db, target);
+    await reportEvents(db, {
+      ...target,
+      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+    });
+    return { sweeperDb, sweeper, runId, target };
+  };
   const jobExists = async (runId: string, execution: number) =>
     Boolean(await queue.queue.getJob(runJobId({ runId, execution })));
 
@@ -586,18 +604,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
 
   it('takes no runner for lost across its own database outage: silence counts only while a heartbeat could land', async () => {
-    // The sweeper on a pool of its own, named so the test can end its connection the way a restarting server does.
-    const url = new URL(database.url);
-    url.searchParams.set('application_name', 'sweeper-under-test');
-    const sweeperDb = createPrismaClient(url.toString());
-    const sweeper = new LostRunnerSweeper({ db: sweeperDb, kickOutbox: kick, logger }, 30_000);
-    const { runId } = await createRun(deps(), caller, { prompt: 'alive and retrying' });
-    const target = { run_id: runId, execution: 1, runner_id: 'alive' };
-    await claimRun(db, target);
-    await reportEvents(db, {
-      ...target,
-      events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
-    });
+    // The sweeper's connection is ended the way a restarting server does.
+    const { sweeperDb, sweeper, runId, target } = await sweeperAndRunningRun(
+      'sweeper-under-test',
+      'alive and retrying',
+      'alive',
+    );
     const state = async () => (await db.run.findUniqueOrThrow({ where: { id: runId } })).state;
     const at = (ms: number) => new Date(Date.now() + ms);
 
@@ -631,6 +643,43 @@ describe('run engine over real PostgreSQL and Redis', () => {
     // Silent for 34 s of a sweeper that could see its heartbeats: lost.
     await sweeper.sweep(at(80_000));
     expect(await state()).toBe('ERROR');
+    await sweeper.stop();
+    await sweeperDb.$disconnect();
+  });
+
+  it('leaves a run to its runner whose heartbeat lands while the sweep is moving it (a runner back just in time)', async () => {
+    const { sweeperDb, sweeper, runId } = await sweeperAndRunningRun(
+      'sweeper-raced',
+      'back just in time',
+      'restarted',
+    );
+    const at = (ms: number) => new Date(Date.now() + ms);
+    await sweeper.sweep(at(0));
+    // The runner's heartbeat holds the run's row as the sweep reads the run as silent for 40 s; the sweep's move
+    // waits for it, then finds the heartbeat committed.
+    const runner = new pg.Client({ connectionString: database.url });
+    await runner.connect();
+    try {
+      await runner.query('BEGIN');
+      await runner.query('SELECT 1 FROM "Run" WHERE id = $1 FOR UPDATE', [runId]);
+      const swept = sweeper.sweep(at(40_000));
+      const waiting = async () =>
+        (
+          await runner.query(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = 'sweeper-raced' AND wait_event_type = 'Lock'`,
+          )
+        ).rowCount;
+      while ((await waiting()) === 0) await new Promise((resolve) => setImmediate(resolve));
+      await runner.query('UPDATE "Run" SET "lastHeartbeatAt" = $2 WHERE id = $1', [runId, at(40_000)]);
+      await runner.query('COMMIT');
+      await swept;
+    } finally {
+      await runner.end();
+    }
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'INPROGRESS',
+      runnerId: 'restarted',
+    });
     await sweeper.stop();
     await sweeperDb.$disconnect();
   });

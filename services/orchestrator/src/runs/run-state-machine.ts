@@ -36,6 +36,8 @@ export interface TransitionOptions {
   retryable?: boolean;
   now?: Date;
   extra?: Prisma.RunUpdateManyMutationInput;
+  /** What else the run must still hold when it moves, checked in the same statement as its state. */
+  onlyIf?: Prisma.RunWhereInput;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function transitionRun(
   const now = options.now ?? new Date();
   const terminal = isTerminal(to);
   const result = await tx.run.updateMany({
-    where: { id: run.id, state: from, execution: run.execution },
+    where: { ...options.onlyIf, id: run.id, state: from, execution: run.execution },
     data: {
       state: to,
       updatedAt: now,
