@@ -20,6 +20,8 @@ export class RunControl {
     private readonly log: Logger,
     private readonly abort: AbortController,
     private readonly inbox: FollowupInbox,
+    /** Where runs move between replicas: "no longer yours" means taken over, which lets go rather than stops. */
+    private readonly takenOver?: () => void,
   ) {
     this.outage = new OutageLog(
       log,
@@ -43,8 +45,9 @@ export class RunControl {
   });
 
   readonly failed = (err: unknown): void => {
-    // The orchestrator says we no longer hold the run (cancelled and re-executed, or swept as lost): stop.
-    if (err instanceof AppError && err.code === 'conflict') this.abort.abort();
+    // The orchestrator says we no longer hold the run (cancelled and re-executed, swept as lost, or adopted by another
+    // replica): stop — or, where another replica may hold the very agent, let go of it and kill nothing.
+    if (err instanceof AppError && err.code === 'conflict') (this.takenOver ?? (() => this.abort.abort()))();
     else if (orchestratorUnreachable(err)) this.outage.failed(err);
     else this.log.warn({ err }, 'orchestrator call failed; will retry');
   };

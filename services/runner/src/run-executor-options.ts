@@ -20,6 +20,8 @@ export interface ExecutorOptions {
   modelProxy?: RunningModelProxy;
   /** Where executions whose agents run durable are recorded for the next runner process (docs/run-lifecycle.md). */
   adoptionRecords?: AdoptionRecords;
+  /** The records are the runs' leases (Kubernetes): another replica may adopt an execution, which this one then lets go. */
+  leased?: boolean;
   /** Where each run's last turn is kept, for a run whose agent is lost with its sandbox (docs/run-lifecycle.md). */
   checkpoints?: TurnCheckpoints;
   /** How often one run may go on from a checkpoint (RUN_MAX_RESUMPTIONS). */

@@ -153,6 +153,11 @@ export class RunExecutor {
     try {
       completion = await drive();
     } catch (err) {
+      if (err instanceof RunDetached && lifecycle.takenOver) {
+        // Its record and agent are the adopter's now: nothing of it is written, released or killed here.
+        await lifecycle.detach();
+        return 'taken over';
+      }
       if (err instanceof RunDetached) {
         await record?.close(true);
         await lifecycle.detach();
@@ -250,7 +255,8 @@ export class RunExecutor {
     ctx.trace.mark('model_access_open');
     try {
       const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
-      const onDurable: OnDurable | undefined = record && ((agent) => record.started(agent, grant?.token));
+      const onDurable: OnDurable | undefined =
+        record && ((agent, sandbox) => record.started(agent, grant?.token, sandbox.reopenSecret));
       const checkpointing = checkpoint && { checkpoint, turns: 0 };
       const fetchRepository: FetchRepository = (repository) =>
         this.link.call('FetchRunRepository', { ...ctx.target, repository }, 120_000);
@@ -300,23 +306,30 @@ export class RunExecutor {
     const { grant } = access;
     try {
       const environment = environmentSchema.parse(JSON.parse(assignment.environment_json || '{}'));
-      const onDurable: OnDurable = (agent) => kept?.started(agent, grant?.token);
+      const onDurable: OnDurable = (agent, sandbox) =>
+        kept?.started(agent, grant?.token, sandbox.reopenSecret);
       const turns = (await checkpoint?.latest().catch(() => undefined))?.turn ?? 0;
       const checkpointing = checkpoint && { checkpoint, turns };
       const run = { harness, grant, environment, checkpoint, onDurable };
       return await this.resuming(ctx, run, () =>
-        this.workspaces.reopen(ctx, environment, grant, async (sandbox) => {
-          const ran = await resumeHarness(
-            ctx,
-            resume,
-            grant,
-            sandbox,
-            record.agent,
-            onDurable,
-            checkpointing,
-          );
-          return finishWork(ctx, this.ports, sandbox, environment, ran);
-        }),
+        this.workspaces.reopen(
+          ctx,
+          environment,
+          grant,
+          async (sandbox) => {
+            const ran = await resumeHarness(
+              ctx,
+              resume,
+              grant,
+              sandbox,
+              record.agent,
+              onDurable,
+              checkpointing,
+            );
+            return finishWork(ctx, this.ports, sandbox, environment, ran);
+          },
+          record.reopenSecret,
+        ),
       );
     } finally {
       grant?.close();

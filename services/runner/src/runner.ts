@@ -27,11 +27,13 @@ import { executorOptions } from './run-executor-options';
 import type { SandboxBackend } from './sandbox/run-sandbox';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 import { durableExecutions, takeBackRuns } from './take-back-runs';
+import { adoptLeasedRuns } from './adopt-leased-runs';
 
 /**
  * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
- * agents outlived its previous process (docs/run-lifecycle.md "Runner restarts"). On stop it takes no new jobs and
- * leaves the runs whose agents run durable to its next process; the others it lets finish until the shutdown
+ * agents outlived its previous process (docs/run-lifecycle.md "Runner restarts"); on Kubernetes it also adopts, every
+ * few seconds, the runs other replicas handed over or lost. On stop it takes no new jobs and leaves the runs whose
+ * agents run durable to its next process (Kubernetes: releases their leases to the other replicas); the others it lets finish until the shutdown
  * deadline, then aborts them (they end in ERROR, retryable).
  */
 export class Runner implements Service {
@@ -46,6 +48,8 @@ export class Runner implements Service {
   private modelProxy: RunningModelProxy | undefined;
   private sandbox: SandboxBackend | undefined;
   private orphans: { stop(): Promise<void> } | undefined;
+  /** Kubernetes: the asks for runs other replicas left (adopt-leased-runs.ts). */
+  private adoption: { stop(): Promise<void> } | undefined;
   /** Executions taken back from the previous runner process (not jobs of this one's worker). */
   private readonly adopted = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
@@ -87,22 +91,23 @@ export class Runner implements Service {
       this.orphans = startOrphanReconciler(config, link, redis, this.metrics, logger);
     }
     this.modelProxy = await startModelProxy(config, logger);
-    const durable = durableExecutions(sandbox, config);
+    // On Kubernetes any replica reopens any run's Pod: the records are the runs' leases, and a stopping or lost
+    // runner's runs are adopted by the others (docs/sandbox.md "Run leases").
+    const leases = config.RUN_SANDBOX === 'kubernetes' ? { link, runnerId: config.RUNNER_ID } : undefined;
+    const durable = durableExecutions(sandbox, config, leases);
     const executor = new RunExecutor(
       link,
       { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), ...durable },
       logger,
     );
-    for (const taken of await takeBackRuns(
-      executor,
-      sandbox,
-      durable.adoptionRecords,
-      this.stopAll.signal,
-      logger,
-    )) {
+    const takeBack = () =>
+      takeBackRuns(executor, sandbox, durable.adoptionRecords, this.stopAll.signal, logger);
+    const onTaken = (taken: Promise<unknown>) => {
       this.adopted.add(taken);
       void taken.finally(() => this.adopted.delete(taken));
-    }
+    };
+    for (const taken of await takeBack()) onTaken(taken);
+    if (durable.leased) this.adoption = adoptLeasedRuns(takeBack, onTaken, logger);
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
       async (job) => {
@@ -134,7 +139,8 @@ export class Runner implements Service {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.readiness.markStopping();
-      // Agents running durable go on alone; the next runner process takes them back.
+      // Agents running durable go on alone; the next runner process (Kubernetes: any replica) takes them back.
+      await this.adoption?.stop();
       this.sandbox?.detach?.();
       const drainDeadline = setTimeout(
         () => this.stopAll.abort(),

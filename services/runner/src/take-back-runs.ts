@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { AdoptionRecords } from './execution/adoption-records';
+import { LeaseRecords } from './execution/lease-records';
+import { RecordFiles } from './execution/record-files';
+import type { OrchestratorLink } from './orchestrator-link';
 import { TurnCheckpoints } from './execution/turn-checkpoints';
 import type { RunExecutor } from './run-executor';
 import type { SandboxBackend } from './sandbox/run-sandbox';
@@ -14,18 +17,27 @@ const rootKey = (workspaceRoot: string) =>
  * each run's last turn. Only a backend that can reopen a run's sandbox keeps its agents apart from the process, and
  * the same backends report an agent lost with its sandbox, whose run goes on from a turn. Both are this workspace
  * root's (its runs' file systems live there): another process sharing the state directory has its own. A backend
- * may keep checkpoints elsewhere (`checkpointDir`: on Kubernetes, the claim the replicas share).
+ * may keep checkpoints elsewhere (`checkpointDir`: on Kubernetes, the claim the replicas share). With `leases` (a pool
+ * runner whose sandboxes any replica can reopen: Kubernetes) the records are the runs' leases in PostgreSQL, through
+ * the orchestrator, instead of files: any replica adopts what a stopped or lost one held.
  */
 export function durableExecutions(
   sandbox: SandboxBackend,
   config: { SANDBOX_STATE_DIR: string; WORKSPACE_ROOT: string },
-): { adoptionRecords?: AdoptionRecords; checkpoints?: TurnCheckpoints } {
+  leases?: { link: Pick<OrchestratorLink, 'call'>; runnerId: string },
+): { adoptionRecords?: AdoptionRecords; checkpoints?: TurnCheckpoints; leased?: boolean } {
   const stateDir = (kind: string) =>
     path.join(config.SANDBOX_STATE_DIR, kind, rootKey(config.WORKSPACE_ROOT));
   const checkpoints = new TurnCheckpoints(sandbox.checkpointDir ?? stateDir('checkpoints'));
   // A backend that shares checkpoints between runner replicas resumes lost agents without reopening sandboxes.
   if (!sandbox.reopen) return sandbox.checkpointDir ? { checkpoints } : {};
-  return { adoptionRecords: new AdoptionRecords(stateDir('adopt')), checkpoints };
+  if (leases)
+    return {
+      adoptionRecords: new AdoptionRecords(new LeaseRecords(leases.link, leases.runnerId)),
+      checkpoints,
+      leased: true,
+    };
+  return { adoptionRecords: new AdoptionRecords(new RecordFiles(stateDir('adopt'))), checkpoints };
 }
 
 /**
@@ -53,7 +65,7 @@ export async function takeBackRuns(
     taken.push(
       executor
         .refuse(target, `The runner restarted and could not take the run back: ${reason}`)
-        .then(() => records?.remove(target.run_id))
+        .then(() => records?.remove(target))
         .catch((err: unknown) => logger.error({ err, runId: target.run_id }, 'run not ended')),
     );
   }

@@ -216,11 +216,10 @@ export async function heartbeat(
   req: Execution & Acknowledged,
   now = new Date(),
 ): Promise<RunnerControl> {
-  // A runner that lost its run (cancelled and re-executed, or swept as lost) must stop.
-  return (
-    (await recordBatch(db, req, { events: [], first_event: 0 }, false, now)) ?? {
-      cancel_requested: true,
-      followups: [],
-    }
-  );
+  // A runner that lost its run (cancelled and re-executed, swept as lost, or adopted by another replica) is told so,
+  // as its reports are: `conflict`, not `cancel_requested` — an adopted run's agent must not be ended by its previous
+  // holder (docs/sandbox.md "Run leases"), and a runner cannot tell a takeover from a cancellation otherwise.
+  const control = await recordBatch(db, req, { events: [], first_event: 0 }, false, now);
+  if (!control) throw noLongerHeld();
+  return control;
 }

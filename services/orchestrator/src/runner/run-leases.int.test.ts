@@ -70,8 +70,8 @@ describe('run leases over real PostgreSQL', () => {
     });
     // The adopter's lease is fresh: a third replica cannot take it from under it.
     expect(await mine('r3', run.run_id, later(EXPIRY_MS + 2_000))).toEqual([]);
-    // The previous holder, should it come back, holds nothing: told to stop, its writes refused.
-    expect(await heartbeat(db, run)).toMatchObject({ cancel_requested: true });
+    // The previous holder, should it come back, holds nothing: told so (not told to cancel), its writes refused.
+    expect(await refusal(heartbeat(db, run))).toBe('conflict');
     expect(await refusal(saveRunLease(deps, { ...run, record_json: RECORD }))).toBe('conflict');
     expect(await refusal(releaseRunLease(deps, run))).toBe('conflict');
   });

@@ -176,9 +176,8 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await expect(
       reportEvents(db, { run_id: runId, execution: 1, runner_id: loser, events_json: [] }),
     ).rejects.toMatchObject({ code: 'conflict' });
-    expect(await heartbeat(db, { run_id: runId, execution: 1, runner_id: loser })).toEqual({
-      cancel_requested: true,
-      followups: [],
+    await expect(heartbeat(db, { run_id: runId, execution: 1, runner_id: loser })).rejects.toMatchObject({
+      code: 'conflict',
     });
 
     const control = await reportEvents(db, {

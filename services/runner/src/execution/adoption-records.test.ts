@@ -9,6 +9,7 @@ import { outputLines } from '../harness/cli/output-lines';
 import { FollowupInbox } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
 import { ADOPTION_RECORD_VERSION, AdoptionRecords } from './adoption-records';
+import { RecordFiles } from './record-files';
 
 const assignment = {
   run_id: 'run-1',
@@ -31,7 +32,7 @@ describe('AdoptionRecords', () => {
   };
 
   it('writes its format version with each record', async () => {
-    const records = new AdoptionRecords(dir);
+    const records = new AdoptionRecords(new RecordFiles(dir));
     const reporter = {
       unacknowledged: () => ({ events_json: [], first_event: 1 }),
       writeAheadTo: () => undefined,
@@ -45,7 +46,7 @@ describe('AdoptionRecords', () => {
   });
 
   it('keeps the follow-ups handed to the harness, so the next process drops their offers and acknowledges them', async () => {
-    const records = new AdoptionRecords(dir);
+    const records = new AdoptionRecords(new RecordFiles(dir));
     const reporter = {
       unacknowledged: () => ({ events_json: [], first_event: 1 }),
       writeAheadTo: () => undefined,
@@ -70,14 +71,14 @@ describe('AdoptionRecords', () => {
 
   it('takes back a record an older runner wrote before records carried a version', async () => {
     await leave({ runnerId: 'runner-a', assignment, agent });
-    const { records, refused } = await new AdoptionRecords(dir).list();
+    const { records, refused } = await new AdoptionRecords(new RecordFiles(dir)).list();
     expect(refused).toEqual([]);
     expect(records).toEqual([expect.objectContaining({ version: 1, runnerId: 'runner-a', agent })]);
   });
 
   it('refuses a record of a newer version, naming it, so that its run ends ERROR rather than being misread', async () => {
     await leave({ version: ADOPTION_RECORD_VERSION + 1, runnerId: 'runner-a', assignment, agent, more: {} });
-    const { records, refused } = await new AdoptionRecords(dir).list();
+    const { records, refused } = await new AdoptionRecords(new RecordFiles(dir)).list();
     expect(records).toEqual([]);
     expect(refused).toEqual([
       {
@@ -113,7 +114,7 @@ describe('AdoptionRecords', () => {
   it('a runner killed while a batch waits for its answer leaves every event to its next process, each recorded once', async () => {
     const output = path.join(dir, 'stdout');
     await writeFile(output, 'one\ntwo\n');
-    const records = new AdoptionRecords(path.join(dir, 'adopt'));
+    const records = new AdoptionRecords(new RecordFiles(path.join(dir, 'adopt')));
     const target = { runId: assignment.run_id, execution: assignment.execution, runnerId: 'runner-a' };
     const quiet = () => undefined;
     // Reads the agent's output from `from` and turns each line into an event, as the CLI harness does.

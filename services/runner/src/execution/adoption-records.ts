@@ -1,10 +1,9 @@
-import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import { z } from 'zod';
 import type { EventReporter } from '../event-reporter';
 import type { FollowupInbox } from '../harness/followup-inbox';
 import type { OutputOffsets, SandboxProcess } from '../sandbox/run-sandbox';
+import type { RecordStore } from './record-store';
 
 const offsets = z.object({ stdout: z.number().int().nonnegative(), stderr: z.number().int().nonnegative() });
 
@@ -27,6 +26,8 @@ const recordSchema = z.object({
     (value) => typeof value === 'object' && value !== null && 'run_id' in value,
   ),
   modelToken: z.string().optional(),
+  /** The sandbox's `reopenSecret` (Kubernetes: the run's gateway key). */
+  reopenSecret: z.string().optional(),
   agent: z.object({ processIndex: z.number().int().nonnegative(), offsets }),
   /**
    * The events not acknowledged when the record was written (some may have been recorded), to be sent again at their
@@ -54,21 +55,14 @@ export interface RefusedRecord {
   reason: string;
 }
 
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined; // cut short by a crash mid-write: nothing to take back
-  }
-};
-
 /**
- * The runner's records of its executions whose agents run durable: one small file per run in a directory of the
- * runner's own (mode 0700: a record holds the run's keys), written when the agent starts, its output offsets every
- * half second while it runs, deleted when the execution ends.
+ * The runner's records of its executions whose agents run durable, written when the agent starts and before each
+ * batch of its events, removed when the execution ends. One format and one writer whatever keeps them (`store`):
+ * files on the runner's disk for the next process of the same runner (bubblewrap, record-files.ts), or the run's
+ * lease in PostgreSQL for any replica (Kubernetes, lease-records.ts).
  */
 export class AdoptionRecords {
-  constructor(private readonly dir: string) {}
+  constructor(private readonly store: RecordStore) {}
 
   /**
    * The record of one execution: written when its agent starts durable (`started`, again for each later process of
@@ -82,7 +76,7 @@ export class AdoptionRecords {
     reporter: Pick<EventReporter, 'unacknowledged' | 'writeAheadTo'>,
     inbox: Pick<FollowupInbox, 'handedFollowups' | 'keepIn'>,
   ) {
-    const runId = assignment.run_id;
+    const target = { run_id: assignment.run_id, execution: assignment.execution, runner_id: runnerId };
     const stored = {
       runnerId,
       assignment: {
@@ -91,21 +85,24 @@ export class AdoptionRecords {
         session: null,
       },
     };
-    let agent: { processIndex: number; handled: OutputOffsets; modelToken?: string } | undefined;
+    let agent:
+      | { processIndex: number; handled: OutputOffsets; modelToken?: string; reopenSecret?: string }
+      | undefined;
     let writing = Promise.resolve();
     const write = async () => {
       if (!agent) return;
       // One synchronous snapshot: the events so far are those of the output handled so far.
-      const { processIndex, modelToken, handled } = agent;
+      const { processIndex, modelToken, reopenSecret, handled } = agent;
       const record = {
         version: ADOPTION_RECORD_VERSION,
         ...stored,
         modelToken,
+        reopenSecret,
         agent: { processIndex, offsets: { ...handled } },
         events: reporter.unacknowledged(),
         followups: [...inbox.handedFollowups()],
       };
-      await this.write(runId, record);
+      await this.store.write(target, JSON.stringify(record));
     };
     // A record that cannot be written leaves the previous one: the run is then not taken back as far, not stopped.
     const queue = () => (writing = writing.then(write).catch(() => undefined));
@@ -115,39 +112,45 @@ export class AdoptionRecords {
       started: (
         started: { processIndex: number; proc: SandboxProcess; handled: OutputOffsets },
         modelToken?: string,
+        reopenSecret?: string,
       ) => {
         if (!started.proc.offsets) return;
         agent = {
           processIndex: started.processIndex,
           handled: started.handled,
           ...(modelToken ? { modelToken } : {}),
+          ...(reopenSecret ? { reopenSecret } : {}),
         };
         void queue();
       },
       close: async (keep: boolean) => {
         await writing;
-        if (keep) await write();
-        else if (agent) await this.remove(runId);
+        if (!agent) return;
+        if (!keep) return this.store.remove(target);
+        await write();
+        await this.store.handOver(target);
       },
     };
   }
 
   /**
-   * The records a previous runner process left: each an execution to take back, or, when a newer runner wrote it
-   * (its version is unknown here), one to end.
+   * The records left to this runner (by its previous process, or handed over by another replica): each an execution
+   * to take back, or, when a newer runner wrote it (its version is unknown here), one to end. A store that moves runs
+   * between replicas names the new holder, which the execution is taken back as.
    */
   async list(): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
     const records: AdoptionRecord[] = [];
     const refused: RefusedRecord[] = [];
-    for (const name of await readdir(this.dir).catch((): string[] => [])) {
-      if (!name.endsWith('.json')) continue;
-      const text = await readFile(path.join(this.dir, name), 'utf8').catch(() => undefined);
-      const json = text === undefined ? undefined : parseJson(text);
+    for (const { json, holder } of await this.store.take()) {
       const target = targetSchema.safeParse(json);
       if (target.success && target.data.version > ADOPTION_RECORD_VERSION) {
         const { version, runnerId, assignment } = target.data;
         refused.push({
-          target: { run_id: assignment.run_id, execution: assignment.execution, runner_id: runnerId },
+          target: {
+            run_id: assignment.run_id,
+            execution: assignment.execution,
+            runner_id: holder ?? runnerId,
+          },
           reason: `its adoption record has format version ${version}, newer than this runner's ${ADOPTION_RECORD_VERSION} (a newer runner left it)`,
         });
         continue;
@@ -156,24 +159,13 @@ export class AdoptionRecords {
       if (!parsed.success) continue;
       const { assignment } = parsed.data;
       assignment.attachments = assignment.attachments.map((a) => ({ ...a, data: Buffer.alloc(0) }));
-      records.push(parsed.data);
+      records.push(holder ? { ...parsed.data, runnerId: holder } : parsed.data);
     }
     return { records, refused };
   }
 
-  async remove(runId: string): Promise<void> {
-    await rm(this.file(runId), { force: true });
-  }
-
-  private async write(runId: string, record: unknown): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await chmod(this.dir, 0o700);
-    const temporary = `${this.file(runId)}.tmp`;
-    await writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
-    await rename(temporary, this.file(runId));
-  }
-
-  private file(runId: string): string {
-    return path.join(this.dir, `${path.basename(runId)}.json`);
+  /** Drops the record of an execution this runner will not take back (it ended it). */
+  remove(target: RefusedRecord['target']): Promise<void> {
+    return this.store.remove(target);
   }
 }

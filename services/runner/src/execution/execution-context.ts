@@ -35,6 +35,11 @@ export interface ExecutionContext {
   readonly inbox: FollowupInbox;
   /** Aborted when the run is cancelled or halted, or the runner stops. */
   readonly signal: AbortSignal;
+  /**
+   * Aborted when another runner took the execution over (its lease expired or was released; Kubernetes): this one lets
+   * go of the sandbox, whose agent is now the adopter's, and ends nothing. Set only where runs move between replicas.
+   */
+  readonly takenOver?: AbortSignal;
   /** Ends the execution early with this outcome (the budget ran out, the key was refused), rather than as cancelled. */
   halt(completion: Completion): void;
   readonly trace: RunTrace;

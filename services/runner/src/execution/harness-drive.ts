@@ -47,7 +47,11 @@ function harnessInput(ctx: ExecutionContext, sandbox: RunSandbox, apiBaseUrl: st
 }
 
 /** Told when the agent's process starts durable: the executor keeps the record a restarted runner resumes from. */
-export type OnDurable = NonNullable<HarnessContext['durable']>;
+/** Told when the agent started durable, with the sandbox it runs in (whose `reopenSecret` its record keeps). */
+export type OnDurable = (
+  agent: Parameters<NonNullable<HarnessContext['durable']>>[0],
+  sandbox: RunSandbox,
+) => void;
 
 /** The run's environment inside the sandbox and the harness's input (with its model access). */
 function harnessSetup(ctx: ExecutionContext, sandbox: RunSandbox, grant: ModelAccessGrant | undefined) {
@@ -88,7 +92,7 @@ function harnessContext(
     sandbox,
     env,
     mark,
-    ...(onDurable ? { durable: onDurable } : {}),
+    ...(onDurable ? { durable: (agent) => onDurable(agent, sandbox) } : {}),
     ...(checkpointer ? { turn: (mark) => checkpointer.turn(mark) } : {}),
   };
 }

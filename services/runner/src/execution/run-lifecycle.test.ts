@@ -143,6 +143,37 @@ describe('ExecutionLifecycle', () => {
     expect(completed()).toMatchObject({ state: 'CANCELLED', message: 'Cancelled' });
   });
 
+  it('lets go of a leased execution another replica took over: told "no longer yours", it cancels nothing', async () => {
+    const { link, calls } = fakeLink({
+      ReportEvents: () => {
+        throw new AppError('conflict', 'This runner no longer holds the run');
+      },
+    });
+    const leased = new ExecutionLifecycle(
+      link,
+      fakeAssignment(),
+      { ...settings, leased: true },
+      log,
+      new AbortController().signal,
+    );
+    leased.context.reporter.emit({ kind: 'log', level: 'info', text: 'working' });
+    await leased.context.reporter.flush().catch(() => undefined);
+    // The harness is not stopped (that would kill the adopter's agent in the shared Pod): the sandbox is let go.
+    expect(leased.context.signal.aborted).toBe(false);
+    expect(leased.context.takenOver?.aborted).toBe(true);
+    expect(leased.takenOver).toBe(true);
+    await leased.detach();
+    expect(calls.map((c) => c.method)).not.toContain('CompleteRun');
+
+    // Where runs do not move between replicas, the same answer stops the run as before.
+    const local = new ExecutionLifecycle(link, fakeAssignment(), settings, log, new AbortController().signal);
+    local.context.reporter.emit({ kind: 'log', level: 'info', text: 'working' });
+    await local.context.reporter.flush().catch(() => undefined);
+    expect(local.context.signal.aborted).toBe(true);
+    expect(local.context.takenOver).toBeUndefined();
+    await local.detach();
+  });
+
   it('ends as ERROR with the stop’s cause when the runner stops under it', async () => {
     const { link, completed } = fakeLink();
     const stop = new AbortController();

@@ -52,6 +52,8 @@ export class ExecutionLifecycle {
   private readonly abort = new AbortController();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly onStop = () => this.abort.abort();
+  /** Aborted when another replica took the execution over (settings.leased). */
+  private readonly taken = new AbortController();
   private halted: Completion | undefined;
 
   constructor(
@@ -66,6 +68,8 @@ export class ExecutionLifecycle {
       adopted?: NumberedEvents | 'unnumbered';
       /** Taken back: the follow-ups the previous process had handed to the harness (its adoption record's). */
       adoptedFollowups?: readonly OfferedFollowup[];
+      /** The execution's record is its lease (Kubernetes): another replica may take it over, agent and all. */
+      leased?: boolean;
     },
     private readonly log: Logger,
     private readonly stopSignal: AbortSignal,
@@ -77,7 +81,12 @@ export class ExecutionLifecycle {
       runner_id: settings.runnerId,
     };
     const inbox = new FollowupInbox(settings.adoptedFollowups);
-    const control = new RunControl(log, this.abort, inbox);
+    const control = new RunControl(
+      log,
+      this.abort,
+      inbox,
+      settings.leased ? () => this.taken.abort() : undefined,
+    );
     this.reporter = new EventReporter(
       link,
       { runId: target.run_id, execution: target.execution, runnerId: target.runner_id },
@@ -102,6 +111,7 @@ export class ExecutionLifecycle {
       reporter: this.reporter,
       inbox,
       signal: this.abort.signal,
+      ...(settings.leased ? { takenOver: this.taken.signal } : {}),
       halt: (completion) => {
         this.halted ??= completion;
         log.info({ errorCode: completion.errorCode }, 'stopping harness');
@@ -160,6 +170,11 @@ export class ExecutionLifecycle {
     this.stopSignal.removeEventListener('abort', this.onStop);
     await this.reporter.close().catch(() => undefined);
     this.log.info('run left to the next runner process');
+  }
+
+  /** Another replica took the execution over: it is no longer this runner's to report or end. */
+  get takenOver(): boolean {
+    return this.taken.signal.aborted;
   }
 
   /** The runner's stop outranks a halt, which outranks a cancellation; each keeps the transcript and session. */

@@ -102,13 +102,14 @@ export class RunWorkspaces {
     environment: EnvironmentSpec,
     grant: ModelAccessGrant | undefined,
     drive: (sandbox: RunSandbox) => Promise<Completion>,
+    reopenSecret?: string,
   ): Promise<Completion> {
     const runId = ctx.assignment.run_id;
     this.active.add(runId);
     let sandbox: RunSandbox;
     try {
       if (!this.backend.reopen) throw new SandboxUnavailable(`the ${this.backend.name} backend keeps no run`);
-      sandbox = await this.backend.reopen(this.policyOf(ctx, environment, grant));
+      sandbox = await this.backend.reopen({ ...this.policyOf(ctx, environment, grant), reopenSecret });
     } catch (err) {
       this.active.delete(runId);
       if (!(err instanceof SandboxUnavailable)) throw err;
@@ -153,12 +154,16 @@ export class RunWorkspaces {
     drive: () => Promise<Completion>,
   ): Promise<Completion> {
     let completion: Completion;
+    const letGo = () => sandbox.detach?.();
+    ctx.takenOver?.addEventListener('abort', letGo, { once: true });
     try {
       completion = await drive();
     } catch (err) {
       if (err instanceof RunDetached) this.active.delete(ctx.assignment.run_id);
       else await this.release(ctx, sandbox, false);
       throw err;
+    } finally {
+      ctx.takenOver?.removeEventListener('abort', letGo);
     }
     const usage = await this.release(ctx, sandbox, completion.setupFailed === true);
     if (completion.state === 'CANCELLED') return completion;

@@ -55,6 +55,8 @@ export interface SandboxPolicy {
    * backend that keeps checkpoints where the new sandbox can mount them does so (`RunSandbox.restoreCheckpoint`).
    */
   resumeFromCheckpoint?: boolean;
+  /** `reopen` only: the sandbox's `reopenSecret` as the runner that made it recorded it. */
+  reopenSecret?: string;
   /** Told of every destination the run asks the egress filter for, so denials can go on the run's timeline. */
   onEgress?: (attempt: { host: string; port: number; allowed: boolean; reason?: string }) => void;
   /** Told why the sandbox is not ready yet when it waits on something outside the runner (a Pod no node can take). */
@@ -162,11 +164,21 @@ export interface RunSandbox {
    * holding the key could use this run's grants while it lives.
    */
   readonly secrets?: readonly string[];
+  /**
+   * What only this runner knows of the sandbox and another needs to reopen it (Kubernetes: the run's gateway key, which
+   * its agent presents): kept in the adoption record, which the orchestrator seals at rest. Never logged.
+   */
+  readonly reopenSecret?: string;
   /** URL (scheme, host and port, no trailing slash) of a policy endpoint as seen from inside the sandbox. */
   endpointUrl(name: string): string;
   exec(options: SandboxExecOptions): SandboxProcess;
   /** The run's durable process a previous runner process started, read on from `from`. Backends with durable ones. */
   attachDurable?(from: OutputOffsets): SandboxProcess;
+  /**
+   * Lets go of the run and kills nothing: its durable process goes on for whoever takes the run, and what waits for
+   * it here ends with `RunDetached`. Backends with durable processes.
+   */
+  detach?(): void;
   /**
    * Kills what still runs and releases the sandbox and its workspace, which is deleted unless `keepWorkspace` (a failed
    * setup keeps it for the debug session, which prepares the same run's sandbox again) — never when a limit ended

@@ -87,13 +87,13 @@ export const sandboxEnv = {
     .string()
     .default('')
     .describe(
-      "Kubernetes backend: this runner pod's name (downward API `metadata.name`). Each run's Pod and NetworkPolicy name it as their owner, so the garbage collector deletes them when this pod goes, however it ends (a runner killed mid-run cannot delete them itself).",
+      "Kubernetes backend: this runner pod's name (downward API `metadata.name`), named on its warm Pods (`conveyor.dev/runner-pod`) and the owner of its runs' CSI workspace claims. Run Pods and their NetworkPolicies have no owner: they outlive the runner for the replica that adopts the run, and the orphan reconciler collects them.",
     ),
   SANDBOX_K8S_POD_UID: z
     .string()
     .default('')
     .describe(
-      "Kubernetes backend: this runner pod's uid (downward API `metadata.uid`), the owner of its runs' Pods.",
+      "Kubernetes backend: this runner pod's uid (downward API `metadata.uid`), the owner of its runs' CSI workspace claims.",
     ),
   SANDBOX_K8S_RUNNER_LABELS: csv('app.kubernetes.io/name=conveyor-runner')
     .transform((pairs) =>

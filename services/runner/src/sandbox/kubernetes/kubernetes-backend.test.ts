@@ -5,7 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createLogger } from '@conveyor/logger';
 import { KubernetesApiError, type ExecStatus, type KubernetesClient } from './kubernetes-api';
 import { KubernetesBackend, type KubernetesBackendOptions } from './kubernetes-backend';
-import type { runNetworkPolicy, runPod } from './kubernetes-objects';
+import { runPod, type runNetworkPolicy } from './kubernetes-objects';
 import { CHECKPOINTS_DIR, PodCheckpoints } from './pod-checkpoints';
 import { PodSnapshots } from './pod-snapshots';
 import { RunGateway } from './run-gateway';
@@ -69,8 +69,19 @@ class FakeKubernetes implements KubernetesClient {
     if (this.deletePodError) throw this.deletePodError;
     this.pods.delete(name);
   }
-  async listPods() {
-    return [];
+  /** The Pods whose labels match every `key=value` of the selector. */
+  async listPods(_namespace: string, selector: string) {
+    const wanted = selector.split(',').map((pair) => pair.split('=') as [string, string]);
+    return [...this.pods.values()]
+      .filter((pod) =>
+        wanted.every(([key, value]) => (pod.metadata.labels as Record<string, string>)[key] === value),
+      )
+      .map((pod) => ({
+        name: pod.metadata.name,
+        labels: pod.metadata.labels,
+        createdAt: 0,
+        deleting: false,
+      }));
   }
   async listNetworkPolicies() {
     return [];
@@ -140,6 +151,8 @@ const failure = (code: number): ExecStatus => ({
   details: { causes: [{ reason: 'ExitCode', message: String(code) }] },
 });
 
+const adopterOf = (api: KubernetesClient) => new KubernetesBackend(OPTIONS, api);
+
 describe('KubernetesBackend', () => {
   let api: FakeKubernetes;
   let backend: KubernetesBackend;
@@ -207,9 +220,9 @@ describe('KubernetesBackend', () => {
         'app.kubernetes.io/managed-by': 'conveyor-runner',
         'conveyor.dev/run-id': 'run_K8sUnit01',
       });
-      const owner = [{ apiVersion: 'v1', kind: 'Pod', ...OPTIONS.runnerPod }];
-      expect(pod.metadata.ownerReferences).toEqual(owner);
-      expect(api.policies.get(name!)!.metadata.ownerReferences).toEqual(owner);
+      // Owned by nobody: the runner Pod's end (a rollout, a crash) must not take the run's agent with it.
+      expect(pod.metadata).not.toHaveProperty('ownerReferences');
+      expect(api.policies.get(name!)!.metadata).not.toHaveProperty('ownerReferences');
       // The run reaches only the runner pods' run gateway (through its Service), its endpoints there by its key.
       expect(api.policies.get(name!)!.spec.egress).toEqual([
         {
@@ -333,10 +346,9 @@ describe('KubernetesBackend', () => {
       // The caller's environment, then the launcher with the agent's argv after the directory and offsets.
       expect(launch!.slice(0, 3)).toEqual(['env', '-i', 'A=1']);
       expect(launch!.slice(-5)).toEqual(['/tmp/.conveyor-agent', '0', '0', 'claude', '-p']);
-      (sandbox as RunSandbox & { detach(): void }).detach();
+      // The runner hands its runs over (SIGTERM): every agent is let go of, none killed.
+      backend.detach();
       await expect(proc.exited).rejects.toBeInstanceOf(RunDetached);
-      // A stopping runner drains on this backend until it hands runs over (docs/sandbox.md).
-      expect('detach' in backend).toBe(false);
       expect(proc.offsets).toEqual({ stdout: '{"type":"system"}\n'.length, stderr: 0 });
       expect(sockets).toEqual(['closed']);
       expect(api.execs.some((c) => c.includes('-KILL'))).toBe(false);
@@ -358,6 +370,57 @@ describe('KubernetesBackend', () => {
       expect(api.execs[0]!.slice(-3)).toEqual(['/tmp/.conveyor-agent', '120', '7']);
       expect(out).toBe('{"type":"result"}\n');
       expect(proc.offsets).toEqual({ stdout: 120 + out.length, stderr: 7 });
+    });
+  });
+
+  describe('reopen (another replica adopts the run)', () => {
+    const agentOnly: ExecScript = async (command, io, onStatus) => {
+      if (command.includes('conveyor-agent')) io.stdout.write('{"type":"system"}\n');
+      else later(onStatus, { status: 'Success' });
+      return { close: () => undefined };
+    };
+
+    it("finds the run's Pod by its run label and serves the run under the key its agent holds, read on from offsets", async () => {
+      const sandbox = await prepare();
+      const [name] = [...api.pods.keys()];
+      api.script = agentOnly;
+      const proc = sandbox.exec({ argv: ['claude', '-p'], env: {}, stdin: 'pipe', durable: true });
+      await new Promise<void>((resolve) => proc.stdout.once('data', () => resolve()));
+      backend.detach();
+      await expect(proc.exited).rejects.toBeInstanceOf(RunDetached);
+
+      const adopter = new KubernetesBackend(OPTIONS, api);
+      const reopened = await adopter.reopen({ ...policy(), reopenSecret: sandbox.reopenSecret! });
+      open.push(reopened);
+      expect(reopened.reopenSecret).toBe(sandbox.reopenSecret);
+      // Its endpoints are reached under the same key: the agent's environment does not change.
+      expect(reopened.endpointUrl('model')).toBe(sandbox.endpointUrl('model'));
+      api.execs.length = 0;
+      reopened.attachDurable!(proc.offsets!);
+      expect(api.execs[0]!.slice(-3)).toEqual(['/tmp/.conveyor-agent', String(proc.offsets!.stdout), '0']);
+      // The adopter ends the run as if it had made the Pod: Pod and NetworkPolicy go at its end.
+      await reopened.destroy();
+      expect(api.pods.has(name!)).toBe(false);
+      expect(api.policies.has(name!)).toBe(false);
+    });
+
+    it('refuses without the recorded key, and never takes a Pod the runner did not make however it is labelled', async () => {
+      await expect(adopterOf(api).reopen(policy())).rejects.toThrow("holds no key of the run's gateway");
+      // A Pod labelled with the run's ID by someone else (not managed by the runner) is not the run's agent.
+      const foreign = runPod(policy(), {
+        namespace: 'conveyor',
+        name: 'impostor',
+        image: 'x',
+        runnerPodLabels: {},
+        gatewayPort: 1,
+        cpu: OPTIONS.cpu,
+        labels: { 'conveyor.dev/run-id': 'run_K8sUnit01' },
+      });
+      (foreign.metadata.labels as Record<string, string>)['app.kubernetes.io/managed-by'] = 'someone-else';
+      api.pods.set('impostor', foreign);
+      await expect(adopterOf(api).reopen({ ...policy(), reopenSecret: 'cvk_guess' })).rejects.toThrow(
+        "the run's Pod is gone",
+      );
     });
   });
 

@@ -14,6 +14,7 @@ import {
 } from './kubernetes-objects';
 import { podLossCause, reportingLoss, whileInProgress } from './pod-loss';
 import { durableLaunch, PodDurableProcess } from './pod-durable';
+import { reopenRunPod } from './pod-reopen';
 import type { PodCheckpoints } from './pod-checkpoints';
 import { gatewayUrls, type RunGateway } from './run-gateway';
 import type { PodSnapshots, SnapshotMount } from './pod-snapshots';
@@ -45,7 +46,7 @@ export interface KubernetesBackendOptions {
    * filter and endpoints answer there whichever replica holds the run.
    */
   gateway: { server: RunGateway; address: string };
-  /** This runner pod, owner of every run's Pod and NetworkPolicy (deleted with it). */
+  /** This runner pod: named on its warm Pods; never the owner of a run's Pod, which outlives it for an adopter. */
   runnerPod?: { name: string; uid: string };
   /** Labels of the runner pods, which the runs' NetworkPolicies allow (on the gateway's port) as their only destination. */
   runnerPodLabels: Record<string, string>;
@@ -91,6 +92,9 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   readonly checkpointDir: string | undefined;
+  /** The runs' sandboxes here now, whose agents `detach` leaves running for whichever replica adopts the runs. */
+  private readonly sandboxes = new Set<KubernetesSandbox>();
+
   async check(): Promise<void> {
     try {
       await this.api.probe(this.options.namespace);
@@ -217,6 +221,7 @@ export class KubernetesBackend implements SandboxBackend {
         checkpoint && this.options.checkpoints,
         claim && { snapshots: volumeSnapshots!, claim },
       );
+      this.keep(sandbox, closers);
       log.info({ image, warm: warm !== undefined }, 'run pod started');
       if (policy.snapshot) await sandbox.restore(policy.snapshot, mount);
       await mount?.release();
@@ -227,6 +232,47 @@ export class KubernetesBackend implements SandboxBackend {
         ? err
         : new SandboxUnavailable(`cannot start the run's pod: ${describe(err)}`);
     }
+  }
+
+  /** The run's Pod another replica started, for this one adopting the run (pod-reopen.ts). */
+  async reopen(policy: SandboxPolicy): Promise<RunSandbox> {
+    const { namespace, gateway } = this.options;
+    const log = this.options.logger.child({ runId: policy.runId });
+    try {
+      const { name, key, closers } = await reopenRunPod(
+        this.api,
+        { namespace, gateway: gateway.server, internalHosts: this.options.internalHosts },
+        policy,
+        log,
+      );
+      const sandbox = new KubernetesSandbox(
+        this.api,
+        namespace,
+        name,
+        policy,
+        gatewayUrls(gateway.address, key),
+        gateway.address.slice(0, gateway.address.lastIndexOf(':')),
+        closers,
+        this.options.snapshots,
+        log.child({ pod: name }),
+      );
+      this.keep(sandbox, closers);
+      return sandbox;
+    } catch (err) {
+      throw err instanceof SandboxUnavailable
+        ? err
+        : new SandboxUnavailable(`cannot reopen the run's pod: ${describe(err)}`);
+    }
+  }
+
+  /** The runner hands its runs over (SIGTERM): their agents go on in their Pods, for the replicas that adopt them. */
+  detach(): void {
+    for (const sandbox of this.sandboxes) sandbox.detach();
+  }
+
+  private keep(sandbox: KubernetesSandbox, closers: Array<() => Promise<unknown>>): void {
+    this.sandboxes.add(sandbox);
+    closers.push(async () => this.sandboxes.delete(sandbox));
   }
 }
 
@@ -256,6 +302,7 @@ const API_STATUS_HINTS: Record<number, string> = {
 class KubernetesSandbox implements RunSandbox {
   readonly workspaceDir = POD_WORKSPACE;
   readonly secrets: readonly string[];
+  readonly reopenSecret: string;
   startedFrom: string | undefined;
   snapshotFailure: string | undefined;
   readonly restoreCheckpoint?: () => Promise<void>;
@@ -288,6 +335,7 @@ class KubernetesSandbox implements RunSandbox {
     if (checkpoints)
       this.restoreCheckpoint = () => checkpoints.restore((argv, stdin) => this.housekeeping(argv, stdin));
     this.secrets = [urls.key];
+    this.reopenSecret = urls.key;
     this.wallClock = setTimeout(() => {
       this.limitHit = 'timeout';
       // A process already gone cannot be killed; that must not end the runner.
@@ -309,11 +357,7 @@ class KubernetesSandbox implements RunSandbox {
     return this.track(this.startDurable(undefined, from));
   }
 
-  /**
-   * The runner lets go of the run: its agent goes on in the Pod, read by whichever replica takes it. Not yet on the
-   * backend (`SandboxBackend.detach`, called at SIGTERM): until the runner hands runs over through leases
-   * (docs/sandbox.md), a stopping runner drains instead, or its runs would be left with no reader.
-   */
+  /** The runner lets go of the run (it stops, or another replica took it over): its agent goes on, nothing is killed. */
   detach(): void {
     this.durable?.detach();
   }

@@ -43,7 +43,10 @@ export interface PodSettings {
   /** Pod name; also the value of the `conveyor.dev/run-sandbox` label the NetworkPolicy selects. */
   name: string;
   image: string;
-  /** The runner pod that made the run's objects: their owner, so that they go when it goes. */
+  /**
+   * The runner pod that made the Pod: named on a warm Pod (whose pool is that runner's), never its owner — a run's
+   * Pod outlives the runner that made it, for the replica that adopts the run; the orphan reconciler collects it.
+   */
   owner?: { name: string; uid: string };
   /** Labels of the runner's own pods: the only destination a run's pod may reach. */
   runnerPodLabels: Record<string, string>;
@@ -58,17 +61,6 @@ export interface PodSettings {
   checkpoint?: PodSnapshotVolume;
   /** The run's workspace as a PersistentVolumeClaim instead of an emptyDir (CSI snapshots, volume-snapshots.ts). */
   workspaceClaim?: string;
-}
-
-/** metadata.ownerReferences naming the runner pod, when it is known. */
-function ownedBy(settings: PodSettings) {
-  return settings.owner
-    ? {
-        ownerReferences: [
-          { apiVersion: 'v1', kind: 'Pod', name: settings.owner.name, uid: settings.owner.uid },
-        ],
-      }
-    : {};
 }
 
 /**
@@ -91,7 +83,6 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
         'app.kubernetes.io/managed-by': 'conveyor-runner',
         ...settings.labels,
       },
-      ...ownedBy(settings),
     },
     spec: {
       restartPolicy: 'Never',
@@ -200,7 +191,6 @@ export function runNetworkPolicy(settings: PodSettings) {
       name: settings.name,
       namespace: settings.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'conveyor-runner' },
-      ...ownedBy(settings),
     },
     spec: {
       podSelector: { matchLabels: { [RUN_LABEL]: settings.name } },

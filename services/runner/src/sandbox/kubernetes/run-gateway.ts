@@ -116,9 +116,14 @@ export class RunGateway {
     return (this.server.address() as net.AddressInfo).port;
   }
 
-  /** Serves the run here and names this replica its holder; `close` ends both. */
-  async register(run: GatewayRun): Promise<GatewayRegistration> {
-    const key = `cvk_${randomBytes(32).toString('base64url')}`;
+  /**
+   * Serves the run here and names this replica its holder; `close` ends both. `key`: the key its Pod already holds,
+   * when this replica adopts a run another one registered (the route in Redis then names this one).
+   */
+  async register(
+    run: GatewayRun,
+    key = `cvk_${randomBytes(32).toString('base64url')}`,
+  ): Promise<GatewayRegistration> {
     const digest = digestOf(key);
     const hex = digest.toString('hex');
     this.runs.set(hex, {
