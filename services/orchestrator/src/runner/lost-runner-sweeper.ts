@@ -105,10 +105,16 @@ export class LostRunnerSweeper {
                   ...(trace && { traceContext: trace }),
                 },
               });
-              if (moved)
+              if (moved) {
+                // Follow-ups the lost claim took but no runner acknowledged go to the next claim, in their order.
+                await tx.runFollowup.updateMany({
+                  where: { runId: run.id, execution: run.execution, deliveredAt: null },
+                  data: { execution },
+                });
                 await tx.outboxEntry.create({
                   data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace } },
                 });
+              }
               return moved;
             }
             await transitionRun(tx, run, run.state, 'ERROR', {
