@@ -151,6 +151,7 @@ export class SelfHostedWorker implements Service {
         hostname: os.hostname(),
         version: config.npm_package_version,
         capacity: config.WORKER_CAPACITY,
+        acknowledges_followups: true,
       },
     });
   }

@@ -267,6 +267,59 @@ describe('a restarted runner adopts its runs (bubblewrap, Claude Code)', () => {
     await expectFollowupsOnceAfterStep(runId, nonce, [followup]);
   });
 
+  it('a follow-up the claim handed to a runner killed before its harness started reaches the agent once', async () => {
+    const nonce = randomUUID().slice(0, 8);
+    const followup = `A follow-up sent before the start ${nonce}`;
+    const db = createPrismaClient(platform.databaseUrl);
+    let runId: string;
+    try {
+      // The run and its follow-up wait while the runner is stopped; the orchestrator is stopped with the runner's
+      // ClaimRun unread, then answers it (the run CLAIMED, the follow-up handed over) into a runner stopped again,
+      // which is then killed: the window between the claim and the harness's start.
+      platform.kill('runner', 'SIGSTOP');
+      server.enqueue({ text: `Answered ${nonce}.` });
+      const created = await apiCall(platform, 'POST', '/agent/runs', {
+        prompt: `Start ${nonce}`,
+        config: { harness: { model_id: MODEL } },
+      });
+      expect(created.status).toBe(200);
+      runId = created.body.run_id as string;
+      const sent = await apiCall(platform, 'POST', `/agent/runs/${runId}/followups`, { message: followup });
+      expect(sent.body).toMatchObject({ routed_to: 'queued_input' });
+      platform.kill('orchestrator', 'SIGSTOP');
+      platform.kill('runner', 'SIGCONT');
+      await eventually(
+        async () => runnerRequestWaiting(),
+        'the runner ClaimRun at the stopped orchestrator',
+        platform,
+        RUN_TIMEOUT_MS,
+      );
+      platform.kill('runner', 'SIGSTOP');
+      platform.kill('orchestrator', 'SIGCONT');
+      await eventually(
+        async () => (await db.run.findUniqueOrThrow({ where: { id: runId } })).state === 'CLAIMED',
+        'the orchestrator to answer the claim',
+        platform,
+        RUN_TIMEOUT_MS,
+      );
+      const runner = platform.process('runner')!;
+      const exited = new Promise((resolve) => runner.once('exit', resolve));
+      platform.kill('runner', 'SIGKILL');
+      await exited;
+    } finally {
+      await db.$disconnect();
+    }
+    await platform.restartRunner();
+    // The lost-runner sweep queues the run again (RUNNER_LOST_AFTER_MS), with its unacknowledged follow-up.
+    const done = await waitForRunState(platform, runId, ['SUCCEEDED', 'FAILED', 'ERROR'], RUN_TIMEOUT_MS);
+    expect(done).toMatchObject({ state: 'SUCCEEDED' });
+    // The model saw the run's first turn once (one request before its answer), and the last turn holds the
+    // follow-up once.
+    const turns = server.requests.filter((r) => r.scripted && JSON.stringify(r.body).includes(nonce));
+    expect(turns.filter((r) => !JSON.stringify(r.body).includes(`Answered ${nonce}`))).toHaveLength(1);
+    expect(JSON.stringify(turns.at(-1)!.body).split(followup)).toHaveLength(2);
+  });
+
   /** The run's checkpoint of its first turn (the step requested), which a lost agent goes on from. */
   async function firstTurnCheckpointed(runId: string): Promise<void> {
     const checkpoints = path.join(`${workspaceRoot}-state`, 'checkpoints');

@@ -17,7 +17,9 @@ const notClaimable = (why: string) => new AppError('conflict', `Run is not claim
  * the state change's RunEvent, the follow-ups waiting for the execution taken, the run key minted for the run's
  * executor (or, for a user's run, its creator: the same owner mintRunApiKey picks; none when neither is in the team)
  * and the attachments read; the execution's count of recorded events starts at 0 (report-events.ts). $1 run, $2 execution, $3 runner, $4 now, $5 key id, $6 key prefix, $7 key hash,
- * $8 key expiry, $9 whether a self-hosted run is refused (the pool's claims). No row: not claimable this way (the
+ * $8 key expiry, $9 whether a self-hosted run is refused (the pool's claims), $10 whether the runner acknowledges
+ * follow-ups: then those taken stay pending until it does (offered again by REPORT_SQL, carried to the next
+ * execution by the lost-runner sweep), else they are marked delivered here. No row: not claimable this way (the
  * caller finds out why, or claims a debug execution, in claimRunLocked).
  */
 const CLAIM = sqlTransition('QUEUED', 'CLAIMED');
@@ -35,10 +37,13 @@ WITH claimed AS (
   SELECT id, execution, 'state_changed', ${CLAIM.event}, $4
     FROM claimed
 ), taken AS (
+  SELECT f.id, f.message, f."createdAt"
+    FROM "RunFollowup" f JOIN claimed c ON f."runId" = c.id AND f.execution = c.execution
+   WHERE f."deliveredAt" IS NULL
+), delivered AS (
   UPDATE "RunFollowup" f SET "deliveredAt" = $4
-    FROM claimed c
-   WHERE f."runId" = c.id AND f.execution = c.execution AND f."deliveredAt" IS NULL
-  RETURNING f.message, f."createdAt"
+    FROM taken t
+   WHERE f.id = t.id AND NOT $10
 ), owner AS (
   SELECT c.id, c."teamId",
          (SELECT a.id FROM "AgentIdentity" a
@@ -57,7 +62,8 @@ WITH claimed AS (
 )
 SELECT c.id, c.execution, c.prompt, c.config, c.harness, c.mode, c."teamId", c."environmentSpec", c."skillInstructions",
        EXISTS (SELECT 1 FROM minted) AS keyed,
-       (SELECT coalesce(json_agg(t.message ORDER BY t."createdAt"), '[]') FROM taken t) AS followups,
+       (SELECT coalesce(json_agg(json_build_object('followup_id', t.id, 'message', t.message) ORDER BY t."createdAt"), '[]')
+          FROM taken t) AS followups,
        (SELECT coalesce(json_agg(json_build_object('file_name', a."fileName", 'mime_type', a."mimeType",
                                                    'data', encode(a.data, 'base64'))), '[]')
           FROM "RunAttachment" a WHERE a."runId" = c.id) AS attachments
@@ -74,14 +80,14 @@ interface ClaimRow {
   environmentSpec: unknown;
   skillInstructions: string | null;
   keyed: boolean;
-  followups: string[];
+  followups: Array<{ followup_id: string; message: string }>;
   attachments: Array<{ file_name: string; mime_type: string; data: string }>;
 }
 
 async function claimQueuedRun(
   db: PrismaClient,
   req: RunnerExecution,
-  refuseSelfHosted: boolean,
+  options: ClaimOptions,
   now: Date,
 ): Promise<RunAssignment | undefined> {
   const key = generateApiKey();
@@ -94,7 +100,8 @@ async function claimQueuedRun(
     key.prefix,
     key.secretHash,
     new Date(now.getTime() + RUN_API_KEY_TTL_MS),
-    refuseSelfHosted,
+    options.refuseSelfHosted ?? false,
+    options.acknowledgesFollowups ?? false,
   ]);
   const run = rows[0];
   if (!run) return undefined;
@@ -102,7 +109,7 @@ async function claimQueuedRun(
     run_id: run.id,
     execution: run.execution,
     prompt: run.prompt,
-    followups: run.followups,
+    ...handedOver(run.followups, options),
     config_json: JSON.stringify(run.config ?? {}),
     harness: run.harness,
     mode: run.mode,
@@ -122,26 +129,50 @@ async function claimQueuedRun(
 }
 
 /**
+ * `refuseSelfHosted`: the pool's ClaimRun, which never takes a run routed to a self-hosted worker (the
+ * WorkerService dispatcher claims those). `acknowledgesFollowups`: the runner sends FollowupAcknowledgement, so the
+ * follow-ups the claim hands over stay pending until it acknowledges them (docs/run-lifecycle.md).
+ */
+export interface ClaimOptions {
+  refuseSelfHosted?: boolean;
+  acknowledgesFollowups?: boolean;
+}
+
+/** The claim's follow-ups as the assignment carries them: with their IDs only for a runner that acknowledges them. */
+function handedOver(
+  followups: Array<{ followup_id: string; message: string }>,
+  options: ClaimOptions,
+): Pick<RunAssignment, 'followups' | 'pending_followups'> {
+  return {
+    followups: followups.map((f) => f.message),
+    pending_followups: options.acknowledgesFollowups ? followups : [],
+  };
+}
+
+/**
  * QUEUED → CLAIMED for exactly one runner (compare-and-set on state and execution), or a debug execution of a
- * failed run (state untouched). Anything else tells the runner to drop the job. `refuseSelfHosted`: the pool's
- * ClaimRun, which never takes a run routed to a self-hosted worker (the WorkerService dispatcher claims those).
+ * failed run (state untouched). Anything else tells the runner to drop the job.
  */
 export async function claimRun(
   db: PrismaClient,
   req: RunnerExecution,
-  options: { refuseSelfHosted?: boolean } = {},
+  options: ClaimOptions = {},
   now = new Date(),
 ): Promise<RunAssignment> {
-  const refuseSelfHosted = options.refuseSelfHosted ?? false;
-  const claimed = await claimQueuedRun(db, req, refuseSelfHosted, now);
+  const claimed = await claimQueuedRun(db, req, options, now);
   if (claimed) return claimed;
-  if (refuseSelfHosted && (await isSelfHostedRun(db, req.run_id)))
+  if (options.refuseSelfHosted && (await isSelfHostedRun(db, req.run_id)))
     throw notClaimable('routed to a self-hosted worker');
-  return claimRunLocked(db, req, now);
+  return claimRunLocked(db, req, options, now);
 }
 
 /** The claims the statement above leaves: a debug execution, and the precise reason a run is not claimable. */
-async function claimRunLocked(db: PrismaClient, req: RunnerExecution, now: Date): Promise<RunAssignment> {
+async function claimRunLocked(
+  db: PrismaClient,
+  req: RunnerExecution,
+  options: ClaimOptions,
+  now: Date,
+): Promise<RunAssignment> {
   return db.$transaction(async (tx) => {
     const run = await lockRun(tx, req.run_id);
     if (!run) throw notClaimable('unknown run');
@@ -166,13 +197,15 @@ async function claimRunLocked(db: PrismaClient, req: RunnerExecution, now: Date)
       });
       if (!claimed) throw notClaimable('claimed concurrently');
     }
-    const control = await takeRunnerControl(tx, { ...run, runnerId: req.runner_id }, req.execution);
+    const control = await takeRunnerControl(tx, { ...run, runnerId: req.runner_id }, req.execution, {
+      markDelivered: !options.acknowledgesFollowups,
+    });
     const attachments = await tx.runAttachment.findMany({ where: { runId: run.id } });
     return {
       run_id: run.id,
       execution: run.execution,
       prompt: run.prompt,
-      followups: control.followups?.map((f) => f.message ?? '') ?? [],
+      ...handedOver(control.followups, options),
       config_json: JSON.stringify(run.config ?? {}),
       harness: run.harness,
       mode: run.mode,

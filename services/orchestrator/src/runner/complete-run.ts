@@ -5,6 +5,7 @@ import type { ExecutionOutcome, RunnerControl } from './runner-messages';
 import { sqlCanTransition } from '../runs/run-state-sql';
 import { SETUP_FAILED_CODE } from '../runs/submit-followup';
 import type { HarnessSessions } from './harness-sessions';
+import { continueWithUnheardFollowups } from './pending-followups';
 import { noLongerHeld, parseEvents, recordBatch } from './report-events';
 
 export type TranscriptSink = (runId: string, execution: number, transcript: Buffer) => Promise<void>;
@@ -25,6 +26,7 @@ const isOutcome = (state: string): state is RunState => TERMINAL_STATES.has(stat
  *   restarted, or PostgreSQL dropped the connection after the commit): the execution is still the run's current one,
  *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
  *   first time.
+ * - `unheard`: the execution has follow-ups its harness never took (pending-followups.ts continues the run with them).
  */
 export const COMPLETE_SQL = `
 WITH held AS (
@@ -55,15 +57,18 @@ WITH held AS (
   UPDATE "ApiKey" k SET "revokedAt" = $5
     FROM held h
    WHERE k."runId" = h.id AND k."revokedAt" IS NULL
+), unheard AS (
+  SELECT EXISTS (SELECT 1 FROM "RunFollowup" f
+                  WHERE f."runId" = $1::uuid AND f.execution = $2 AND f."deliveredAt" IS NULL) AS unheard
 ), replayed AS (
   SELECT r.source
     FROM "Run" r
    WHERE r.id = $1::uuid AND r.execution = $2 AND r."runnerId" IS NULL AND r.state = $4::"RunState"
      AND NOT EXISTS (SELECT 1 FROM held)
 )
-SELECT h.debug, h.source, false AS replayed FROM held h
+SELECT h.debug, h.source, false AS replayed, u.unheard FROM held h, unheard u
 UNION ALL
-SELECT false, p.source, true FROM replayed p`;
+SELECT false, p.source, true, u.unheard FROM replayed p, unheard u`;
 
 /**
  * Records the end of an execution, after the events it carries (the runner's last batch: one gRPC call less per
@@ -101,23 +106,27 @@ export async function completeRun(
     message,
     ...(errorCode ? { error_code: errorCode } : {}),
   };
-  const { rows } = await sqlPool(deps.db).query<{ debug: boolean; source: string; replayed: boolean }>(
-    COMPLETE_SQL,
-    [
-      req.run_id,
-      req.execution,
-      req.runner_id,
-      outcome,
-      now,
-      message,
-      errorCode,
-      outcome === 'ERROR' ? true : succeeded ? null : false,
-      setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
-      JSON.stringify(event),
-    ],
-  );
+  const { rows } = await sqlPool(deps.db).query<{
+    debug: boolean;
+    source: string;
+    replayed: boolean;
+    unheard: boolean;
+  }>(COMPLETE_SQL, [
+    req.run_id,
+    req.execution,
+    req.runner_id,
+    outcome,
+    now,
+    message,
+    errorCode,
+    outcome === 'ERROR' ? true : succeeded ? null : false,
+    setupFailed && windowMinutes > 0 ? new Date(now.getTime() + windowMinutes * 60_000) : null,
+    JSON.stringify(event),
+  ]);
   const held = rows[0];
   if (!held) throw noLongerHeld();
+  // Also on a replay: the first answer may have been lost before the run went on.
+  if (held.unheard && !held.debug) await continueWithUnheardFollowups(deps.db, req, now);
   if (req.transcript.length > 0)
     await deps.saveTranscript(req.run_id, req.execution, Buffer.from(req.transcript));
   // A debug agent's session is its own; the run's next execution resumes the run's.

@@ -110,6 +110,11 @@ export class LostRunnerSweeper {
                 },
               });
               if (!moved) return undefined;
+              // Follow-ups the lost claim took but no runner acknowledged go to the next claim, in their order.
+              await tx.runFollowup.updateMany({
+                where: { runId: run.id, execution: run.execution, deliveredAt: null },
+                data: { execution },
+              });
               await tx.outboxEntry.create({
                 data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace } },
               });

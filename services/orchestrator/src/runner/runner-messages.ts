@@ -40,6 +40,8 @@ export interface RunAssignment {
   completion_takes_events: boolean;
   /** Set by the worker dispatch: the trace context the self-hosted worker's execution continues. */
   trace?: TraceCarrier;
+  /** `followups` with their IDs, left pending, for a runner that acknowledges follow-ups (claim-run.ts). */
+  pending_followups: Array<{ followup_id: string; message: string }>;
 }
 
 /** What the runner must act on now: cancellation, and follow-ups for the live harness. */
@@ -60,6 +62,8 @@ export interface ExecutionOutcome extends RunnerExecution {
   events_json: string[];
   /** events_json's first position in the execution (ReportEvents' `first_event`; 0: not numbered). */
   first_event?: number;
+  /** The follow-ups the runner acknowledges (unset: an older runner, whose batch marks them delivered). */
+  followups?: { acknowledged_ids: string[] } | null;
 }
 
 /** The run's model key and budget for its execution; the key stays in the runner's model proxy. */

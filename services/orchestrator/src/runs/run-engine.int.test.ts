@@ -57,8 +57,8 @@ describe('run engine over real PostgreSQL and Redis', () => {
   });
   let sessions: HarnessSessions;
   const complete = (
-    req: Omit<CompleteRunRequest__Output, 'session' | 'events_json' | 'first_event'> &
-      Partial<Pick<CompleteRunRequest__Output, 'session' | 'events_json' | 'first_event'>>,
+    req: Omit<CompleteRunRequest__Output, 'session' | 'events_json' | 'first_event' | 'followups'> &
+      Partial<Pick<CompleteRunRequest__Output, 'session' | 'events_json' | 'first_event' | 'followups'>>,
   ) =>
     completeRun(
       { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
@@ -418,6 +418,93 @@ describe('run engine over real PostgreSQL and Redis', () => {
       await offered({ ...none, followups: { acknowledged_ids: [second.followup_id, 'not-a-uuid'] } }),
     ).toEqual([]);
     expect(await offered(none)).toEqual([]);
+  });
+
+  it('leaves the follow-ups a claim hands an acknowledging runner pending, and the next claim gets them when that runner is lost', async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    const before = await submitFollowup(deps(), caller, { runId, message: 'before start' });
+    expect(before.routed_to).toBe('queued_input');
+    const claimed = await claimRun(
+      db,
+      { run_id: runId, execution: 1, runner_id: 'dies' },
+      { acknowledgesFollowups: true },
+    );
+    expect(claimed.followups).toEqual(['before start']);
+    expect(claimed.pending_followups).toEqual([{ followup_id: before.followup_id, message: 'before start' }]);
+    const unacked = { run_id: runId, execution: 1, runner_id: 'dies', followups: { acknowledged_ids: [] } };
+    // Not acknowledged yet: offered again (the runner drops it by ID).
+    expect((await heartbeat(db, unacked)).followups.map((f) => f.followup_id)).toEqual([before.followup_id]);
+    // The runner dies before its harness started: the sweep queues the run again, the follow-up with it.
+    const sweeper = new LostRunnerSweeper({ db, kickOutbox: kick, logger }, 30_000);
+    await sweeper.sweep(new Date(Date.now() + 10_000));
+    await sweeper.sweep(new Date(Date.now() + 60_000));
+    await sweeper.stop();
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'QUEUED',
+      execution: 2,
+    });
+    const next = await claimRun(
+      db,
+      { run_id: runId, execution: 2, runner_id: 'next' },
+      { acknowledgesFollowups: true },
+    );
+    expect(next.followups).toEqual(['before start']);
+    const acked = { run_id: runId, execution: 2, runner_id: 'next' };
+    expect(
+      (await heartbeat(db, { ...acked, followups: { acknowledged_ids: [before.followup_id] } })).followups,
+    ).toEqual([]);
+    expect(await db.runFollowup.findUniqueOrThrow({ where: { id: before.followup_id } })).toMatchObject({
+      execution: 2,
+      deliveredAt: expect.any(Date),
+    });
+  });
+
+  it('goes on as the next execution when an execution ends with follow-ups its harness never took', async () => {
+    const ending = async (acknowledged: (id: string) => string[]) => {
+      const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+      await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' }, { acknowledgesFollowups: true });
+      const late = await submitFollowup(deps(), caller, { runId, message: 'after the last turn' });
+      expect(late.routed_to).toBe('live_harness');
+      const ack = { followups: { acknowledged_ids: acknowledged(late.followup_id) } };
+      const end = {
+        run_id: runId,
+        execution: 1,
+        runner_id: 'r',
+        state: 'SUCCEEDED',
+        message: '',
+        error_code: '',
+        setup_failed: false,
+        transcript: Buffer.alloc(0),
+        // The completion's own batch does not mark it delivered: only what the runner acknowledges is.
+        events_json: [JSON.stringify({ kind: 'agent_message', text: 'done' })],
+        first_event: 1,
+        ...ack,
+      };
+      await complete(end);
+      return { runId, late, end };
+    };
+    const { runId, late, end } = await ending(() => []);
+    const continued = { state: 'QUEUED', execution: 2, runnerId: null };
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject(continued);
+    // Sent again (its answer lost): the run went on meanwhile, so it is refused, and not continued twice.
+    await expect(complete(end)).rejects.toMatchObject({ code: 'conflict' });
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject(continued);
+    await outbox.kick();
+    expect(await jobExists(runId, 2)).toBe(true);
+    const next = await claimRun(
+      db,
+      { run_id: runId, execution: 2, runner_id: 'r2' },
+      { acknowledgesFollowups: true },
+    );
+    expect(next.pending_followups).toEqual([
+      { followup_id: late.followup_id, message: 'after the last turn' },
+    ]);
+    // One the harness took and the runner acknowledged ends the run as the agent did.
+    const taken = await ending((id) => [id]);
+    expect(await db.run.findUniqueOrThrow({ where: { id: taken.runId } })).toMatchObject({
+      state: 'SUCCEEDED',
+      execution: 1,
+    });
   });
 
   it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {

@@ -34,6 +34,31 @@ export function routeFollowup(
   return 'new_execution';
 }
 
+/**
+ * An ended run goes on as its next execution (QUEUED, the outcome cleared, queued through the outbox); the caller
+ * holds the run's row lock and gives the execution its input (follow-ups). Returns the new execution.
+ */
+export async function continueRun(tx: Prisma.TransactionClient, run: Run, now: Date): Promise<number> {
+  const execution = run.execution + 1;
+  await transitionRun(tx, run, run.state, 'QUEUED', {
+    now,
+    extra: {
+      execution,
+      statusMessage: null,
+      errorCode: null,
+      retryable: null,
+      endedAt: null,
+      sessionDebugUntil: null,
+      runnerId: null,
+      claimAttempts: 0,
+    },
+  });
+  await tx.outboxEntry.create({
+    data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace: currentTraceCarrier() } },
+  });
+  return execution;
+}
+
 export async function submitFollowup(
   deps: { db: PrismaClient; kickOutbox: () => void },
   caller: Caller,
@@ -51,20 +76,7 @@ export async function submitFollowup(
     let execution = run.execution;
     let enqueue = false;
     if (route === 'new_execution') {
-      execution = run.execution + 1;
-      await transitionRun(tx, run, run.state, 'QUEUED', {
-        now,
-        extra: {
-          execution,
-          statusMessage: null,
-          errorCode: null,
-          retryable: null,
-          endedAt: null,
-          sessionDebugUntil: null,
-          runnerId: null,
-          claimAttempts: 0,
-        },
-      });
+      execution = await continueRun(tx, run, now);
       enqueue = true;
     } else if (route === 'debug_session' && run.debugExecution === null) {
       execution = run.execution + 1;
@@ -101,7 +113,7 @@ export async function submitFollowup(
         createdAt: now,
       })),
     });
-    if (enqueue)
+    if (route === 'debug_session' && enqueue)
       await tx.outboxEntry.create({
         data: { kind: ENQUEUE_RUN, payload: { runId: run.id, execution, trace: currentTraceCarrier() } },
       });

@@ -6,6 +6,7 @@ import type { Caller } from '../auth/caller';
 import { HarnessSessions } from '../runner/harness-sessions';
 import type { RunAssignment } from '../runner/runner-messages';
 import { createRun } from '../runs/create-run';
+import { submitFollowup } from '../runs/submit-followup';
 import { runDeps, teamAdmin } from '../test-support/run-scene';
 import { checkWorkerId, WorkerDispatch, type WorkerLink } from './worker-dispatch';
 import { createWorkerToken } from './worker-token';
@@ -90,6 +91,28 @@ describe('WorkerDispatch over real PostgreSQL', () => {
     dispatch.heartbeat(connection!.id, 1);
     await dispatch.dispatch();
     expect(link.sent.map((a) => a.run_id)).toEqual([first, second, third]);
+  });
+
+  it("leaves a claimed run's follow-ups pending for a worker that acknowledges them, and delivers them to one that does not", async () => {
+    const sentTo = async (acknowledgesFollowups: boolean) => {
+      const workerId = uniqueName('w');
+      const runId = await queueFor(workerId);
+      const sent = await submitFollowup(runDeps(db), caller, { runId, message: 'before start' });
+      const link = new RecordingLink();
+      await dispatch.connect({ ...hello(workerId, 1), acknowledgesFollowups }, link);
+      await dispatch.dispatch();
+      const row = await db.runFollowup.findUniqueOrThrow({ where: { id: sent.followup_id } });
+      return { assignment: link.sent[0], delivered: row.deliveredAt !== null, id: sent.followup_id };
+    };
+    const acknowledging = await sentTo(true);
+    expect(acknowledging.assignment).toMatchObject({
+      followups: ['before start'],
+      pending_followups: [{ followup_id: acknowledging.id, message: 'before start' }],
+    });
+    expect(acknowledging.delivered).toBe(false);
+    const older = await sentTo(false);
+    expect(older.assignment).toMatchObject({ followups: ['before start'], pending_followups: [] });
+    expect(older.delivered).toBe(true);
   });
 
   it('sends nothing to a worker that disconnected', async () => {

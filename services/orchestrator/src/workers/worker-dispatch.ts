@@ -34,6 +34,8 @@ export interface WorkerHello {
   hostname: string;
   version: string;
   capacity: number;
+  /** The worker acknowledges follow-ups: the claims made for it leave theirs pending (claim-run.ts). */
+  acknowledgesFollowups?: boolean;
 }
 
 const WORKER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -54,6 +56,7 @@ interface Connection {
   /** The runner_id of this connection's runs: a secret, so nobody else can report for them. */
   runnerId: string;
   capacity: number;
+  acknowledgesFollowups: boolean;
   activeRuns: number;
   /** Assignments sent since the worker's last heartbeat (which counts them in active_runs from then on). */
   sentSinceHeartbeat: number;
@@ -115,6 +118,7 @@ export class WorkerDispatch {
       workerId: hello.workerId,
       runnerId,
       capacity,
+      acknowledgesFollowups: hello.acknowledgesFollowups ?? false,
       activeRuns: 0,
       sentSinceHeartbeat: 0,
       lastHeartbeatAt: now.getTime(),
@@ -199,7 +203,11 @@ export class WorkerDispatch {
   ): Promise<void> {
     return inRunTrace('worker dispatch', run, async () => {
       const assignment = await this.options.sessions.attach(
-        await claimRun(this.db, { run_id: run.id, execution: run.execution, runner_id: c.runnerId }),
+        await claimRun(
+          this.db,
+          { run_id: run.id, execution: run.execution, runner_id: c.runnerId },
+          { acknowledgesFollowups: c.acknowledgesFollowups },
+        ),
       );
       c.sentSinceHeartbeat++;
       c.link.send({ ...assignment, api_base_url: this.options.apiBaseUrl, trace: currentTraceCarrier() });

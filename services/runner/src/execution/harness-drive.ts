@@ -166,9 +166,11 @@ export async function driveHarness(
   if (!debug) reporter.emit({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' });
   await reporter.flush();
   ctx.trace.mark('harness_started');
-  const outcome = await runCheckpointed(ctx, grant, sandbox, env, onDurable, checkpointing, (hctx) =>
-    harness.run(input, hctx),
-  );
+  const outcome = await runCheckpointed(ctx, grant, sandbox, env, onDurable, checkpointing, (hctx) => {
+    const running = harness.run(input, hctx);
+    ctx.inbox.startedWith();
+    return running;
+  });
   ctx.trace.mark('harness_finished');
   return { ran: { input, env, outcome } };
 }

@@ -23,11 +23,14 @@ function fakeLink(answers: Record<string, (request: Record<string, unknown>) => 
 }
 
 describe('claimExecution', () => {
-  it('claims the job for this runner', async () => {
+  it('claims the job for this runner, saying it acknowledges follow-ups', async () => {
     const { link, calls } = fakeLink({ ClaimRun: () => fakeAssignment() });
     expect(await claimExecution(link, job, 'runner-1', log)).toMatchObject({ run_id: 'run-1' });
     expect(calls).toEqual([
-      { method: 'ClaimRun', request: { run_id: 'run-1', execution: 1, runner_id: 'runner-1' } },
+      {
+        method: 'ClaimRun',
+        request: { run_id: 'run-1', execution: 1, runner_id: 'runner-1', acknowledges_followups: true },
+      },
     ]);
   });
 

@@ -28,7 +28,12 @@ export async function claimExecution(
   try {
     const assignment =
       claimed ??
-      (await link.call('ClaimRun', { run_id: job.runId, execution: job.execution, runner_id: runnerId }));
+      (await link.call('ClaimRun', {
+        run_id: job.runId,
+        execution: job.execution,
+        runner_id: runnerId,
+        acknowledges_followups: true,
+      }));
     log.info({ harness: assignment.harness, debug: assignment.debug_session }, 'run claimed');
     return assignment;
   } catch (err) {
@@ -55,6 +60,8 @@ export class ExecutionLifecycle {
   /** Aborted when another replica took the execution over (settings.leased). */
   private readonly taken = new AbortController();
   private halted: Completion | undefined;
+  /** The follow-ups the harness has (durably): the completion acknowledges them too, and leaves the rest pending. */
+  private readonly acknowledgement: RunControl['acknowledgement'];
 
   constructor(
     private readonly link: LifecycleLink,
@@ -80,7 +87,12 @@ export class ExecutionLifecycle {
       execution: assignment.execution,
       runner_id: settings.runnerId,
     };
-    const inbox = new FollowupInbox(settings.adoptedFollowups);
+    // A record written before claims handed follow-ups over with their IDs has none (`?? []`).
+    const inbox = new FollowupInbox(
+      settings.adoptedFollowups,
+      assignment.pending_followups ?? [],
+      settings.adopted !== undefined,
+    );
     const control = new RunControl(
       log,
       this.abort,
@@ -96,6 +108,7 @@ export class ExecutionLifecycle {
       settings.adopted,
     );
     this.reporter.acknowledgeFollowups(control.acknowledgement);
+    this.acknowledgement = control.acknowledgement;
     stopSignal.addEventListener('abort', this.onStop, { once: true });
     this.heartbeat = setInterval(() => {
       // A batch answered within the interval did a heartbeat's work (lastHeartbeatAt, cancellation, follow-ups).
@@ -142,6 +155,7 @@ export class ExecutionLifecycle {
       error_code: completion.errorCode ?? '',
       setup_failed: completion.setupFailed ?? false,
       transcript: completion.transcript ?? this.reporter.transcriptBytes(),
+      followups: this.acknowledgement(),
       ...(completion.session ? { session: completion.session } : {}),
     };
     await untilAcknowledged(

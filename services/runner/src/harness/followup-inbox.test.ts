@@ -86,4 +86,23 @@ describe('FollowupInbox', () => {
     await new Promise(setImmediate);
     expect(inbox.acknowledged()).toEqual(['id-a']);
   });
+
+  it("drops a claim's follow-up offered again and acknowledges it once the harness started with it, after the journal", async () => {
+    const inbox = new FollowupInbox([], [f('claimed')]);
+    let finish = () => undefined as void;
+    inbox.keepIn(() => new Promise<void>((resolve) => (finish = resolve)));
+    inbox.push(f('claimed'));
+    expect(inbox.drain()).toEqual([]);
+    expect(inbox.acknowledged()).toEqual([]);
+    inbox.startedWith();
+    expect(inbox.acknowledged()).toEqual([]);
+    finish();
+    await new Promise(setImmediate);
+    expect(inbox.acknowledged()).toEqual(['id-claimed']);
+    // Taken back by the next process: its agent has them, so they are acknowledged and dropped at once.
+    const next = new FollowupInbox([], [f('claimed')], true);
+    next.push(f('claimed'));
+    expect(next.drain()).toEqual([]);
+    expect(next.acknowledged()).toEqual(['id-claimed']);
+  });
 });

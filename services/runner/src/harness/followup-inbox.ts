@@ -18,12 +18,38 @@ export class FollowupInbox {
   /** How many of `handed` are durable (`keepIn`): those acknowledged. */
   private durable: number;
   private keep: (() => Promise<void>) | undefined;
+  /** The IDs of the follow-ups the claim handed over with the prompt (the assignment's `pending_followups`). */
+  private readonly atStart: string[];
+  /** Whether the harness has been given the claim's follow-ups (`startedWith`), durably. */
+  private startDurable: boolean;
 
-  /** `handedBefore`: what a previous runner process of the execution had handed to the harness (its record's). */
-  constructor(handedBefore: readonly OfferedFollowup[] = []) {
+  /**
+   * `handedBefore`: what a previous runner process of the execution had handed to the harness (its record's).
+   * `claimed`: the follow-ups the claim handed over, which the harness is given with the prompt; `started`: it was
+   * (an execution taken back from a previous process, whose agent has them).
+   */
+  constructor(
+    handedBefore: readonly OfferedFollowup[] = [],
+    claimed: readonly OfferedFollowup[] = [],
+    started = false,
+  ) {
     this.handed = [...handedBefore];
     this.durable = this.handed.length;
-    this.received = new Set(this.handed.map((f) => f.followup_id));
+    this.atStart = claimed.map((f) => f.followup_id);
+    this.startDurable = started;
+    this.received = new Set([...this.atStart, ...this.handed.map((f) => f.followup_id)]);
+  }
+
+  /**
+   * The harness is given the claim's follow-ups now (with the prompt): they are acknowledged once the journal, if
+   * any, has been written since. Until then a runner that dies leaves them pending, and the next claim of the run
+   * gets them (docs/run-lifecycle.md "Follow-ups across a lost agent or a runner restart").
+   */
+  startedWith(): void {
+    if (this.atStart.length === 0) return;
+    const durable = () => void (this.startDurable = true);
+    if (!this.keep) return durable();
+    void this.keep().then(durable, durable);
   }
 
   push(followup: OfferedFollowup): void {
@@ -57,7 +83,10 @@ export class FollowupInbox {
    * harness polls its inbox), and the next one is offered them again.
    */
   acknowledged(): string[] {
-    return this.handed.slice(0, this.durable).map((f) => f.followup_id);
+    return [
+      ...(this.startDurable ? this.atStart : []),
+      ...this.handed.slice(0, this.durable).map((f) => f.followup_id),
+    ];
   }
 
   /** The follow-ups handed to the harness so far, with their IDs, in order: what the adoption record keeps. */

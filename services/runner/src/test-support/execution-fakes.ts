@@ -35,6 +35,7 @@ export function fakeAssignment(over: Partial<RunAssignment__Output> = {}): RunAs
     session: null,
     completion_takes_events: false,
     trace: null,
+    pending_followups: [],
     ...over,
   };
 }

@@ -50,7 +50,12 @@ export function runnerHandlers(deps: RunnerHandlerDeps): RunnerServiceHandlers {
     ClaimRun: unary(logger, 'ClaimRun', async (req) => {
       // Self-hosted runs are claimed for their worker by the WorkerService dispatcher, never through the pool.
       const assignment = {
-        ...(await deps.sessions.attach(await claimRun(db, req, { refuseSelfHosted: true }))),
+        ...(await deps.sessions.attach(
+          await claimRun(db, req, {
+            refuseSelfHosted: true,
+            acknowledgesFollowups: req.acknowledges_followups,
+          }),
+        )),
         api_base_url: deps.apiBaseUrl ?? '',
       };
       logger.info(

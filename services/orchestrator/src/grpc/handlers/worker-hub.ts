@@ -86,6 +86,7 @@ export class WorkerHub {
               hostname: hello.hostname,
               version: hello.version,
               capacity: hello.capacity,
+              acknowledgesFollowups: hello.acknowledges_followups,
             },
             link,
           );

@@ -6,10 +6,12 @@ export interface ClaimRunRequest {
   'run_id'?: (string);
   'execution'?: (number);
   'runner_id'?: (string);
+  'acknowledges_followups'?: (boolean);
 }
 
 export interface ClaimRunRequest__Output {
   'run_id': (string);
   'execution': (number);
   'runner_id': (string);
+  'acknowledges_followups': (boolean);
 }

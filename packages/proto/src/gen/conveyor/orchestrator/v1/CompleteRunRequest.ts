@@ -2,6 +2,7 @@
 // Original file: conveyor/orchestrator/v1/runner.proto
 
 import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from '../../../conveyor/orchestrator/v1/HarnessSession';
+import type { FollowupAcknowledgement as _conveyor_orchestrator_v1_FollowupAcknowledgement, FollowupAcknowledgement__Output as _conveyor_orchestrator_v1_FollowupAcknowledgement__Output } from '../../../conveyor/orchestrator/v1/FollowupAcknowledgement';
 
 export interface CompleteRunRequest {
   'run_id'?: (string);
@@ -15,6 +16,7 @@ export interface CompleteRunRequest {
   'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
   'events_json'?: (string)[];
   'first_event'?: (number);
+  'followups'?: (_conveyor_orchestrator_v1_FollowupAcknowledgement | null);
 }
 
 export interface CompleteRunRequest__Output {
@@ -29,4 +31,5 @@ export interface CompleteRunRequest__Output {
   'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
   'events_json': (string)[];
   'first_event': (number);
+  'followups': (_conveyor_orchestrator_v1_FollowupAcknowledgement__Output | null);
 }

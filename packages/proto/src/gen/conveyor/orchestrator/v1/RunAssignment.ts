@@ -4,6 +4,7 @@
 import type { AssignmentAttachment as _conveyor_orchestrator_v1_AssignmentAttachment, AssignmentAttachment__Output as _conveyor_orchestrator_v1_AssignmentAttachment__Output } from '../../../conveyor/orchestrator/v1/AssignmentAttachment';
 import type { HarnessSession as _conveyor_orchestrator_v1_HarnessSession, HarnessSession__Output as _conveyor_orchestrator_v1_HarnessSession__Output } from '../../../conveyor/orchestrator/v1/HarnessSession';
 import type { TraceContext as _conveyor_orchestrator_v1_TraceContext, TraceContext__Output as _conveyor_orchestrator_v1_TraceContext__Output } from '../../../conveyor/orchestrator/v1/TraceContext';
+import type { PendingFollowup as _conveyor_orchestrator_v1_PendingFollowup, PendingFollowup__Output as _conveyor_orchestrator_v1_PendingFollowup__Output } from '../../../conveyor/orchestrator/v1/PendingFollowup';
 
 export interface RunAssignment {
   'run_id'?: (string);
@@ -23,6 +24,7 @@ export interface RunAssignment {
   'session'?: (_conveyor_orchestrator_v1_HarnessSession | null);
   'completion_takes_events'?: (boolean);
   'trace'?: (_conveyor_orchestrator_v1_TraceContext | null);
+  'pending_followups'?: (_conveyor_orchestrator_v1_PendingFollowup)[];
 }
 
 export interface RunAssignment__Output {
@@ -43,4 +45,5 @@ export interface RunAssignment__Output {
   'session': (_conveyor_orchestrator_v1_HarnessSession__Output | null);
   'completion_takes_events': (boolean);
   'trace': (_conveyor_orchestrator_v1_TraceContext__Output | null);
+  'pending_followups': (_conveyor_orchestrator_v1_PendingFollowup__Output)[];
 }

@@ -8,6 +8,7 @@ export interface WorkerHello {
   'hostname'?: (string);
   'version'?: (string);
   'capacity'?: (number);
+  'acknowledges_followups'?: (boolean);
 }
 
 export interface WorkerHello__Output {
@@ -16,4 +17,5 @@ export interface WorkerHello__Output {
   'hostname': (string);
   'version': (string);
   'capacity': (number);
+  'acknowledges_followups': (boolean);
 }
