@@ -472,7 +472,17 @@ export const loadCatalogConfig = (env: NodeJS.ProcessEnv = process.env): Catalog
  */
 export const cliSettings = orchestratorSettings
   .innerType()
-  .pick({ DATABASE_URL: true, REDIS_URL: true, WEBHOOK_BASE_URL: true, CONVEYOR_SECRETS_PREVIOUS_KEYS: true })
+  .pick({
+    DATABASE_URL: true,
+    REDIS_URL: true,
+    WEBHOOK_BASE_URL: true,
+    CONVEYOR_SECRETS_PREVIOUS_KEYS: true,
+    // `apply` checks integrations' credentials with their providers, as registering them does.
+    EGRESS_ALLOWED_ADDRESSES: true,
+    GITHUB_API_URL: true,
+    SLACK_API_URL: true,
+    LINEAR_API_URL: true,
+  })
   .extend({
     CONVEYOR_SECRETS_KEY: z
       .string()

@@ -120,3 +120,11 @@ export const toAppliedAutomationJson = (d: AppliedDefinition__Output) => ({
   automation_id: d.id,
   action: d.action,
 });
+export const toAppliedIntegrationJson = (d: AppliedDefinition__Output) => ({
+  name: d.name,
+  kind: d.kind,
+  integration_id: d.id,
+  action: d.action,
+  url: d.url,
+  ...(d.action === 'updated' && { changed: d.changed }),
+});

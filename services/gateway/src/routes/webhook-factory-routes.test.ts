@@ -62,6 +62,16 @@ describe('factory routes', () => {
     call.mockResolvedValue({
       webhooks: [{ name: 'github', id: 'wh_abc', action: 'created', url: 'https://hooks.test/wh_abc' }],
       automations: [{ name: 'triage', id: 'aut_1', action: 'updated', url: '' }],
+      integrations: [
+        {
+          name: 'acme',
+          kind: 'slack',
+          id: 'sla_1',
+          action: 'updated',
+          url: 'https://hooks.test/wh_s',
+          changed: ['allowed_channels'],
+        },
+      ],
     });
     const res = await send('POST', '/factories/fac_1/apply', {
       files: [{ path: 'webhooks/linear.yaml', content: 'name: linear' }],
@@ -74,6 +84,16 @@ describe('factory routes', () => {
         { name: 'github', webhook_uid: 'wh_abc', action: 'created', url: 'https://hooks.test/wh_abc' },
       ],
       automations: [{ name: 'triage', automation_id: 'aut_1', action: 'updated' }],
+      integrations: [
+        {
+          name: 'acme',
+          kind: 'slack',
+          integration_id: 'sla_1',
+          action: 'updated',
+          url: 'https://hooks.test/wh_s',
+          changed: ['allowed_channels'],
+        },
+      ],
     });
     expect(onlyCall()).toEqual([
       'factories',

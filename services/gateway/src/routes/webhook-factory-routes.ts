@@ -1,6 +1,11 @@
 import * as w from '../schemas/webhook-schemas';
 import { callerOf } from '../middleware/authenticate';
-import { toAppliedAutomationJson, toAppliedWebhookJson, toFactoryJson } from '../mappers/webhook-resources';
+import {
+  toAppliedAutomationJson,
+  toAppliedIntegrationJson,
+  toAppliedWebhookJson,
+  toFactoryJson,
+} from '../mappers/webhook-resources';
 import { applyBody, createFactoryBody } from '../schemas/webhook-request-schemas';
 import { endpoint, json, noContent, type Endpoint } from './endpoint';
 
@@ -95,6 +100,7 @@ export const webhookFactoryEndpoints: Endpoint[] = [
       res.json({
         webhooks: result.webhooks.map(toAppliedWebhookJson),
         automations: result.automations.map(toAppliedAutomationJson),
+        integrations: result.integrations.map(toAppliedIntegrationJson),
       });
     },
   }),

@@ -1,39 +1,9 @@
-import { integrationRunFields } from './integration-run-fields';
+import { githubAppBody } from '@conveyor/integration-bodies';
 import { z } from './zod';
 
 /** Integrations (docs/integrations.md): requests and responses. */
 
-export const createGitHubAppBody = z
-  .object({
-    name: z.string().min(1).max(64).describe('`[A-Za-z0-9][A-Za-z0-9_.-]{0,63}`, unique in the team'),
-    factory_id: z.string().min(1).describe("The factory whose webhook receives the App's deliveries"),
-    app_id: z.string().min(1).max(20).describe("The App ID GitHub shows on the App's settings page"),
-    private_key: z
-      .string()
-      .min(1)
-      .max(16_384)
-      .describe('The PEM private key GitHub generated for the App; stored encrypted, never returned'),
-    webhook_secret: z
-      .string()
-      .min(16)
-      .max(256)
-      .describe("The App's webhook secret; stored as a team secret, never returned"),
-    ...integrationRunFields('added to an issue'),
-    repositories: z
-      .array(z.string().min(3).max(200))
-      .max(100)
-      .optional()
-      .describe('`owner/repo` the App acts on (default: every repository of its installations)'),
-    allowed_users: z
-      .array(z.string().min(1).max(50))
-      .max(200)
-      .optional()
-      .describe(
-        "GitHub logins who may trigger it (default: the repository's owners, members and collaborators)",
-      ),
-  })
-  .strict()
-  .openapi('CreateGitHubAppBody');
+export const createGitHubAppBody = githubAppBody.openapi('CreateGitHubAppBody');
 
 export const githubAppSchema = z
   .object({

@@ -104,6 +104,16 @@ export const applyResponseSchema = z
       z.object({ name: z.string(), webhook_uid: z.string(), action: z.string(), url: z.string() }),
     ),
     automations: z.array(z.object({ name: z.string(), automation_id: z.string(), action: z.string() })),
+    integrations: z.array(
+      z.object({
+        name: z.string(),
+        kind: z.enum(['github_app', 'slack', 'linear']),
+        integration_id: z.string(),
+        action: z.string(),
+        url: z.string().describe("The integration's webhook URL, to set at the provider"),
+        changed: z.array(z.string()).optional().describe('When updated: the fields that changed'),
+      }),
+    ),
   })
   .openapi('ApplyResponse');
 

@@ -6,14 +6,16 @@ import { createPrismaClient } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
 import type { Caller } from '../auth/caller';
 import { applyDefinitions } from '../definitions/apply-definitions';
+import { DEFINITION_KINDS } from '../definitions/definition-files';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { WebhookVersions } from '../webhooks/webhook-versions';
 import type { CliConfig } from '../config';
+import { providerApis } from '../wiring/adapters';
 
-/** Every `webhooks/*.yaml` and `automations/*.yaml` (or `.yml`) under `dir`, as relative paths and contents. */
+/** Every `webhooks/*.yaml`, `automations/*.yaml` and `integrations/*.yaml` (or `.yml`) under `dir`, as relative paths and contents. */
 export function readDefinitionDir(dir: string): Array<{ path: string; content: string }> {
   const files: Array<{ path: string; content: string }> = [];
-  for (const kind of ['webhooks', 'automations']) {
+  for (const kind of DEFINITION_KINDS) {
     const sub = path.join(dir, kind);
     let names: string[];
     try {
@@ -33,23 +35,23 @@ export function readDefinitionDir(dir: string): Array<{ path: string; content: s
 /**
  * `conveyor apply <dir> --factory <id>`: the same all-or-nothing apply as `POST /v1/factories/{id}/apply`, run
  * against the database directly (like the other admin commands). It needs the orchestrator's DATABASE_URL,
- * REDIS_URL (to invalidate the ingress's cache), CONVEYOR_SECRETS_KEY (from `.conveyor/keys.env` when unset) and
- * WEBHOOK_BASE_URL.
+ * REDIS_URL (to invalidate the ingress's cache), CONVEYOR_SECRETS_KEY (from `.conveyor/keys.env` when unset),
+ * WEBHOOK_BASE_URL, and for integrations the providers' URLs (GITHUB_API_URL, SLACK_API_URL, LINEAR_API_URL).
  */
 export function registerApplyCommand(program: Command, cliConfig: () => CliConfig): void {
   program
     .command('apply')
     .description(
-      'apply webhook and automation definition files (<dir>/webhooks/*.yaml, <dir>/automations/*.yaml) to a factory',
+      'apply webhook, automation and integration definition files (<dir>/webhooks/*.yaml, <dir>/automations/*.yaml, <dir>/integrations/*.yaml) to a factory',
     )
-    .argument('<dir>', 'directory holding webhooks/ and automations/')
+    .argument('<dir>', 'directory holding webhooks/, automations/ and integrations/')
     .requiredOption('--factory <factoryId>', 'factory to apply to')
     .option('--user <userId>', "ADMIN user the definitions are applied as (default: the team's first admin)")
     .action(async (dir: string, opts: { factory: string; user?: string }) => {
       const files = readDefinitionDir(dir);
       if (files.length === 0)
         throw new Error(
-          `no definition files under ${path.join(dir, 'webhooks')} or ${path.join(dir, 'automations')}`,
+          `no definition files under ${DEFINITION_KINDS.map((kind) => path.join(dir, kind)).join(', ')}`,
         );
       const config = cliConfig();
       const db = createPrismaClient(config.DATABASE_URL);
@@ -83,6 +85,7 @@ export function registerApplyCommand(program: Command, cliConfig: () => CliConfi
             cipher: SecretCipher.fromConfig(config),
             versions: new WebhookVersions(redis),
             webhookBaseUrl: config.WEBHOOK_BASE_URL,
+            providers: providerApis(config),
           },
           caller,
           factory.id,

@@ -14,6 +14,7 @@ import {
 } from '../webhooks/webhook-rules';
 import type { WebhookVersions } from '../webhooks/webhook-versions';
 import { credentialColumns, lockFactoryForWebhooks } from '../webhooks/webhook-config';
+import { applyIntegrations, type AppliedIntegration, type IntegrationProviders } from './apply-integrations';
 import { parseDefinitionFiles, type DefinitionError } from './definition-files';
 
 export interface ApplyDeps {
@@ -21,6 +22,7 @@ export interface ApplyDeps {
   cipher: SecretCipher;
   versions: WebhookVersions;
   webhookBaseUrl: string;
+  providers: IntegrationProviders;
 }
 
 export type ApplyAction = 'created' | 'updated' | 'unchanged';
@@ -35,6 +37,7 @@ export interface AppliedDefinition {
 export interface ApplyResult {
   webhooks: AppliedDefinition[];
   automations: AppliedDefinition[];
+  integrations: AppliedIntegration[];
 }
 
 class ApplyFailed extends Error {
@@ -64,10 +67,11 @@ const sameJson = (a: unknown, b: unknown): boolean =>
   JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
 /**
- * Applies webhook and automation definition files to a factory, all or nothing (one transaction). A webhook's UID
- * is assigned when its file first applies and kept by its file name from then on; every apply re-reads each
- * webhook's team secret, which is how a new managed-secret value takes effect. Files absent from the request are
- * left alone (applying is not a sync that deletes).
+ * Applies webhook, integration and automation definition files to a factory, all or nothing (one transaction). A
+ * webhook's UID is assigned when its file first applies and kept by its file name from then on; every apply re-reads
+ * each webhook's and integration's team secrets, which is how a new managed-secret value takes effect. Files absent
+ * from the request are left alone (applying is not a sync that deletes). New or changed integration credentials are
+ * checked with their provider inside the transaction, hence its longer deadline.
  */
 export async function applyDefinitions(
   deps: ApplyDeps,
@@ -191,7 +195,17 @@ export async function applyDefinitions(
           });
         }
 
-        if (created > 0) {
+        const integrations = await applyIntegrations(
+          deps,
+          tx,
+          caller,
+          factoryId,
+          parsed.integrations,
+          errors,
+          changedWebhooks,
+        );
+
+        if (created > 0 || integrations.some((i) => i.action === 'created')) {
           const count = await tx.webhook.count({ where: { factoryId } });
           if (count > MAX_WEBHOOKS_PER_FACTORY) {
             errors.push({
@@ -276,9 +290,9 @@ export async function applyDefinitions(
         }
 
         if (errors.length > 0) throw new ApplyFailed(errors);
-        return { webhooks, automations };
+        return { webhooks, automations, integrations };
       },
-      { timeout: 30_000 },
+      { timeout: 120_000 },
     );
   } catch (err) {
     if (err instanceof ApplyFailed) throw rejection(err.errors);

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { isSignatureScheme, SIGNATURE_SCHEMES } from '@conveyor/webhook-auth';
 import { parseWebhookTrigger, type WebhookTrigger } from '../automations/automation-trigger';
 import { AUTH_MODES, DEFINITION_NAME, DEFINITION_NAME_RULE } from '../webhooks/webhook-rules';
+import { parseIntegrationDefinition, type IntegrationDefinition } from './integration-definition';
+import { zodMessages } from './zod-messages';
 
 /** One problem in one file, reported all together so a whole directory can be fixed in one pass. */
 export interface DefinitionError {
@@ -35,10 +37,13 @@ export interface AutomationDefinition {
 export interface ParsedDefinitions {
   webhooks: WebhookDefinition[];
   automations: AutomationDefinition[];
+  integrations: IntegrationDefinition[];
   errors: DefinitionError[];
 }
 
-const FILE = /^(?:.*\/)?(webhooks|automations)\/([^/]+)\.ya?ml$/;
+export const DEFINITION_KINDS = ['webhooks', 'automations', 'integrations'] as const;
+type DefinitionKind = (typeof DEFINITION_KINDS)[number];
+const FILE = /^(?:.*\/)?(webhooks|automations|integrations)\/([^/]+)\.ya?ml$/;
 
 const webhookSchema = z
   .object({
@@ -70,15 +75,6 @@ const automationSchema = z
   })
   .strict();
 
-function zodMessages(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const path = issue.path.join('.');
-    const message =
-      issue.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : issue.message;
-    return path ? `${path} ${message}` : message;
-  });
-}
-
 function parseYaml(content: string): { ok: true; value: unknown } | { ok: false; message: string } {
   const doc = parseDocument(content, { prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0)
@@ -87,22 +83,25 @@ function parseYaml(content: string): { ok: true; value: unknown } | { ok: false;
 }
 
 /**
- * Parses `webhooks/<name>.yaml` and `automations/<name>.yaml` files (paths may carry a leading directory). The file
+ * Parses `webhooks/<name>.yaml`, `automations/<name>.yaml` and `integrations/<name>.yaml` files (paths may carry a leading directory). The file
  * name is the definition's identity: an optional `name` key must repeat it, because renaming is unsupported.
  */
 export function parseDefinitionFiles(
   files: ReadonlyArray<{ path: string; content: string }>,
 ): ParsedDefinitions {
-  const result: ParsedDefinitions = { webhooks: [], automations: [], errors: [] };
+  const result: ParsedDefinitions = { webhooks: [], automations: [], integrations: [], errors: [] };
   const seen = new Map<string, string>();
   for (const { path, content } of files) {
     const file = path.replace(/\\/g, '/').replace(/^\.\//, '');
     const match = FILE.exec(file);
     if (!match) {
-      result.errors.push({ file, message: 'expected webhooks/<name>.yaml or automations/<name>.yaml' });
+      result.errors.push({
+        file,
+        message: 'expected webhooks/<name>.yaml, automations/<name>.yaml or integrations/<name>.yaml',
+      });
       continue;
     }
-    const kind = match[1] as 'webhooks' | 'automations';
+    const kind = match[1] as DefinitionKind;
     const name = match[2]!;
     const fail = (message: string) => result.errors.push({ file, message });
     if (!DEFINITION_NAME.test(name)) {
@@ -157,6 +156,10 @@ export function parseDefinitionFiles(
         ...(def.deliveryIdHeader !== undefined && { deliveryIdHeader: def.deliveryIdHeader }),
         enabled: def.enabled,
       });
+    } else if (kind === 'integrations') {
+      const parsed = parseIntegrationDefinition(file, name, yaml.value as Record<string, unknown>);
+      if ('errors' in parsed) for (const message of parsed.errors) fail(message);
+      else result.integrations.push(parsed.definition);
     } else {
       const parsed = automationSchema.safeParse(yaml.value);
       if (!parsed.success) {

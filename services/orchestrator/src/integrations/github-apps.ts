@@ -39,7 +39,7 @@ const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
 /** Apps per team: each is one webhook of a factory (which holds at most 20). */
 const MAX_APPS_PER_TEAM = 10;
 
-function validate(input: CreateGitHubAppInput): void {
+export function validateGitHubApp(input: CreateGitHubAppInput): void {
   const bad = (message: string) => new AppError('invalid_request', message);
   if (!NAME.test(input.name)) throw bad('name must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}');
   if (!/^[1-9][0-9]{0,19}$/.test(input.app_id))
@@ -76,7 +76,7 @@ export async function createGitHubApp(
   input: CreateGitHubAppInput,
 ): Promise<GitHubAppView> {
   requireFactoryManager(caller, 'Registering a GitHub App');
-  validate(input);
+  validateGitHubApp(input);
   // The App's runs are created as its registrant: an environment they could not use is refused now, as a run would be.
   if (input.environment_id) {
     if (!ENVIRONMENT_ID.test(input.environment_id))

@@ -42,6 +42,21 @@ export async function connectRedis(
   return redis;
 }
 
+/** The integrations' providers (also the CLI's, for `conveyor apply`), under the egress rules. */
+export function providerApis(
+  config: Pick<
+    OrchestratorConfig,
+    'EGRESS_ALLOWED_ADDRESSES' | 'GITHUB_API_URL' | 'SLACK_API_URL' | 'LINEAR_API_URL'
+  >,
+  policy = new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES),
+) {
+  return {
+    github: { baseUrl: config.GITHUB_API_URL, policy, timeoutMs: 30_000 },
+    slack: { baseUrl: config.SLACK_API_URL, timeoutMs: 10_000 },
+    linear: { url: config.LINEAR_API_URL, policy, timeoutMs: 30_000 },
+  };
+}
+
 /** What the orchestrator reaches beyond its own stores, and the rules it reaches it by; nothing here connects. */
 export function outsideWorld(config: OrchestratorConfig, db: PrismaClient) {
   const policy = new EgressPolicy(config.EGRESS_ALLOWED_ADDRESSES);
@@ -49,9 +64,7 @@ export function outsideWorld(config: OrchestratorConfig, db: PrismaClient) {
     blobs: configuredBlobStore(db, config),
     cipher: SecretCipher.fromConfig(config),
     egress: { policy, allowedSchemes: config.GIT_ALLOWED_SCHEMES, allowLocal: config.GIT_ALLOW_LOCAL_URLS },
-    github: { baseUrl: config.GITHUB_API_URL, policy, timeoutMs: 30_000 },
-    slack: { baseUrl: config.SLACK_API_URL, timeoutMs: 10_000 },
-    linear: { url: config.LINEAR_API_URL, policy, timeoutMs: 30_000 },
+    ...providerApis(config, policy),
     eventUrls: { policy, httpHosts: config.EVENT_HTTP_ALLOWED_HOSTS },
   };
 }

@@ -104,7 +104,7 @@ export function grpcHandlers({ config, logger, readiness, db, outside, domain }:
       logger,
     }),
     artifacts: artifactHandlers({ db, blobs, sign, ttlSeconds: config.BLOB_URL_TTL_SECONDS, logger }),
-    factories: factoryHandlers(webhookHandlerDeps),
+    factories: factoryHandlers({ ...webhookHandlerDeps, providers: { github, slack, linear } }),
     webhookIngress: webhookIngressHandlers(webhookHandlerDeps),
     schedules: scheduleHandlers({
       db,

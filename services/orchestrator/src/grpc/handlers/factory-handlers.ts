@@ -10,6 +10,7 @@ import {
   updateAutomation,
 } from '../../automations/automations';
 import { applyDefinitions } from '../../definitions/apply-definitions';
+import type { IntegrationProviders } from '../../definitions/apply-integrations';
 import { createFactory, deleteFactory, getFactory, listFactories } from '../../factories/factories';
 import { requireCaller } from '../require-caller';
 import { unary } from '../unary-handler';
@@ -45,6 +46,8 @@ export interface FactoryHandlerDeps {
   cipher: SecretCipher;
   versions: WebhookVersions;
   webhookBaseUrl: string;
+  /** Integrations' credentials are checked with their providers when applied. */
+  providers: IntegrationProviders;
   logger: Logger;
 }
 
@@ -82,8 +85,18 @@ export function factoryHandlers(deps: FactoryHandlerDeps): FactoryServiceHandler
         id: d.id,
         action: d.action,
         url: d.url ?? '',
+        kind: '',
+        changed: [],
       });
-      return { webhooks: result.webhooks.map(toProto), automations: result.automations.map(toProto) };
+      return {
+        webhooks: result.webhooks.map(toProto),
+        automations: result.automations.map(toProto),
+        integrations: result.integrations.map((i) => ({
+          ...toProto(i),
+          kind: i.kind,
+          changed: i.changed ?? [],
+        })),
+      };
     }),
 
     CreateWebhook: unary(logger, 'CreateWebhook', async (req) =>

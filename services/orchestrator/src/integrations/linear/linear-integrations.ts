@@ -36,7 +36,7 @@ const LINEAR_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Integrations per team: each is one webhook of a factory (which holds at most 20). */
 const MAX_PER_TEAM = 10;
 
-function validate(input: CreateLinearIntegrationInput): void {
+export function validateLinearIntegration(input: CreateLinearIntegrationInput): void {
   const bad = (message: string) => new AppError('invalid_request', message);
   if (!NAME.test(input.name)) throw bad('name must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}');
   if (input.api_key.length < 8 || input.api_key.length > 512 || /\s/.test(input.api_key))
@@ -83,7 +83,7 @@ export async function createLinearIntegration(
   input: CreateLinearIntegrationInput,
 ): Promise<LinearIntegrationView> {
   requireFactoryManager(caller, 'Registering a Linear integration');
-  validate(input);
+  validateLinearIntegration(input);
   const conflict = `A Linear integration named "${input.name}" is already registered`;
   if ((await deps.db.linearIntegration.count({ where: { teamId: caller.team_id } })) >= MAX_PER_TEAM)
     throw new AppError('conflict', `A team may register at most ${MAX_PER_TEAM} Linear integrations`);

@@ -33,7 +33,7 @@ const SLACK_ID = /^[A-Z0-9]{2,32}$/;
 /** Apps per team: each is one webhook of a factory (which holds at most 20). */
 const MAX_APPS_PER_TEAM = 10;
 
-function validate(input: CreateSlackAppInput): void {
+export function validateSlackApp(input: CreateSlackAppInput): void {
   const bad = (message: string) => new AppError('invalid_request', message);
   if (!NAME.test(input.name)) throw bad('name must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}');
   if (input.signing_secret.length < 16 || input.signing_secret.length > 256)
@@ -67,7 +67,7 @@ export async function createSlackApp(
   input: CreateSlackAppInput,
 ): Promise<SlackAppView> {
   requireFactoryManager(caller, 'Registering a Slack app');
-  validate(input);
+  validateSlackApp(input);
   const taken = `A Slack app named "${input.name}" is already registered`;
   const count = await deps.db.slackApp.count({ where: { teamId: caller.team_id } });
   if (count >= MAX_APPS_PER_TEAM)

@@ -7,6 +7,8 @@ export interface AppliedDefinition {
   'id'?: (string);
   'action'?: (string);
   'url'?: (string);
+  'kind'?: (string);
+  'changed'?: (string)[];
 }
 
 export interface AppliedDefinition__Output {
@@ -14,4 +16,6 @@ export interface AppliedDefinition__Output {
   'id': (string);
   'action': (string);
   'url': (string);
+  'kind': (string);
+  'changed': (string)[];
 }

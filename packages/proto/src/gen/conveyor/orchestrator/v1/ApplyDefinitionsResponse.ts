@@ -6,9 +6,11 @@ import type { AppliedDefinition as _conveyor_orchestrator_v1_AppliedDefinition, 
 export interface ApplyDefinitionsResponse {
   'webhooks'?: (_conveyor_orchestrator_v1_AppliedDefinition)[];
   'automations'?: (_conveyor_orchestrator_v1_AppliedDefinition)[];
+  'integrations'?: (_conveyor_orchestrator_v1_AppliedDefinition)[];
 }
 
 export interface ApplyDefinitionsResponse__Output {
   'webhooks': (_conveyor_orchestrator_v1_AppliedDefinition__Output)[];
   'automations': (_conveyor_orchestrator_v1_AppliedDefinition__Output)[];
+  'integrations': (_conveyor_orchestrator_v1_AppliedDefinition__Output)[];
 }
