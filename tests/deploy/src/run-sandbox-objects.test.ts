@@ -65,10 +65,13 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(pod.spec.activeDeadlineSeconds).toBe(3600);
   });
 
-  it('belong to the runner pod, so the garbage collector deletes them with it (a runner killed mid-run)', () => {
-    const owner = [{ apiVersion: 'v1', kind: 'Pod', name: settings.owner!.name, uid: settings.owner!.uid }];
-    expect(pod.metadata.ownerReferences).toEqual(owner);
-    expect(netpol.metadata.ownerReferences).toEqual(owner);
+  it("belong to no runner Pod: a runner's rollout or loss leaves them to the replica that adopts the run", () => {
+    // An ownerReference to the runner Pod would let the garbage collector delete a live agent with its runner; the
+    // orphan reconciler collects what ended runs leave, by the managed-by label (docs/sandbox.md).
+    expect(pod.metadata.ownerReferences).toBeUndefined();
+    expect(netpol.metadata.ownerReferences).toBeUndefined();
+    expect(pod.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'conveyor-runner' });
+    expect(netpol.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'conveyor-runner' });
   });
 
   it("mount, when the run starts from a snapshot, only its team's archive from the store's claim, read-only", () => {
