@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Top self-time functions of V8 CPU profiles (`node --cpu-prof`, see BENCH_CPU_PROF_DIR):
- * `node dist/cpu-profile-top.js FILE.cpuprofile… [--top N]`. Self time per function (name, file, line), as a share of
- * the sampled time, on stdout as JSON lines; idle and GC stay in, so the shares add up to 100%.
+ * `node dist/cpu-profile-top.js FILE.cpuprofile… [--top N] [--by module]`. Self time per function (name, file, line),
+ * or with `--by module` per module (a package under node_modules, a service's or package's folder, node's internals),
+ * as a share of the sampled time, on stdout as JSON lines; idle and GC stay in, so the shares add up to 100%.
  */
 interface ProfileNode {
   id: number;
@@ -16,9 +17,23 @@ interface Profile {
 }
 
 const args = process.argv.slice(2);
-const topIndex = args.indexOf('--top');
-const top = topIndex >= 0 ? Number(args[topIndex + 1]) : 25;
-const files = args.filter((a, i) => a !== '--top' && i !== topIndex + 1);
+const option = (name: string): string | undefined => {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+};
+const top = Number(option('--top') ?? 25);
+const byModule = option('--by') === 'module';
+const files = args.filter((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--'));
+
+/** The module a frame's file belongs to: `kafkajs`, `@prisma/client`, `services/orchestrator/dist/runs`, `node:…`. */
+function moduleOf({ url, functionName }: ProfileNode['callFrame']): string {
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (dependency) return dependency[1]!;
+  const own = /\/((?:services|packages)\/.*)\/[^/]+$/.exec(url);
+  if (own) return own[1]!;
+  if (!url) return functionName || '(native)'; // (garbage collector), (idle), (program)
+  return url.startsWith('node:') ? url.split('/')[0]! : url;
+}
 
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
@@ -30,7 +45,9 @@ for (const file of files) {
     const url = frame.url
       .replace(/^.*node_modules\//, '')
       .replace(/^file:\/\/.*\/(services|packages)\//, '$1/');
-    const key = `${frame.functionName || '(anonymous)'} ${url}:${frame.lineNumber + 1}`;
+    const key = byModule
+      ? moduleOf(frame)
+      : `${frame.functionName || '(anonymous)'} ${url}:${frame.lineNumber + 1}`;
     const dt = profile.timeDeltas[i] ?? 0;
     self.set(key, (self.get(key) ?? 0) + dt);
     total += dt;

@@ -36,7 +36,8 @@ export function startSdk(options: SdkOptions): NodeSDK {
       new GrpcInstrumentation(),
       new IORedisInstrumentation({ requireParentSpan: true }),
       new KafkaJsInstrumentation(),
-      new PgInstrumentation({ requireParentSpan: true }),
+      // No span per pool checkout (pg-pool.connect): a query's span has the caller's span as its parent either way.
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new UndiciInstrumentation({ requireParentforSpans: true }),
     ],
   });

@@ -156,7 +156,8 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     // The orchestrator's PostgreSQL statements (Prisma's, through its pg driver adapter) are under the gRPC span.
     expect(
       spans.some(
-        (s) => s.service === 'orchestrator' && parentOf(s) === createRun && /^pg\./.test(s.operationName),
+        (s) =>
+          s.service === 'orchestrator' && parentOf(s) === createRun && /^pg\.query/.test(s.operationName),
       ),
     ).toBe(true);
     const relay = find('orchestrator', 'outbox relay');
@@ -341,7 +342,7 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     // The orchestrator's queries are under the spans that made them: the claim for the worker under its dispatch.
     expect(
       spans.some(
-        (s) => s.service === 'orchestrator' && parentOf(s) === second && /^pg\./.test(s.operationName),
+        (s) => s.service === 'orchestrator' && parentOf(s) === second && /^pg\.query/.test(s.operationName),
       ),
     ).toBe(true);
   }, 240_000);

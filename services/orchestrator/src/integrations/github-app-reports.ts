@@ -8,7 +8,7 @@ import { AppCredentialsRefused } from '../github/github-app-auth';
 import { githubMessage, githubRequest, type GitHubApi, type GitHubResponse } from '../github/github-rest';
 import { appTokenForRun, type GitHubAppTokenDeps } from './github-app-tokens';
 import { markGitHubAppBroken } from './github-apps';
-import { ReportQueue, type QueuedReport, type Sent } from './report-queue';
+import { ReportQueue, type QueuedReport, type ReportQueueShape, type Sent } from './report-queue';
 
 export interface GitHubAppReportDeps {
   db: PrismaClient;
@@ -32,6 +32,18 @@ type ReportData = { sha?: string; state?: string; moved?: string[] };
 type Report = QueuedReport & { kind: Kind; data: ReportData };
 type AppRun = { id: string; teamId: string; source: string; state: string; title: string; metadata: unknown };
 type Call = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) => Promise<GitHubResponse>;
+
+/** The queue of GitHub App reports. */
+const QUEUE: ReportQueueShape = {
+  name: 'github app reports',
+  table: 'GitHubAppReport',
+  ownerColumn: 'githubAppId',
+  columns: ['kind', 'data'],
+  keepSettled: false,
+  batch: 50,
+  concurrency: 4,
+  leaseMs: 60_000,
+};
 
 /** What GitHub's answer comes to: taken, to retry (an outage, a rate limit), or refused for good. */
 class GitHubRefused extends Error {
@@ -61,19 +73,8 @@ export class GitHubAppReports {
   readonly queue: ReportQueue<{ kind: Kind; data: ReportData }>;
 
   constructor(private readonly deps: GitHubAppReportDeps) {
-    this.queue = new ReportQueue({
-      name: 'github app reports',
-      table: 'GitHubAppReport',
-      ownerColumn: 'githubAppId',
-      columns: ['kind', 'data'],
-      keepSettled: false,
-      batch: 50,
-      concurrency: 4,
-      leaseMs: 60_000,
-      schedule: deps.schedule,
-      intervalMs: deps.intervalMs,
-      db: deps.db,
-      logger: deps.logger,
+    this.queue = new ReportQueue(QUEUE, {
+      ...deps,
       send: (report, log) => this.send(report, log),
       markBroken: (id, reason) => markGitHubAppBroken(deps.db, id, reason),
     });

@@ -1,10 +1,10 @@
 import type { GitHubApp, PrismaClient } from '@conveyor/db';
-import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../automations/run-envelope';
+import { EVENT_PAYLOAD_FILE } from '../automations/run-envelope';
 import type { IntegrationEvaluator, PrepareRun } from '../deliveries/delivery-processor';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
 import type { AppRunBudget } from './app-run-budget';
-import { setRunMetadata } from './integration-runs';
+import { setRunMetadata, startIntegrationRun } from './integration-runs';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 import { integrationFor } from './integration-deliveries';
 
@@ -78,16 +78,15 @@ export const evaluateGitHubAppDelivery = (deps: GitHubAppRunDeps): IntegrationEv
       broken: 'the App is broken',
       decide: decideGitHubApp,
     },
-    async ({
-      integration: app,
-      decision,
-      caller,
-      outcomes: { only: outcome, started, refused },
-      webhook,
-      entry,
-      payload,
-      body,
-    }) => {
+    async (delivery) => {
+      const {
+        integration: app,
+        decision,
+        caller,
+        outcomes: { only: outcome, started },
+        payload,
+        body,
+      } = delivery;
       if (decision.kind === 'followup') {
         const run = await deps.db.run.findFirst({
           where: { id: decision.runId, teamId: app.teamId },
@@ -111,50 +110,32 @@ export const evaluateGitHubAppDelivery = (deps: GitHubAppRunDeps): IntegrationEv
         });
       }
       const { requester } = decision;
-      if (!(await deps.budget.take(app.teamId)))
-        return outcome({
-          matched: true,
-          error: `rate_limited: the team's GitHub Apps started ${deps.budget.runsPerHour} runs this hour (GITHUB_APP_RUNS_PER_HOUR)`,
-        });
       const cloneUrl = (payload as { repository?: { clone_url?: unknown } }).repository?.clone_url;
-      try {
-        const prepared = await deps.prepareRun(caller, {
-          prompt: webhookRunPrompt({
-            prompt: [
-              `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
-              `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
-            ].join('\n'),
-            webhookName: webhook.name,
-            webhookUid: webhook.id,
-            deliveryId: entry.deliveryId,
-            receivedAt: entry.receivedAt,
-          }),
-          title:
-            `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`.slice(
-              0,
-              80,
-            ),
+      return startIntegrationRun(
+        deps,
+        {
+          ...delivery,
+          teamId: app.teamId,
+          budget: { kinds: 'GitHub Apps', setting: 'GITHUB_APP_RUNS_PER_HOUR' },
+        },
+        {
+          prompt: [
+            `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
+            `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
+          ].join('\n'),
+          title: `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`,
           config: app.environmentId ? { environment_id: app.environmentId } : {},
-          metadata: {
-            ...requesterMetadata(app, requester),
-            webhook_uid: webhook.id,
-            delivery_id: entry.deliveryId,
-          },
-          attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: body }],
+          metadata: requesterMetadata(app, requester),
+          payload: body,
           source: 'GITHUB_WEBHOOK',
-        });
-        const run = {
-          ...prepared,
-          environmentSpec: withAppRepository(
-            prepared.environmentSpec,
-            app,
-            requester.repository,
-            typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
-          ),
-        };
-        return started(run.id, { runs: [run] });
-      } catch (err) {
-        return refused(err);
-      }
+          environment: (spec) =>
+            withAppRepository(
+              spec,
+              app,
+              requester.repository,
+              typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
+            ),
+        },
+      );
     },
   );

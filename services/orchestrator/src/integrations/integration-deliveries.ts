@@ -2,7 +2,7 @@ import type { Webhook, WebhookDelivery } from '@conveyor/db';
 import type { Logger } from '@conveyor/logger';
 import type { Caller } from '../auth/caller';
 import type { IntegrationEvaluator, IntegrationWork } from '../deliveries/delivery-processor';
-import { integrationOutcomes, NO_WORK } from './integration-outcome';
+import { integrationOutcomes, NO_WORK, type IntegrationOutcomes } from './integration-outcome';
 import { integrationCaller } from './integration-runs';
 
 /** What every integration owning a webhook records: whose it is, and whether it is broken. */
@@ -32,7 +32,7 @@ export interface OpenedDelivery<I, D> {
   integration: I;
   decision: D;
   caller: Caller;
-  outcomes: ReturnType<typeof integrationOutcomes>;
+  outcomes: IntegrationOutcomes;
   webhook: Webhook;
   entry: WebhookDelivery;
   payload: unknown;

@@ -32,3 +32,5 @@ export function integrationOutcomes(integration: { id: string; name: string }, l
     },
   };
 }
+
+export type IntegrationOutcomes = ReturnType<typeof integrationOutcomes>;

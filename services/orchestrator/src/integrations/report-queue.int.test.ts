@@ -144,29 +144,33 @@ describe('integration reports', () => {
     const sent: string[] = [];
     let answers: Array<Sent | 'hang'> = [];
     const queue = (name: string) =>
-      new ReportQueue<{ kind: string }>({
-        name,
-        table: 'GitHubAppReport',
-        ownerColumn: 'githubAppId',
-        columns: ['kind'],
-        keepSettled: false,
-        batch: 10,
-        concurrency: 2,
-        leaseMs: 60_000,
-        schedule: [0, 0, 0],
-        intervalMs: 60_000,
-        db,
-        logger,
-        send: async (report) => {
-          const answer = answers.shift() ?? { kind: 'done' };
-          if (answer === 'hang') return new Promise<Sent>(() => undefined);
-          sent.push(`${report.kind}:${answer.kind}`);
-          return answer;
+      new ReportQueue<{ kind: string }>(
+        {
+          name,
+          table: 'GitHubAppReport',
+          ownerColumn: 'githubAppId',
+          columns: ['kind'],
+          keepSettled: false,
+          batch: 10,
+          concurrency: 2,
+          leaseMs: 60_000,
         },
-        markBroken: async (id, reason) => {
-          await db.gitHubApp.update({ where: { id }, data: { status: 'broken', brokenReason: reason } });
+        {
+          schedule: [0, 0, 0],
+          intervalMs: 60_000,
+          db,
+          logger,
+          send: async (report) => {
+            const answer = answers.shift() ?? { kind: 'done' };
+            if (answer === 'hang') return new Promise<Sent>(() => undefined);
+            sent.push(`${report.kind}:${answer.kind}`);
+            return answer;
+          },
+          markBroken: async (id, reason) => {
+            await db.gitHubApp.update({ where: { id }, data: { status: 'broken', brokenReason: reason } });
+          },
         },
-      });
+      );
 
     beforeEach(async () => {
       sent.length = 0;

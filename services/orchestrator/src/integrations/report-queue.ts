@@ -25,7 +25,8 @@ export interface QueuedReport {
 /** The tables queued this way (an identifier in the SQL, never anything a caller chose). */
 type QueueTable = 'SlackPost' | 'LinearReport' | 'GitHubAppReport';
 
-export interface ReportQueueOptions<Row> {
+/** What a table's queue is: fixed by the sender that owns the table. */
+export interface ReportQueueShape {
   name: string;
   table: QueueTable;
   /** The column naming the integration that owes the report. */
@@ -39,6 +40,10 @@ export interface ReportQueueOptions<Row> {
   concurrency: number;
   /** A claimed report is due again after this (a crashed orchestrator's claims are taken over): longer than a send. */
   leaseMs: number;
+}
+
+/** What a queue runs with: its sender's dependencies (passed whole) and the sender's two callbacks. */
+export interface ReportQueueWiring<Row> {
   /** Waits before each attempt (nextAttemptDelay's schedule): once spent, the report is dropped. */
   schedule: readonly number[];
   intervalMs: number;
@@ -63,26 +68,29 @@ export class ReportQueue<Row extends object> {
   readonly loop: BackgroundLoop;
   private readonly claimSql: Prisma.Sql;
 
-  constructor(private readonly options: ReportQueueOptions<Row>) {
-    const table = Prisma.raw(`"${options.table}"`);
-    const pending = Prisma.raw(options.keepSettled ? `AND s.status = 'pending'` : '');
-    const earlier = Prisma.raw(options.keepSettled ? `AND e.status = 'pending'` : '');
-    const columns = Prisma.raw(options.columns.map((c) => `, p."${c}"`).join(''));
+  constructor(
+    private readonly shape: ReportQueueShape,
+    private readonly wiring: ReportQueueWiring<Row>,
+  ) {
+    const table = Prisma.raw(`"${shape.table}"`);
+    const pending = Prisma.raw(shape.keepSettled ? `AND s.status = 'pending'` : '');
+    const earlier = Prisma.raw(shape.keepSettled ? `AND e.status = 'pending'` : '');
+    const columns = Prisma.raw(shape.columns.map((c) => `, p."${c}"`).join(''));
     this.claimSql = Prisma.sql`
-      UPDATE ${table} p SET "nextAttemptAt" = now() + ${options.leaseMs} * interval '1 millisecond'
+      UPDATE ${table} p SET "nextAttemptAt" = now() + ${shape.leaseMs} * interval '1 millisecond'
         FROM (SELECT s.id FROM ${table} s
                WHERE s."nextAttemptAt" <= now() ${pending}
                  AND NOT EXISTS (SELECT 1 FROM ${table} e WHERE e."runId" = s."runId" AND e.id < s.id ${earlier})
-               ORDER BY s.id LIMIT ${options.batch} FOR UPDATE SKIP LOCKED) due
+               ORDER BY s.id LIMIT ${shape.batch} FOR UPDATE SKIP LOCKED) due
        WHERE p.id = due.id
-      RETURNING p.id, p."runId"::text AS "runId", p.${Prisma.raw(`"${options.ownerColumn}"`)} AS owner,
+      RETURNING p.id, p."runId"::text AS "runId", p.${Prisma.raw(`"${shape.ownerColumn}"`)} AS owner,
                 p.attempts ${columns}`;
     this.loop = new BackgroundLoop({
-      name: options.name,
+      name: shape.name,
       dependency: 'postgres',
-      intervalMs: options.intervalMs,
+      intervalMs: wiring.intervalMs,
       run: () => this.drain(),
-      logger: options.logger,
+      logger: wiring.logger,
     });
   }
 
@@ -104,8 +112,8 @@ export class ReportQueue<Row extends object> {
   }
 
   private async pass(): Promise<number> {
-    const claimed = await this.options.db.$queryRaw<Array<QueuedReport & Row>>(this.claimSql);
-    const limit = pLimit(this.options.concurrency);
+    const claimed = await this.wiring.db.$queryRaw<Array<QueuedReport & Row>>(this.claimSql);
+    const limit = pLimit(this.shape.concurrency);
     const results = await Promise.allSettled(claimed.map((report) => limit(() => this.process(report))));
     // A report whose sending threw (the database) comes due again when its lease ends.
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -114,9 +122,9 @@ export class ReportQueue<Row extends object> {
   }
 
   private async process(report: QueuedReport & Row): Promise<void> {
-    const { logger, schedule } = this.options;
+    const { logger, schedule } = this.wiring;
     const log = logger.child({ runId: report.runId, owner: report.owner, report: String(report.id) });
-    const sent = await this.options.send(report, log);
+    const sent = await this.wiring.send(report, log);
     const attempts = report.attempts + 1;
     if (sent.kind === 'done') return this.settle(report, 'done', null);
     if (sent.kind === 'refused') {
@@ -124,7 +132,7 @@ export class ReportQueue<Row extends object> {
         { provider: sent.reason },
         'the provider refused the credentials: the integration is marked broken',
       );
-      await this.options.markBroken(report.owner, sent.reason);
+      await this.wiring.markBroken(report.owner, sent.reason);
       return this.settle(report, 'failed', sent.reason);
     }
     const delay = sent.kind === 'retry' ? nextAttemptDelay(schedule, attempts, sent.retryAfterMs) : undefined;
@@ -133,8 +141,8 @@ export class ReportQueue<Row extends object> {
       return this.settle(report, 'failed', sent.reason);
     }
     log.info({ provider: sent.reason, attempts, retryInMs: delay }, 'report failed; retrying later');
-    await this.options.db.$executeRaw`
-      UPDATE ${Prisma.raw(`"${this.options.table}"`)}
+    await this.wiring.db.$executeRaw`
+      UPDATE ${Prisma.raw(`"${this.shape.table}"`)}
          SET attempts = ${attempts}, "lastError" = ${sent.reason.slice(0, 500)},
              "nextAttemptAt" = now() + ${delay} * interval '1 millisecond'
        WHERE id = ${report.id}`;
@@ -142,13 +150,13 @@ export class ReportQueue<Row extends object> {
 
   private async settle(report: QueuedReport, status: 'done' | 'failed', error: string | null): Promise<void> {
     // The table inline as a Prisma.raw fragment, so raw-sql.int.test sees these statements are built at run time.
-    if (!this.options.keepSettled) {
-      await this.options.db
-        .$executeRaw`DELETE FROM ${Prisma.raw(`"${this.options.table}"`)} WHERE id = ${report.id}`;
+    if (!this.shape.keepSettled) {
+      await this.wiring.db
+        .$executeRaw`DELETE FROM ${Prisma.raw(`"${this.shape.table}"`)} WHERE id = ${report.id}`;
       return;
     }
-    await this.options.db.$executeRaw`
-      UPDATE ${Prisma.raw(`"${this.options.table}"`)} SET status = ${status}, attempts = ${report.attempts + 1},
+    await this.wiring.db.$executeRaw`
+      UPDATE ${Prisma.raw(`"${this.shape.table}"`)} SET status = ${status}, attempts = ${report.attempts + 1},
              "lastError" = ${error?.slice(0, 500) ?? null}
        WHERE id = ${report.id}`;
   }

@@ -10,7 +10,7 @@ import {
   type LinearApi,
 } from '../../linear/linear-graphql';
 import type { SecretCipher } from '../../secrets/secret-cipher';
-import { ReportQueue, type QueuedReport, type Sent } from '../report-queue';
+import { ReportQueue, type QueuedReport, type ReportQueueShape, type Sent } from '../report-queue';
 import { linearKey, markLinearIntegrationBroken } from './linear-integrations';
 
 export interface LinearReportDeps {
@@ -30,6 +30,18 @@ type ReportData = { url?: string; commented?: boolean };
 
 type Claimed = QueuedReport & { kind: Kind; data: ReportData };
 
+/** The queue of Linear reports (settled ones stay, with their status). */
+const QUEUE: ReportQueueShape = {
+  name: 'linear reporter',
+  table: 'LinearReport',
+  ownerColumn: 'integrationId',
+  columns: ['kind', 'data'],
+  keepSettled: true,
+  batch: 20,
+  concurrency: 20,
+  leaseMs: 120_000,
+};
+
 /**
  * What a Linear integration's run owes its issue: a comment with the pull request when the run opens one, a comment
  * with the outcome and the session link when it ends, each followed by the state move the integration asks for.
@@ -42,19 +54,8 @@ export class LinearReporter {
   readonly queue: ReportQueue<{ kind: Kind; data: ReportData }>;
 
   constructor(private readonly deps: LinearReportDeps) {
-    this.queue = new ReportQueue({
-      name: 'linear reporter',
-      table: 'LinearReport',
-      ownerColumn: 'integrationId',
-      columns: ['kind', 'data'],
-      keepSettled: true,
-      batch: 20,
-      concurrency: 20,
-      leaseMs: 120_000,
-      schedule: deps.schedule,
-      intervalMs: deps.intervalMs,
-      db: deps.db,
-      logger: deps.logger,
+    this.queue = new ReportQueue(QUEUE, {
+      ...deps,
       send: (report, log) => this.send(report, log),
       markBroken: (id, reason) => markLinearIntegrationBroken(deps.db, id, reason),
     });

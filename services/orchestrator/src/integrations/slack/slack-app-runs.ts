@@ -1,9 +1,10 @@
 import type { PrismaClient, SlackApp } from '@conveyor/db';
-import { EVENT_PAYLOAD_FILE, webhookRunPrompt } from '../../automations/run-envelope';
+import { EVENT_PAYLOAD_FILE } from '../../automations/run-envelope';
 import type { IntegrationEvaluator, PrepareRun } from '../../deliveries/delivery-processor';
 import { submitFollowup } from '../../runs/submit-followup';
 import type { AppRunBudget } from '../app-run-budget';
 import { integrationFor } from '../integration-deliveries';
+import { startIntegrationRun } from '../integration-runs';
 import { decideSlack, type SlackRequester } from './slack-trigger';
 
 export interface SlackAppRunDeps {
@@ -53,14 +54,13 @@ export const evaluateSlackAppDelivery = (deps: SlackAppRunDeps): IntegrationEval
       broken: 'the app is broken',
       decide: decideSlack,
     },
-    async ({
-      integration: app,
-      decision,
-      caller,
-      outcomes: { only: outcome, started, refused },
-      webhook,
-      entry,
-    }) => {
+    async (delivery) => {
+      const {
+        integration: app,
+        decision,
+        caller,
+        outcomes: { only: outcome, started },
+      } = delivery;
       if (decision.kind === 'thread') {
         const { channel, threadTs, user } = decision.requester;
         const thread = await deps.db.slackThread.findUnique({
@@ -83,11 +83,6 @@ export const evaluateSlackAppDelivery = (deps: SlackAppRunDeps): IntegrationEval
       const environment = await environmentFor(deps.db, app, environmentName);
       if (typeof environment === 'string')
         return outcome({ matched: true, error: `invalid_request: ${environment}` });
-      if (!(await deps.budget.take(app.teamId)))
-        return outcome({
-          matched: true,
-          error: `rate_limited: the team's Slack apps started ${deps.budget.runsPerHour} runs this hour (SLACK_APP_RUNS_PER_HOUR)`,
-        });
       // The request as the run sees it: what was asked, by whom, where; not the delivery's body (which carries Slack's
       // verification token and a response URL).
       const request = Buffer.from(
@@ -98,31 +93,24 @@ export const evaluateSlackAppDelivery = (deps: SlackAppRunDeps): IntegrationEval
           text: prompt,
         }),
       );
-      try {
-        const run = await deps.prepareRun(caller, {
-          prompt: webhookRunPrompt({
-            prompt: [
-              `Slack user ${requester.user} asked you something in channel ${requester.channel}: their message is the \`text\` of ${EVENT_PAYLOAD_FILE}. Do what it asks.`,
-              'Your final answer is posted in their Slack thread; commit any change and the platform pushes it.',
-            ].join('\n'),
-            webhookName: webhook.name,
-            webhookUid: webhook.id,
-            deliveryId: entry.deliveryId,
-            receivedAt: entry.receivedAt,
-          }),
-          title: `Slack: ${prompt.split('\n')[0] ?? ''}`.slice(0, 80),
+      return startIntegrationRun(
+        deps,
+        {
+          ...delivery,
+          teamId: app.teamId,
+          budget: { kinds: 'Slack apps', setting: 'SLACK_APP_RUNS_PER_HOUR' },
+        },
+        {
+          prompt: [
+            `Slack user ${requester.user} asked you something in channel ${requester.channel}: their message is the \`text\` of ${EVENT_PAYLOAD_FILE}. Do what it asks.`,
+            'Your final answer is posted in their Slack thread; commit any change and the platform pushes it.',
+          ].join('\n'),
+          title: `Slack: ${prompt.split('\n')[0] ?? ''}`,
           config: environment,
-          metadata: {
-            ...slackRequesterMetadata(app, requester),
-            webhook_uid: webhook.id,
-            delivery_id: entry.deliveryId,
-          },
-          attachments: [{ fileName: EVENT_PAYLOAD_FILE, mimeType: 'application/json', data: request }],
+          metadata: slackRequesterMetadata(app, requester),
+          payload: request,
           source: 'SLACK',
-        });
-        return started(run.id, { runs: [run] });
-      } catch (err) {
-        return refused(err);
-      }
+        },
+      );
     },
   );

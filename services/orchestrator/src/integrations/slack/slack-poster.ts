@@ -4,7 +4,7 @@ import { sessionLinkOf } from '../../events/event-body';
 import { runOutcomeLines } from '../../events/run-outcome-text';
 import type { SecretCipher } from '../../secrets/secret-cipher';
 import { setRunMetadata } from '../integration-runs';
-import { ReportQueue, type QueuedReport, type Sent } from '../report-queue';
+import { ReportQueue, type QueuedReport, type ReportQueueShape, type Sent } from '../report-queue';
 import { slackClient, slackFailure, type SlackApiConfig } from './slack-api';
 import { botToken, markSlackAppBroken } from './slack-apps';
 
@@ -24,6 +24,18 @@ const MAX_SUMMARY = 3_000;
  * of a post Slack could not take, then it is dropped.
  */
 const RETRY_SCHEDULE_MS = [0, 1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000];
+
+/** The queue of Slack thread posts. */
+const QUEUE: ReportQueueShape = {
+  name: 'slack poster',
+  table: 'SlackPost',
+  ownerColumn: 'slackAppId',
+  columns: ['state'],
+  keepSettled: false,
+  batch: 50,
+  concurrency: 4,
+  leaseMs: 60_000,
+};
 
 type PostedRun = {
   id: string;
@@ -45,19 +57,9 @@ export class SlackPoster {
   readonly queue: ReportQueue<{ state: string }>;
 
   constructor(private readonly deps: SlackPosterDeps) {
-    this.queue = new ReportQueue({
-      name: 'slack poster',
-      table: 'SlackPost',
-      ownerColumn: 'slackAppId',
-      columns: ['state'],
-      keepSettled: false,
-      batch: 50,
-      concurrency: 4,
-      leaseMs: 60_000,
+    this.queue = new ReportQueue(QUEUE, {
+      ...deps,
       schedule: RETRY_SCHEDULE_MS,
-      intervalMs: deps.intervalMs,
-      db: deps.db,
-      logger: deps.logger,
       send: (post, log) => this.send(post, log),
       markBroken: (id, reason) => markSlackAppBroken(deps.db, id, `Slack refused the bot token: ${reason}`),
     });
