@@ -280,6 +280,7 @@ describe('webhooks management API end to end (gateway → orchestrator → Postg
     expect(again.body).toEqual({
       webhooks: [{ name: 'github', webhook_uid: uid, action: 'unchanged', url: expect.any(String) }],
       automations: [{ name: 'review', automation_id: expect.stringMatching(/^auto_/), action: 'created' }],
+      integrations: [],
     });
     const renamed = await w.api('POST', `/factories/${factoryId}/apply`, {
       webhooks: [{ name: 'gh', yaml: `uid: ${uid}\nsecretName: GH_WEBHOOK\n` }],
