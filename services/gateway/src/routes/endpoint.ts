@@ -30,6 +30,8 @@ export interface EndpointDeps {
   api: OrchestratorApi;
   /** Where users reach this gateway (links in responses); read per request since the port is known after listen. */
   publicUrl: () => string;
+  /** GitHub's web pages (GITHUB_WEB_URL), where a browser creates a GitHub App from its manifest. */
+  githubWebUrl: string;
   /** The OpenAPI document (built by the app, which the routes never import). */
   apiDocument: () => Record<string, unknown>;
 }
