@@ -94,8 +94,11 @@ describe('GitHub App manifest flow', () => {
   it('creates the App on GitHub, registers it with the key GitHub issued, and its signed delivery starts a run', async () => {
     const started = await start('made-on-github', { trigger_label: 'agent' });
     expect(started.status).toBe(201);
-    const { post_url, manifest, state, webhook_url } = started.body as Record<string, string> & {
+    const { post_url, manifest, state, webhook_url } = started.body as {
+      post_url: string;
       manifest: Json;
+      state: string;
+      webhook_url: string;
     };
     expect(post_url).toBe(`${github.url}/settings/apps/new?state=${state}`);
     expect(manifest).toMatchObject({

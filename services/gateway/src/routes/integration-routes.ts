@@ -13,6 +13,19 @@ const ref = (req: { params: { githubAppId: string } } & Parameters<typeof caller
   github_app_id: req.params.githubAppId,
 });
 
+/** A GitHub App's optional settings as the RPCs take them (proto3: empty for absent). */
+const githubAppSettings = (body: {
+  environment_id?: string;
+  trigger_label?: string;
+  repositories?: string[];
+  allowed_users?: string[];
+}) => ({
+  environment_id: body.environment_id ?? '',
+  trigger_label: body.trigger_label ?? '',
+  repositories: body.repositories ?? [],
+  allowed_users: body.allowed_users ?? [],
+});
+
 /** Integrations (docs/integrations.md): admins register and remove, members read; credentials are never returned. */
 export const integrationEndpoints: Endpoint[] = [
   endpoint({
@@ -29,10 +42,7 @@ export const integrationEndpoints: Endpoint[] = [
         {
           caller: callerOf(req),
           ...body,
-          environment_id: body.environment_id ?? '',
-          trigger_label: body.trigger_label ?? '',
-          repositories: body.repositories ?? [],
-          allowed_users: body.allowed_users ?? [],
+          ...githubAppSettings(body),
         },
         req.id,
       );
@@ -58,10 +68,7 @@ export const integrationEndpoints: Endpoint[] = [
         {
           caller: callerOf(req),
           ...body,
-          environment_id: body.environment_id ?? '',
-          trigger_label: body.trigger_label ?? '',
-          repositories: body.repositories ?? [],
-          allowed_users: body.allowed_users ?? [],
+          ...githubAppSettings(body),
           organization: body.organization ?? '',
           redirect_url: `${publicUrl()}/v1/integrations/github-apps/manifest/callback`,
           homepage_url: `${publicUrl()}/console/integrations`,
