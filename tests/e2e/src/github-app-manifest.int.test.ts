@@ -168,6 +168,20 @@ describe('GitHub App manifest flow', () => {
     expect(github.manifestApps).toHaveLength(1);
   });
 
+  it('answers the registered App as JSON to a client that asks for JSON', async () => {
+    const started = await start('as-json');
+    const res = await fetch(await confirmOnGitHub(started.body), {
+      redirect: 'manual',
+      headers: { accept: 'application/json' },
+    });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({
+      name: 'as-json',
+      app_id: github.manifestApps.at(-1)!.id,
+      webhook_url: started.body.webhook_url,
+    });
+  });
+
   it('refuses an expired state in the same words and stores nothing', async () => {
     const started = await start('expired');
     const state = started.body.state as string;

@@ -91,6 +91,11 @@ export const integrationEndpoints: Endpoint[] = [
     success: {
       status: 302,
       description: "Registered; to the console's integrations page, `?github_app=<github_app_id>`.",
+      json: {
+        status: 201,
+        schema: integ.githubAppSchema,
+        description: 'Registered (to a client that accepts JSON and not HTML).',
+      },
     },
     handle: async ({ req, res, query, api, publicUrl }) => {
       const created = await api.call(
@@ -100,6 +105,10 @@ export const integrationEndpoints: Endpoint[] = [
         req.id,
       );
       res.set('Cache-Control', 'no-store');
+      if (req.accepts(['html', 'json']) === 'json') {
+        res.status(201).json(toGitHubAppJson(created));
+        return;
+      }
       res.redirect(302, `${publicUrl()}/console/integrations?github_app=${encodeURIComponent(created.id)}`);
     },
   }),
