@@ -228,6 +228,23 @@ describe('GitHub App manifest flow', () => {
     expect(await apps()).not.toContain('wrong-code');
   });
 
+  it('registers nothing for a starter whose key was revoked meanwhile, or who is no longer an admin', async () => {
+    const revoked = await createMember(platform, { role: 'ADMIN' });
+    const demoted = await createMember(platform, { role: 'ADMIN' });
+    const byRevoked = await start('revoked-key', { environment_id: undefined }, revoked.key);
+    const byDemoted = await start('demoted', { environment_id: undefined }, demoted.key);
+    expect([byRevoked.status, byDemoted.status]).toEqual([201, 201]);
+    await db.apiKey.updateMany({ where: { userId: revoked.userId }, data: { revokedAt: new Date() } });
+    await db.user.update({ where: { id: demoted.userId }, data: { role: 'MEMBER' } });
+    const asked = conversions();
+    refusedAsInvalidState(await comeBack(await confirmOnGitHub(byRevoked.body)));
+    expect((await comeBack(await confirmOnGitHub(byDemoted.body))).status).toBe(403);
+    // Neither reached GitHub's conversion: the key is not fetched for a registration that cannot happen.
+    expect(conversions()).toBe(asked);
+    expect(await apps()).not.toContain('revoked-key');
+    expect(await apps()).not.toContain('demoted');
+  });
+
   it('refuses to start for a member, for a name already registered and for a factory of another team', async () => {
     const member = await createMember(platform);
     expect((await start('by-member', {}, member.key)).status).toBe(403);

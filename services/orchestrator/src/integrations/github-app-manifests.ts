@@ -146,21 +146,21 @@ export async function completeGitHubAppManifest(
   if (count !== 1) throw invalidState();
   const caller = await registrant(deps.db, row, now);
   if (!CODE.test(code)) throw invalidField('code', 'code is not a code GitHub issued');
+  const settings = {
+    name: row.name,
+    factory_id: row.factoryId,
+    environment_id: row.environmentId ?? '',
+    trigger_label: row.triggerLabel ?? '',
+    repositories: row.repositories,
+    allowed_users: row.allowedUsers,
+  };
+  // Still an admin, the name still free, the environment still theirs: checked before GitHub hands over the key.
+  await checkGitHubAppSettings(deps, caller, settings);
   const app = await convertManifestCode(deps.github, code);
   return createGitHubApp(
     deps,
     caller,
-    {
-      name: row.name,
-      factory_id: row.factoryId,
-      app_id: app.appId,
-      private_key: app.pem,
-      webhook_secret: app.webhookSecret,
-      environment_id: row.environmentId ?? '',
-      trigger_label: row.triggerLabel ?? '',
-      repositories: row.repositories,
-      allowed_users: row.allowedUsers,
-    },
+    { ...settings, app_id: app.appId, private_key: app.pem, webhook_secret: app.webhookSecret },
     row.webhookId,
   );
 }
