@@ -1,4 +1,4 @@
-import { randomBytes, verify, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -29,6 +29,18 @@ export interface ScriptedGitHub {
   appRevoked: boolean;
   /** Check runs by ID: the commit, the details link and every status/conclusion they went through, in order. */
   checkRuns: Map<number, { headSha: string; detailsUrl: string; statuses: string[] }>;
+  /**
+   * The App whose JWTs GitHub accepts: the `app` option, until one is created from a manifest (which replaces it, with
+   * the installations of `manifestInstallations`).
+   */
+  app?: ScriptedApp;
+  /** Apps created from a manifest: the manifest the browser posted, its owner (empty: a user) and what GitHub issued. */
+  manifestApps: Array<{
+    manifest: Record<string, unknown>;
+    organization: string;
+    id: string;
+    webhookSecret: string;
+  }>;
   /** An outage: a request this answers true for gets 503 "Service Unavailable" before anything else is checked. */
   unavailable: (request: GitHubRequest) => boolean;
   close(): Promise<void>;
@@ -42,11 +54,20 @@ export interface ScriptedGitHubOptions {
   /** A branch's head commit (GET /repos/{o}/{r}/commits/{branch}). */
   branchHead?: (fullName: string, branch: string) => string | undefined;
   /** A GitHub App: its JWTs are checked against `publicKey` (RS256, `iss` = `id`, at most 10 minutes). */
-  app?: { id: string; slug: string; publicKey: KeyObject; installations: number[] };
+  app?: ScriptedApp;
+  /** The installations an App created from a manifest has (installing it is a step on GitHub after the flow). */
+  manifestInstallations?: number[];
+}
+
+export interface ScriptedApp {
+  id: string;
+  slug: string;
+  publicKey: KeyObject;
+  installations: number[];
 }
 
 /** GitHub's checks of an App's JWT: RS256 signed by the App's key, issued by the App, unexpired, ≤ 10 minutes. */
-function jwtProblem(jwt: string, app: NonNullable<ScriptedGitHubOptions['app']>): string | undefined {
+function jwtProblem(jwt: string, app: ScriptedApp): string | undefined {
   const [header = '', claims = '', signature = ''] = jwt.split('.');
   const decode = (part: string): Record<string, unknown> => {
     try {
@@ -89,6 +110,8 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     installationTokens: new Map(),
     appRevoked: false,
     checkRuns: new Map(),
+    ...(options.app ? { app: options.app } : {}),
+    manifestApps: [],
     unavailable: () => false,
     token: options.token,
     openElsewhere: () => false,
@@ -103,9 +126,74 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
       documentation_url: 'https://docs.github.com/rest',
     });
 
+  /** Manifest codes GitHub issued and not yet converted (each converts once), with what the browser posted. */
+  const manifestCodes = new Map<string, { manifest: Record<string, unknown>; organization: string }>();
+
+  /**
+   * The page a browser posts a manifest to (`/settings/apps/new` or `/organizations/<org>/settings/apps/new`, form
+   * field `manifest`, `?state=`): the user confirms on GitHub, then GitHub sends the browser to the manifest's
+   * redirect_url with a code and the state.
+   */
+  const handleNewApp = (res: ServerResponse, url: URL, organization: string, raw: string) => {
+    let manifest: Record<string, unknown>;
+    try {
+      manifest = JSON.parse(new URLSearchParams(raw).get('manifest') ?? '') as Record<string, unknown>;
+    } catch {
+      return send(res, 400, { message: 'Invalid manifest' });
+    }
+    const hook = manifest.hook_attributes as { url?: unknown } | undefined;
+    if (typeof manifest.redirect_url !== 'string' || typeof manifest.url !== 'string' || !hook?.url)
+      return send(res, 422, {
+        message: 'Invalid manifest: url, hook_attributes.url and redirect_url are required',
+      });
+    const code = randomBytes(10).toString('hex');
+    manifestCodes.set(code, { manifest, organization });
+    const back = new URL(manifest.redirect_url);
+    back.searchParams.set('code', code);
+    back.searchParams.set('state', url.searchParams.get('state') ?? '');
+    return res.writeHead(302, { location: back.toString() }).end();
+  };
+
+  /** POST /app-manifests/{code}/conversions: no authentication, the code once; a fresh RSA key and webhook secret. */
+  const convertManifest = (res: ServerResponse, code: string) => {
+    const issued = manifestCodes.get(code);
+    if (!issued) return send(res, 404, { message: 'Not Found' });
+    manifestCodes.delete(code);
+    const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const id = String(5000 + scripted.manifestApps.length);
+    const slug = String(issued.manifest.name)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-');
+    const webhookSecret = randomBytes(20).toString('hex');
+    scripted.app = {
+      id,
+      slug,
+      publicKey: keys.publicKey,
+      installations: options.manifestInstallations ?? [],
+    };
+    scripted.manifestApps.push({ ...issued, id, webhookSecret });
+    return send(res, 201, {
+      id: Number(id),
+      slug,
+      name: issued.manifest.name,
+      owner: { login: issued.organization || 'octocat' },
+      pem: keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+      webhook_secret: webhookSecret,
+      client_id: `Iv1.${randomBytes(8).toString('hex')}`,
+      client_secret: randomBytes(20).toString('hex'),
+    });
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
+    const newApp = /^(?:\/organizations\/([^/]+))?\/settings\/apps\/new$/.exec(path);
+    if (req.method === 'POST' && newApp) return handleNewApp(res, url, newApp[1] ?? '', raw);
+    const conversion = /^\/app-manifests\/([^/]+)\/conversions$/.exec(path);
+    if (req.method === 'POST' && conversion) {
+      requests.push({ method: 'POST', path, authorization: req.headers.authorization ?? '', body: {} });
+      return convertManifest(res, decodeURIComponent(conversion[1]!));
+    }
     let body: Record<string, unknown> = {};
     try {
       body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
@@ -221,7 +309,7 @@ export async function startScriptedGitHub(options: ScriptedGitHubOptions): Promi
     jwt: string,
     body: Record<string, unknown>,
   ) => {
-    const app = options.app;
+    const app = scripted.app;
     if (!app) return send(res, 404, { message: 'Not Found' });
     const problem = scripted.appRevoked ? 'Integration not found' : jwtProblem(jwt, app);
     if (problem) return send(res, 401, { message: problem });

@@ -50,6 +50,7 @@ export function buildApp(deps: AppDeps): Express {
   const endpointDeps: EndpointDeps = {
     api: deps.api,
     publicUrl: deps.publicUrl,
+    githubWebUrl: config.GITHUB_WEB_URL,
     apiDocument: () => (document ??= buildApiDocument()),
   };
   // Each endpoint's `auth` places it in the chain below: that is where its permission is enforced.
@@ -100,6 +101,7 @@ export function buildApp(deps: AppDeps): Express {
       keys,
       redis: deps.redis,
       sessionTtlSeconds: config.CONSOLE_SESSION_TTL_SECONDS,
+      githubWebUrl: config.GITHUB_WEB_URL,
       v1,
     }),
   );

@@ -62,6 +62,13 @@ export const gatewaySettings = z.object({
     .min(1)
     .default(DEFAULT_AUTH_EPOCH_PREFIX)
     .describe('Where the orchestrators keep the auth epochs (their AUTH_EPOCH_REDIS_PREFIX).'),
+  GITHUB_WEB_URL: z
+    .string()
+    .url()
+    .default('https://github.com')
+    .describe(
+      "GitHub's web pages, where the console's browser creates a GitHub App from its manifest (POST /v1/integrations/github-apps/manifest; the console's form-action allows its origin): a GitHub Enterprise Server's is `https://<host>`.",
+    ),
   PUBLIC_URL: z
     .string()
     .url()

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, Loading, Time, useResource } from '../components';
 import { EnvironmentSelect } from '../environment-select';
@@ -25,6 +25,22 @@ const optional = (form: FormData, name: string) => (text(form, name) ? { [name]:
 const optionalList = (form: FormData, name: string) =>
   lines(form, name).length > 0 ? { [name]: lines(form, name) } : {};
 
+/** What a GitHub App does, whether its credentials are pasted or GitHub issues them (the manifest flow). */
+function GitHubAppSettings() {
+  return (
+    <>
+      <TextField name="trigger_label" label="Trigger label" hint="Optional: a label that starts a run" />
+      <TextArea name="repositories" label="Repositories" hint="owner/repo, one per line (default: all)" />
+      <TextArea name="allowed_users" label="Allowed users" hint="GitHub logins, one per line (optional)" />
+    </>
+  );
+}
+const githubAppSettings = (form: FormData) => ({
+  ...optional(form, 'trigger_label'),
+  ...optionalList(form, 'repositories'),
+  ...optionalList(form, 'allowed_users'),
+});
+
 const KINDS: Kind[] = [
   {
     slug: 'github',
@@ -43,18 +59,14 @@ const KINDS: Kind[] = [
           label="Webhook secret"
           hint="The secret set on the App"
         />
-        <TextField name="trigger_label" label="Trigger label" hint="Optional: a label that starts a run" />
-        <TextArea name="repositories" label="Repositories" hint="owner/repo, one per line (default: all)" />
-        <TextArea name="allowed_users" label="Allowed users" hint="GitHub logins, one per line (optional)" />
+        <GitHubAppSettings />
       </>
     ),
     body: (form) => ({
       app_id: text(form, 'app_id'),
       private_key: String(form.get('private_key') ?? ''),
       webhook_secret: String(form.get('webhook_secret') ?? ''),
-      ...optional(form, 'trigger_label'),
-      ...optionalList(form, 'repositories'),
-      ...optionalList(form, 'allowed_users'),
+      ...githubAppSettings(form),
     }),
   },
   {
@@ -140,10 +152,88 @@ const KINDS: Kind[] = [
 
 type Registered = Integration & Record<string, unknown>;
 
+/** Every integration's name, the factory whose webhook receives its deliveries, and its runs' environment. */
+function SharedFields() {
+  const factories = useResource<{ factories: Factory[] }>('/factories');
+  return (
+    <>
+      <TextField name="name" label="Name" />
+      <Select
+        name="factory_id"
+        label="Factory"
+        hint="Its webhook receives the provider's deliveries"
+        options={[
+          ['', 'Choose a factory'],
+          ...(factories.data?.factories ?? []).map((f): [string, string] => [f.factory_id, f.name]),
+        ]}
+      />
+      <EnvironmentSelect none="The team's default" />
+    </>
+  );
+}
+
+interface ManifestStart {
+  post_url: string;
+  manifest: Record<string, unknown>;
+}
+
+/**
+ * GitHub's manifest flow (admins): the API keeps the registration pending and answers the manifest, then the browser
+ * posts it to GitHub, where the user confirms; GitHub comes back to the API, which registers the App with the key and
+ * webhook secret GitHub issued and returns here with `?github_app=<id>`. Nothing is pasted.
+ */
+function CreateOnGitHubForm() {
+  const action = useAction();
+  const [started, setStarted] = useState<ManifestStart>();
+  const toGitHub = useRef<HTMLFormElement>(null);
+  useEffect(() => toGitHub.current?.submit(), [started]);
+  const start = async (form: FormData) => {
+    const result = await action.run(
+      () =>
+        api<ManifestStart>('/integrations/github-apps/manifest', {
+          method: 'POST',
+          body: {
+            name: text(form, 'name'),
+            factory_id: text(form, 'factory_id'),
+            ...optional(form, 'environment_id'),
+            ...optional(form, 'organization'),
+            ...githubAppSettings(form),
+          },
+        }),
+      'Continuing on GitHub',
+    );
+    setStarted(result);
+  };
+  return (
+    <details class="create">
+      <summary>Create on GitHub</summary>
+      <ActionForm
+        id="create-github-app"
+        action={action}
+        onSubmit={(f) => void start(f)}
+        submit="Create on GitHub"
+      >
+        <SharedFields />
+        <TextField
+          name="organization"
+          label="Organization"
+          hint="Optional: the GitHub organization that owns the App (default: you)"
+        />
+        <GitHubAppSettings />
+      </ActionForm>
+      {started && (
+        <form ref={toGitHub} method="post" action={started.post_url}>
+          <input type="hidden" name="manifest" value={JSON.stringify(started.manifest)} />
+          <button type="submit">Continue on GitHub</button>
+        </form>
+      )}
+    </details>
+  );
+}
+
 /** Registers one (admins): the API checks the credentials with the provider first, its 400 lands at the field. */
 function RegisterForm({ kind, onCreated }: { kind: Kind; onCreated: () => void }) {
   const action = useAction();
-  const factories = useResource<{ factories: Factory[] }>('/factories');
   const [created, setCreated] = useState<Registered>();
   const register = async (form: FormData) => {
     const result = await action.run(
@@ -172,17 +262,7 @@ function RegisterForm({ kind, onCreated }: { kind: Kind; onCreated: () => void }
         onSubmit={(f) => void register(f)}
         submit="Register"
       >
-        <TextField name="name" label="Name" />
-        <Select
-          name="factory_id"
-          label="Factory"
-          hint="Its webhook receives the provider's deliveries"
-          options={[
-            ['', 'Choose a factory'],
-            ...(factories.data?.factories ?? []).map((f): [string, string] => [f.factory_id, f.name]),
-          ]}
-        />
-        <EnvironmentSelect none="The team's default" />
+        <SharedFields />
         {kind.fields()}
       </ActionForm>
       {created && (
@@ -207,6 +287,7 @@ function IntegrationSection({ kind, isAdmin }: { kind: Kind; isAdmin: boolean })
   return (
     <section aria-labelledby={`integrations-${kind.slug}`}>
       <h2 id={`integrations-${kind.slug}`}>{kind.title}</h2>
+      {isAdmin && kind.slug === 'github' && <CreateOnGitHubForm />}
       {isAdmin && <RegisterForm kind={kind} onCreated={reload} />}
       {!listed && <p>Only the team's admins see its {kind.title}.</p>}
       <ErrorNote error={error ?? remove.error} />
@@ -251,9 +332,17 @@ function IntegrationSection({ kind, isAdmin }: { kind: Kind; isAdmin: boolean })
 
 /** GitHub Apps, Slack apps and Linear (docs/integrations.md): status with the provider's reason when broken. */
 export function IntegrationsPage({ isAdmin }: { isAdmin: boolean }) {
+  // GitHub's manifest flow ends here (the API's callback redirects with the App's ID).
+  const createdOnGitHub = new URLSearchParams(window.location.search).get('github_app');
   return (
     <section aria-labelledby="integrations-h">
       <h1 id="integrations-h">Integrations</h1>
+      {createdOnGitHub && (
+        <p role="status">
+          The GitHub App was created on GitHub and registered ({createdOnGitHub}). Install it on its
+          repositories on GitHub.
+        </p>
+      )}
       {KINDS.map((k) => (
         <IntegrationSection key={k.slug} kind={k} isAdmin={isAdmin} />
       ))}

@@ -3,11 +3,13 @@ import type * as grpc from '@grpc/grpc-js';
 import type { MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { Caller as _conveyor_orchestrator_v1_Caller, Caller__Output as _conveyor_orchestrator_v1_Caller__Output } from './conveyor/orchestrator/v1/Caller';
+import type { CompleteGitHubAppManifestRequest as _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, CompleteGitHubAppManifestRequest__Output as _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest__Output } from './conveyor/orchestrator/v1/CompleteGitHubAppManifestRequest';
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from './conveyor/orchestrator/v1/CreateGitHubAppRequest';
 import type { CreateLinearIntegrationRequest as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, CreateLinearIntegrationRequest__Output as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output } from './conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
 import type { CreateSlackAppRequest as _conveyor_orchestrator_v1_CreateSlackAppRequest, CreateSlackAppRequest__Output as _conveyor_orchestrator_v1_CreateSlackAppRequest__Output } from './conveyor/orchestrator/v1/CreateSlackAppRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from './conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from './conveyor/orchestrator/v1/GitHubApp';
+import type { GitHubAppManifest as _conveyor_orchestrator_v1_GitHubAppManifest, GitHubAppManifest__Output as _conveyor_orchestrator_v1_GitHubAppManifest__Output } from './conveyor/orchestrator/v1/GitHubAppManifest';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from './conveyor/orchestrator/v1/GitHubAppRef';
 import type { IntegrationServiceClient as _conveyor_orchestrator_v1_IntegrationServiceClient, IntegrationServiceDefinition as _conveyor_orchestrator_v1_IntegrationServiceDefinition } from './conveyor/orchestrator/v1/IntegrationService';
 import type { LinearIntegration as _conveyor_orchestrator_v1_LinearIntegration, LinearIntegration__Output as _conveyor_orchestrator_v1_LinearIntegration__Output } from './conveyor/orchestrator/v1/LinearIntegration';
@@ -20,6 +22,7 @@ import type { ListSlackAppsRequest as _conveyor_orchestrator_v1_ListSlackAppsReq
 import type { ListSlackAppsResponse as _conveyor_orchestrator_v1_ListSlackAppsResponse, ListSlackAppsResponse__Output as _conveyor_orchestrator_v1_ListSlackAppsResponse__Output } from './conveyor/orchestrator/v1/ListSlackAppsResponse';
 import type { SlackApp as _conveyor_orchestrator_v1_SlackApp, SlackApp__Output as _conveyor_orchestrator_v1_SlackApp__Output } from './conveyor/orchestrator/v1/SlackApp';
 import type { SlackAppRef as _conveyor_orchestrator_v1_SlackAppRef, SlackAppRef__Output as _conveyor_orchestrator_v1_SlackAppRef__Output } from './conveyor/orchestrator/v1/SlackAppRef';
+import type { StartGitHubAppManifestRequest as _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, StartGitHubAppManifestRequest__Output as _conveyor_orchestrator_v1_StartGitHubAppManifestRequest__Output } from './conveyor/orchestrator/v1/StartGitHubAppManifestRequest';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -30,11 +33,13 @@ export interface ProtoGrpcType {
     orchestrator: {
       v1: {
         Caller: MessageTypeDefinition<_conveyor_orchestrator_v1_Caller, _conveyor_orchestrator_v1_Caller__Output>
+        CompleteGitHubAppManifestRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest__Output>
         CreateGitHubAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output>
         CreateLinearIntegrationRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest, _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output>
         CreateSlackAppRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_CreateSlackAppRequest, _conveyor_orchestrator_v1_CreateSlackAppRequest__Output>
         Empty: MessageTypeDefinition<_conveyor_orchestrator_v1_Empty, _conveyor_orchestrator_v1_Empty__Output>
         GitHubApp: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_GitHubApp__Output>
+        GitHubAppManifest: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubAppManifest, _conveyor_orchestrator_v1_GitHubAppManifest__Output>
         GitHubAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_GitHubAppRef, _conveyor_orchestrator_v1_GitHubAppRef__Output>
         IntegrationService: SubtypeConstructor<typeof grpc.Client, _conveyor_orchestrator_v1_IntegrationServiceClient> & { service: _conveyor_orchestrator_v1_IntegrationServiceDefinition }
         LinearIntegration: MessageTypeDefinition<_conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_LinearIntegration__Output>
@@ -47,6 +52,7 @@ export interface ProtoGrpcType {
         ListSlackAppsResponse: MessageTypeDefinition<_conveyor_orchestrator_v1_ListSlackAppsResponse, _conveyor_orchestrator_v1_ListSlackAppsResponse__Output>
         SlackApp: MessageTypeDefinition<_conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_SlackApp__Output>
         SlackAppRef: MessageTypeDefinition<_conveyor_orchestrator_v1_SlackAppRef, _conveyor_orchestrator_v1_SlackAppRef__Output>
+        StartGitHubAppManifestRequest: MessageTypeDefinition<_conveyor_orchestrator_v1_StartGitHubAppManifestRequest, _conveyor_orchestrator_v1_StartGitHubAppManifestRequest__Output>
       }
     }
   }

@@ -78,6 +78,14 @@ function routeConfig(op: Operation): RouteConfig {
     },
     responses: {
       [String(success.status)]: successResponse,
+      ...('json' in success && success.json
+        ? {
+            [String(success.json.status)]: {
+              description: success.json.description,
+              content: { 'application/json': { schema: success.json.schema } },
+            },
+          }
+        : {}),
       ...Object.fromEntries(
         errorStatuses(op).map((s) => [
           String(s),

@@ -16,6 +16,7 @@ function expectedSchema(req: Request, status: number): ZodTypeAny | string | und
     return requested.startsWith('/console/')
       ? undefined
       : `no operation in the API document for ${req.method} ${path}`;
+  if (op.success.status === 302 && op.success.json?.status === status) return op.success.json.schema;
   if (op.success.status !== status) return `status ${status} is not the documented ${op.success.status}`;
   if (!('schema' in op.success)) return `a JSON body where the document promises none`;
   return op.success.schema;

@@ -13,23 +13,27 @@ import { runEventStreamRoutes } from './run-event-stream-routes';
 /** The built front end (packages/console-ui, bundled by esbuild during `npm run build`). */
 const ASSETS_DIR = path.join(path.dirname(require.resolve('@conveyor/console-ui/package.json')), 'dist');
 
-/** Everything the page loads comes from this origin; no inline script or style, no framing. */
-const securityHeaders = helmet({
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'none'"],
-      scriptSrc: ["'self'"],
-      styleSrc: ["'self'"],
-      imgSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      formAction: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
+/**
+ * Everything the page loads comes from this origin; no inline script or style, no framing. Forms post here, and to
+ * GitHub's web pages only for creating a GitHub App from its manifest (docs/integrations.md).
+ */
+const securityHeaders = (githubWebUrl: string) =>
+  helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        formAction: ["'self'", new URL(githubWebUrl).origin],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
     },
-  },
-  referrerPolicy: { policy: 'no-referrer' },
-});
+    referrerPolicy: { policy: 'no-referrer' },
+  });
 
 /**
  * The web console under /console (docs/console.md): the single-page app, its sign-in session, the live event
@@ -41,11 +45,13 @@ export function consoleRoutes(deps: {
   keys: KeyAuthenticator;
   redis: Redis;
   sessionTtlSeconds: number;
+  /** GitHub's web pages (GITHUB_WEB_URL), where the integrations page posts a GitHub App's manifest. */
+  githubWebUrl: string;
   v1: RequestHandler;
 }): Router {
   const sessions = new ConsoleSessions(deps.redis, deps.sessionTtlSeconds);
   const router = Router();
-  router.use(securityHeaders);
+  router.use(securityHeaders(deps.githubWebUrl));
 
   const api = Router();
   api.use(requireSameOrigin);

@@ -9,7 +9,12 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Success =
   | { status: 200 | 201 | 202; schema: ZodTypeAny; description: string }
   | { status: 204; description: string }
-  | { status: 302; description: string }
+  | {
+      status: 302;
+      description: string;
+      /** What it answers instead to a client that accepts JSON rather than HTML (a browser follows the redirect). */
+      json?: { status: 201; schema: ZodTypeAny; description: string };
+    }
   | { status: 200; contentType: string; description: string };
 
 export const json = (schema: ZodTypeAny, description: string, status: 200 | 201 | 202 = 200): Success => ({
@@ -30,6 +35,8 @@ export interface EndpointDeps {
   api: OrchestratorApi;
   /** Where users reach this gateway (links in responses); read per request since the port is known after listen. */
   publicUrl: () => string;
+  /** GitHub's web pages (GITHUB_WEB_URL), where a browser creates a GitHub App from its manifest. */
+  githubWebUrl: string;
   /** The OpenAPI document (built by the app, which the routes never import). */
   apiDocument: () => Record<string, unknown>;
 }

@@ -5,6 +5,38 @@ import { z } from './zod';
 
 export const createGitHubAppBody = githubAppBody.openapi('CreateGitHubAppBody');
 
+export const startGitHubAppManifestBody = githubAppBody
+  .omit({ app_id: true, private_key: true, webhook_secret: true })
+  .extend({
+    organization: z
+      .string()
+      .min(1)
+      .max(39)
+      .optional()
+      .describe('The GitHub organization that will own the App (default: the user who creates it on GitHub)'),
+  })
+  .strict()
+  .openapi('StartGitHubAppManifestBody');
+
+export const githubAppManifestSchema = z
+  .object({
+    post_url: z.string().describe('Where the browser POSTs a form whose field `manifest` is `manifest`'),
+    manifest: z
+      .record(z.unknown())
+      .describe(
+        "GitHub's App manifest: name, url, hook_attributes.url (the App's webhook), redirect_url, permissions, events",
+      ),
+    state: z.string().describe('Single use, for 10 minutes; already in post_url'),
+    expires_at: z.string(),
+    webhook_url: z.string().describe("The App's webhook URL, named in the manifest"),
+  })
+  .openapi('GitHubAppManifest');
+
+export const githubAppManifestCallbackQuery = z.object({
+  code: z.string().min(1).max(128).describe("GitHub's single-use code"),
+  state: z.string().min(1).max(100).describe('The state of POST /integrations/github-apps/manifest'),
+});
+
 export const githubAppSchema = z
   .object({
     github_app_id: z.string(),

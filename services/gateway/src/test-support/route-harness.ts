@@ -68,6 +68,7 @@ export function routeHarness(endpoints: readonly Endpoint[], caller: Caller__Out
       endpointRouter(endpoints, {
         api: { call } as unknown as OrchestratorApi,
         publicUrl: () => PUBLIC_URL,
+        githubWebUrl: 'https://github.com',
         apiDocument: () => ({}),
       }),
     );

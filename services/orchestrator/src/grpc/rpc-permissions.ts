@@ -155,6 +155,8 @@ export const RPC_PERMISSIONS: PermissionTable = {
     ListGitHubApps: GATEWAY,
     GetGitHubApp: GATEWAY,
     DeleteGitHubApp: GATEWAY,
+    StartGitHubAppManifest: GATEWAY,
+    CompleteGitHubAppManifest: GATEWAY,
     CreateSlackApp: GATEWAY,
     ListSlackApps: GATEWAY,
     GetSlackApp: GATEWAY,

@@ -39,18 +39,58 @@ const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/;
 /** Apps per team: each is one webhook of a factory (which holds at most 20). */
 const MAX_APPS_PER_TEAM = 10;
 
-export function validateGitHubApp(input: CreateGitHubAppInput): void {
-  const bad = (message: string) => new AppError('invalid_request', message);
+/** What a registration says besides the App's credentials (the manifest flow knows these before the App exists). */
+export type GitHubAppSettings = Omit<CreateGitHubAppInput, 'app_id' | 'private_key' | 'webhook_secret'>;
+
+const bad = (message: string) => new AppError('invalid_request', message);
+
+function validateSettings(input: GitHubAppSettings): void {
   if (!NAME.test(input.name)) throw bad('name must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}');
-  if (!/^[1-9][0-9]{0,19}$/.test(input.app_id))
-    throw bad('app_id must be the App ID GitHub shows (a number)');
-  if (input.webhook_secret.length < 16 || input.webhook_secret.length > 256)
-    throw bad('webhook_secret must be 16 to 256 characters (the secret set on the App in GitHub)');
   if (input.trigger_label.length > 50) throw bad('trigger_label must be at most 50 characters');
   const badRepository = input.repositories.find((r) => !REPOSITORY.test(r));
   if (badRepository !== undefined) throw bad(`repositories: "${badRepository}" is not owner/repo`);
   const badLogin = input.allowed_users.find((u) => !LOGIN.test(u));
   if (badLogin !== undefined) throw bad(`allowed_users: "${badLogin}" is not a GitHub login`);
+}
+
+function validateCredentials(input: CreateGitHubAppInput): void {
+  if (!/^[1-9][0-9]{0,19}$/.test(input.app_id))
+    throw bad('app_id must be the App ID GitHub shows (a number)');
+  if (input.webhook_secret.length < 16 || input.webhook_secret.length > 256)
+    throw bad('webhook_secret must be 16 to 256 characters (the secret set on the App in GitHub)');
+}
+
+export function validateGitHubApp(input: CreateGitHubAppInput): void {
+  validateSettings(input);
+  validateCredentials(input);
+}
+
+/**
+ * Whether the caller may register an App with these settings: an admin, valid fields, an environment the caller can
+ * reach (the App's runs are created as its registrant, so one they could not use is refused now, as a run would be),
+ * room in the team and the name free.
+ */
+export async function checkGitHubAppSettings(
+  deps: GitHubAppDeps,
+  caller: Caller,
+  input: GitHubAppSettings,
+): Promise<void> {
+  requireFactoryManager(caller, 'Registering a GitHub App');
+  validateSettings(input);
+  if (input.environment_id) {
+    if (!ENVIRONMENT_ID.test(input.environment_id))
+      throw bad('environment_id must be 22 characters of [A-Za-z0-9]');
+    await findEnvironmentForCaller(deps.db, caller, input.environment_id);
+  }
+  const count = await deps.db.gitHubApp.count({ where: { teamId: caller.team_id } });
+  if (count >= MAX_APPS_PER_TEAM)
+    throw new AppError('conflict', `A team may register at most ${MAX_APPS_PER_TEAM} GitHub Apps`);
+  if (
+    await deps.db.gitHubApp.findUnique({
+      where: { teamId_name: { teamId: caller.team_id, name: input.name } },
+    })
+  )
+    throw new AppError('conflict', `A GitHub App named "${input.name}" is already registered`);
 }
 
 export const githubAppView = (webhookBaseUrl: string, row: GitHubApp): GitHubAppView => ({
@@ -74,25 +114,12 @@ export async function createGitHubApp(
   deps: GitHubAppDeps,
   caller: Caller,
   input: CreateGitHubAppInput,
+  /** The webhook's ID when the App was told its URL before it existed (github-app-manifests.ts). */
+  webhookId?: string,
 ): Promise<GitHubAppView> {
-  requireFactoryManager(caller, 'Registering a GitHub App');
-  validateGitHubApp(input);
-  // The App's runs are created as its registrant: an environment they could not use is refused now, as a run would be.
-  if (input.environment_id) {
-    if (!ENVIRONMENT_ID.test(input.environment_id))
-      throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
-    await findEnvironmentForCaller(deps.db, caller, input.environment_id);
-  }
+  await checkGitHubAppSettings(deps, caller, input);
+  validateCredentials(input);
   const privateKey = parseAppPrivateKey(input.private_key);
-  const count = await deps.db.gitHubApp.count({ where: { teamId: caller.team_id } });
-  if (count >= MAX_APPS_PER_TEAM)
-    throw new AppError('conflict', `A team may register at most ${MAX_APPS_PER_TEAM} GitHub Apps`);
-  if (
-    await deps.db.gitHubApp.findUnique({
-      where: { teamId_name: { teamId: caller.team_id, name: input.name } },
-    })
-  )
-    throw new AppError('conflict', `A GitHub App named "${input.name}" is already registered`);
   let slug: string;
   try {
     ({ slug } = await verifyApp(deps.github, { appId: input.app_id, privateKey }));
@@ -108,6 +135,7 @@ export async function createGitHubApp(
     name: `github-app-${input.name}`,
     signatureScheme: 'github',
     providerSecret: input.webhook_secret,
+    ...(webhookId ? { id: webhookId } : {}),
   };
   return createWithWebhook(
     deps,

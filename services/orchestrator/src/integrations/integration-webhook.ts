@@ -10,6 +10,8 @@ export interface IntegrationWebhook {
   signatureScheme: string;
   /** The provider's secret (a GitHub App's webhook secret, a Slack app's signing secret): a team secret, like any webhook's. */
   providerSecret: string;
+  /** The webhook's ID when it was chosen beforehand (a GitHub App manifest named its URL). */
+  id?: string;
 }
 
 /**
@@ -28,6 +30,7 @@ export async function createWithWebhook<T>(
     authMode: 'signature',
     signatureScheme: webhook.signatureScheme,
     providerSecret: webhook.providerSecret,
+    ...(webhook.id ? { id: webhook.id } : {}),
   });
   try {
     return await create(created.row.id);

@@ -38,6 +38,8 @@ export interface CreateWebhookInput {
   providerSecret?: string;
   secretName?: string;
   deliveryIdHeader?: string;
+  /** An ID chosen beforehand, so its URL could be handed out first (a GitHub App manifest names its webhook URL). */
+  id?: string;
 }
 
 const notFound = () => new AppError('resource_not_found', 'Webhook not found');
@@ -76,7 +78,7 @@ export async function createWebhook(
   if (requestedSecretName) validateSecretName(requestedSecretName, 'secret_name');
   await loadFactory(deps.db, caller, factoryId);
 
-  const uid = newId('wh');
+  const uid = input.id ?? newId('wh');
   const result = await deps.db.$transaction(async (tx) => {
     await lockFactoryForWebhooks(tx, caller.team_id, factoryId);
     await assertWebhookCapacity(tx, factoryId);

@@ -12,6 +12,7 @@ import {
   listGitHubApps,
   type GitHubAppDeps,
 } from '../../integrations/github-apps';
+import { completeGitHubAppManifest, startGitHubAppManifest } from '../../integrations/github-app-manifests';
 import {
   createSlackApp,
   deleteSlackApp,
@@ -46,6 +47,25 @@ export function integrationHandlers(
       await deleteGitHubApp(deps, requireCaller(req.caller), req.github_app_id);
       return {};
     }),
+    StartGitHubAppManifest: unary(logger, 'StartGitHubAppManifest', async (req) => {
+      const started = await startGitHubAppManifest(deps, requireCaller(req.caller), req);
+      return {
+        post_url: started.postUrl,
+        manifest: JSON.stringify(started.manifest),
+        state: started.state,
+        expires_at: started.expiresAt.toISOString(),
+        webhook_url: started.webhookUrl,
+      };
+    }),
+    // The browser comes back from GitHub without a key: the state is the authority, a caller only narrows it.
+    CompleteGitHubAppManifest: unary(logger, 'CompleteGitHubAppManifest', (req) =>
+      completeGitHubAppManifest(
+        deps,
+        req.caller?.team_id ? requireCaller(req.caller) : undefined,
+        req.state,
+        req.code,
+      ).then(githubAppToProto),
+    ),
     CreateSlackApp: unary(logger, 'CreateSlackApp', (req) =>
       createSlackApp(deps, requireCaller(req.caller), req).then(slackAppToProto),
     ),

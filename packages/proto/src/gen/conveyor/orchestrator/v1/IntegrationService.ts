@@ -3,11 +3,13 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { CompleteGitHubAppManifestRequest as _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, CompleteGitHubAppManifestRequest__Output as _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest__Output } from '../../../conveyor/orchestrator/v1/CompleteGitHubAppManifestRequest';
 import type { CreateGitHubAppRequest as _conveyor_orchestrator_v1_CreateGitHubAppRequest, CreateGitHubAppRequest__Output as _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateGitHubAppRequest';
 import type { CreateLinearIntegrationRequest as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest, CreateLinearIntegrationRequest__Output as _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output } from '../../../conveyor/orchestrator/v1/CreateLinearIntegrationRequest';
 import type { CreateSlackAppRequest as _conveyor_orchestrator_v1_CreateSlackAppRequest, CreateSlackAppRequest__Output as _conveyor_orchestrator_v1_CreateSlackAppRequest__Output } from '../../../conveyor/orchestrator/v1/CreateSlackAppRequest';
 import type { Empty as _conveyor_orchestrator_v1_Empty, Empty__Output as _conveyor_orchestrator_v1_Empty__Output } from '../../../conveyor/orchestrator/v1/Empty';
 import type { GitHubApp as _conveyor_orchestrator_v1_GitHubApp, GitHubApp__Output as _conveyor_orchestrator_v1_GitHubApp__Output } from '../../../conveyor/orchestrator/v1/GitHubApp';
+import type { GitHubAppManifest as _conveyor_orchestrator_v1_GitHubAppManifest, GitHubAppManifest__Output as _conveyor_orchestrator_v1_GitHubAppManifest__Output } from '../../../conveyor/orchestrator/v1/GitHubAppManifest';
 import type { GitHubAppRef as _conveyor_orchestrator_v1_GitHubAppRef, GitHubAppRef__Output as _conveyor_orchestrator_v1_GitHubAppRef__Output } from '../../../conveyor/orchestrator/v1/GitHubAppRef';
 import type { LinearIntegration as _conveyor_orchestrator_v1_LinearIntegration, LinearIntegration__Output as _conveyor_orchestrator_v1_LinearIntegration__Output } from '../../../conveyor/orchestrator/v1/LinearIntegration';
 import type { LinearIntegrationRef as _conveyor_orchestrator_v1_LinearIntegrationRef, LinearIntegrationRef__Output as _conveyor_orchestrator_v1_LinearIntegrationRef__Output } from '../../../conveyor/orchestrator/v1/LinearIntegrationRef';
@@ -19,8 +21,18 @@ import type { ListSlackAppsRequest as _conveyor_orchestrator_v1_ListSlackAppsReq
 import type { ListSlackAppsResponse as _conveyor_orchestrator_v1_ListSlackAppsResponse, ListSlackAppsResponse__Output as _conveyor_orchestrator_v1_ListSlackAppsResponse__Output } from '../../../conveyor/orchestrator/v1/ListSlackAppsResponse';
 import type { SlackApp as _conveyor_orchestrator_v1_SlackApp, SlackApp__Output as _conveyor_orchestrator_v1_SlackApp__Output } from '../../../conveyor/orchestrator/v1/SlackApp';
 import type { SlackAppRef as _conveyor_orchestrator_v1_SlackAppRef, SlackAppRef__Output as _conveyor_orchestrator_v1_SlackAppRef__Output } from '../../../conveyor/orchestrator/v1/SlackAppRef';
+import type { StartGitHubAppManifestRequest as _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, StartGitHubAppManifestRequest__Output as _conveyor_orchestrator_v1_StartGitHubAppManifestRequest__Output } from '../../../conveyor/orchestrator/v1/StartGitHubAppManifestRequest';
 
 export interface IntegrationServiceClient extends grpc.Client {
+  CompleteGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  CompleteGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  CompleteGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  CompleteGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  completeGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  completeGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  completeGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  completeGitHubAppManifest(argument: _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
+  
   CreateGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   CreateGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
   CreateGitHubApp(argument: _conveyor_orchestrator_v1_CreateGitHubAppRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubApp__Output>): grpc.ClientUnaryCall;
@@ -129,9 +141,20 @@ export interface IntegrationServiceClient extends grpc.Client {
   listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
   listSlackApps(argument: _conveyor_orchestrator_v1_ListSlackAppsRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_ListSlackAppsResponse__Output>): grpc.ClientUnaryCall;
   
+  StartGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  StartGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  StartGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  StartGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  startGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  startGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  startGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  startGitHubAppManifest(argument: _conveyor_orchestrator_v1_StartGitHubAppManifestRequest, callback: grpc.requestCallback<_conveyor_orchestrator_v1_GitHubAppManifest__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface IntegrationServiceHandlers extends grpc.UntypedServiceImplementation {
+  CompleteGitHubAppManifest: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest__Output, _conveyor_orchestrator_v1_GitHubApp>;
+  
   CreateGitHubApp: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp>;
   
   CreateLinearIntegration: grpc.handleUnaryCall<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output, _conveyor_orchestrator_v1_LinearIntegration>;
@@ -156,9 +179,12 @@ export interface IntegrationServiceHandlers extends grpc.UntypedServiceImplement
   
   ListSlackApps: grpc.handleUnaryCall<_conveyor_orchestrator_v1_ListSlackAppsRequest__Output, _conveyor_orchestrator_v1_ListSlackAppsResponse>;
   
+  StartGitHubAppManifest: grpc.handleUnaryCall<_conveyor_orchestrator_v1_StartGitHubAppManifestRequest__Output, _conveyor_orchestrator_v1_GitHubAppManifest>;
+  
 }
 
 export interface IntegrationServiceDefinition extends grpc.ServiceDefinition {
+  CompleteGitHubAppManifest: MethodDefinition<_conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_CompleteGitHubAppManifestRequest__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
   CreateGitHubApp: MethodDefinition<_conveyor_orchestrator_v1_CreateGitHubAppRequest, _conveyor_orchestrator_v1_GitHubApp, _conveyor_orchestrator_v1_CreateGitHubAppRequest__Output, _conveyor_orchestrator_v1_GitHubApp__Output>
   CreateLinearIntegration: MethodDefinition<_conveyor_orchestrator_v1_CreateLinearIntegrationRequest, _conveyor_orchestrator_v1_LinearIntegration, _conveyor_orchestrator_v1_CreateLinearIntegrationRequest__Output, _conveyor_orchestrator_v1_LinearIntegration__Output>
   CreateSlackApp: MethodDefinition<_conveyor_orchestrator_v1_CreateSlackAppRequest, _conveyor_orchestrator_v1_SlackApp, _conveyor_orchestrator_v1_CreateSlackAppRequest__Output, _conveyor_orchestrator_v1_SlackApp__Output>
@@ -171,4 +197,5 @@ export interface IntegrationServiceDefinition extends grpc.ServiceDefinition {
   ListGitHubApps: MethodDefinition<_conveyor_orchestrator_v1_ListGitHubAppsRequest, _conveyor_orchestrator_v1_ListGitHubAppsResponse, _conveyor_orchestrator_v1_ListGitHubAppsRequest__Output, _conveyor_orchestrator_v1_ListGitHubAppsResponse__Output>
   ListLinearIntegrations: MethodDefinition<_conveyor_orchestrator_v1_ListLinearIntegrationsRequest, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse, _conveyor_orchestrator_v1_ListLinearIntegrationsRequest__Output, _conveyor_orchestrator_v1_ListLinearIntegrationsResponse__Output>
   ListSlackApps: MethodDefinition<_conveyor_orchestrator_v1_ListSlackAppsRequest, _conveyor_orchestrator_v1_ListSlackAppsResponse, _conveyor_orchestrator_v1_ListSlackAppsRequest__Output, _conveyor_orchestrator_v1_ListSlackAppsResponse__Output>
+  StartGitHubAppManifest: MethodDefinition<_conveyor_orchestrator_v1_StartGitHubAppManifestRequest, _conveyor_orchestrator_v1_GitHubAppManifest, _conveyor_orchestrator_v1_StartGitHubAppManifestRequest__Output, _conveyor_orchestrator_v1_GitHubAppManifest__Output>
 }
