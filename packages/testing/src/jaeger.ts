@@ -17,7 +17,7 @@ export interface JaegerSpan {
 export interface RunningJaeger {
   /** Where services send OTLP over HTTP (OTEL_EXPORTER_OTLP_ENDPOINT). */
   otlpEndpoint: string;
-  /** Traces with a span of `service` named `operation` whose tags include `tags`, newest first. */
+  /** Traces with a span of `service` named `operation` (any, when empty) whose tags include `tags`, newest first. */
   findTraces(service: string, operation: string, tags: Record<string, string>): Promise<JaegerSpan[][]>;
   trace(traceId: string): Promise<JaegerSpan[]>;
   logs(): string;
@@ -97,7 +97,7 @@ export async function startJaeger(): Promise<RunningJaeger> {
     findTraces: async (service, operation, tags) => {
       const params = new URLSearchParams({
         service,
-        operation,
+        ...(operation ? { operation } : {}),
         tags: JSON.stringify(tags),
         lookback: '1h',
         limit: '20',

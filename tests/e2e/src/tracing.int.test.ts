@@ -178,6 +178,32 @@ describe('tracing: a run is one trace across gateway, orchestrator, runner and t
     expect(parentOf(find('orchestrator', /ClaimRun$/))).toMatchObject({ service: 'runner' });
   }, 120_000);
 
+  it("keeps a GitHub App manifest callback's code and state out of its spans", async () => {
+    const code = `code-${randomUUID()}`;
+    const state = `state-${randomUUID()}`;
+    const res = await fetch(
+      `${platform.apiUrl}/integrations/github-apps/manifest/callback?code=${code}&state=${state}`,
+      { headers: { accept: 'application/json' } },
+    );
+    expect(res.status).toBe(400);
+    let spans: JaegerSpan[] = [];
+    await eventually(
+      async () => {
+        const traces = await jaeger.findTraces('gateway', '', {
+          'url.path': '/v1/integrations/github-apps/manifest/callback',
+        });
+        spans = traces.flat();
+        return spans.length > 0;
+      },
+      'the callback request in Jaeger',
+      platform,
+      30_000,
+    );
+    expect(spans.map((s) => s.tags['url.query'])).toContain('code=REDACTED&state=REDACTED');
+    expect(JSON.stringify(spans)).not.toContain(code);
+    expect(JSON.stringify(spans)).not.toContain(state);
+  }, 60_000);
+
   it('follows a webhook delivery: ingress → Kafka → the delivery → the run it starts, in one trace', async () => {
     const w = webhookApi(platform);
     const factoryId = await w.factory('traced');
