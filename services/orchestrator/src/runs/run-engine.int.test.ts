@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createPrismaClient, Prisma, type PrismaClient } from '@conveyor/db';
+import { createPrismaClient, Prisma, sqlPool, type PrismaClient } from '@conveyor/db';
 import { outageOf } from '@conveyor/errors';
 import { createLogger } from '@conveyor/logger';
 import { createBlobStore } from '@conveyor/blob-store';
@@ -18,7 +18,7 @@ import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
 import { claimRun } from '../runner/claim-run';
-import { completeRun } from '../runner/complete-run';
+import { COMPLETE_SQL, completeRun } from '../runner/complete-run';
 import { HarnessSessions } from '../runner/harness-sessions';
 import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
 import { heartbeat, reportEvents } from '../runner/report-events';
@@ -64,6 +64,18 @@ describe('run engine over real PostgreSQL and Redis', () => {
       { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
       { session: null, events_json: [], first_event: 0, ...req },
     );
+  /** Runner `r` ends execution 1 of the run SUCCEEDED, unless told otherwise. */
+  const endOf = (runId: string, outcome: Partial<Parameters<typeof complete>[0]> = {}) => ({
+    run_id: runId,
+    execution: 1,
+    runner_id: 'r',
+    state: 'SUCCEEDED',
+    message: '',
+    error_code: '',
+    setup_failed: false,
+    transcript: Buffer.alloc(0),
+    ...outcome,
+  });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -505,6 +517,46 @@ describe('run engine over real PostgreSQL and Redis', () => {
       state: 'SUCCEEDED',
       execution: 1,
     });
+  });
+
+  it("continues the run with a follow-up committed while the completion waited for the run's row", async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' }, { acknowledgesFollowups: true });
+    // Asked outside any transaction: inside one, pg_stat_activity stays as it was at its first read.
+    const waitingOnLock = async (query: string) => {
+      const waiting = `SELECT 1 FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
+      while ((await sqlPool(db).query(waiting, [query])).rowCount === 0)
+        await new Promise((resolve) => setImmediate(resolve));
+    };
+    // The follow-up's transaction is paused after it locked the run (its insert waits for this table lock), so the
+    // completion starts while the follow-up holds the row and commits while the completion waits for it.
+    const gate = new pg.Client({ connectionString: database.url });
+    await gate.connect();
+    try {
+      await gate.query('BEGIN');
+      await gate.query('LOCK TABLE "RunFollowup" IN SHARE MODE');
+      const sent = submitFollowup(deps(), caller, { runId, message: 'as the agent ended' });
+      await waitingOnLock('INSERT INTO %RunFollowup%');
+      const completed = complete(endOf(runId, { followups: { acknowledged_ids: [] } }));
+      await waitingOnLock(`${COMPLETE_SQL.slice(0, 200)}%`);
+      await gate.query('COMMIT');
+      expect((await sent).routed_to).toBe('live_harness');
+      await completed;
+    } finally {
+      await gate.end();
+    }
+    // Handed to the next execution rather than left pending on the ended one.
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'QUEUED',
+      execution: 2,
+    });
+    const next = await claimRun(
+      db,
+      { run_id: runId, execution: 2, runner_id: 'r2' },
+      { acknowledgesFollowups: true },
+    );
+    expect(next.followups).toEqual(['as the agent ended']);
   });
 
   it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {
