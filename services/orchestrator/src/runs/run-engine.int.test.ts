@@ -219,16 +219,9 @@ describe('run engine over real PostgreSQL and Redis', () => {
       reportEvents(db, { run_id: runId, execution: 1, runner_id: winner, events_json: ['{"kind":"bogus"}'] }),
     ).rejects.toMatchObject({ code: 'invalid_request' });
 
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: winner,
-      state: 'SUCCEEDED',
-      message: '',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.from('{"kind":"agent_message"}\n'),
-    });
+    await complete(
+      endOf(runId, { runner_id: winner, transcript: Buffer.from('{"kind":"agent_message"}\n') }),
+    );
     const done = await db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(done).toMatchObject({ state: 'SUCCEEDED', runnerId: null, statusMessage: 'Run completed' });
     expect(done.endedAt).toBeTruthy();
@@ -314,18 +307,15 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(beaten.updatedAt).toEqual(before.updatedAt);
     expect(beaten.lastHeartbeatAt!.getTime()).toBeGreaterThan(before.lastHeartbeatAt!.getTime());
 
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'FAILED',
-      message: 'tests failed',
-      error_code: 'agent_failed',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-      // The last batch rides on the completion (the assignment said the orchestrator takes it), before the outcome.
-      events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
-    });
+    await complete(
+      endOf(runId, {
+        state: 'FAILED',
+        message: 'tests failed',
+        error_code: 'agent_failed',
+        // The last batch rides on the completion (the assignment said the orchestrator takes it), before the outcome.
+        events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
+      }),
+    );
     expect((await timeline()).at(-2)).toEqual({ kind: 'agent_message', text: 'last' });
     expect((await timeline()).at(-1)).toEqual({
       kind: 'state_changed',
@@ -375,16 +365,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
       (await heartbeat(db, { run_id: running.runId, execution: 1, runner_id: 'r' })).cancel_requested,
     ).toBe(true);
     // The runner's late completion does not overwrite CANCELLED.
-    await complete({
-      run_id: running.runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'ERROR',
-      message: 'cancelled',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-    });
+    await complete(endOf(running.runId, { state: 'ERROR', message: 'cancelled' }));
     expect((await db.run.findUniqueOrThrow({ where: { id: running.runId } })).state).toBe('CANCELLED');
     await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({
       code: 'invalid_request',
@@ -478,20 +459,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
       const late = await submitFollowup(deps(), caller, { runId, message: 'after the last turn' });
       expect(late.routed_to).toBe('live_harness');
       const ack = { followups: { acknowledged_ids: acknowledged(late.followup_id) } };
-      const end = {
-        run_id: runId,
-        execution: 1,
-        runner_id: 'r',
-        state: 'SUCCEEDED',
-        message: '',
-        error_code: '',
-        setup_failed: false,
-        transcript: Buffer.alloc(0),
+      const end = endOf(runId, {
         // The completion's own batch does not mark it delivered: only what the runner acknowledges is.
         events_json: [JSON.stringify({ kind: 'agent_message', text: 'done' })],
         first_event: 1,
         ...ack,
-      };
+      });
       await complete(end);
       return { runId, late, end };
     };
@@ -577,17 +550,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
       path: '.claude/projects/-workspace/session.jsonl',
       content: Buffer.from('{"turn":1}\n'),
     };
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'SUCCEEDED',
-      message: '',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-      session: cliSession,
-    });
+    await complete(endOf(runId, { session: cliSession }));
 
     const next = await submitFollowup(deps(), caller, { runId, message: 'after the end' });
     expect(next).toMatchObject({ routed_to: 'new_execution', state: 'QUEUED' });
@@ -611,16 +574,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
   it('gives a setup failure a debug session that never changes the run state', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'd' });
     await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'FAILED',
-      message: 'npm install failed',
-      error_code: '',
-      setup_failed: true,
-      transcript: Buffer.alloc(0),
-    });
+    await complete(endOf(runId, { state: 'FAILED', message: 'npm install failed', setup_failed: true }));
     const failed = await db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(failed).toMatchObject({
       state: 'FAILED',
@@ -640,17 +594,13 @@ describe('run engine over real PostgreSQL and Redis', () => {
       runner_id: 'r',
       events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'INPROGRESS' })],
     });
-    await complete({
-      run_id: runId,
-      execution: 2,
-      runner_id: 'r',
-      state: 'SUCCEEDED',
-      message: 'answered',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-      session: { path: 'debug.jsonl', content: Buffer.from('{}') },
-    });
+    await complete(
+      endOf(runId, {
+        execution: 2,
+        message: 'answered',
+        session: { path: 'debug.jsonl', content: Buffer.from('{}') },
+      }),
+    );
     expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
       state: 'FAILED',
       errorCode: 'environment_setup_failed',
@@ -687,16 +637,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
       events_json: [...first, ...json([{ kind: 'agent_message', text: 'two' }])],
       first_event: 1,
     });
-    const outcome = {
-      ...target,
-      state: 'SUCCEEDED',
+    const outcome = endOf(runId, {
       message: 'done',
-      error_code: '',
-      setup_failed: false,
       transcript: Buffer.from('{}\n'),
       events_json: json([{ kind: 'agent_message', text: 'three' }]),
       first_event: 6,
-    };
+    });
     const answered = await complete(outcome);
     // Sent again (the orchestrator restarted before answering, or the connection dropped after the commit).
     expect(await complete(outcome)).toEqual({ ...answered, replayed: true });
