@@ -17,7 +17,7 @@ import {
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
-import { claimRun } from '../runner/claim-run';
+import { CLAIM_SQL, claimRun } from '../runner/claim-run';
 import { COMPLETE_SQL, completeRun } from '../runner/complete-run';
 import { HarnessSessions } from '../runner/harness-sessions';
 import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
@@ -492,33 +492,44 @@ describe('run engine over real PostgreSQL and Redis', () => {
     });
   });
 
-  it("continues the run with a follow-up committed while the completion waited for the run's row", async () => {
-    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
-    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' }, { acknowledgesFollowups: true });
-    // Asked outside any transaction: inside one, pg_stat_activity stays as it was at its first read.
-    const waitingOnLock = async (query: string) => {
-      const waiting = `SELECT 1 FROM pg_stat_activity
-                        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
-      while ((await sqlPool(db).query(waiting, [query])).rowCount === 0)
-        await new Promise((resolve) => setImmediate(resolve));
-    };
-    // The follow-up's transaction is paused after it locked the run (its insert waits for this table lock), so the
-    // completion starts while the follow-up holds the row and commits while the completion waits for it.
+  /** Until a statement starting with `sql` waits for a lock; asked outside any transaction (inside one,
+   * pg_stat_activity stays as it was at its first read). */
+  const waitingOnLock = async (sql: string) => {
+    const waiting = `SELECT 1 FROM pg_stat_activity
+                      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
+    while ((await sqlPool(db).query(waiting, [`${sql.slice(0, 200)}%`])).rowCount === 0)
+      await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  /**
+   * A follow-up sent through the real path, paused after it locked the run (its insert waits for a table lock held
+   * here), while `racer` starts; it commits once `racer`'s statement (`sql`) waits for the run's row. The follow-up's
+   * route and what `racer` answered.
+   */
+  const followupDuring = async <T>(runId: string, message: string, sql: string, racer: () => Promise<T>) => {
     const gate = new pg.Client({ connectionString: database.url });
     await gate.connect();
     try {
       await gate.query('BEGIN');
       await gate.query('LOCK TABLE "RunFollowup" IN SHARE MODE');
-      const sent = submitFollowup(deps(), caller, { runId, message: 'as the agent ended' });
-      await waitingOnLock('INSERT INTO %RunFollowup%');
-      const completed = complete(endOf(runId, { followups: { acknowledged_ids: [] } }));
-      await waitingOnLock(`${COMPLETE_SQL.slice(0, 200)}%`);
+      const sent = submitFollowup(deps(), caller, { runId, message });
+      await waitingOnLock('INSERT INTO "public"."RunFollowup"');
+      const raced = racer();
+      await waitingOnLock(sql);
       await gate.query('COMMIT');
-      expect((await sent).routed_to).toBe('live_harness');
-      await completed;
+      return { route: (await sent).routed_to, raced: await raced };
     } finally {
       await gate.end();
     }
+  };
+
+  it("continues the run with a follow-up committed while the completion waited for the run's row", async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' }, { acknowledgesFollowups: true });
+    const { route } = await followupDuring(runId, 'as the agent ended', COMPLETE_SQL, () =>
+      complete(endOf(runId, { followups: { acknowledged_ids: [] } })),
+    );
+    expect(route).toBe('live_harness');
     // Handed to the next execution rather than left pending on the ended one.
     expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
       state: 'QUEUED',
@@ -530,6 +541,35 @@ describe('run engine over real PostgreSQL and Redis', () => {
       { acknowledgesFollowups: true },
     );
     expect(next.followups).toEqual(['as the agent ended']);
+  });
+
+  it("hands a follow-up committed while the claim waited for the run's row to the runner's next heartbeat", async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    const target = { run_id: runId, execution: 1, runner_id: 'r' };
+    // The follow-up written as the API writes one to a queued run (submit-followup.ts), committed while the claim
+    // waits for the run's row. The real path cannot be paused here: the claim's plan would wait for its table lock.
+    const api = new pg.Client({ connectionString: database.url });
+    await api.connect();
+    let claimed;
+    try {
+      await api.query('BEGIN');
+      await api.query('UPDATE "Run" SET "followupCount" = "followupCount" + 1 WHERE id = $1', [runId]);
+      await api.query(
+        `INSERT INTO "RunFollowup" (id, "runId", message, "routedTo", execution, "createdById")
+         VALUES (gen_random_uuid(), $1, 'before start', 'queued_input', 1, $2)`,
+        [runId, caller.principal_id],
+      );
+      const claiming = claimRun(db, target, { acknowledgesFollowups: true });
+      await waitingOnLock(CLAIM_SQL);
+      await api.query('COMMIT');
+      claimed = await claiming;
+    } finally {
+      await api.end();
+    }
+    // Not in the claim's snapshot, so not in its assignment; still pending, so offered with the next answer.
+    expect(claimed.pending_followups).toEqual([]);
+    const offered = await heartbeat(db, { ...target, followups: { acknowledged_ids: [] } });
+    expect(offered.followups.map((f) => f.message)).toEqual(['before start']);
   });
 
   it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {
