@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startScriptedLinear } from '@conveyor/testing';
+import { linearIssueAssigned, startScriptedLinear } from '@conveyor/testing';
 import { signWebhook } from '@conveyor/webhook-auth';
 import { apiPost, printJson, startBenchPlatform } from './bench-platform';
 import { inProgressOrLater, measureIntegration, runOfDelivery, runState } from './integration-latency';
@@ -43,27 +43,16 @@ async function main(): Promise<void> {
         const issueId = `issue-${randomUUID()}`;
         const deliveryId = randomUUID();
         const at = Date.now();
-        const body = JSON.stringify({
-          action: 'update',
-          type: 'Issue',
-          createdAt: new Date(at).toISOString(),
-          actor: { id: 'user-alice', name: 'Alice', type: 'user' },
-          data: {
-            id: issueId,
-            identifier: `ENG-${i}`,
+        const body = JSON.stringify(
+          linearIssueAssigned({
+            issueId,
+            number: i,
             title: `Bench ${i}`,
-            description: 'Say hello.',
-            url: `https://linear.test/acme/issue/ENG-${i}`,
             assigneeId: AGENT.id,
-            teamId: 'team-eng',
-            team: { id: 'team-eng', key: 'ENG' },
-            labels: [],
-          },
-          updatedFrom: { assigneeId: null, updatedAt: new Date(at - 1000).toISOString() },
-          url: `https://linear.test/acme/issue/ENG-${i}`,
-          webhookTimestamp: at,
-          webhookId: 'webhook-bench',
-        });
+            webhookId: 'webhook-bench',
+            at,
+          }),
+        );
         let runId: string | undefined;
         return {
           request: {

@@ -25,6 +25,7 @@ export {
   type ScriptedLinearOptions,
   type LinearCall,
 } from './linear-graphql-server';
+export { linearIssueAssigned, type LinearWebhookPayload } from './linear-webhook-payloads';
 export { observabilityTool } from './observability-tools';
 export { startJaeger, type JaegerSpan, type RunningJaeger } from './jaeger';
 export { startPrometheus, type RunningPrometheus } from './prometheus';

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  linearIssueAssigned,
   otherTeamAdmin,
   startGitHttpServer,
   startScriptedGitHub,
@@ -108,28 +109,16 @@ describe('Linear integration', () => {
     });
   };
 
-  /** Linear's Issue webhook for an issue just assigned to the agent's user (its payload as Linear documents it). */
-  const assigned = (issueId: string, at = Date.now()): Json => ({
-    action: 'update',
-    type: 'Issue',
-    createdAt: new Date(at).toISOString(),
-    actor: { id: 'user-alice', name: 'Alice', type: 'user' },
-    data: {
-      id: issueId,
-      identifier: 'ENG-7',
+  /** Linear's Issue webhook for an issue just assigned to the agent's user. */
+  const assigned = (issueId: string, at = Date.now()) =>
+    linearIssueAssigned({
+      issueId,
+      number: 7,
       title: 'Rename the world',
-      description: 'Say hello.',
-      url: `https://linear.test/acme/issue/ENG-7`,
       assigneeId: AGENT.id,
-      teamId: 'team-eng',
-      team: { id: 'team-eng', key: 'ENG' },
-      labels: [],
-    },
-    updatedFrom: { assigneeId: null, updatedAt: new Date(at - 1000).toISOString() },
-    url: `https://linear.test/acme/issue/ENG-7`,
-    webhookTimestamp: at,
-    webhookId: 'webhook-1',
-  });
+      webhookId: 'webhook-1',
+      at,
+    });
 
   const deliveries = (integration: Json) =>
     webhookApi(platform).deliveries(factoryId, integration.webhook_uid as string);

@@ -89,6 +89,30 @@ describe('Slack app', () => {
   const mention = (text: string, e: Json = {}) =>
     event({ type: 'app_mention', text: `<@${BOT}> ${text}`, ts: nextTs(), ...e });
 
+  /**
+   * Mentions the app twice and waits for both deliveries: one starts a run, the other starts nothing. The run, and
+   * the detail the API shows for the delivery that started none (why).
+   */
+  const oneRunOfTwo = async (app: Json, first: string, second: string) => {
+    expect((await send(app, mention(first))).status).toBe(200);
+    expect((await send(app, mention(second))).status).toBe(200);
+    const entries = await webhookApi(platform).waitForDeliveries(
+      factoryId,
+      app.webhook_uid as string,
+      (e) => e.length === 2 && e.every((d) => d.processed_at),
+      'both deliveries',
+    );
+    const runs = entries.flatMap((e) => e.run_ids as string[]);
+    expect(runs).toHaveLength(1);
+    const none = entries.find((e) => (e.run_ids as string[]).length === 0)!;
+    const detail = await apiCall(
+      platform,
+      'GET',
+      `/factories/${factoryId}/webhooks/${String(app.webhook_uid)}/deliveries/${String(none.delivery_id)}`,
+    );
+    return { runId: runs[0]!, why: JSON.stringify(detail.body) };
+  };
+
   const runsOf = async (app: Json) =>
     (await webhookApi(platform).deliveries(factoryId, app.webhook_uid as string)).flatMap(
       (d) => d.run_ids as string[],
@@ -411,48 +435,20 @@ describe('Slack app', () => {
     const shared = await apiCall(platform, 'POST', '/agent/environments', { name });
     expect(shared.status).toBe(201);
 
-    expect((await send(app, mention(`env:${name}-private read their setup`))).status).toBe(200);
-    expect((await send(app, mention(`env:${name} say hello`))).status).toBe(200);
-    const entries = await webhookApi(platform).waitForDeliveries(
-      factoryId,
-      app.webhook_uid as string,
-      (e) => e.length === 2 && e.every((d) => d.processed_at),
-      'both deliveries',
+    const { runId, why } = await oneRunOfTwo(
+      app,
+      `env:${name}-private read their setup`,
+      `env:${name} say hello`,
     );
-    const runs = entries.flatMap((e) => e.run_ids as string[]);
-    expect(runs).toHaveLength(1);
-    const refused = entries.find((e) => (e.run_ids as string[]).length === 0)!;
-    const detail = await apiCall(
-      platform,
-      'GET',
-      `/factories/${factoryId}/webhooks/${String(app.webhook_uid)}/deliveries/${String(refused.delivery_id)}`,
-    );
-    expect(JSON.stringify(detail.body)).toMatch(
-      new RegExp(`no team environment named \\\\*"${name}-private\\\\*"`),
-    );
-    const run = await waitForRunState(platform, runs[0]!, TERMINAL, 90_000);
+    expect(why).toMatch(new RegExp(`no team environment named \\\\*"${name}-private\\\\*"`));
+    const run = await waitForRunState(platform, runId, TERMINAL, 90_000);
     expect(run.agent_config).toMatchObject({ environment_id: shared.body.uid });
   });
 
   it("the team's Slack app runs per hour are limited: a request over the limit starts nothing and says why", async () => {
     const app = await newApp('limited');
-    expect((await send(app, mention('first'))).status).toBe(200);
-    expect((await send(app, mention('second'))).status).toBe(200);
-    const entries = await webhookApi(platform).waitForDeliveries(
-      factoryId,
-      app.webhook_uid as string,
-      (e) => e.length === 2 && e.every((d) => d.processed_at),
-      'both deliveries',
-    );
-    const runs = entries.flatMap((e) => e.run_ids as string[]);
-    expect(runs).toHaveLength(1);
-    const limited = entries.find((e) => (e.run_ids as string[]).length === 0)!;
-    const detail = await apiCall(
-      platform,
-      'GET',
-      `/factories/${factoryId}/webhooks/${String(app.webhook_uid)}/deliveries/${String(limited.delivery_id)}`,
-    );
-    expect(JSON.stringify(detail.body)).toContain('rate_limited: the team');
-    await waitForRunState(platform, runs[0]!, TERMINAL, 90_000);
+    const { runId, why } = await oneRunOfTwo(app, 'first', 'second');
+    expect(why).toContain('rate_limited: the team');
+    await waitForRunState(platform, runId, TERMINAL, 90_000);
   });
 });

@@ -27,10 +27,17 @@ const isOutcome = (state: string): state is RunState => TERMINAL_STATES.has(stat
  *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
  *   first time.
  * - `unheard`: the execution has follow-ups its harness never took (pending-followups.ts continues the run with them).
+ *   The statement's snapshot is taken before `held` waits for the run's row, so a follow-up committed during that
+ *   wait (routed `live_harness`: the run was running) is not among the rows it reads. Its count on the run is: the
+ *   follow-up bumped it under the same row lock (submit-followup.ts), and the row `held` locked is the latest version
+ *   (READ COMMITTED re-reads a row updated while a locker waited), so a count past the snapshot's says look again,
+ *   which continueWithUnheardFollowups does in a transaction of its own. One round trip still; the second read is
+ *   the run's row by its key.
  */
 export const COMPLETE_SQL = `
 WITH held AS (
-  SELECT r.id, r.state::text AS state, r.source, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug
+  SELECT r.id, r.state::text AS state, r.source, r."debugExecution" IS NOT DISTINCT FROM r.execution AS debug,
+         r."followupCount"
     FROM "Run" r
    WHERE r.id = $1::uuid AND r."runnerId" = $3 AND r.execution = $2
    FOR UPDATE
@@ -59,7 +66,9 @@ WITH held AS (
    WHERE k."runId" = h.id AND k."revokedAt" IS NULL
 ), unheard AS (
   SELECT EXISTS (SELECT 1 FROM "RunFollowup" f
-                  WHERE f."runId" = $1::uuid AND f.execution = $2 AND f."deliveredAt" IS NULL) AS unheard
+                  WHERE f."runId" = $1::uuid AND f.execution = $2 AND f."deliveredAt" IS NULL)
+      OR EXISTS (SELECT 1 FROM held h JOIN "Run" s ON s.id = h.id WHERE s."followupCount" <> h."followupCount")
+         AS unheard
 ), replayed AS (
   SELECT r.source
     FROM "Run" r

@@ -1,4 +1,5 @@
-import { createPrismaClient, type PrismaClient } from '@conveyor/db';
+import pg from 'pg';
+import { createPrismaClient, sqlPool, type PrismaClient } from '@conveyor/db';
 import { createLogger } from '@conveyor/logger';
 import { AppError } from '@conveyor/errors';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
@@ -9,7 +10,15 @@ import { runDeps, teamAdmin } from '../test-support/run-scene';
 import { claimRun } from './claim-run';
 import { LostRunnerSweeper } from './lost-runner-sweeper';
 import { heartbeat, reportEvents } from './report-events';
-import { adoptRuns, releaseRunLease, saveRunLease, type RunLeaseDeps } from './run-leases';
+import {
+  ADOPT_SQL,
+  adoptRuns,
+  RELEASE_SQL,
+  releaseRunLease,
+  SAVE_SQL,
+  saveRunLease,
+  type RunLeaseDeps,
+} from './run-leases';
 
 const EXPIRY_MS = 15_000;
 const RECORD = JSON.stringify({ version: 1, modelToken: 'mt-secret-token', runApiKey: 'ck-run-key' });
@@ -99,6 +108,60 @@ describe('run leases over real PostgreSQL', () => {
     expect(await db.runLease.findUniqueOrThrow({ where: { runId: run.run_id } })).toMatchObject({
       releasedAt: null,
     });
+  });
+
+  /**
+   * The holder writes while another replica's adoption (the real statement, held open in a transaction of its own)
+   * has the run: the write waits for the run's row, then the adoption commits. What the write answered.
+   */
+  const writeDuringAdoption = async (
+    write: (run: Awaited<ReturnType<typeof started>>) => Promise<unknown>,
+    sql: string,
+  ) => {
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+    const adoptedAt = later(EXPIRY_MS + 1_000);
+    const adopter = new pg.Client({ connectionString: database.url });
+    await adopter.connect();
+    try {
+      await adopter.query('BEGIN');
+      const taken = await adopter.query<{ id: string }>(ADOPT_SQL, [
+        'r2',
+        new Date(adoptedAt.getTime() - EXPIRY_MS),
+        20,
+        adoptedAt,
+      ]);
+      expect(taken.rows.map((r) => r.id)).toContain(run.run_id);
+      const answer = refusal(write(run));
+      const waiting = `SELECT 1 FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query = $1`;
+      while ((await sqlPool(db).query(waiting, [sql])).rowCount === 0)
+        await new Promise((resolve) => setImmediate(resolve));
+      await adopter.query('COMMIT');
+      return { run, answer: await answer };
+    } finally {
+      await adopter.end();
+    }
+  };
+
+  it("refuses a holder's release that waited for the run while another replica adopted it", async () => {
+    const { run, answer } = await writeDuringAdoption((held) => releaseRunLease(deps, held), RELEASE_SQL);
+    expect(answer).toBe('conflict');
+    // The adopter's lease stays live: a third replica cannot take the run from under it.
+    expect(await db.runLease.findUniqueOrThrow({ where: { runId: run.run_id } })).toMatchObject({
+      releasedAt: null,
+    });
+    expect(await mine('r3', run.run_id, later(EXPIRY_MS + 2_000))).toEqual([]);
+  });
+
+  it("keeps the adopter's record from a holder's save that waited for the run while it was adopted", async () => {
+    const stale = JSON.stringify({ version: 1, from: 'the previous holder' });
+    const { run } = await writeDuringAdoption(
+      (held) => saveRunLease(deps, { ...held, record_json: stale }),
+      SAVE_SQL,
+    );
+    // Once the adopter's lease expires too, the next replica gets the record the adopter took over.
+    expect((await mine('r3', run.run_id, later(3 * EXPIRY_MS)))[0]?.record_json).toBe(RECORD);
   });
 
   it('lets a replica adopt between the lease expiry and the lost-runner bound, and the sweep then spares the run', async () => {

@@ -23,16 +23,23 @@ export const MAX_ADOPTED_PER_CALL = 20;
 export const HELD_SQL = `SELECT 1 FROM "Run" WHERE id = $1::uuid AND execution = $2 AND "runnerId" = $3
   AND state IN ('CLAIMED', 'PENDING', 'INPROGRESS') AND "debugExecution" IS NULL`;
 
+/**
+ * HELD_SQL inside a write, with the run's row locked: a takeover (ADOPT_SQL) that commits while the write waits for
+ * that row is then seen, because PostgreSQL re-reads a locked row that changed during the wait, where a plain read
+ * answers from the snapshot taken before it and would release or overwrite the adopter's fresh lease.
+ */
+const STILL_HELD = `${HELD_SQL} FOR SHARE`;
+
 /** The holder's record, sealed ($4 ciphertext, $5 key, $6 now), written only while HELD_SQL still holds. */
 export const SAVE_SQL = `INSERT INTO "RunLease" (id, "runId", execution, "recordCiphertext", "recordKeyId", "updatedAt")
-  SELECT gen_random_uuid()::text, $1::uuid, $2, $4, $5, $6 WHERE EXISTS (${HELD_SQL})
+  SELECT gen_random_uuid()::text, $1::uuid, $2, $4, $5, $6 WHERE EXISTS (${STILL_HELD})
   ON CONFLICT ("runId") DO UPDATE SET execution = EXCLUDED.execution,
     "recordCiphertext" = EXCLUDED."recordCiphertext", "recordKeyId" = EXCLUDED."recordKeyId",
     "releasedAt" = NULL, "updatedAt" = EXCLUDED."updatedAt"`;
 
 /** The holder lets go ($4 now): adoptable at once. */
 export const RELEASE_SQL = `UPDATE "RunLease" SET "releasedAt" = $4, "updatedAt" = $4
-  WHERE "runId" = $1::uuid AND execution = $2 AND EXISTS (${HELD_SQL})`;
+  WHERE "runId" = $1::uuid AND execution = $2 AND EXISTS (${STILL_HELD})`;
 
 /**
  * Takes over, in one statement, the runs whose lease expired (no heartbeat of the holder since $2) or was released,

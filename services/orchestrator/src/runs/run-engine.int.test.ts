@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createPrismaClient, Prisma, type PrismaClient } from '@conveyor/db';
+import { createPrismaClient, Prisma, sqlPool, type PrismaClient } from '@conveyor/db';
 import { outageOf } from '@conveyor/errors';
 import { createLogger } from '@conveyor/logger';
 import { createBlobStore } from '@conveyor/blob-store';
@@ -17,8 +17,8 @@ import {
 import { createTeam, createUser } from '../auth/team-admin';
 import { CatalogModule } from '../catalog/catalog-module';
 import { loadOrchestratorConfig } from '../config';
-import { claimRun } from '../runner/claim-run';
-import { completeRun } from '../runner/complete-run';
+import { CLAIM_SQL, claimRun } from '../runner/claim-run';
+import { COMPLETE_SQL, completeRun } from '../runner/complete-run';
 import { HarnessSessions } from '../runner/harness-sessions';
 import { LostRunnerSweeper } from '../runner/lost-runner-sweeper';
 import { heartbeat, reportEvents } from '../runner/report-events';
@@ -64,6 +64,18 @@ describe('run engine over real PostgreSQL and Redis', () => {
       { db, debugWindowMinutes: 10, saveTranscript: async (runId) => void saved.push(runId), sessions },
       { session: null, events_json: [], first_event: 0, ...req },
     );
+  /** Runner `r` ends execution 1 of the run SUCCEEDED, unless told otherwise. */
+  const endOf = (runId: string, outcome: Partial<Parameters<typeof complete>[0]> = {}) => ({
+    run_id: runId,
+    execution: 1,
+    runner_id: 'r',
+    state: 'SUCCEEDED',
+    message: '',
+    error_code: '',
+    setup_failed: false,
+    transcript: Buffer.alloc(0),
+    ...outcome,
+  });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -207,16 +219,9 @@ describe('run engine over real PostgreSQL and Redis', () => {
       reportEvents(db, { run_id: runId, execution: 1, runner_id: winner, events_json: ['{"kind":"bogus"}'] }),
     ).rejects.toMatchObject({ code: 'invalid_request' });
 
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: winner,
-      state: 'SUCCEEDED',
-      message: '',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.from('{"kind":"agent_message"}\n'),
-    });
+    await complete(
+      endOf(runId, { runner_id: winner, transcript: Buffer.from('{"kind":"agent_message"}\n') }),
+    );
     const done = await db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(done).toMatchObject({ state: 'SUCCEEDED', runnerId: null, statusMessage: 'Run completed' });
     expect(done.endedAt).toBeTruthy();
@@ -302,18 +307,15 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(beaten.updatedAt).toEqual(before.updatedAt);
     expect(beaten.lastHeartbeatAt!.getTime()).toBeGreaterThan(before.lastHeartbeatAt!.getTime());
 
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'FAILED',
-      message: 'tests failed',
-      error_code: 'agent_failed',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-      // The last batch rides on the completion (the assignment said the orchestrator takes it), before the outcome.
-      events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
-    });
+    await complete(
+      endOf(runId, {
+        state: 'FAILED',
+        message: 'tests failed',
+        error_code: 'agent_failed',
+        // The last batch rides on the completion (the assignment said the orchestrator takes it), before the outcome.
+        events_json: [JSON.stringify({ kind: 'agent_message', text: 'last' })],
+      }),
+    );
     expect((await timeline()).at(-2)).toEqual({ kind: 'agent_message', text: 'last' });
     expect((await timeline()).at(-1)).toEqual({
       kind: 'state_changed',
@@ -363,16 +365,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
       (await heartbeat(db, { run_id: running.runId, execution: 1, runner_id: 'r' })).cancel_requested,
     ).toBe(true);
     // The runner's late completion does not overwrite CANCELLED.
-    await complete({
-      run_id: running.runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'ERROR',
-      message: 'cancelled',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-    });
+    await complete(endOf(running.runId, { state: 'ERROR', message: 'cancelled' }));
     expect((await db.run.findUniqueOrThrow({ where: { id: running.runId } })).state).toBe('CANCELLED');
     await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({
       code: 'invalid_request',
@@ -466,20 +459,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
       const late = await submitFollowup(deps(), caller, { runId, message: 'after the last turn' });
       expect(late.routed_to).toBe('live_harness');
       const ack = { followups: { acknowledged_ids: acknowledged(late.followup_id) } };
-      const end = {
-        run_id: runId,
-        execution: 1,
-        runner_id: 'r',
-        state: 'SUCCEEDED',
-        message: '',
-        error_code: '',
-        setup_failed: false,
-        transcript: Buffer.alloc(0),
+      const end = endOf(runId, {
         // The completion's own batch does not mark it delivered: only what the runner acknowledges is.
         events_json: [JSON.stringify({ kind: 'agent_message', text: 'done' })],
         first_event: 1,
         ...ack,
-      };
+      });
       await complete(end);
       return { runId, late, end };
     };
@@ -507,6 +492,86 @@ describe('run engine over real PostgreSQL and Redis', () => {
     });
   });
 
+  /** Until a statement starting with `sql` waits for a lock; asked outside any transaction (inside one,
+   * pg_stat_activity stays as it was at its first read). */
+  const waitingOnLock = async (sql: string) => {
+    const waiting = `SELECT 1 FROM pg_stat_activity
+                      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
+    while ((await sqlPool(db).query(waiting, [`${sql.slice(0, 200)}%`])).rowCount === 0)
+      await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  /**
+   * A follow-up sent through the real path, paused after it locked the run (its insert waits for a table lock held
+   * here), while `racer` starts; it commits once `racer`'s statement (`sql`) waits for the run's row. The follow-up's
+   * route and what `racer` answered.
+   */
+  const followupDuring = async <T>(runId: string, message: string, sql: string, racer: () => Promise<T>) => {
+    const gate = new pg.Client({ connectionString: database.url });
+    await gate.connect();
+    try {
+      await gate.query('BEGIN');
+      await gate.query('LOCK TABLE "RunFollowup" IN SHARE MODE');
+      const sent = submitFollowup(deps(), caller, { runId, message });
+      await waitingOnLock('INSERT INTO "public"."RunFollowup"');
+      const raced = racer();
+      await waitingOnLock(sql);
+      await gate.query('COMMIT');
+      return { route: (await sent).routed_to, raced: await raced };
+    } finally {
+      await gate.end();
+    }
+  };
+
+  it("continues the run with a follow-up committed while the completion waited for the run's row", async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' }, { acknowledgesFollowups: true });
+    const { route } = await followupDuring(runId, 'as the agent ended', COMPLETE_SQL, () =>
+      complete(endOf(runId, { followups: { acknowledged_ids: [] } })),
+    );
+    expect(route).toBe('live_harness');
+    // Handed to the next execution rather than left pending on the ended one.
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'QUEUED',
+      execution: 2,
+    });
+    const next = await claimRun(
+      db,
+      { run_id: runId, execution: 2, runner_id: 'r2' },
+      { acknowledgesFollowups: true },
+    );
+    expect(next.followups).toEqual(['as the agent ended']);
+  });
+
+  it("hands a follow-up committed while the claim waited for the run's row to the runner's next heartbeat", async () => {
+    const { runId } = await createRun(deps(), caller, { prompt: 'f' });
+    const target = { run_id: runId, execution: 1, runner_id: 'r' };
+    // The follow-up written as the API writes one to a queued run (submit-followup.ts), committed while the claim
+    // waits for the run's row. The real path cannot be paused here: the claim's plan would wait for its table lock.
+    const api = new pg.Client({ connectionString: database.url });
+    await api.connect();
+    let claimed;
+    try {
+      await api.query('BEGIN');
+      await api.query('UPDATE "Run" SET "followupCount" = "followupCount" + 1 WHERE id = $1', [runId]);
+      await api.query(
+        `INSERT INTO "RunFollowup" (id, "runId", message, "routedTo", execution, "createdById")
+         VALUES (gen_random_uuid(), $1, 'before start', 'queued_input', 1, $2)`,
+        [runId, caller.principal_id],
+      );
+      const claiming = claimRun(db, target, { acknowledgesFollowups: true });
+      await waitingOnLock(CLAIM_SQL);
+      await api.query('COMMIT');
+      claimed = await claiming;
+    } finally {
+      await api.end();
+    }
+    // Not in the claim's snapshot, so not in its assignment; still pending, so offered with the next answer.
+    expect(claimed.pending_followups).toEqual([]);
+    const offered = await heartbeat(db, { ...target, followups: { acknowledged_ids: [] } });
+    expect(offered.followups.map((f) => f.message)).toEqual(['before start']);
+  });
+
   it('routes follow-ups by state and hands live ones to the runner exactly once', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'f' });
     expect((await submitFollowup(deps(), caller, { runId, message: 'before start' })).routed_to).toBe(
@@ -525,17 +590,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
       path: '.claude/projects/-workspace/session.jsonl',
       content: Buffer.from('{"turn":1}\n'),
     };
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'SUCCEEDED',
-      message: '',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-      session: cliSession,
-    });
+    await complete(endOf(runId, { session: cliSession }));
 
     const next = await submitFollowup(deps(), caller, { runId, message: 'after the end' });
     expect(next).toMatchObject({ routed_to: 'new_execution', state: 'QUEUED' });
@@ -559,16 +614,7 @@ describe('run engine over real PostgreSQL and Redis', () => {
   it('gives a setup failure a debug session that never changes the run state', async () => {
     const { runId } = await createRun(deps(), caller, { prompt: 'd' });
     await claimRun(db, { run_id: runId, execution: 1, runner_id: 'r' });
-    await complete({
-      run_id: runId,
-      execution: 1,
-      runner_id: 'r',
-      state: 'FAILED',
-      message: 'npm install failed',
-      error_code: '',
-      setup_failed: true,
-      transcript: Buffer.alloc(0),
-    });
+    await complete(endOf(runId, { state: 'FAILED', message: 'npm install failed', setup_failed: true }));
     const failed = await db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(failed).toMatchObject({
       state: 'FAILED',
@@ -588,17 +634,13 @@ describe('run engine over real PostgreSQL and Redis', () => {
       runner_id: 'r',
       events_json: [JSON.stringify({ kind: 'state_changed', from: 'CLAIMED', to: 'INPROGRESS' })],
     });
-    await complete({
-      run_id: runId,
-      execution: 2,
-      runner_id: 'r',
-      state: 'SUCCEEDED',
-      message: 'answered',
-      error_code: '',
-      setup_failed: false,
-      transcript: Buffer.alloc(0),
-      session: { path: 'debug.jsonl', content: Buffer.from('{}') },
-    });
+    await complete(
+      endOf(runId, {
+        execution: 2,
+        message: 'answered',
+        session: { path: 'debug.jsonl', content: Buffer.from('{}') },
+      }),
+    );
     expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
       state: 'FAILED',
       errorCode: 'environment_setup_failed',
@@ -635,16 +677,12 @@ describe('run engine over real PostgreSQL and Redis', () => {
       events_json: [...first, ...json([{ kind: 'agent_message', text: 'two' }])],
       first_event: 1,
     });
-    const outcome = {
-      ...target,
-      state: 'SUCCEEDED',
+    const outcome = endOf(runId, {
       message: 'done',
-      error_code: '',
-      setup_failed: false,
       transcript: Buffer.from('{}\n'),
       events_json: json([{ kind: 'agent_message', text: 'three' }]),
       first_event: 6,
-    };
+    });
     const answered = await complete(outcome);
     // Sent again (the orchestrator restarted before answering, or the connection dropped after the commit).
     expect(await complete(outcome)).toEqual({ ...answered, replayed: true });

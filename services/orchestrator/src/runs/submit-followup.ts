@@ -69,8 +69,10 @@ export async function submitFollowup(
   await findRunForCaller(deps.db, caller, input.runId);
   const followupId = newUuid();
   const result = await deps.db.$transaction(async (tx) => {
-    // Serialize with claims and completions so the route is decided on the state that will actually apply.
-    await tx.$queryRaw`SELECT 1 FROM "Run" WHERE "id" = ${input.runId}::uuid FOR UPDATE`;
+    // Serialize with claims and completions so the route is decided on the state that will actually apply. The
+    // count is written, not only locked, so a completion waiting for this row sees that a follow-up came
+    // (complete-run.ts `unheard`).
+    await tx.$executeRaw`UPDATE "Run" SET "followupCount" = "followupCount" + 1 WHERE "id" = ${input.runId}::uuid`;
     const run = await tx.run.findUniqueOrThrow({ where: { id: input.runId } });
     const route = routeFollowup(run, now);
     let execution = run.execution;

@@ -3,20 +3,15 @@ import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { RunAssignment__Output } from '@conveyor/proto';
 import { EventReporter, type NumberedEvents } from '../event-reporter';
 import { outputLines } from '../harness/cli/output-lines';
 import { FollowupInbox } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
+import { adoptedAssignment, settledReporter } from '../test-support/execution-fakes';
 import { ADOPTION_RECORD_VERSION, AdoptionRecords } from './adoption-records';
 import { RecordFiles } from './record-files';
 
-const assignment = {
-  run_id: 'run-1',
-  execution: 2,
-  attachments: [],
-  session: null,
-} as unknown as RunAssignment__Output;
+const assignment = adoptedAssignment();
 const agent = { processIndex: 0, offsets: { stdout: 10, stderr: 0 } };
 
 describe('AdoptionRecords', () => {
@@ -33,10 +28,7 @@ describe('AdoptionRecords', () => {
 
   it('writes its format version with each record', async () => {
     const records = new AdoptionRecords(new RecordFiles(dir));
-    const reporter = {
-      unacknowledged: () => ({ events_json: [], first_event: 1 }),
-      writeAheadTo: () => undefined,
-    };
+    const reporter = settledReporter();
     const execution = records.execution('runner-a', assignment, reporter, new FollowupInbox());
     const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;
     execution.started({ processIndex: 0, proc, handled: agent.offsets });
@@ -47,10 +39,7 @@ describe('AdoptionRecords', () => {
 
   it('keeps the follow-ups handed to the harness, so the next process drops their offers and acknowledges them', async () => {
     const records = new AdoptionRecords(new RecordFiles(dir));
-    const reporter = {
-      unacknowledged: () => ({ events_json: [], first_event: 1 }),
-      writeAheadTo: () => undefined,
-    };
+    const reporter = settledReporter();
     const inbox = new FollowupInbox();
     const execution = records.execution('runner-a', assignment, reporter, inbox);
     const proc = { stdout: new PassThrough(), offsets: agent.offsets } as never;

@@ -1,21 +1,13 @@
 import { PassThrough } from 'node:stream';
-import type { RunAssignment__Output } from '@conveyor/proto';
 import { FollowupInbox } from '../harness/followup-inbox';
 import type { OrchestratorLink } from '../orchestrator-link';
+import { adoptedAssignment, settledReporter } from '../test-support/execution-fakes';
 import { AdoptionRecords } from './adoption-records';
 import { LeaseRecords } from './lease-records';
 
-const assignment = {
-  run_id: 'run-1',
-  execution: 2,
-  attachments: [],
-  session: null,
-} as unknown as RunAssignment__Output;
+const assignment = adoptedAssignment();
 const offsets = { stdout: 10, stderr: 0 };
-const reporter = {
-  unacknowledged: () => ({ events_json: [], first_event: 1 }),
-  writeAheadTo: () => undefined,
-};
+const reporter = settledReporter();
 
 /** The orchestrator's RunnerService as the lease RPCs answer: what was called, and the records it hands out. */
 function leaseService(adoptable: string[] = []) {

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { createLogger } from '@conveyor/logger';
 import type { RunAssignment__Output } from '@conveyor/proto';
 import type { RunEvent } from '@conveyor/run-events';
+import type { EventReporter } from '../event-reporter';
 import type { Completion, ExecutionContext } from '../execution/execution-context';
 import { RunTrace } from '../execution/run-trace';
 import { FollowupInbox } from '../harness/followup-inbox';
@@ -39,6 +40,15 @@ export function fakeAssignment(over: Partial<RunAssignment__Output> = {}): RunAs
     ...over,
   };
 }
+
+/** An adopted run's assignment (its second execution), as the adoption and lease records keep it. */
+export const adoptedAssignment = (): RunAssignment__Output => fakeAssignment({ execution: 2 });
+
+/** An event reporter with every event acknowledged, as an adoption record reads it. */
+export const settledReporter = (): Pick<EventReporter, 'unacknowledged' | 'writeAheadTo'> => ({
+  unacknowledged: () => ({ events_json: [], first_event: 1 }),
+  writeAheadTo: () => undefined,
+});
 
 /** An execution context recording what it reports and what halted it. */
 export function fakeContext(over: Partial<RunAssignment__Output> = {}) {
