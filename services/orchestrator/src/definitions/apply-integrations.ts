@@ -2,7 +2,7 @@ import { AppError } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Webhook } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
 import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
-import { parseAppPrivateKey, verifyApp } from '../github/github-app-auth';
+import { AppCredentialsRefused, parseAppPrivateKey, verifyApp } from '../github/github-app-auth';
 import type { GitHubApi } from '../github/github-rest';
 import { validateGitHubApp } from '../integrations/github-apps';
 import { validateLinearIntegration } from '../integrations/linear/linear-integrations';
@@ -228,10 +228,10 @@ async function applyGitHubApp(
       try {
         return await verifyApp(ctx.deps.providers.github, { appId: input.app_id, privateKey });
       } catch (err) {
-        if (err instanceof AppError && err.code === 'external_authentication_required')
+        if (err instanceof AppCredentialsRefused)
           throw new AppError(
             'invalid_request',
-            `private_key: GitHub refused app_id and private_key: ${err.message}`,
+            `private_key: GitHub refused app_id and private_key: ${err.githubReason}`,
           );
         throw err;
       }
