@@ -1,25 +1,21 @@
 import { AppError } from '@conveyor/errors';
 import { newId, type Prisma, type PrismaClient, type Webhook } from '@conveyor/db';
 import type { Caller } from '../auth/caller';
-import { ENVIRONMENT_ID, findEnvironmentForCaller } from '../catalog/environment-access';
-import { parseAppPrivateKey, verifyApp } from '../github/github-app-auth';
-import type { GitHubApi } from '../github/github-rest';
-import { validateGitHubApp } from '../integrations/github-apps';
-import { validateLinearIntegration } from '../integrations/linear/linear-integrations';
-import { verifyBotToken, type SlackApiConfig } from '../integrations/slack/slack-api';
-import { validateSlackApp } from '../integrations/slack/slack-apps';
-import { LinearCredentialsRefused, viewer, type LinearApi } from '../linear/linear-graphql';
-import {
-  githubAppKeyContext,
-  linearKeyContext,
-  slackAppTokenContext,
-  webhookSecretContext,
-  type SecretCipher,
-} from '../secrets/secret-cipher';
+import { webhookSecretContext, type SecretCipher } from '../secrets/secret-cipher';
 import { readTeamSecretValue } from '../secrets/team-secrets';
 import { credentialColumns } from '../webhooks/webhook-config';
 import { credentialProblem, ingressUrl } from '../webhooks/webhook-rules';
 import type { DefinitionError } from './definition-files';
+import { githubAppAdapter } from './integration-kinds/github-app-adapter';
+import type {
+  AdapterContext,
+  Body,
+  IntegrationAdapter,
+  IntegrationProviders,
+  Mended,
+} from './integration-kinds/integration-adapter';
+import { linearAdapter } from './integration-kinds/linear-adapter';
+import { slackAppAdapter } from './integration-kinds/slack-app-adapter';
 import {
   INTEGRATION_KINDS,
   type IntegrationDefinition,
@@ -27,12 +23,7 @@ import {
 } from './integration-definition';
 import { zodMessages } from './zod-messages';
 
-/** The providers an integration's credentials are checked with before anything is stored (as registering does). */
-export interface IntegrationProviders {
-  github: GitHubApi;
-  slack: SlackApiConfig;
-  linear: LinearApi;
-}
+export type { IntegrationProviders } from './integration-kinds/integration-adapter';
 
 export interface IntegrationApplyDeps {
   db: PrismaClient;
@@ -56,6 +47,7 @@ const MAX_PER_TEAM = 10;
 
 interface Context {
   deps: IntegrationApplyDeps;
+  adapter: AdapterContext;
   tx: Prisma.TransactionClient;
   caller: Caller;
   factoryId: string;
@@ -63,7 +55,7 @@ interface Context {
   changedWebhooks: string[];
 }
 
-type Body = Record<string, unknown> & { name: string; factory_id: string };
+type Owned = { id: string; definedAsCode: boolean; webhook: Webhook };
 
 /** `a: [stored, wanted]` → the fields whose values differ (arrays and maps compared as JSON). */
 const differing = (fields: Record<string, [unknown, unknown]>): string[] =>
@@ -155,7 +147,7 @@ function ownedHere(
   return true;
 }
 
-async function underLimit(ctx: Context, label: string, count: number): Promise<boolean> {
+function underLimit(ctx: Context, label: string, count: number): boolean {
   if (count < MAX_PER_TEAM) return true;
   ctx.fail(`a team may register at most ${MAX_PER_TEAM} ${label}s`);
   return false;
@@ -174,346 +166,84 @@ async function check<T>(ctx: Context, step: () => Promise<T> | T): Promise<T | u
   }
 }
 
-async function applyGitHubApp(
+/**
+ * One definition through its kind's adapter: the registration's rules, ownership and the per-team limit, the
+ * provider's check when the credential (or what the adapter says needs it) changed, the integration's webhook, then
+ * created, updated with what changed, or left unchanged.
+ */
+async function applyWith<Input, Row extends Owned, Facts, Fields, Columns>(
+  adapter: IntegrationAdapter<Input, Row, Facts, Fields, Columns>,
   ctx: Context,
   def: IntegrationDefinition,
   body: Body,
 ): Promise<AppliedIntegration | undefined> {
-  const label = 'GitHub App';
-  const input = {
-    name: body.name,
-    factory_id: body.factory_id,
-    app_id: body.app_id as string,
-    private_key: body.private_key as string,
-    webhook_secret: body.webhook_secret as string,
-    environment_id: (body.environment_id as string | undefined) ?? '',
-    trigger_label: (body.trigger_label as string | undefined) ?? '',
-    repositories: (body.repositories as string[] | undefined) ?? [],
-    allowed_users: (body.allowed_users as string[] | undefined) ?? [],
-  };
-  const privateKey = await check(ctx, () => {
-    validateGitHubApp(input);
-    return parseAppPrivateKey(input.private_key);
-  });
-  if (!privateKey) return undefined;
-  if (input.environment_id) {
-    const found = await check(ctx, async () => {
-      if (!ENVIRONMENT_ID.test(input.environment_id))
-        throw new AppError('invalid_request', 'environment_id must be 22 characters of [A-Za-z0-9]');
-      return findEnvironmentForCaller(ctx.deps.db, ctx.caller, input.environment_id);
-    });
-    if (!found) return undefined;
-  }
-  const existing = await ctx.tx.gitHubApp.findUnique({
-    where: { teamId_name: { teamId: ctx.caller.team_id, name: def.name } },
-    include: { webhook: true },
-  });
+  const { label } = adapter;
+  const teamId = ctx.caller.team_id;
+  const input = await check(ctx, () => adapter.parse(ctx.adapter, body));
+  if (!input) return undefined;
+  const existing = await adapter.find(ctx.tx, teamId, def.name);
   if (!ownedHere(ctx, label, def.name, existing)) return undefined;
-  if (
-    !existing &&
-    !(await underLimit(ctx, label, await ctx.tx.gitHubApp.count({ where: { teamId: ctx.caller.team_id } })))
-  )
-    return undefined;
-  const storedKey =
-    existing &&
-    ctx.deps.cipher.decrypt(
-      existing.privateKeyCiphertext,
-      existing.privateKeyKeyId,
-      githubAppKeyContext(existing.id),
-    );
-  const credentialsChanged = !existing || existing.appId !== input.app_id || storedKey !== input.private_key;
-  let slug = existing?.slug ?? '';
-  if (credentialsChanged) {
-    const verified = await check(ctx, async () => {
-      try {
-        return await verifyApp(ctx.deps.providers.github, { appId: input.app_id, privateKey });
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'external_authentication_required')
-          throw new AppError(
-            'invalid_request',
-            `private_key: GitHub refused app_id and private_key: ${err.message}`,
-          );
-        throw err;
-      }
-    });
-    if (!verified) return undefined;
-    slug = verified.slug;
-  }
+  if (!existing && !underLimit(ctx, label, await adapter.count(ctx.tx, teamId))) return undefined;
+  const credential = body[adapter.credential] as string;
+  const credentialChanged = !existing || adapter.storedCredential(ctx.deps.cipher, existing) !== credential;
+  const recheck = !existing || credentialChanged || adapter.recheck?.(existing, input) === true;
+  const facts = recheck
+    ? await check(ctx, () => adapter.verify(ctx.adapter, input))
+    : adapter.known(existing);
+  if (!facts) return undefined;
   const webhook = await integrationWebhook(ctx, existing?.webhook ?? null, {
-    name: `github-app-${def.name}`,
-    scheme: 'github',
-    secretName: def.secretNames.webhook_secret!,
-    secret: input.webhook_secret,
+    name: `${adapter.webhook.prefix}-${def.name}`,
+    scheme: adapter.webhook.scheme,
+    secretName: def.secretNames[adapter.webhook.secretField]!,
+    secret: body[adapter.webhook.secretField] as string,
   });
   if (!webhook) return undefined;
-  const id = existing?.id ?? newId('gha');
-  const fields = {
-    appId: input.app_id,
-    slug,
-    botLogin: `${slug}[bot]`,
-    environmentId: input.environment_id || null,
-    triggerLabel: input.trigger_label || null,
-    repositories: input.repositories,
-    allowedUsers: input.allowed_users,
-  };
-  const key = () => {
-    const { ciphertext, keyId } = ctx.deps.cipher.encrypt(input.private_key, githubAppKeyContext(id));
-    return { privateKeyCiphertext: new Uint8Array(ciphertext), privateKeyKeyId: keyId };
-  };
+  const id = existing?.id ?? newId(adapter.idPrefix);
+  const fields = adapter.fields(input, facts);
+  const columns = () => adapter.encrypt(ctx.deps.cipher, id, credential);
   const url = ingressUrl(ctx.deps.webhookBaseUrl, webhook.id, 'signature');
+  const result = { name: def.name, kind: def.kind, id, url };
   if (!existing) {
-    await ctx.tx.gitHubApp.create({
-      data: {
-        id,
-        teamId: ctx.caller.team_id,
-        name: def.name,
-        ...fields,
-        ...key(),
-        webhookId: webhook.id,
-        definedAsCode: true,
-        createdById: ctx.caller.principal_id || null,
-      },
-    });
-    return { name: def.name, kind: def.kind, id, action: 'created', url };
-  }
-  const changed = [
-    ...differing({
-      app_id: [existing.appId, fields.appId],
-      environment_id: [existing.environmentId, fields.environmentId],
-      trigger_label: [existing.triggerLabel, fields.triggerLabel],
-      repositories: [existing.repositories, fields.repositories],
-      allowed_users: [existing.allowedUsers, fields.allowedUsers],
-    }),
-    ...(storedKey !== input.private_key ? ['private_key'] : []),
-    ...(webhook.changed ? ['webhook_secret'] : []),
-  ];
-  if (changed.length === 0) return { name: def.name, kind: def.kind, id, action: 'unchanged', url };
-  await ctx.tx.gitHubApp.update({
-    where: { id },
-    data: {
+    await adapter.create(ctx.tx, {
+      id,
+      teamId,
+      name: def.name,
+      webhookId: webhook.id,
+      definedAsCode: true,
+      createdById: ctx.caller.principal_id || null,
       ...fields,
-      ...(storedKey !== input.private_key && key()),
-      // Credentials GitHub just accepted mend a broken App.
-      ...(credentialsChanged && { status: 'active', brokenReason: null }),
-    },
-  });
-  return { name: def.name, kind: def.kind, id, action: 'updated', changed, url };
-}
-
-async function applySlackApp(
-  ctx: Context,
-  def: IntegrationDefinition,
-  body: Body,
-): Promise<AppliedIntegration | undefined> {
-  const label = 'Slack app';
-  const input = {
-    name: body.name,
-    factory_id: body.factory_id,
-    bot_token: body.bot_token as string,
-    signing_secret: body.signing_secret as string,
-    environment_id: (body.environment_id as string | undefined) ?? '',
-    allowed_channels: (body.allowed_channels as string[] | undefined) ?? [],
-    allowed_users: (body.allowed_users as string[] | undefined) ?? [],
-  };
-  const valid = await check(ctx, () => {
-    validateSlackApp(input);
-    return true;
-  });
-  if (!valid) return undefined;
-  const existing = await ctx.tx.slackApp.findUnique({
-    where: { teamId_name: { teamId: ctx.caller.team_id, name: def.name } },
-    include: { webhook: true },
-  });
-  if (!ownedHere(ctx, label, def.name, existing)) return undefined;
-  if (
-    !existing &&
-    !(await underLimit(ctx, label, await ctx.tx.slackApp.count({ where: { teamId: ctx.caller.team_id } })))
-  )
-    return undefined;
-  const storedToken =
-    existing &&
-    ctx.deps.cipher.decrypt(
-      existing.botTokenCiphertext,
-      existing.botTokenKeyId,
-      slackAppTokenContext(existing.id),
-    );
-  const tokenChanged = storedToken !== input.bot_token;
-  let bot = existing ? { teamId: existing.slackTeamId, userId: existing.botUserId } : undefined;
-  if (tokenChanged) {
-    bot = await check(ctx, () => verifyBotToken(ctx.deps.providers.slack, input.bot_token));
-    if (!bot) return undefined;
-  }
-  const webhook = await integrationWebhook(ctx, existing?.webhook ?? null, {
-    name: `slack-app-${def.name}`,
-    scheme: 'slack',
-    secretName: def.secretNames.signing_secret!,
-    secret: input.signing_secret,
-  });
-  if (!webhook || !bot) return undefined;
-  const id = existing?.id ?? newId('sla');
-  const fields = {
-    slackTeamId: bot.teamId,
-    botUserId: bot.userId,
-    environmentId: input.environment_id || null,
-    allowedChannels: input.allowed_channels,
-    allowedUsers: input.allowed_users,
-  };
-  const token = () => {
-    const { ciphertext, keyId } = ctx.deps.cipher.encrypt(input.bot_token, slackAppTokenContext(id));
-    return { botTokenCiphertext: new Uint8Array(ciphertext), botTokenKeyId: keyId };
-  };
-  const url = ingressUrl(ctx.deps.webhookBaseUrl, webhook.id, 'signature');
-  if (!existing) {
-    await ctx.tx.slackApp.create({
-      data: {
-        id,
-        teamId: ctx.caller.team_id,
-        name: def.name,
-        ...fields,
-        ...token(),
-        webhookId: webhook.id,
-        definedAsCode: true,
-        createdById: ctx.caller.principal_id || null,
-      },
+      ...columns(),
     });
-    return { name: def.name, kind: def.kind, id, action: 'created', url };
+    return { ...result, action: 'created' };
   }
   const changed = [
-    ...differing({
-      environment_id: [existing.environmentId, fields.environmentId],
-      allowed_channels: [existing.allowedChannels, fields.allowedChannels],
-      allowed_users: [existing.allowedUsers, fields.allowedUsers],
-    }),
-    ...(tokenChanged ? ['bot_token'] : []),
-    ...(webhook.changed ? ['signing_secret'] : []),
+    ...differing(adapter.compare(existing, fields)),
+    ...(credentialChanged ? [adapter.credential] : []),
+    ...(webhook.changed ? [adapter.webhook.secretField] : []),
   ];
-  if (changed.length === 0) return { name: def.name, kind: def.kind, id, action: 'unchanged', url };
-  await ctx.tx.slackApp.update({
-    where: { id },
-    data: { ...fields, ...(tokenChanged && { ...token(), status: 'active', brokenReason: null }) },
-  });
-  return { name: def.name, kind: def.kind, id, action: 'updated', changed, url };
+  if (changed.length === 0) return { ...result, action: 'unchanged' };
+  const credentialUpdate: Partial<Columns> = credentialChanged ? columns() : {};
+  // Credentials the provider just accepted mend a broken integration.
+  const mended: Partial<Mended> = recheck ? MENDED : {};
+  await adapter.update(ctx.tx, id, { ...fields, ...credentialUpdate, ...mended });
+  return { ...result, action: 'updated', changed };
 }
 
-async function applyLinear(
-  ctx: Context,
-  def: IntegrationDefinition,
-  body: Body,
-): Promise<AppliedIntegration | undefined> {
-  const label = 'Linear integration';
-  const input = {
-    name: body.name,
-    factory_id: body.factory_id,
-    api_key: body.api_key as string,
-    webhook_secret: body.webhook_secret as string,
-    agent_user_id: (body.agent_user_id as string | undefined) ?? '',
-    environment_id: (body.environment_id as string | undefined) ?? '',
-    trigger_label: (body.trigger_label as string | undefined) ?? '',
-    team_repositories: (body.team_repositories as Record<string, string> | undefined) ?? {},
-    pr_opened_state_id: (body.pr_opened_state_id as string | undefined) ?? '',
-    run_ended_state_id: (body.run_ended_state_id as string | undefined) ?? '',
-  };
-  const valid = await check(ctx, () => {
-    validateLinearIntegration(input);
-    return true;
-  });
-  if (!valid) return undefined;
-  const existing = await ctx.tx.linearIntegration.findUnique({
-    where: { teamId_name: { teamId: ctx.caller.team_id, name: def.name } },
-    include: { webhook: true },
-  });
-  if (!ownedHere(ctx, label, def.name, existing)) return undefined;
-  if (
-    !existing &&
-    !(await underLimit(
-      ctx,
-      label,
-      await ctx.tx.linearIntegration.count({ where: { teamId: ctx.caller.team_id } }),
-    ))
-  )
-    return undefined;
-  const storedKey =
-    existing &&
-    ctx.deps.cipher.decrypt(existing.apiKeyCiphertext, existing.apiKeyKeyId, linearKeyContext(existing.id));
-  const keyChanged = storedKey !== input.api_key;
-  let agent = existing ? { id: existing.agentUserId, name: existing.agentName } : undefined;
-  // The agent's user is the key's own unless named; its name (for mentions) is known only for the key's own user.
-  if (keyChanged || (existing && (input.agent_user_id || existing.agentUserId) !== existing.agentUserId)) {
-    const me = await check(ctx, async () => {
-      try {
-        return await viewer(ctx.deps.providers.linear, input.api_key);
-      } catch (err) {
-        if (err instanceof LinearCredentialsRefused)
-          throw new AppError('invalid_request', `api_key: Linear refused api_key: ${err.linearReason}`);
-        throw err;
-      }
-    });
-    if (!me) return undefined;
-    const agentUserId = input.agent_user_id || me.id;
-    agent = { id: agentUserId, name: agentUserId === me.id ? me.name : '' };
-  }
-  const webhook = await integrationWebhook(ctx, existing?.webhook ?? null, {
-    name: `linear-${def.name}`,
-    scheme: 'linear',
-    secretName: def.secretNames.webhook_secret!,
-    secret: input.webhook_secret,
-  });
-  if (!webhook || !agent) return undefined;
-  const id = existing?.id ?? newId('lin');
-  const fields = {
-    agentUserId: agent.id,
-    agentName: agent.name,
-    environmentId: input.environment_id || null,
-    triggerLabel: input.trigger_label || null,
-    teamRepositories: input.team_repositories,
-    prOpenedStateId: input.pr_opened_state_id || null,
-    runEndedStateId: input.run_ended_state_id || null,
-  };
-  const key = () => {
-    const { ciphertext, keyId } = ctx.deps.cipher.encrypt(input.api_key, linearKeyContext(id));
-    return { apiKeyCiphertext: new Uint8Array(ciphertext), apiKeyKeyId: keyId };
-  };
-  const url = ingressUrl(ctx.deps.webhookBaseUrl, webhook.id, 'signature');
-  if (!existing) {
-    await ctx.tx.linearIntegration.create({
-      data: {
-        id,
-        teamId: ctx.caller.team_id,
-        name: def.name,
-        ...fields,
-        ...key(),
-        webhookId: webhook.id,
-        definedAsCode: true,
-        createdById: ctx.caller.principal_id || null,
-      },
-    });
-    return { name: def.name, kind: def.kind, id, action: 'created', url };
-  }
-  const changed = [
-    ...differing({
-      agent_user_id: [existing.agentUserId, fields.agentUserId],
-      environment_id: [existing.environmentId, fields.environmentId],
-      trigger_label: [existing.triggerLabel, fields.triggerLabel],
-      team_repositories: [sorted(existing.teamRepositories), sorted(fields.teamRepositories)],
-      pr_opened_state_id: [existing.prOpenedStateId, fields.prOpenedStateId],
-      run_ended_state_id: [existing.runEndedStateId, fields.runEndedStateId],
-    }),
-    ...(keyChanged ? ['api_key'] : []),
-    ...(webhook.changed ? ['webhook_secret'] : []),
-  ];
-  if (changed.length === 0) return { name: def.name, kind: def.kind, id, action: 'unchanged', url };
-  await ctx.tx.linearIntegration.update({
-    where: { id },
-    data: { ...fields, ...(keyChanged && { ...key(), status: 'active', brokenReason: null }) },
-  });
-  return { name: def.name, kind: def.kind, id, action: 'updated', changed, url };
-}
+const MENDED: Mended = { status: 'active', brokenReason: null };
 
-/** A JSON map's entries in key order (jsonb keeps keys in its own order). */
-const sorted = (value: unknown): unknown =>
-  value && typeof value === 'object' ? Object.entries(value).sort(([a], [b]) => a.localeCompare(b)) : value;
+/** One kind's apply: adding a kind is adding its adapter to the table below. */
+const applying =
+  <Input, Row extends Owned, Facts, Fields, Columns>(
+    adapter: IntegrationAdapter<Input, Row, Facts, Fields, Columns>,
+  ) =>
+  (ctx: Context, def: IntegrationDefinition, body: Body) =>
+    applyWith(adapter, ctx, def, body);
 
-const APPLY_KIND = { github_app: applyGitHubApp, slack: applySlackApp, linear: applyLinear } as const;
+const APPLY_KIND: Record<IntegrationKind, ReturnType<typeof applying>> = {
+  github_app: applying(githubAppAdapter),
+  slack: applying(slackAppAdapter),
+  linear: applying(linearAdapter),
+};
 
 /**
  * Applies `integrations/<name>.yaml` definitions inside the apply's transaction: each credential is read from the
@@ -539,6 +269,7 @@ export async function applyIntegrations(
       caller,
       factoryId,
       changedWebhooks,
+      adapter: { db: deps.db, caller, providers: deps.providers },
       fail: (message) => errors.push({ file: def.file, message }),
     };
     const secrets: Record<string, string> = {};

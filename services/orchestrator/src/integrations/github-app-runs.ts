@@ -1,10 +1,9 @@
-import type { GitHubApp, PrismaClient } from '@conveyor/db';
+import type { GitHubApp } from '@conveyor/db';
 import { EVENT_PAYLOAD_FILE } from '../automations/run-envelope';
-import type { IntegrationEvaluator, PrepareRun } from '../deliveries/delivery-processor';
+import type { IntegrationEvaluator } from '../deliveries/delivery-processor';
 import { ownerAndRepo } from '../egress/repository-url';
 import { submitFollowup } from '../runs/submit-followup';
-import type { AppRunBudget } from './app-run-budget';
-import { setRunMetadata, startIntegrationRun } from './integration-runs';
+import { setRunMetadata, type IntegrationEvaluatorDeps } from './integration-runs';
 import { decideGitHubApp, type GitHubRequester } from './github-app-trigger';
 import { integrationFor } from './integration-deliveries';
 
@@ -14,13 +13,6 @@ import { integrationFor } from './integration-deliveries';
  * is pushed with it (runner/push-run-branch.ts checks both against the run's metadata).
  */
 export const GITHUB_APP_CREDENTIAL = 'github-app:';
-
-export interface GitHubAppRunDeps {
-  db: PrismaClient;
-  budget: Pick<AppRunBudget, 'take' | 'runsPerHour'>;
-  prepareRun: PrepareRun;
-  kickOutbox: () => void;
-}
 
 type RepositorySpec = {
   url: string;
@@ -70,14 +62,16 @@ function withAppRepository(spec: unknown, app: GitHubApp, repository: string, cl
  * the run for a review or review comment on that run's pull request; nothing for anything else (recorded in the
  * delivery's outcome with the reason). A broken App starts nothing until it is registered again.
  */
-export const evaluateGitHubAppDelivery = (deps: GitHubAppRunDeps): IntegrationEvaluator =>
+export const evaluateGitHubAppDelivery = (deps: IntegrationEvaluatorDeps): IntegrationEvaluator =>
   integrationFor(
     {
       find: (webhookId: string) => deps.db.gitHubApp.findUnique({ where: { webhookId } }),
       label: 'GitHub App',
       broken: 'the App is broken',
       decide: decideGitHubApp,
+      budget: { kinds: 'GitHub Apps', setting: 'GITHUB_APP_RUNS_PER_HOUR' },
     },
+    deps,
     async (delivery) => {
       const {
         integration: app,
@@ -111,31 +105,23 @@ export const evaluateGitHubAppDelivery = (deps: GitHubAppRunDeps): IntegrationEv
       }
       const { requester } = decision;
       const cloneUrl = (payload as { repository?: { clone_url?: unknown } }).repository?.clone_url;
-      return startIntegrationRun(
-        deps,
-        {
-          ...delivery,
-          teamId: app.teamId,
-          budget: { kinds: 'GitHub Apps', setting: 'GITHUB_APP_RUNS_PER_HOUR' },
-        },
-        {
-          prompt: [
-            `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
-            `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
-          ].join('\n'),
-          title: `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`,
-          config: app.environmentId ? { environment_id: app.environmentId } : {},
-          metadata: requesterMetadata(app, requester),
-          payload: body,
-          source: 'GITHUB_WEBHOOK',
-          environment: (spec) =>
-            withAppRepository(
-              spec,
-              app,
-              requester.repository,
-              typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
-            ),
-        },
-      );
+      return delivery.startRun({
+        prompt: [
+          `Resolve ${requester.repository}#${requester.number} (${requester.url}): it was ${decision.why === 'mentioned' ? 'mentioned to you' : decision.why} by ${requester.sender}.`,
+          `Its title, text and comments are in ${EVENT_PAYLOAD_FILE}. Commit your change; the platform pushes it and opens a draft pull request.`,
+        ].join('\n'),
+        title: `${requester.repository}#${requester.number}: ${decision.request.split('\n')[0] ?? ''}`,
+        config: app.environmentId ? { environment_id: app.environmentId } : {},
+        metadata: requesterMetadata(app, requester),
+        payload: body,
+        source: 'GITHUB_WEBHOOK',
+        environment: (spec) =>
+          withAppRepository(
+            spec,
+            app,
+            requester.repository,
+            typeof cloneUrl === 'string' ? cloneUrl : `https://github.com/${requester.repository}.git`,
+          ),
+      });
     },
   );

@@ -3,7 +3,12 @@ import type { Logger } from '@conveyor/logger';
 import type { Caller } from '../auth/caller';
 import type { IntegrationEvaluator, IntegrationWork } from '../deliveries/delivery-processor';
 import { integrationOutcomes, NO_WORK, type IntegrationOutcomes } from './integration-outcome';
-import { integrationCaller } from './integration-runs';
+import {
+  integrationCaller,
+  startIntegrationRun,
+  type IntegrationRunDeps,
+  type IntegrationRunSpec,
+} from './integration-runs';
 
 /** What every integration owning a webhook records: whose it is, and whether it is broken. */
 interface OwningIntegration {
@@ -25,6 +30,8 @@ export interface IntegrationKind<I extends OwningIntegration, D extends { kind: 
   broken: string;
   /** What the payload asks of it; `ignore` is recorded as a mismatch. */
   decide(integration: NoInfer<I>, payload: unknown): D | { kind: 'ignore'; reason: string };
+  /** How the hourly budget's refusal names the kind's integrations ("Slack apps") and their setting. */
+  budget: { kinds: string; setting: string };
 }
 
 /** A delivery an integration owns and acts on, with the answers it records (integration-outcome.ts). */
@@ -38,6 +45,8 @@ export interface OpenedDelivery<I, D> {
   payload: unknown;
   body: Buffer;
   log: Logger;
+  /** Starts a new run for the delivery, within the team's hourly budget for the kind (integration-runs.ts). */
+  startRun(spec: IntegrationRunSpec): Promise<IntegrationWork>;
 }
 
 /**
@@ -46,6 +55,7 @@ export interface OpenedDelivery<I, D> {
  */
 export function integrationFor<I extends OwningIntegration, D extends { kind: string }>(
   kind: IntegrationKind<I, D>,
+  deps: IntegrationRunDeps,
   act: (delivery: OpenedDelivery<I, Exclude<D, { kind: 'ignore' }>>) => Promise<IntegrationWork>,
 ): IntegrationEvaluator {
   return async (webhook, entry, payload, body, log) => {
@@ -60,16 +70,24 @@ export function integrationFor<I extends OwningIntegration, D extends { kind: st
     const decision = kind.decide(integration, payload);
     if (decision.kind === 'ignore')
       return outcomes.only({ matched: false, mismatches: [(decision as { reason: string }).reason] });
+    const caller = integrationCaller(integration);
+    const startRun = (spec: IntegrationRunSpec) =>
+      startIntegrationRun(
+        deps,
+        { teamId: integration.teamId, caller, outcomes, webhook, entry, budget: kind.budget },
+        spec,
+      );
     return act({
       integration,
       decision: decision as Exclude<D, { kind: 'ignore' }>,
-      caller: integrationCaller(integration),
+      caller,
       outcomes,
       webhook,
       entry,
       payload,
       body,
       log,
+      startRun,
     });
   };
 }

@@ -57,13 +57,25 @@ export interface IntegrationRunDelivery {
   budget: { kinds: string; setting: string };
 }
 
+/** What starting an integration's run needs: the kind's hourly budget, and the run preparation. */
+export interface IntegrationRunDeps {
+  budget: Pick<AppRunBudget, 'take' | 'runsPerHour'>;
+  prepareRun: PrepareRun;
+}
+
+/** What an integration kind's delivery evaluator needs: its runs, and the store and outbox follow-ups go through. */
+export interface IntegrationEvaluatorDeps extends IntegrationRunDeps {
+  db: PrismaClient;
+  kickOutbox: () => void;
+}
+
 /**
  * The tail every integration's new run shares: the team's hourly budget for the kind taken, then the run prepared as
  * the member who registered the integration, in the webhook envelope with the payload file and the delivery's keys;
  * a run its configuration makes impossible is refused (recorded in the delivery log), anything else is thrown.
  */
 export async function startIntegrationRun(
-  deps: { budget: Pick<AppRunBudget, 'take' | 'runsPerHour'>; prepareRun: PrepareRun },
+  deps: IntegrationRunDeps,
   delivery: IntegrationRunDelivery,
   spec: IntegrationRunSpec,
 ): Promise<IntegrationWork> {

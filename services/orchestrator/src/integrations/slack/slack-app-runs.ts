@@ -1,18 +1,10 @@
 import type { PrismaClient, SlackApp } from '@conveyor/db';
 import { EVENT_PAYLOAD_FILE } from '../../automations/run-envelope';
-import type { IntegrationEvaluator, PrepareRun } from '../../deliveries/delivery-processor';
+import type { IntegrationEvaluator } from '../../deliveries/delivery-processor';
 import { submitFollowup } from '../../runs/submit-followup';
-import type { AppRunBudget } from '../app-run-budget';
 import { integrationFor } from '../integration-deliveries';
-import { startIntegrationRun } from '../integration-runs';
+import type { IntegrationEvaluatorDeps } from '../integration-runs';
 import { decideSlack, type SlackRequester } from './slack-trigger';
-
-export interface SlackAppRunDeps {
-  db: PrismaClient;
-  budget: Pick<AppRunBudget, 'take' | 'runsPerHour'>;
-  prepareRun: PrepareRun;
-  kickOutbox: () => void;
-}
 
 /**
  * Who asked and where, on the run (GET /v1/agent/runs shows it); the app's messages go to that channel and thread
@@ -46,14 +38,16 @@ async function environmentFor(
  * outcome with the reason). A broken app starts nothing until it is registered again. The thread replies themselves
  * are written by the run's state changes (slack-poster.ts).
  */
-export const evaluateSlackAppDelivery = (deps: SlackAppRunDeps): IntegrationEvaluator =>
+export const evaluateSlackAppDelivery = (deps: IntegrationEvaluatorDeps): IntegrationEvaluator =>
   integrationFor(
     {
       find: (webhookId: string) => deps.db.slackApp.findUnique({ where: { webhookId } }),
       label: 'Slack app',
       broken: 'the app is broken',
       decide: decideSlack,
+      budget: { kinds: 'Slack apps', setting: 'SLACK_APP_RUNS_PER_HOUR' },
     },
+    deps,
     async (delivery) => {
       const {
         integration: app,
@@ -93,24 +87,16 @@ export const evaluateSlackAppDelivery = (deps: SlackAppRunDeps): IntegrationEval
           text: prompt,
         }),
       );
-      return startIntegrationRun(
-        deps,
-        {
-          ...delivery,
-          teamId: app.teamId,
-          budget: { kinds: 'Slack apps', setting: 'SLACK_APP_RUNS_PER_HOUR' },
-        },
-        {
-          prompt: [
-            `Slack user ${requester.user} asked you something in channel ${requester.channel}: their message is the \`text\` of ${EVENT_PAYLOAD_FILE}. Do what it asks.`,
-            'Your final answer is posted in their Slack thread; commit any change and the platform pushes it.',
-          ].join('\n'),
-          title: `Slack: ${prompt.split('\n')[0] ?? ''}`,
-          config: environment,
-          metadata: slackRequesterMetadata(app, requester),
-          payload: request,
-          source: 'SLACK',
-        },
-      );
+      return delivery.startRun({
+        prompt: [
+          `Slack user ${requester.user} asked you something in channel ${requester.channel}: their message is the \`text\` of ${EVENT_PAYLOAD_FILE}. Do what it asks.`,
+          'Your final answer is posted in their Slack thread; commit any change and the platform pushes it.',
+        ].join('\n'),
+        title: `Slack: ${prompt.split('\n')[0] ?? ''}`,
+        config: environment,
+        metadata: slackRequesterMetadata(app, requester),
+        payload: request,
+        source: 'SLACK',
+      });
     },
   );
