@@ -17,7 +17,10 @@ export const commonEnv = {
     .int()
     .positive()
     .default(10_000)
-    .describe('How long stop() may drain in-flight work before connections are closed regardless.'),
+    .describe(
+      'How long stop() may drain in-flight work before connections are closed regardless (the runner: how long ' +
+        'runs it cannot hand over, demo/command runs and runs in setup, may finish; deploy/README.md "Upgrading").',
+    ),
 };
 
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);

@@ -4,7 +4,12 @@ export { BwrapBackend } from './sandbox/bwrap/bwrap-backend';
 export { PrivilegedHelper } from './sandbox/bwrap/privileged/helper-client';
 export { UnsandboxedBackend } from './sandbox/unsandboxed-backend';
 export { TurnCheckpoints } from './execution/turn-checkpoints';
-export { runNetworkPolicy, runPod, type PodSettings } from './sandbox/kubernetes/kubernetes-objects';
+export {
+  runLabels,
+  runNetworkPolicy,
+  runPod,
+  type PodSettings,
+} from './sandbox/kubernetes/kubernetes-objects';
 export { EgressProxy } from './sandbox/egress-proxy';
 // The settings of its two programs, for the settings reference (scripts/settings-reference.js).
 export { runnerSettings } from './config';

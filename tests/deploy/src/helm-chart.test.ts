@@ -138,6 +138,29 @@ describe('k8s/chart values', () => {
     expect(envOf(objects, 'ingress', 'KAFKA_SASL_USERNAME')).toBeUndefined();
   });
 
+  it("runner: a hand-over bound, not an hour's drain, inside the Pod's grace period; a drain past it is refused", () => {
+    const base = path.join(ROOT, VALUES_SETS.base);
+    const objects = helmTemplate(CHART, [base]);
+    const drainMs = Number(envOf(objects, 'runner', 'SHUTDOWN_TIMEOUT_MS')!.value);
+    const graceS = find(objects, 'Deployment', 'conveyor-runner').spec.template.spec
+      .terminationGracePeriodSeconds;
+    expect(drainMs).toBe(120_000);
+    expect(graceS * 1000).toBeGreaterThan(drainMs);
+    const refused = helm([
+      'template',
+      'conveyor',
+      CHART,
+      '--values',
+      base,
+      '--set',
+      'runner.shutdownTimeoutMs=150000',
+    ]);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'runner.shutdownTimeoutMs must be below runner.terminationGracePeriodSeconds',
+    );
+  });
+
   it('a changed setting changes every pod template (helm upgrade rolls the pods)', () => {
     const checksum = (objects: KubeObject[]) =>
       find(objects, 'Deployment', 'conveyor-gateway').spec.template.metadata.annotations['checksum/config'];

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { runNetworkPolicy, runPod, type PodSettings } from '@conveyor/runner';
+import { runLabels, runNetworkPolicy, runPod, type PodSettings } from '@conveyor/runner';
 import type { KubeObject } from './deploy-tools';
 import { manifestErrors } from './validate-k8s';
 
@@ -72,6 +72,18 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(netpol.metadata.ownerReferences).toBeUndefined();
     expect(pod.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'conveyor-runner' });
     expect(netpol.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'conveyor-runner' });
+  });
+
+  it("carry the run's and its execution's labels as valid label values: what an adopter and the reconciler select", () => {
+    const labelled = runPod(policy, {
+      ...settings,
+      labels: runLabels({ runId: policy.runId, execution: 2 }),
+    }) as unknown as KubeObject;
+    expect(labelled.metadata.labels).toMatchObject({
+      'conveyor.dev/run-id': policy.runId,
+      'conveyor.dev/execution': '2',
+    });
+    expect(manifestErrors([labelled])).toEqual([]);
   });
 
   it("mount, when the run starts from a snapshot, only its team's archive from the store's claim, read-only", () => {

@@ -71,6 +71,37 @@ export async function runPods(runId: string): Promise<PodInfo[]> {
   return (await pods('conveyor.dev/run-sandbox')).filter((p) => p.name.startsWith(prefix));
 }
 
+/** Where every runner replica mounts the snapshot claim (WORKSPACE_ROOT in k8s/chart/templates/runner.yaml). */
+export const CLAIM_ROOT = '/workspaces';
+
+/** Reads a file on the claim from inside a runner replica (the namespace admits no one else). */
+export async function onClaim(file: string): Promise<string | undefined> {
+  const runner = (await pods('app.kubernetes.io/name=conveyor-runner')).find(
+    (pod) => pod.phase === 'Running' && !pod.deleting,
+  );
+  if (!runner) return undefined;
+  return kubectl('exec', runner.name, '--', 'cat', `${CLAIM_ROOT}/${file}`).catch(() => undefined);
+}
+
+/** The run's last turn's checkpoint record on the claim once it holds turn 1 or later (pod-checkpoints.ts). */
+export async function turnCheckpoint(
+  runId: string,
+): Promise<{ turn: number; bytes: number; takenAt: number } | undefined> {
+  const text = await onClaim(`.checkpoints/${runId}/checkpoint.json`);
+  const record = text ? (JSON.parse(text) as { turn: number; bytes: number; takenAt: number }) : undefined;
+  return record && record.turn >= 1 ? record : undefined;
+}
+
+/** When `pod`'s log first names `text` at or after `after` (the kubelet's timestamps, epoch ms), or undefined. */
+export async function firstLoggedAt(pod: string, text: string, after: number): Promise<number | undefined> {
+  const log = await kubectl('logs', pod, '--timestamps');
+  return log
+    .split('\n')
+    .filter((line) => line.includes(text))
+    .map((line) => Date.parse(line.slice(0, line.indexOf(' '))))
+    .find((at) => at >= after);
+}
+
 /** Polls `probe` until it returns a value; fails naming `what` after `timeoutMs`. */
 export async function eventually<T>(
   probe: () => Promise<T | undefined>,

@@ -6,8 +6,8 @@ import {
   type Json,
   type ScriptedModelServer,
 } from '@conveyor/testing';
-import { cluster, eventually, kubectl, pods, runPods } from './cluster';
-import { api, MODEL, RUN_IMAGE, toolOutputs, waitForState } from './runs';
+import { cluster, eventually, firstLoggedAt, kubectl, pods, runPods } from './cluster';
+import { api, MODEL, nextEventAt, RUN_IMAGE, timeline, toolOutputs, waitForState } from './runs';
 
 // The platform as installed from k8s/chart (k8s/values/kubernetes-test.yaml) on the single-node cluster of
 // scripts/kubernetes/: every run is a Pod made by the runner's kubernetes backend, and the real Claude Code CLI runs
@@ -251,10 +251,28 @@ describe('the platform on Kubernetes: runs execute as Pods', () => {
     for (const runner of runners)
       if ((await kubectl('logs', runner.name)).includes(runId)) holders.push(runner.name);
     expect(holders).toHaveLength(1);
+    const seen = (await timeline(runId)).length;
+    const lostAt = Date.now();
     await kubectl('delete', 'pod', holders[0]!, '--grace-period=0', '--force', '--wait=false');
+    const nextEvent = nextEventAt(runId, seen);
 
     const ended = await waitForState(runId, ['SUCCEEDED', 'ERROR', 'FAILED']);
     expect(ended.state).toBe('SUCCEEDED');
+    // Measured (docs/sandbox.md): from the force-deletion to the adopter's first log line naming the run (it took
+    // the run and reads on), and to the run's next event (the step's output, which comes when the step ends).
+    const adoptedAt = (
+      await Promise.all(
+        (await pods('app.kubernetes.io/name=conveyor-runner'))
+          .filter((runner) => runner.name !== holders[0])
+          .map((runner) => firstLoggedAt(runner.name, runId, lostAt)),
+      )
+    ).filter((at): at is number => at !== undefined);
+    process.stdout.write(
+      `${JSON.stringify({
+        runnerLossToAdoptedMs: Math.min(...adoptedAt) - lostAt,
+        runnerLossToNextEventMs: (await nextEvent) - lostAt,
+      })}\n`,
+    );
     // Adopted, not started again: one execution, and the model saw the run's first turn and its answer only.
     const conversation = (await api('GET', `/agent/runs/${runId}/conversation`)).body as {
       messages: Array<{ execution: number }>;

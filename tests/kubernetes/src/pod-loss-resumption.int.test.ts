@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { longCommand, startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
-import { cluster, eventually, kubectl, pods, runPods } from './cluster';
-import { api, MODEL, otherTeamKey, RUN_IMAGE, toolOutputs, waitForState } from './runs';
+import { CLAIM_ROOT, cluster, eventually, kubectl, onClaim, runPods, turnCheckpoint } from './cluster';
+import { api, MODEL, otherTeamKey, RUN_IMAGE, timeline, toolOutputs, waitForState } from './runs';
 
 // Issue 33 on the Kubernetes backend (docs/sandbox.md "Container backend: Kubernetes"): the runner checkpoints a run's
 // workspace (its CLI session included) after every model turn onto the claim its replicas share; when the run's Pod
@@ -12,18 +12,6 @@ import { api, MODEL, otherTeamKey, RUN_IMAGE, toolOutputs, waitForState } from '
 const STEP_SECONDS = 600;
 /** The workspace the checkpoint carries (the issue's 100 MB), written by the environment's setup. */
 const WORKSPACE_MB = 100;
-/** Where every runner replica mounts the claim (WORKSPACE_ROOT in k8s/chart/templates/runner.yaml). */
-const CLAIM_ROOT = '/workspaces';
-
-/** Reads a file on the claim from inside a runner replica (the namespace admits no one else). */
-async function onClaim(file: string): Promise<string | undefined> {
-  const runner = (await pods('app.kubernetes.io/name=conveyor-runner')).find(
-    (pod) => pod.phase === 'Running' && !pod.deleting,
-  );
-  if (!runner) return undefined;
-  return kubectl('exec', runner.name, '--', 'cat', `${CLAIM_ROOT}/${file}`).catch(() => undefined);
-}
-
 /** What a run Pod mounts of the claim: the sub-paths of its volume mounts. */
 async function claimMounts(pod: string): Promise<string[]> {
   const spec = JSON.parse(await kubectl('get', 'pod', pod, '-o', 'json')) as {
@@ -90,13 +78,7 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
     );
     // The checkpoint of turn 1 (the step requested) is on the claim, in the run's own directory.
     const checkpoint = await eventually(
-      async () => {
-        const text = await onClaim(`.checkpoints/${runId}/checkpoint.json`);
-        const record = text
-          ? (JSON.parse(text) as { turn: number; bytes: number; takenAt: number })
-          : undefined;
-        return record && record.turn >= 1 ? record : undefined;
-      },
+      () => turnCheckpoint(runId),
       'the first turn to be checkpointed on the claim',
       120_000,
     );
@@ -155,10 +137,7 @@ describe('a run whose Pod is lost goes on from its last turn in a new Pod', () =
     expect(ended).toMatchObject({ state: 'SUCCEEDED', status_message: { message: `Resumed ${nonce}.` } });
     const turns = server.requests.filter(mine);
     expect(turns.filter((r) => !JSON.stringify(r.body).includes('environment was lost'))).toHaveLength(1);
-    const timeline = (await api('GET', `/agent/runs/${runId}/timeline`)).body as {
-      events: Array<{ kind: string; data: Record<string, unknown> }>;
-    };
-    const lost = timeline.events.filter((e) => e.kind === 'agent_lost').map((e) => e.data);
+    const lost = (await timeline(runId)).filter((e) => e.kind === 'agent_lost').map((e) => e.data);
     expect(lost).toEqual([expect.objectContaining({ resumed: true, turn: 1, resumption: 1 })]);
     expect(String(lost[0]!.text)).toBe("Resumed after the run's Pod was deleted at turn 1");
     // The checkpoint goes with the run.

@@ -29,6 +29,25 @@ export async function waitForState(
   );
 }
 
+/** The run's timeline events, oldest first. */
+export const timeline = async (runId: string) =>
+  (
+    (await api('GET', `/agent/runs/${runId}/timeline`)).body as {
+      events: Array<{ kind: string; data: Record<string, unknown> }>;
+    }
+  ).events;
+
+/**
+ * When the run's timeline first holds more than `seen` events (polled every half second): the time a run that lost
+ * its runner or its Pod streams again.
+ */
+export const nextEventAt = (runId: string, seen: number, timeoutMs = 600_000): Promise<number> =>
+  eventually(
+    async () => ((await timeline(runId)).length > seen ? Date.now() : undefined),
+    `run ${runId}'s next event`,
+    timeoutMs,
+  );
+
 /** The agent's tool calls with their outputs, as JSON text. */
 export const toolOutputs = async (runId: string, key?: string): Promise<string> => {
   const conversation = (await api('GET', `/agent/runs/${runId}/conversation`, undefined, key)).body as {

@@ -41,20 +41,22 @@ describe('GetRunStates over real PostgreSQL', () => {
   };
   const later = (ms: number) => new Date(Date.now() + ms);
 
-  it('answers each run with its state alone: active, ended, abandoned past the bound, missing', async () => {
+  it('answers each run with its state and current execution alone: active, ended, abandoned past the bound, missing', async () => {
     const waiting = await queued();
     const running = await started();
     const ended = await started();
     await db.run.update({ where: { id: ended }, data: { state: 'SUCCEEDED' } });
+    // A run that went on as its third execution: its earlier executions' Pods are the reconciler's to collect.
+    await db.run.update({ where: { id: running }, data: { execution: 3 } });
     const unknown = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
     const asked = [waiting, running, ended, unknown, 'run-not-a-uuid'];
 
     expect(await runStates(deps, asked, later(ABANDONED_MS - 5_000))).toEqual([
-      { run_id: waiting, state: 'ORPHAN_RUN_STATE_ACTIVE' },
-      { run_id: running, state: 'ORPHAN_RUN_STATE_ACTIVE' },
-      { run_id: ended, state: 'ORPHAN_RUN_STATE_ENDED' },
-      { run_id: unknown, state: 'ORPHAN_RUN_STATE_MISSING' },
-      { run_id: 'run-not-a-uuid', state: 'ORPHAN_RUN_STATE_MISSING' },
+      { run_id: waiting, state: 'ORPHAN_RUN_STATE_ACTIVE', execution: 1 },
+      { run_id: running, state: 'ORPHAN_RUN_STATE_ACTIVE', execution: 3 },
+      { run_id: ended, state: 'ORPHAN_RUN_STATE_ENDED', execution: 1 },
+      { run_id: unknown, state: 'ORPHAN_RUN_STATE_MISSING', execution: 0 },
+      { run_id: 'run-not-a-uuid', state: 'ORPHAN_RUN_STATE_MISSING', execution: 0 },
     ]);
     // No heartbeat past the bound: the running run is abandoned; a queued one (no runner) never is.
     const after = await runStates(deps, [waiting, running], later(ABANDONED_MS + 5_000));

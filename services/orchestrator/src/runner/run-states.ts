@@ -21,7 +21,7 @@ export const MAX_RUN_STATES = 500;
 const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // One statement for the batch ($1 run IDs, $2 the heartbeat before which a running run is abandoned).
-export const RUN_STATES_SQL = `SELECT id::text AS id,
+export const RUN_STATES_SQL = `SELECT id::text AS id, execution,
     CASE WHEN state IN ('SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED') THEN 'ENDED'
       WHEN state IN ('PENDING', 'INPROGRESS') AND "lastHeartbeatAt" < $2 THEN 'ABANDONED'
       ELSE 'ACTIVE' END AS state
@@ -29,27 +29,32 @@ export const RUN_STATES_SQL = `SELECT id::text AS id,
 
 /**
  * The states of the runs a runner found objects of, reduced to what deleting them needs: the run's team, content and
- * holder are none of the asking runner's business, whichever runs it names.
+ * holder are none of the asking runner's business, whichever runs it names. The current execution lets it collect
+ * an earlier execution's Pod of a run that goes on.
  */
 export async function runStates(
   deps: RunStatesDeps,
   runIds: readonly string[],
   now = new Date(),
-): Promise<Array<{ run_id: string; state: OrphanRunState }>> {
+): Promise<Array<{ run_id: string; state: OrphanRunState; execution: number }>> {
   if (runIds.length > MAX_RUN_STATES)
     throw new AppError('invalid_request', `at most ${MAX_RUN_STATES} run IDs per call`);
   const asked = [...new Set(runIds)];
   const valid = asked.filter((id) => RUN_ID.test(id));
-  const found = new Map<string, string>();
+  const found = new Map<string, { state: string; execution: number }>();
   if (valid.length > 0) {
-    const { rows } = await sqlPool(deps.db).query<{ id: string; state: string }>(RUN_STATES_SQL, [
-      valid,
-      new Date(now.getTime() - deps.abandonedAfterMs),
-    ]);
-    for (const row of rows) found.set(row.id.toLowerCase(), row.state);
+    const { rows } = await sqlPool(deps.db).query<{ id: string; state: string; execution: number }>(
+      RUN_STATES_SQL,
+      [valid, new Date(now.getTime() - deps.abandonedAfterMs)],
+    );
+    for (const { id, state, execution } of rows) found.set(id.toLowerCase(), { state, execution });
   }
-  return asked.map((id) => ({
-    run_id: id,
-    state: `ORPHAN_RUN_STATE_${found.get(id.toLowerCase()) ?? 'MISSING'}` as OrphanRunState,
-  }));
+  return asked.map((id) => {
+    const run = found.get(id.toLowerCase());
+    return {
+      run_id: id,
+      state: `ORPHAN_RUN_STATE_${run?.state ?? 'MISSING'}` as OrphanRunState,
+      execution: run?.execution ?? 0,
+    };
+  });
 }

@@ -28,6 +28,7 @@ describe('RunWorkspaces', () => {
     );
     expect(policies[0]).toMatchObject({
       runId: 'run-1',
+      execution: 1,
       allowedHosts: ['registry.npmjs.org', 'pypi.org', 'git.example.com'],
       endpoints: [],
       limits,

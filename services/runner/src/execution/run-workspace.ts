@@ -126,6 +126,7 @@ export class RunWorkspaces {
     const { assignment } = ctx;
     return {
       runId: assignment.run_id,
+      execution: assignment.execution,
       ...(environment.docker_image ? { image: environment.docker_image } : {}),
       allowedHosts: [
         ...this.settings.allowedHosts,

@@ -42,6 +42,11 @@ export const RUN_ID_HEADER = 'x-conveyor-run-id';
 
 export interface SandboxPolicy {
   runId: string;
+  /**
+   * The run's execution the sandbox serves: a backend whose sandboxes outlive the runner labels them with it, so an
+   * adopter takes the one of the execution it adopts and a later execution's start collects an earlier one's.
+   */
+  execution?: number;
   /** The environment's `docker_image`: honoured by container backends; the local backend runs the host's tool chain. */
   image?: string;
   /** Hosts the run may reach through the egress filter: exact names or `*.example.com`. */

@@ -199,7 +199,7 @@ describe('KubernetesBackend', () => {
 
   describe('prepare', () => {
     it("creates the run's NetworkPolicy, then a locked-down Pod owned by the runner pod, and waits for it to run", async () => {
-      const sandbox = await prepare(policy({ image: 'registry.example/env:2' }));
+      const sandbox = await prepare(policy({ image: 'registry.example/env:2', execution: 3 }));
       const [name] = [...api.pods.keys()];
       expect(name).toMatch(/^run-runk8sunit01-[0-9a-f]{6}$/);
       expect(api.calls).toEqual([`create networkpolicy conveyor/${name}`, `create pod conveyor/${name}`]);
@@ -215,10 +215,12 @@ describe('KubernetesBackend', () => {
         privileged: false,
         capabilities: { drop: ['ALL'] },
       });
-      // Labelled the runner's and the run's: what the orphan reconciler collects it by once the run has ended.
+      // Labelled the runner's, the run's and its execution's: what the orphan reconciler collects it by once the run
+      // has ended or gone on, and what an adopter finds it by.
       expect(pod.metadata.labels).toMatchObject({
         'app.kubernetes.io/managed-by': 'conveyor-runner',
         'conveyor.dev/run-id': 'run_K8sUnit01',
+        'conveyor.dev/execution': '3',
       });
       // Owned by nobody: the runner Pod's end (a rollout, a crash) must not take the run's agent with it.
       expect(pod.metadata).not.toHaveProperty('ownerReferences');
@@ -402,6 +404,24 @@ describe('KubernetesBackend', () => {
       await reopened.destroy();
       expect(api.pods.has(name!)).toBe(false);
       expect(api.policies.has(name!)).toBe(false);
+    });
+
+    it("takes the Pod of the execution it adopts, not an earlier execution's left behind", async () => {
+      const earlier = await prepare(policy({ execution: 1 }));
+      const [earlierName] = [...api.pods.keys()];
+      const current = await prepare(policy({ execution: 2 }));
+      backend.detach();
+      const reopened = await adopterOf(api).reopen(
+        policy({ execution: 2, reopenSecret: current.reopenSecret! }),
+      );
+      open.push(reopened);
+      expect(reopened.endpointUrl('model')).toBe(current.endpointUrl('model'));
+      await reopened.destroy();
+      expect([...api.pods.keys()]).toEqual([earlierName]);
+      // With neither of its execution left, the earlier one is not taken for it.
+      await expect(
+        adopterOf(api).reopen(policy({ execution: 2, reopenSecret: earlier.reopenSecret! })),
+      ).rejects.toThrow("the run's Pod is gone");
     });
 
     it('refuses without the recorded key, and never takes a Pod the runner did not make however it is labelled', async () => {

@@ -179,7 +179,7 @@ export class KubernetesBackend implements SandboxBackend {
         name,
         image,
         runnerPodLabels: this.options.runnerPodLabels,
-        labels: runLabels(policy.runId),
+        labels: runLabels(policy),
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         gatewayPort: gateway.server.port,
         cpu: this.options.cpu,
@@ -193,7 +193,7 @@ export class KubernetesBackend implements SandboxBackend {
       });
       if (warm) {
         // A warm Pod is under the pool's deny-all policy until then: its claim need not wait for the run's policy.
-        await bothSettled(networkPolicy, warm.claim(policy.runId, policy.limits.wallClockMs));
+        await bothSettled(networkPolicy, warm.claim(policy));
       } else {
         await networkPolicy;
         await this.api.createPod(namespace, runPod(policy, settings));

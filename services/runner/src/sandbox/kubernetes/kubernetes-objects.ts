@@ -7,14 +7,23 @@ export const POD_UID = 65534;
 export const RUN_LABEL = 'conveyor.dev/run-sandbox';
 /** The run a Pod serves: what the orphan reconciler asks the orchestrator about (orphan-reconciler.ts). */
 export const RUN_ID_LABEL = 'conveyor.dev/run-id';
+/** The run's execution a Pod serves: which Pod an adopter takes, and which the orphan reconciler collects. */
+export const EXECUTION_LABEL = 'conveyor.dev/execution';
 /** The runner Pod that made a warm Pod. */
 export const RUNNER_LABEL = 'conveyor.dev/runner-pod';
 /** What a label value may be (63 characters at most); a run ID the orchestrator makes always is. */
 const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;
 
-/** The label naming the run, when its ID can be a label value (a Pod without one is never collected). */
-export function runLabels(runId: string): Record<string, string> {
-  return LABEL_VALUE.test(runId) ? { [RUN_ID_LABEL]: runId } : {};
+/**
+ * The labels naming the run and its execution, when its ID can be a label value (a Pod without them is never
+ * collected nor reopened).
+ */
+export function runLabels(policy: Pick<SandboxPolicy, 'runId' | 'execution'>): Record<string, string> {
+  if (!LABEL_VALUE.test(policy.runId)) return {};
+  return {
+    [RUN_ID_LABEL]: policy.runId,
+    ...(policy.execution !== undefined ? { [EXECUTION_LABEL]: String(policy.execution) } : {}),
+  };
 }
 /** Where a run's Pod finds its team's snapshot archive, read-only, when the store is a volume it mounts. */
 export const POD_SNAPSHOT = '/snapshot.tar';

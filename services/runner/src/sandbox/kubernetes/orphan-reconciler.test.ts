@@ -1,7 +1,7 @@
 import { createLogger } from '@conveyor/logger';
 import type { OrphanKind } from '@conveyor/metrics';
 import { KubernetesApiError, type KubernetesClient, type ListedObject } from './kubernetes-api';
-import { RUN_ID_LABEL, RUNNER_LABEL } from './kubernetes-objects';
+import { EXECUTION_LABEL, RUN_ID_LABEL, RUNNER_LABEL } from './kubernetes-objects';
 import { OrphanReconciler, type RunState } from './orphan-reconciler';
 import { WARM_LABEL, WARM_POLICY } from './warm-pods';
 
@@ -48,7 +48,7 @@ class FakeCluster {
 function reconciler(
   cluster: FakeCluster,
   states: Record<string, RunState>,
-  extra: { lock?: boolean; checkpoints?: Set<string> } = {},
+  extra: { lock?: boolean; checkpoints?: Set<string>; executions?: Record<string, number> } = {},
 ) {
   const asked: string[][] = [];
   const collected: Array<[OrphanKind, number]> = [];
@@ -59,7 +59,12 @@ function reconciler(
       intervalMs: 30_000,
       runStates: async (runIds) => {
         asked.push(runIds);
-        return new Map(runIds.flatMap((id) => (states[id] ? [[id, states[id]] as const] : [])));
+        return new Map(
+          runIds.flatMap((id) => {
+            const state = states[id];
+            return state ? [[id, { state, execution: extra.executions?.[id] ?? 1 }] as const] : [];
+          }),
+        );
       },
       lock: async () => extra.lock ?? true,
       runnerSelector: 'app.kubernetes.io/name=conveyor-runner',
@@ -104,6 +109,21 @@ describe('OrphanReconciler', () => {
     expect(collected).toEqual([
       ['run_pods', 3],
       ['network_policies', 3],
+    ]);
+  });
+
+  it("deletes an active run's Pod of an earlier execution, keeps its current execution's and an unlabelled one", async () => {
+    const cluster = new FakeCluster();
+    cluster.pod('run-exec1', { ...run('r-on'), [EXECUTION_LABEL]: '1' });
+    cluster.pod('run-exec2', { ...run('r-on'), [EXECUTION_LABEL]: '2' });
+    // Made by a runner before Pods carried their execution: which one it served is unknown, so it is kept.
+    cluster.pod('run-unlabelled', run('r-on'));
+    const { instance, collected } = reconciler(cluster, { 'r-on': 'active' }, { executions: { 'r-on': 2 } });
+    await instance.sweep();
+    expect(cluster.pods.map((p) => p.name)).toEqual(['run-exec2', 'run-unlabelled']);
+    expect(collected).toEqual([
+      ['run_pods', 1],
+      ['network_policies', 1],
     ]);
   });
 

@@ -1,7 +1,7 @@
 import type { Logger } from '@conveyor/logger';
 import type { OrphanKind } from '@conveyor/metrics';
 import { KubernetesApiError, type KubernetesClient, type ListedObject } from './kubernetes-api';
-import { RUN_ID_LABEL, RUNNER_LABEL } from './kubernetes-objects';
+import { EXECUTION_LABEL, RUN_ID_LABEL, RUNNER_LABEL } from './kubernetes-objects';
 import { WARM_LABEL, WARM_POLICY } from './warm-pods';
 
 /** Every object a runner makes carries it: nothing without it is ever collected. */
@@ -14,12 +14,18 @@ export const MANAGED_BY = 'app.kubernetes.io/managed-by=conveyor-runner';
  */
 export type RunState = 'active' | 'ended' | 'abandoned' | 'missing';
 
+/** A run's state and its current execution (0 when missing). */
+export interface RunStatus {
+  state: RunState;
+  execution: number;
+}
+
 export interface OrphanReconcilerOptions {
   namespace: string;
   /** Between two passes. */
   intervalMs: number;
   /** One batched question for the runs' states; a run it leaves out is kept (nothing is deleted on doubt). */
-  runStates(runIds: string[]): Promise<Map<string, RunState>>;
+  runStates(runIds: string[]): Promise<Map<string, RunStatus>>;
   /**
    * Whether this replica holds the reconciler's lock for the next `ttlMs` (taken or renewed): one replica at a time
    * deletes, so two never race over the same objects.
@@ -42,9 +48,11 @@ export interface OrphanReconcilerOptions {
  * Collects what runs left behind once no runner holds them (docs/sandbox.md "Container backend: Kubernetes", item 4):
  * run Pods are owned by no runner Pod, so a run whose runner died leaves its Pod, its NetworkPolicy and its
  * checkpoint. Every pass lists the runner's objects by label, asks the orchestrator in one call for the states of the
- * runs they name, and deletes those of runs that ended, are gone or were abandoned; warm Pods of a runner that is gone
- * or past their idle bound; NetworkPolicies whose Pod is gone. It never deletes a Pod of an active run, a ready warm
- * Pod of a live runner within its bound, or anything without the runner's label.
+ * runs they name, and deletes those of runs that ended, are gone or were abandoned; a Pod of an earlier execution
+ * than its run's current one (a run that went on elsewhere: its former holder lets go and kills nothing); warm Pods
+ * of a runner that is gone or past their idle bound; NetworkPolicies whose Pod is gone. It never deletes a Pod of an
+ * active run's current execution (or one with no execution label), a ready warm Pod of a live runner within its
+ * bound, or anything without the runner's label.
  */
 export class OrphanReconciler {
   private ticker: NodeJS.Timeout | undefined;
@@ -85,18 +93,20 @@ export class OrphanReconciler {
       const runPods = live.filter((pod) => pod.labels[WARM_LABEL] !== 'ready' && pod.labels[RUN_ID_LABEL]);
       const checkpointRuns = (await this.options.checkpoints?.runs()) ?? [];
       const runIds = [...new Set([...runPods.map((pod) => pod.labels[RUN_ID_LABEL]!), ...checkpointRuns])];
-      const states = runIds.length > 0 ? await this.options.runStates(runIds) : new Map<string, RunState>();
-      const gone = (runId: string) => {
-        const state = states.get(runId);
-        return state !== undefined && state !== 'active';
-      };
-
-      const orphanPods = runPods.filter((pod) => gone(pod.labels[RUN_ID_LABEL]!));
+      const states = runIds.length > 0 ? await this.options.runStates(runIds) : new Map<string, RunStatus>();
+      const orphanPods = runPods.filter((pod) => {
+        const run = states.get(pod.labels[RUN_ID_LABEL]!);
+        if (!run) return false;
+        if (run.state !== 'active') return true;
+        const execution = Number(pod.labels[EXECUTION_LABEL]);
+        return Number.isInteger(execution) && execution < run.execution;
+      });
       for (const pod of orphanPods) {
         const runId = pod.labels[RUN_ID_LABEL]!;
+        const { state, execution } = states.get(runId)!;
         log.info(
-          { runId, pod: pod.name, state: states.get(runId) },
-          'deleting the Pod of a run no runner holds',
+          { runId, pod: pod.name, state, execution, podExecution: pod.labels[EXECUTION_LABEL] },
+          'deleting the Pod of a run no runner holds, or of its earlier execution',
         );
       }
       await this.collect('run_pods', orphanPods, (name) => this.api.deletePod(namespace, name));
@@ -122,7 +132,7 @@ export class OrphanReconciler {
 
       // A checkpoint is kept while its run may resume; an abandoned run's too, until the orchestrator ends it.
       const endedCheckpoints = checkpointRuns.filter((runId) => {
-        const state = states.get(runId);
+        const state = states.get(runId)?.state;
         return state === 'ended' || state === 'missing';
       });
       for (const runId of endedCheckpoints) log.info({ runId }, "deleting an ended run's checkpoint");

@@ -1,7 +1,7 @@
 import { EgressFilter, reportEgress } from '../egress-proxy';
 import { SandboxUnavailable, type SandboxPolicy } from '../run-sandbox';
-import type { KubernetesClient } from './kubernetes-api';
-import { RUN_ID_LABEL, RUN_LABEL, runLabels } from './kubernetes-objects';
+import type { KubernetesClient, ListedObject } from './kubernetes-api';
+import { EXECUTION_LABEL, RUN_ID_LABEL, RUN_LABEL, runLabels } from './kubernetes-objects';
 import type { RunGateway } from './run-gateway';
 
 /** The Pods a runner made for runs: only those may be reopened, whoever labelled another Pod with a run ID. */
@@ -11,8 +11,10 @@ const RUN_PODS = 'app.kubernetes.io/managed-by=conveyor-runner';
  * The run's Pod another replica started, found for an adopter by its `conveyor.dev/run-id` label (docs/sandbox.md
  * "Run leases"), and its run served by this replica's gateway again: under the key the Pod's agent already holds (the
  * adoption record's `reopenSecret`), with the egress filter and endpoints of the run's own policy, built as `prepare`
- * builds them — the adopter grants nothing the run's assignment does not. Throws `SandboxUnavailable` naming why
- * not (no key recorded, no such Pod or more than one, the Pod not running): the run then goes on from its last turn.
+ * builds them — the adopter grants nothing the run's assignment does not. The Pod is the one labelled with the
+ * execution adopted (`conveyor.dev/execution`); an earlier execution's Pod not yet collected is never taken. Throws
+ * `SandboxUnavailable` naming why not (no key recorded, no such Pod or more than one, the Pod not running): the run
+ * then goes on from its last turn.
  */
 export async function reopenRunPod(
   api: KubernetesClient,
@@ -23,9 +25,12 @@ export async function reopenRunPod(
   const { namespace } = options;
   const key = policy.reopenSecret;
   if (!key) throw new SandboxUnavailable("its adoption record holds no key of the run's gateway");
-  if (!runLabels(policy.runId)[RUN_ID_LABEL]) throw new SandboxUnavailable('its run ID cannot name a Pod');
-  const pods = (await api.listPods(namespace, `${RUN_PODS},${RUN_ID_LABEL}=${policy.runId}`)).filter(
-    (pod) => !pod.deleting && pod.labels[RUN_LABEL] === pod.name,
+  if (!runLabels(policy)[RUN_ID_LABEL]) throw new SandboxUnavailable('its run ID cannot name a Pod');
+  const pods = ofExecution(
+    (await api.listPods(namespace, `${RUN_PODS},${RUN_ID_LABEL}=${policy.runId}`)).filter(
+      (pod) => !pod.deleting && pod.labels[RUN_LABEL] === pod.name,
+    ),
+    policy.execution,
   );
   if (pods.length !== 1)
     throw new SandboxUnavailable(
@@ -55,4 +60,14 @@ export async function reopenRunPod(
     () => api.deletePod(namespace, name),
   ];
   return { name, key, closers };
+}
+
+/**
+ * The run's Pods of `execution`; where none is labelled with one, those a runner made before Pods carried their
+ * execution (a rollout from such a version): never a Pod labelled with another execution.
+ */
+function ofExecution(pods: ListedObject[], execution: number | undefined): ListedObject[] {
+  if (execution === undefined) return pods;
+  const labelled = pods.filter((pod) => pod.labels[EXECUTION_LABEL] === String(execution));
+  return labelled.length > 0 ? labelled : pods.filter((pod) => pod.labels[EXECUTION_LABEL] === undefined);
 }

@@ -5,7 +5,7 @@ import type { OrchestratorLink } from '../../orchestrator-link';
 import type { SandboxSettings } from '../sandbox-config';
 import { clusterClient } from './kubernetes-client';
 import { redisOrphanLock } from './orphan-lock';
-import { OrphanReconciler, type RunState } from './orphan-reconciler';
+import { OrphanReconciler, type RunState, type RunStatus } from './orphan-reconciler';
 import { PodCheckpoints } from './pod-checkpoints';
 
 /** At most this many run IDs per GetRunStates call (the orchestrator's bound). */
@@ -32,12 +32,12 @@ export function startOrphanReconciler(
       namespace: config.SANDBOX_K8S_NAMESPACE,
       intervalMs: config.SANDBOX_K8S_ORPHAN_INTERVAL_MS,
       runStates: async (runIds) => {
-        const states = new Map<string, RunState>();
+        const states = new Map<string, RunStatus>();
         for (let i = 0; i < runIds.length; i += STATES_PER_CALL) {
           const { runs } = await link.call('GetRunStates', { run_ids: runIds.slice(i, i + STATES_PER_CALL) });
-          for (const { run_id, state } of runs) {
+          for (const { run_id, state, execution } of runs) {
             const known = STATES[state];
-            if (known) states.set(run_id, known);
+            if (known) states.set(run_id, { state: known, execution });
           }
         }
         return states;

@@ -222,10 +222,17 @@ describe('warm run Pods', () => {
     expect(execAt).toBeGreaterThan(policyAt);
     // Its deadline is cut to the run's wall clock (it waited 5 s).
     clock += 5_000;
-    await prepare();
+    await prepare(policy({ execution: 2 }));
     const second = [...api.patches.keys()][1]!;
+    // Labelled with the run's execution: the Pod an adopter of that execution takes, collected once the run goes on.
     expect(api.patches.get(second)).toEqual({
-      metadata: { labels: { [WARM_LABEL]: 'claimed', 'conveyor.dev/run-id': 'run_TeamARun01' } },
+      metadata: {
+        labels: {
+          [WARM_LABEL]: 'claimed',
+          'conveyor.dev/run-id': 'run_TeamARun01',
+          'conveyor.dev/execution': '2',
+        },
+      },
       spec: { activeDeadlineSeconds: 5 + 60 },
     });
   });

@@ -3,7 +3,7 @@ import type { Logger } from '@conveyor/logger';
 import { KubernetesApiError, type KubernetesClient } from './kubernetes-api';
 import { RUNNER_LABEL, runLabels, runPod, type PodSettings } from './kubernetes-objects';
 import { waitForPodStart, type PodStartBounds } from './pod-start';
-import type { SandboxLimits } from '../run-sandbox';
+import type { SandboxLimits, SandboxPolicy } from '../run-sandbox';
 
 /** Label of every warm Pod, kept once claimed: the pool's deny-all NetworkPolicy selects it. */
 export const WARM_LABEL = 'conveyor.dev/warm-pod';
@@ -48,10 +48,10 @@ export interface WarmPodStats {
 export interface ClaimedPod {
   name: string;
   /**
-   * Labels it as claimed by the run (the orphan reconciler then treats it as that run's Pod) and cuts its deadline to
-   * the run's wall clock, counted from when the Pod was made.
+   * Labels it as claimed by the run's execution (the orphan reconciler then treats it as that run's Pod, an adopter
+   * finds it) and cuts its deadline to the run's wall clock, counted from when the Pod was made.
    */
-  claim(runId: string, wallClockMs: number): Promise<void>;
+  claim(policy: Pick<SandboxPolicy, 'runId' | 'execution' | 'limits'>): Promise<void>;
 }
 
 interface Pool {
@@ -129,13 +129,13 @@ export class WarmPods {
     if (!taken) return undefined;
     return {
       name: taken.name,
-      claim: (runId, wallClockMs) =>
+      claim: (policy) =>
         this.api.patchPod(this.options.namespace, taken.name, {
-          metadata: { labels: { [WARM_LABEL]: 'claimed', ...runLabels(runId) } },
+          metadata: { labels: { [WARM_LABEL]: 'claimed', ...runLabels(policy) } },
           spec: {
             // The API lets a deadline only shrink: never more than the one the Pod was made with.
             activeDeadlineSeconds: Math.min(
-              Math.ceil((this.now() - taken.createdAt) / 1000) + Math.ceil(wallClockMs / 1000),
+              Math.ceil((this.now() - taken.createdAt) / 1000) + Math.ceil(policy.limits.wallClockMs / 1000),
               Math.ceil((this.options.limits.wallClockMs + this.options.maxIdleMs) / 1000),
             ),
           },

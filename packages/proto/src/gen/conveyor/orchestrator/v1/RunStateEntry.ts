@@ -6,9 +6,11 @@ import type { OrphanRunState as _conveyor_orchestrator_v1_OrphanRunState, Orphan
 export interface RunStateEntry {
   'run_id'?: (string);
   'state'?: (_conveyor_orchestrator_v1_OrphanRunState);
+  'execution'?: (number);
 }
 
 export interface RunStateEntry__Output {
   'run_id': (string);
   'state': (_conveyor_orchestrator_v1_OrphanRunState__Output);
+  'execution': (number);
 }
