@@ -29,6 +29,10 @@ import { createSandboxBackend } from './sandbox/sandbox-backends';
 import { durableExecutions, takeBackRuns } from './take-back-runs';
 import { adoptLeasedRuns } from './adopt-leased-runs';
 
+/** How long a stopping runner lets its runs finish (and releases their leases): the shutdown deadline less a margin. */
+const drainMs = (config: Pick<RunnerConfig, 'SHUTDOWN_TIMEOUT_MS'>) =>
+  Math.max(0, config.SHUTDOWN_TIMEOUT_MS - 2000);
+
 /**
  * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
  * agents outlived its previous process (docs/run-lifecycle.md "Runner restarts"); on Kubernetes it also adopts, every
@@ -93,7 +97,15 @@ export class Runner implements Service {
     this.modelProxy = await startModelProxy(config, logger);
     // On Kubernetes any replica reopens any run's Pod: the records are the runs' leases, and a stopping or lost
     // runner's runs are adopted by the others (docs/sandbox.md "Run leases").
-    const leases = config.RUN_SANDBOX === 'kubernetes' ? { link, runnerId: config.RUNNER_ID } : undefined;
+    const leases =
+      config.RUN_SANDBOX === 'kubernetes'
+        ? {
+            link,
+            runnerId: config.RUNNER_ID,
+            bounds: { saveWithinMs: config.RUN_TIMEOUT_MS, releaseWithinMs: drainMs(config) },
+            log: logger,
+          }
+        : undefined;
     const durable = durableExecutions(sandbox, config, leases);
     const executor = new RunExecutor(
       link,
@@ -142,10 +154,7 @@ export class Runner implements Service {
       // Agents running durable go on alone; the next runner process (Kubernetes: any replica) takes them back.
       await this.adoption?.stop();
       this.sandbox?.detach?.();
-      const drainDeadline = setTimeout(
-        () => this.stopAll.abort(),
-        Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000),
-      );
+      const drainDeadline = setTimeout(() => this.stopAll.abort(), drainMs(this.config));
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
         ['warm run pods', () => this.sandbox?.warmPods?.stop()],

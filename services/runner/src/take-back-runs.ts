@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { AdoptionRecords } from './execution/adoption-records';
-import { LeaseRecords } from './execution/lease-records';
+import { LeaseRecords, type LeaseWriteBounds } from './execution/lease-records';
 import { RecordFiles } from './execution/record-files';
 import type { OrchestratorLink } from './orchestrator-link';
 import { TurnCheckpoints } from './execution/turn-checkpoints';
@@ -24,7 +24,12 @@ const rootKey = (workspaceRoot: string) =>
 export function durableExecutions(
   sandbox: SandboxBackend,
   config: { SANDBOX_STATE_DIR: string; WORKSPACE_ROOT: string },
-  leases?: { link: Pick<OrchestratorLink, 'call'>; runnerId: string },
+  leases?: {
+    link: Pick<OrchestratorLink, 'call'>;
+    runnerId: string;
+    bounds: LeaseWriteBounds;
+    log: Logger;
+  },
 ): { adoptionRecords?: AdoptionRecords; checkpoints?: TurnCheckpoints; leased?: boolean } {
   const stateDir = (kind: string) =>
     path.join(config.SANDBOX_STATE_DIR, kind, rootKey(config.WORKSPACE_ROOT));
@@ -33,7 +38,9 @@ export function durableExecutions(
   if (!sandbox.reopen) return sandbox.checkpointDir ? { checkpoints } : {};
   if (leases)
     return {
-      adoptionRecords: new AdoptionRecords(new LeaseRecords(leases.link, leases.runnerId)),
+      adoptionRecords: new AdoptionRecords(
+        new LeaseRecords(leases.link, leases.runnerId, leases.bounds, leases.log),
+      ),
       checkpoints,
       leased: true,
     };
