@@ -50,7 +50,8 @@ export function durableExecutions(
 /**
  * Takes back the runs whose agents outlived the previous process (docs/run-lifecycle.md "Runner restarts"): ends
  * the agents it left unrecorded, ends ERROR the runs whose records are of a newer version, and adopts the others.
- * Call once, before this process executes anything. Returns the executions taken back, each settled without throwing.
+ * Call once, before this process executes anything (on Kubernetes, again for each ask: `limit`, the free slots, bounds
+ * the runs taken from other replicas; a runner's own records are all taken back). Returns the executions taken back, each settled without throwing.
  */
 export async function takeBackRuns(
   executor: RunExecutor,
@@ -58,8 +59,9 @@ export async function takeBackRuns(
   records: AdoptionRecords | undefined,
   stopSignal: AbortSignal,
   logger: Logger,
+  limit?: number,
 ): Promise<Array<Promise<unknown>>> {
-  const { records: adopting, refused } = (await records?.list()) ?? { records: [], refused: [] };
+  const { records: adopting, refused } = (await records?.list(limit)) ?? { records: [], refused: [] };
   const released = await sandbox.releaseLeftovers?.(adopting.map((r) => r.assignment.run_id));
   if (released?.length)
     logger.warn({ runIds: released }, 'ended agents the previous runner process left unrecorded');

@@ -145,10 +145,10 @@ export class AdoptionRecords {
    * to take back, or, when a newer runner wrote it (its version is unknown here), one to end. A store that moves runs
    * between replicas names the new holder, which the execution is taken back as.
    */
-  async list(): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
+  async list(limit?: number): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
     const records: AdoptionRecord[] = [];
     const refused: RefusedRecord[] = [];
-    for (const { json, holder } of await this.store.take()) {
+    for (const { json, holder } of await this.store.take(limit)) {
       const target = targetSchema.safeParse(json);
       if (target.success && target.data.version > ADOPTION_RECORD_VERSION) {
         const { version, runnerId, assignment } = target.data;

@@ -51,8 +51,11 @@ export class LeaseRecords implements RecordStore {
     );
   }
 
-  async take(): Promise<KeptRecord[]> {
-    const { runs } = await this.link.call('AdoptRuns', { runner_id: this.runnerId, limit: ADOPT_PER_CALL });
+  async take(limit = ADOPT_PER_CALL): Promise<KeptRecord[]> {
+    const { runs } = await this.link.call('AdoptRuns', {
+      runner_id: this.runnerId,
+      limit: Math.min(limit, ADOPT_PER_CALL),
+    });
     return runs.map((run) => ({ json: parseRecord(run.record_json), holder: this.runnerId }));
   }
 }
