@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { apiCall, chartDefaultImage } from '@conveyor/testing';
 import { printJson, progress } from './bench-platform';
+import { PlatformHealth } from './platform-health';
 import { PodWatch } from './pod-watch';
 import {
   Child,
@@ -589,6 +590,7 @@ async function main(): Promise<void> {
       progress(`(d) ${BURST} at once: the runner restarted with ${JSON.stringify(burstSettings)}…`);
       // Recorded, not fatal, like the webhook: a burst that loses the gateway (2026-11-28, 20 Pods allowed to burst to
       // 2 CPUs each at load ~70) must not cost the sequential cases measured before it.
+      const health = PlatformHealth.start(kubectl);
       try {
         await setRunner(burstSettings);
         burst = await bench.burst(bare, BURST);
@@ -597,6 +599,9 @@ async function main(): Promise<void> {
         burst = { error: (err as Error).message };
         progress(`(d) ${BURST} at once: ${burst.error as string}`);
       }
+      // The platform's Pods through the burst: the evidence for what a failed burst lost (and that a passing one lost nothing).
+      burst.platform = await health.stop();
+      progress(`(d) the platform through the burst: ${JSON.stringify(burst.platform)}`);
     }
     const result = {
       benchmark: 'time-to-agent-kubernetes',

@@ -98,26 +98,30 @@ spec:
                 name: conveyor-config
           env:
             {{- .env | trim | nindent 12 }}
+          # Probes sized for a node whose CPU run Pods take (bench/README.md, "20 at once"): a process that answers
+          # slowly is starved, not wedged, and restarting it ends the runs it carries. Liveness kills only after a
+          # minute without any answer; a slow /healthz or /readyz is not a failure for 10 s.
           startupProbe:
             httpGet:
               path: /healthz
               port: http
             periodSeconds: 2
-            failureThreshold: 30
+            timeoutSeconds: 10
+            failureThreshold: 60
           livenessProbe:
             httpGet:
               path: /healthz
               port: http
             periodSeconds: 10
-            timeoutSeconds: 3
-            failureThreshold: 3
+            timeoutSeconds: 10
+            failureThreshold: 6
           readinessProbe:
             httpGet:
               path: /readyz
               port: http
             periodSeconds: 5
-            timeoutSeconds: 3
-            failureThreshold: 2
+            timeoutSeconds: 10
+            failureThreshold: 3
           lifecycle:
             preStop:
               # Let endpoints drop this pod before the process stops taking work.

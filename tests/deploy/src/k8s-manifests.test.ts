@@ -84,6 +84,20 @@ describe.each(RENDERS)('%s', (_name, render, namespace, installedIn) => {
     },
   );
 
+  it.each(SERVICES)(
+    'probes %s so that CPU taken by run Pods does not restart it or take it out of its Service',
+    (service) => {
+      // bench/README.md "20 at once": at 3 s timeouts the orchestrator was killed by its liveness probe while 20
+      // run Pods took the node's CPU, and the runs it carried ended resource_unavailable.
+      const [container] = find(objects, 'Deployment', `conveyor-${service}`).spec.template.spec.containers;
+      const { livenessProbe, readinessProbe, startupProbe } = container;
+      for (const probe of [livenessProbe, readinessProbe, startupProbe])
+        expect(probe.timeoutSeconds).toBeGreaterThanOrEqual(10);
+      expect(livenessProbe.periodSeconds * livenessProbe.failureThreshold).toBeGreaterThanOrEqual(60);
+      expect(readinessProbe.periodSeconds * readinessProbe.failureThreshold).toBeGreaterThanOrEqual(15);
+    },
+  );
+
   it('migrates with a Job on the orchestrator image', () => {
     const job = find(objects, 'Job', 'conveyor-migrate');
     const [container] = job.spec.template.spec.containers;
