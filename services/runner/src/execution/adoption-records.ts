@@ -104,14 +104,8 @@ export class AdoptionRecords {
       };
       await this.store.write(target, JSON.stringify(record));
     };
-    // Writes go one after another. Each caller sees its own write's failure: an event batch (or the completion) is
-    // not sent past a record that was not written (docs/run-lifecycle.md "Runner restarts"); a later write is still
-    // tried.
-    const queue = () => {
-      const written = writing.then(write);
-      writing = written.catch(() => undefined);
-      return written;
-    };
+    // A record that cannot be written leaves the previous one: the run is then not taken back as far, not stopped.
+    const queue = () => (writing = writing.then(write).catch(() => undefined));
     reporter.writeAheadTo(queue);
     inbox.keepIn(queue);
     return {
@@ -127,8 +121,7 @@ export class AdoptionRecords {
           ...(modelToken ? { modelToken } : {}),
           ...(reopenSecret ? { reopenSecret } : {}),
         };
-        // Not written: the next batch's write-ahead writes it (and holds the batch until it is).
-        queue().catch(() => undefined);
+        void queue();
       },
       close: async (keep: boolean) => {
         await writing;
@@ -145,10 +138,10 @@ export class AdoptionRecords {
    * to take back, or, when a newer runner wrote it (its version is unknown here), one to end. A store that moves runs
    * between replicas names the new holder, which the execution is taken back as.
    */
-  async list(limit?: number): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
+  async list(): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
     const records: AdoptionRecord[] = [];
     const refused: RefusedRecord[] = [];
-    for (const { json, holder } of await this.store.take(limit)) {
+    for (const { json, holder } of await this.store.take()) {
       const target = targetSchema.safeParse(json);
       if (target.success && target.data.version > ADOPTION_RECORD_VERSION) {
         const { version, runnerId, assignment } = target.data;

@@ -21,12 +21,7 @@ export async function reopenRunPod(
   options: { namespace: string; gateway: RunGateway; internalHosts: string[] },
   policy: SandboxPolicy,
   log: Parameters<typeof reportEgress>[1],
-): Promise<{
-  name: string;
-  key: string;
-  closers: Array<() => Promise<unknown>>;
-  forget: () => void;
-}> {
+): Promise<{ name: string; key: string; closers: Array<() => Promise<unknown>> }> {
   const { namespace } = options;
   const key = policy.reopenSecret;
   if (!key) throw new SandboxUnavailable("its adoption record holds no key of the run's gateway");
@@ -64,7 +59,7 @@ export async function reopenRunPod(
     () => api.deleteNetworkPolicy(namespace, name),
     () => api.deletePod(namespace, name),
   ];
-  return { name, key, closers, forget: () => registration.forget() };
+  return { name, key, closers };
 }
 
 /**
