@@ -112,6 +112,9 @@ export const claudeProfile: CliProfile = {
     CLAUDE_CONFIG_DIR: configDir(setup),
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
+    // A long Bash step stays in the turn: Claude Code would otherwise move it to the background after a few seconds
+    // and answer the model without its output, and a run can end while its step still runs (docs/harnesses.md).
+    CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: '1',
     DISABLE_TELEMETRY: '1',
     DISABLE_ERROR_REPORTING: '1',
     // The run's sandbox is the deliberate sandbox Claude Code asks for before it skips permission prompts as root
