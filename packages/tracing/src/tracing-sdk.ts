@@ -9,6 +9,7 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { InjectOnlyPropagator } from './edge-propagator';
+import { REDACTED_QUERY_PARAMS, redactedUrlAttributes } from './url-redaction';
 
 export interface SdkOptions {
   serviceName: string;
@@ -30,7 +31,12 @@ export function startSdk(options: SdkOptions): NodeSDK {
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: options.ignoreIncoming }),
+      // Credentials in URLs (url-redaction.ts) are redacted before a span is made, on both sides.
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: options.ignoreIncoming,
+        redactedQueryParamsServer: REDACTED_QUERY_PARAMS,
+        redactedQueryParams: REDACTED_QUERY_PARAMS,
+      }),
       // Routers and handlers only: a span per middleware would multiply a request's spans (and their cost) by ten.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       new GrpcInstrumentation(),
@@ -38,7 +44,7 @@ export function startSdk(options: SdkOptions): NodeSDK {
       new KafkaJsInstrumentation(),
       // No span per pool checkout (pg-pool.connect): a query's span has the caller's span as its parent either way.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      new UndiciInstrumentation({ requireParentforSpans: true }),
+      new UndiciInstrumentation({ requireParentforSpans: true, startSpanHook: redactedUrlAttributes }),
     ],
   });
   sdk.start();
