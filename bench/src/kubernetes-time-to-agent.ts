@@ -143,14 +143,23 @@ class ClusterBench {
     });
   }
 
-  private async firstModelRequest(after: number): Promise<number> {
+  /** The first model request after `after`; a run that never makes one is explained by its state and runner log. */
+  private async firstModelRequest(runId: string, after: number): Promise<number> {
     const deadline = Date.now() + RUN_TIMEOUT_MS;
     while (Date.now() < deadline) {
       const { at } = await this.model.ask<{ at: number | null }>({ after });
       if (at !== null) return at;
       await sleep(20);
     }
-    throw new Error(`no model request within ${RUN_TIMEOUT_MS} ms`);
+    const run = await apiCall(this.api, 'GET', `/agent/runs/${runId}`).catch((err: Error) => ({
+      body: err.message,
+    }));
+    await this.refreshLogs();
+    const lines = this.logs.filter((l) => l.raw.includes(runId)).map((l) => l.raw.slice(0, 400));
+    throw new Error(
+      `run ${runId}: no model request within ${RUN_TIMEOUT_MS} ms; the run: ${JSON.stringify(run.body).slice(0, 600)}; ` +
+        `the runner's last lines of it: ${lines.slice(-8).join(' | ') || 'none'}`,
+    );
   }
 
   private async terminal(runId: string): Promise<{ state: string; at: number }> {
@@ -218,7 +227,7 @@ class ClusterBench {
 
   async createRun(environmentId: string): Promise<Sample> {
     const { runId, sentAt } = await this.send(environmentId);
-    return this.sample(runId, sentAt, await this.firstModelRequest(sentAt));
+    return this.sample(runId, sentAt, await this.firstModelRequest(runId, sentAt));
   }
 
   async deliverWebhook(
@@ -234,7 +243,7 @@ class ClusterBench {
       seen,
       timeoutMs: RUN_TIMEOUT_MS,
     });
-    return this.sample(runId, sentAt, await this.firstModelRequest(sentAt));
+    return this.sample(runId, sentAt, await this.firstModelRequest(runId, sentAt));
   }
 
   /**
@@ -493,16 +502,23 @@ async function main(): Promise<void> {
         `head -c ${RESTORE_MB * 1024 * 1024} /dev/urandom > blob`,
       ]));
     const restores: Sample[] = [];
-    for (let i = 0; big && i < RESTORE_RUNS + 1; i++) {
-      restores.push(await bench.createRun(big));
-      progress(
-        `(e) ${RESTORE_MB} MB workspace ${i + 1}/${RESTORE_RUNS + 1}: ${restores[i]!.to_first_model_request_ms} ms, restore ${restores[i]!.snapshot_restore?.ms ?? '-'} ms`,
-      );
+    // A failed restore is recorded, not fatal, like the webhook case: the other cases' samples are still written.
+    let restoreError: string | undefined;
+    try {
+      for (let i = 0; big && i < RESTORE_RUNS + 1; i++) {
+        restores.push(await bench.createRun(big));
+        progress(
+          `(e) ${RESTORE_MB} MB workspace ${i + 1}/${RESTORE_RUNS + 1}: ${restores[i]!.to_first_model_request_ms} ms, restore ${restores[i]!.snapshot_restore?.ms ?? '-'} ms`,
+        );
+      }
+    } catch (err) {
+      restoreError = (err as Error).message;
+      progress(`(e) ${RESTORE_MB} MB workspace: ${restoreError}`);
     }
     // The same snapshot, streamed: the runner without its claim setting (SANDBOX_K8S_SNAPSHOT_CLAIM) finds it in the
     // same store and sends it through exec, as every restore did before issue #36; then the setting back.
     const streamed: Sample[] = [];
-    if (big && RESTORE_STREAMED) {
+    if (big && RESTORE_STREAMED && !restoreError) {
       const claim = await kubectl(
         'get',
         RUNNER,
@@ -632,7 +648,10 @@ async function main(): Promise<void> {
           ...(webhookError ? { error: webhookError } : {}),
         },
         restore_cold: caseResult(`(e) a ${RESTORE_MB} MB workspace, its first run`, restores.slice(0, 1)),
-        restore: caseResult(`(e) later runs of the ${RESTORE_MB} MB workspace (restored)`, restores.slice(1)),
+        restore: {
+          ...caseResult(`(e) later runs of the ${RESTORE_MB} MB workspace (restored)`, restores.slice(1)),
+          ...(restoreError ? { error: restoreError } : {}),
+        },
         restore_streamed: caseResult(
           `(e) the same snapshot restored through the exec stream (no SANDBOX_K8S_SNAPSHOT_CLAIM)`,
           streamed,
