@@ -7,13 +7,15 @@ import { currentTraceCarrier } from '@conveyor/tracing';
 import { inRunTrace } from '../runs/in-run-trace';
 import { ENQUEUE_RUN } from '../runs/outbox-relay';
 import { transitionRun } from '../runs/run-state-machine';
+import { recordUndeliveredFollowups } from '../runs/undelivered-followups';
 
 export const MAX_CLAIM_ATTEMPTS = 3;
 
 /**
  * Runs whose runner stopped heartbeating are never left INPROGRESS: before the harness started (CLAIMED, PENDING)
  * the run is queued again as a new execution, up to MAX_CLAIM_ATTEMPTS; after that, or once the harness was
- * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`.
+ * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`, and the
+ * follow-ups its harness never took are recorded as not delivered (undelivered-followups.ts).
  *
  * Silence counts only while a heartbeat could have landed: the sweeper judges nothing until it has reached
  * PostgreSQL without a break for `lostAfterMs` (after its start, and again after any pass that failed), so a runner
@@ -128,7 +130,9 @@ export class LostRunnerSweeper {
               retryable: true,
               extra: { runnerId: null },
             });
-            return ended ? 'errored' : undefined;
+            if (!ended) return undefined;
+            await recordUndeliveredFollowups(tx, run, 'runner_lost', now);
+            return 'errored';
           }),
         );
         // Moved meanwhile by its runner (a heartbeat, its completion) or a cancel: not lost.
