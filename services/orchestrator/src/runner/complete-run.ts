@@ -22,7 +22,8 @@ const isOutcome = (state: string): state is RunState => TERMINAL_STATES.has(stat
  *   recorded as a RunEvent (whose trigger writes the outbound event in this same statement); a run that ended
  *   meanwhile (cancelled) keeps its state, message and times: the move must be one TRANSITIONS allows
  *   (run-state-sql.ts). In every case the runner is released: an ended run holds no runner.
- * - Either way the execution's run-scoped keys are revoked now rather than at their expiry.
+ * - Either way the execution's run-scoped keys are revoked now rather than at their expiry, and a run's execution that
+ *   ended (not a debug one) loses its adoption record (`forgotten`, as run-state-machine.ts does).
  * - `replayed`: not held because this very completion already committed (its answer was lost: the orchestrator
  *   restarted, or PostgreSQL dropped the connection after the commit): the execution is still the run's current one,
  *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
@@ -67,6 +68,8 @@ WITH held AS (
   UPDATE "ApiKey" k SET "revokedAt" = $5
     FROM held h
    WHERE k."runId" = h.id AND k."revokedAt" IS NULL
+), forgotten AS (
+  DELETE FROM "RunLease" l USING moving m WHERE l."runId" = m.id AND NOT m.debug
 ), unheard AS (
   SELECT EXISTS (SELECT 1 FROM "RunFollowup" f
                   WHERE f."runId" = $1::uuid AND f.execution = $2 AND f."deliveredAt" IS NULL)

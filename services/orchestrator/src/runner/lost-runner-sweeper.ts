@@ -75,6 +75,7 @@ export class LostRunnerSweeper {
         OR: [
           { state: { in: ['CLAIMED', 'PENDING', 'INPROGRESS'] }, lastHeartbeatAt: { lt: cutoff } },
           { debugExecution: { not: null }, runnerId: { not: null }, lastHeartbeatAt: { lt: cutoff } },
+          { state: 'CANCELLED', runnerId: { not: null }, lastHeartbeatAt: { lt: cutoff } },
         ],
       },
       take: 100,
@@ -88,7 +89,15 @@ export class LostRunnerSweeper {
     for (const run of stale) {
       try {
         const outcome = await inRunTrace('runner lost', run, () =>
-          db.$transaction(async (tx): Promise<'requeued' | 'errored' | undefined> => {
+          db.$transaction(async (tx): Promise<'requeued' | 'errored' | 'released' | undefined> => {
+            // Cancelled while it ran, and its runner went silent before completing: the ended run lets go of it.
+            if (run.state === 'CANCELLED') {
+              const { count } = await tx.run.updateMany({
+                where: { ...stillSilent, id: run.id, state: 'CANCELLED', runnerId: run.runnerId },
+                data: { runnerId: null },
+              });
+              return count > 0 ? 'released' : undefined;
+            }
             if (run.debugExecution !== null && run.state === 'FAILED') {
               const { count } = await tx.run.updateMany({
                 where: { ...stillSilent, id: run.id, runnerId: run.runnerId },
@@ -138,7 +147,8 @@ export class LostRunnerSweeper {
         // Moved meanwhile by its runner (a heartbeat, its completion) or a cancel: not lost.
         if (!outcome) continue;
         handled++;
-        this.deps.lost?.inc({ outcome });
+        // A cancelled run's runner is released, not counted lost: the run's outcome did not depend on it.
+        if (outcome !== 'released') this.deps.lost?.inc({ outcome });
         logger.warn(
           { runId: run.id, runnerId: run.runnerId, requeued: outcome === 'requeued' },
           'runner lost',
