@@ -402,6 +402,14 @@ describe('run engine over real PostgreSQL and Redis', () => {
       .map((e) => JSON.parse(e.data_json) as unknown);
 
   it("records the follow-ups a cancelled run's harness never took as not delivered, and offers them no more", async () => {
+    const queued = await createRun(deps(), caller, { prompt: 'q' });
+    const input = await submitFollowup(deps(), caller, { runId: queued.runId, message: 'before the claim' });
+    expect(input.routed_to).toBe('queued_input');
+    await cancelRun(deps(), caller, queued.runId);
+    expect(await notDelivered(queued.runId)).toEqual([
+      { kind: 'followup_not_delivered', followup_id: input.followup_id, reason: 'run_cancelled' },
+    ]);
+
     for (const acknowledges of [false, true]) {
       const { runId } = await createRun(deps(), caller, { prompt: 'c' });
       const target = { run_id: runId, execution: 1, runner_id: 'r' };
