@@ -8,7 +8,7 @@ import { cancelRun } from '../runs/cancel-run';
 import { createRun } from '../runs/create-run';
 import type { RunQueue } from '../runs/run-queue';
 import { SecretCipher } from '../secrets/secret-cipher';
-import { runDeps, teamAdmin } from '../test-support/run-scene';
+import { runDeps, succeeded, teamAdmin } from '../test-support/run-scene';
 import { claimRun } from './claim-run';
 import { completeRun } from './complete-run';
 import { LostRunnerSweeper } from './lost-runner-sweeper';
@@ -194,21 +194,7 @@ describe('run leases over real PostgreSQL', () => {
       return run;
     };
     const complete = (run: Awaited<ReturnType<typeof started>>) =>
-      completeRun(
-        { db, debugWindowMinutes: 0, saveTranscript: () => Promise.resolve() },
-        {
-          ...run,
-          state: 'SUCCEEDED',
-          message: '',
-          error_code: '',
-          setup_failed: false,
-          transcript: Buffer.alloc(0),
-          session: null,
-          events_json: [],
-          first_event: 0,
-          followups: null,
-        },
-      );
+      completeRun({ db, debugWindowMinutes: 0, saveTranscript: () => Promise.resolve() }, succeeded(run));
     // A running run has no job in the queue to remove.
     const cancelDeps = { db, queue: {} as RunQueue };
     const completed = await recorded();
