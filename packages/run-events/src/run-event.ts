@@ -85,6 +85,13 @@ export const runEventSchema = z.discriminatedUnion('kind', [
     followup_id: z.string(),
     routed_to: z.enum(['queued_input', 'live_harness', 'new_execution', 'debug_session']),
   }),
+  // A follow-up accepted while the run was running that its harness never took before the run ended: cancelled, or
+  // its runner lost mid-agent (docs/run-lifecycle.md "Follow-ups a run ends without").
+  z.object({
+    kind: z.literal('followup_not_delivered'),
+    followup_id: z.string(),
+    reason: z.enum(['run_cancelled', 'runner_lost']),
+  }),
   // The sandbox refused a connection the run attempted (an address outside its egress allow-list).
   z.object({
     kind: z.literal('egress_refused'),
@@ -116,6 +123,7 @@ export const TIMELINE_KINDS: ReadonlySet<RunEventKind> = new Set([
   'state_changed',
   'setup_step',
   'followup_received',
+  'followup_not_delivered',
   'egress_refused',
   'workspace_released',
   'agent_lost',
@@ -126,6 +134,7 @@ export const PLATFORM_KINDS: ReadonlySet<RunEventKind> = new Set([
   'state_changed',
   'environment_snapshot',
   'followup_received',
+  'followup_not_delivered',
   'egress_refused',
   'workspace_released',
   'agent_lost',

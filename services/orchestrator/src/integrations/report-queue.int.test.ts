@@ -3,6 +3,7 @@ import { createLogger } from '@conveyor/logger';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@conveyor/testing';
 import { createTeam, createUser } from '../auth/team-admin';
 import { completeRun } from '../runner/complete-run';
+import { succeeded } from '../test-support/run-scene';
 import { ReportQueue, type Sent } from './report-queue';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -88,18 +89,7 @@ describe('integration reports', () => {
   const complete = (runId: string) =>
     completeRun(
       { db, debugWindowMinutes: 0, saveTranscript: async () => undefined },
-      {
-        run_id: runId,
-        execution: 1,
-        runner_id: 'runner-1',
-        state: 'SUCCEEDED',
-        message: '',
-        error_code: '',
-        setup_failed: false,
-        transcript: Buffer.alloc(0),
-        session: null,
-        events_json: [],
-      },
+      succeeded({ run_id: runId, execution: 1, runner_id: 'runner-1' }),
     );
 
   it("writes a Linear run's end report in the completion's own transaction, once however often it is answered", async () => {

@@ -18,14 +18,16 @@ const isOutcome = (state: string): state is RunState => TERMINAL_STATES.has(stat
  * code, $8 retryable, $9 end of the debug window, $10 the state change's event without its `from`.
  * - `held` locks the run only for the runner holding its current execution (no row: nothing written).
  * - A debug execution leaves the run's state alone and frees its debug slot; a run still running moves to the
- *   outcome (run-state-machine.ts's terminal transition: times, message, code, retryable, runner released) with its
- *   state change recorded as a RunEvent (whose trigger writes the outbound event in this same statement); a run that
- *   ended meanwhile (cancelled) stays as it is: the move must be one TRANSITIONS allows (run-state-sql.ts).
- * - Either way the execution's run-scoped keys are revoked now rather than at their expiry.
+ *   outcome (run-state-machine.ts's terminal transition: times, message, code, retryable) with its state change
+ *   recorded as a RunEvent (whose trigger writes the outbound event in this same statement); a run that ended
+ *   meanwhile (cancelled) keeps its state, message and times: the move must be one TRANSITIONS allows
+ *   (run-state-sql.ts). In every case the runner is released: an ended run holds no runner.
+ * - Either way the execution's run-scoped keys are revoked now rather than at their expiry, and a run's execution that
+ *   ended (not a debug one) loses its adoption record (`forgotten`, as run-state-machine.ts does).
  * - `replayed`: not held because this very completion already committed (its answer was lost: the orchestrator
  *   restarted, or PostgreSQL dropped the connection after the commit): the execution is still the run's current one,
  *   no runner holds it and the run is in the reported outcome. Nothing is written again; the caller answers as the
- *   first time.
+ *   first time. That includes a run cancelled while this runner held it, whose first completion released it.
  * - `unheard`: the execution has follow-ups its harness never took (pending-followups.ts continues the run with them).
  *   The statement's snapshot is taken before `held` waits for the run's row, so a follow-up committed during that
  *   wait (routed `live_harness`: the run was running) is not among the rows it reads. Its count on the run is: the
@@ -41,29 +43,33 @@ WITH held AS (
     FROM "Run" r
    WHERE r.id = $1::uuid AND r."runnerId" = $3 AND r.execution = $2
    FOR UPDATE
+), moving AS (
+  SELECT h.*, NOT h.debug AND ${sqlCanTransition('h.state', '$4::"RunState"::text')} AS moves FROM held h
 ), ended AS (
   UPDATE "Run" r
-     SET state = CASE WHEN h.debug THEN r.state ELSE $4::"RunState" END,
-         "updatedAt" = CASE WHEN h.debug THEN r."updatedAt" ELSE $5 END,
-         "endedAt" = CASE WHEN h.debug THEN r."endedAt" ELSE $5 END,
-         "statusMessage" = CASE WHEN h.debug THEN r."statusMessage" ELSE $6 END,
-         "errorCode" = CASE WHEN h.debug THEN r."errorCode" ELSE $7 END,
-         retryable = CASE WHEN h.debug THEN r.retryable ELSE $8 END,
-         "sessionDebugUntil" = CASE WHEN h.debug THEN r."sessionDebugUntil" ELSE $9 END,
-         "debugExecution" = CASE WHEN h.debug THEN NULL ELSE r."debugExecution" END,
+     SET state = CASE WHEN m.moves THEN $4::"RunState" ELSE r.state END,
+         "updatedAt" = CASE WHEN m.moves THEN $5 ELSE r."updatedAt" END,
+         "endedAt" = CASE WHEN m.moves THEN $5 ELSE r."endedAt" END,
+         "statusMessage" = CASE WHEN m.moves THEN $6 ELSE r."statusMessage" END,
+         "errorCode" = CASE WHEN m.moves THEN $7 ELSE r."errorCode" END,
+         retryable = CASE WHEN m.moves THEN $8 ELSE r.retryable END,
+         "sessionDebugUntil" = CASE WHEN m.moves THEN $9 ELSE r."sessionDebugUntil" END,
+         "debugExecution" = CASE WHEN m.debug THEN NULL ELSE r."debugExecution" END,
          "runnerId" = NULL
-    FROM held h
-   WHERE r.id = h.id AND (h.debug OR ${sqlCanTransition('h.state', '$4::"RunState"::text')})
-  RETURNING h.id, h.state, h.debug
+    FROM moving m
+   WHERE r.id = m.id
+  RETURNING m.id, m.state, m.moves
 ), recorded AS (
   INSERT INTO "RunEvent" ("runId", execution, kind, data, "createdAt")
   SELECT e.id, $2, 'state_changed', $10::jsonb || jsonb_build_object('from', e.state), $5
     FROM ended e
-   WHERE NOT e.debug
+   WHERE e.moves
 ), revoked AS (
   UPDATE "ApiKey" k SET "revokedAt" = $5
     FROM held h
    WHERE k."runId" = h.id AND k."revokedAt" IS NULL
+), forgotten AS (
+  DELETE FROM "RunLease" l USING moving m WHERE l."runId" = m.id AND NOT m.debug
 ), unheard AS (
   SELECT EXISTS (SELECT 1 FROM "RunFollowup" f
                   WHERE f."runId" = $1::uuid AND f.execution = $2 AND f."deliveredAt" IS NULL)
@@ -72,8 +78,8 @@ WITH held AS (
 ), replayed AS (
   SELECT r.source
     FROM "Run" r
-   WHERE r.id = $1::uuid AND r.execution = $2 AND r."runnerId" IS NULL AND r.state = $4::"RunState"
-     AND NOT EXISTS (SELECT 1 FROM held)
+   WHERE r.id = $1::uuid AND r.execution = $2 AND r."runnerId" IS NULL
+     AND r.state IN ($4::"RunState", 'CANCELLED') AND NOT EXISTS (SELECT 1 FROM held)
 )
 SELECT h.debug, h.source, false AS replayed, u.unheard FROM held h, unheard u
 UNION ALL

@@ -7,13 +7,15 @@ import { currentTraceCarrier } from '@conveyor/tracing';
 import { inRunTrace } from '../runs/in-run-trace';
 import { ENQUEUE_RUN } from '../runs/outbox-relay';
 import { transitionRun } from '../runs/run-state-machine';
+import { recordUndeliveredFollowups } from '../runs/undelivered-followups';
 
 export const MAX_CLAIM_ATTEMPTS = 3;
 
 /**
  * Runs whose runner stopped heartbeating are never left INPROGRESS: before the harness started (CLAIMED, PENDING)
  * the run is queued again as a new execution, up to MAX_CLAIM_ATTEMPTS; after that, or once the harness was
- * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`.
+ * running (its side effects cannot be assumed undone), the run ends in ERROR with `resource_unavailable`, and the
+ * follow-ups its harness never took are recorded as not delivered (undelivered-followups.ts).
  *
  * Silence counts only while a heartbeat could have landed: the sweeper judges nothing until it has reached
  * PostgreSQL without a break for `lostAfterMs` (after its start, and again after any pass that failed), so a runner
@@ -73,6 +75,7 @@ export class LostRunnerSweeper {
         OR: [
           { state: { in: ['CLAIMED', 'PENDING', 'INPROGRESS'] }, lastHeartbeatAt: { lt: cutoff } },
           { debugExecution: { not: null }, runnerId: { not: null }, lastHeartbeatAt: { lt: cutoff } },
+          { state: 'CANCELLED', runnerId: { not: null }, lastHeartbeatAt: { lt: cutoff } },
         ],
       },
       take: 100,
@@ -86,7 +89,15 @@ export class LostRunnerSweeper {
     for (const run of stale) {
       try {
         const outcome = await inRunTrace('runner lost', run, () =>
-          db.$transaction(async (tx): Promise<'requeued' | 'errored' | undefined> => {
+          db.$transaction(async (tx): Promise<'requeued' | 'errored' | 'released' | undefined> => {
+            // Cancelled while it ran, and its runner went silent before completing: the ended run lets go of it.
+            if (run.state === 'CANCELLED') {
+              const { count } = await tx.run.updateMany({
+                where: { ...stillSilent, id: run.id, state: 'CANCELLED', runnerId: run.runnerId },
+                data: { runnerId: null },
+              });
+              return count > 0 ? 'released' : undefined;
+            }
             if (run.debugExecution !== null && run.state === 'FAILED') {
               const { count } = await tx.run.updateMany({
                 where: { ...stillSilent, id: run.id, runnerId: run.runnerId },
@@ -128,13 +139,16 @@ export class LostRunnerSweeper {
               retryable: true,
               extra: { runnerId: null },
             });
-            return ended ? 'errored' : undefined;
+            if (!ended) return undefined;
+            await recordUndeliveredFollowups(tx, run, 'runner_lost', now);
+            return 'errored';
           }),
         );
         // Moved meanwhile by its runner (a heartbeat, its completion) or a cancel: not lost.
         if (!outcome) continue;
         handled++;
-        this.deps.lost?.inc({ outcome });
+        // A cancelled run's runner is released, not counted lost: the run's outcome did not depend on it.
+        if (outcome !== 'released') this.deps.lost?.inc({ outcome });
         logger.warn(
           { runId: run.id, runnerId: run.runnerId, requeued: outcome === 'requeued' },
           'runner lost',

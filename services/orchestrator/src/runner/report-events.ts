@@ -67,6 +67,7 @@ export function parseEvents(raw: string[]): RunEvent[] {
  *   then the follow-ups waiting for this execution are offered. A runner that acknowledges follow-ups ($9 true) has
  *   those it names ($10) marked delivered and is offered every other one still undelivered, so one handed to a
  *   process that died before making it durable goes to the next; an older runner's are marked delivered as sent.
+ *   None is offered once the run is CANCELLED: the cancel recorded them as not delivered (undelivered-followups.ts).
  */
 const STARTED = progressRank('INPROGRESS');
 export const REPORT_SQL = `
@@ -88,7 +89,7 @@ WITH held AS (
          greatest(h.rank, max(i.rank) OVER (ORDER BY i.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS prior
     FROM input i CROSS JOIN held h
 ), outcome AS (
-  SELECT h.id, h.debug, h.rank, h."reportedEvents",
+  SELECT h.id, h.debug, h.rank, h."reportedEvents", NOT h.debug AND h.state = 'CANCELLED' AS cancelled,
          NOT EXISTS (SELECT 1 FROM steps s WHERE h.rank IS NOT NULL AND s.rank < s.prior) AS valid,
          CASE WHEN h.rank IS NOT NULL THEN greatest(h.rank, (SELECT max(rank) FROM input)) END AS target
     FROM held h
@@ -126,14 +127,14 @@ WITH held AS (
   UPDATE "RunFollowup" f SET "deliveredAt" = $5
     FROM outcome o
    WHERE o.valid AND f."runId" = o.id AND f.execution = $2 AND f."deliveredAt" IS NULL
-     AND (NOT $9 OR f.id::text = ANY($10::text[]))
+     AND CASE WHEN $9 THEN f.id::text = ANY($10::text[]) ELSE NOT o.cancelled END
   RETURNING f.id, f.message, f."createdAt"
 ), offered AS (
   SELECT d.id, d.message, d."createdAt" FROM delivered d WHERE NOT $9
   UNION ALL
   SELECT f.id, f.message, f."createdAt"
     FROM "RunFollowup" f CROSS JOIN outcome o
-   WHERE $9 AND o.valid AND f."runId" = o.id AND f.execution = $2 AND f."deliveredAt" IS NULL
+   WHERE $9 AND o.valid AND NOT o.cancelled AND f."runId" = o.id AND f.execution = $2 AND f."deliveredAt" IS NULL
      AND f.id::text <> ALL($10::text[])
 )
 SELECT o.valid, o.debug, (SELECT state FROM updated) AS state,

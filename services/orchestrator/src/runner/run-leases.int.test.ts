@@ -4,10 +4,13 @@ import { createLogger } from '@conveyor/logger';
 import { AppError } from '@conveyor/errors';
 import { createTestDatabase, type TestDatabase } from '@conveyor/testing';
 import type { Caller } from '../auth/caller';
+import { cancelRun } from '../runs/cancel-run';
 import { createRun } from '../runs/create-run';
+import type { RunQueue } from '../runs/run-queue';
 import { SecretCipher } from '../secrets/secret-cipher';
-import { runDeps, teamAdmin } from '../test-support/run-scene';
+import { runDeps, succeeded, teamAdmin } from '../test-support/run-scene';
 import { claimRun } from './claim-run';
+import { completeRun } from './complete-run';
 import { LostRunnerSweeper } from './lost-runner-sweeper';
 import { heartbeat, reportEvents } from './report-events';
 import {
@@ -181,6 +184,52 @@ describe('run leases over real PostgreSQL', () => {
       runnerId: 'r2',
     });
     await sweeper.stop();
+  });
+
+  it('forgets the record and the runner of an execution that ended: completed, completed after a cancel, cancelled (its runner gone silent), or its runner lost', async () => {
+    const recorded = async () => {
+      const run = await started();
+      await saveRunLease(deps, { ...run, record_json: RECORD });
+      expect(await db.runLease.count({ where: { runId: run.run_id } })).toBe(1);
+      return run;
+    };
+    const complete = (run: Awaited<ReturnType<typeof started>>) =>
+      completeRun({ db, debugWindowMinutes: 0, saveTranscript: () => Promise.resolve() }, succeeded(run));
+    // A running run has no job in the queue to remove.
+    const cancelDeps = { db, queue: {} as RunQueue };
+    const completed = await recorded();
+    await complete(completed);
+    const cancelledThenCompleted = await recorded();
+    await cancelRun(cancelDeps, caller, cancelledThenCompleted.run_id);
+    // The run ended: its runner may not write the record again.
+    expect(await refusal(saveRunLease(deps, { ...cancelledThenCompleted, record_json: RECORD }))).toBe(
+      'conflict',
+    );
+    await complete(cancelledThenCompleted);
+    const cancelled = await recorded();
+    await cancelRun(cancelDeps, caller, cancelled.run_id);
+    const lost = await recorded();
+    const sweeper = new LostRunnerSweeper(
+      { db, kickOutbox: () => undefined, logger: createLogger({ service: 'test', level: 'silent' }) },
+      EXPIRY_MS,
+    );
+    await sweeper.sweep(later(0));
+    await sweeper.sweep(later(EXPIRY_MS + 1_000));
+    await sweeper.stop();
+
+    const runs = [completed, cancelledThenCompleted, cancelled, lost].map((r) => r.run_id);
+    expect(
+      (await db.run.findMany({ where: { id: { in: runs } }, orderBy: { createdAt: 'asc' } })).map((r) => [
+        r.state,
+        r.runnerId,
+      ]),
+    ).toEqual([
+      ['SUCCEEDED', null],
+      ['CANCELLED', null],
+      ['CANCELLED', null],
+      ['ERROR', null],
+    ]);
+    expect(await db.runLease.count({ where: { runId: { in: runs } } })).toBe(0);
   });
 
   it('never adopts a run without a record, or one that ended', async () => {

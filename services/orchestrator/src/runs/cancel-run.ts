@@ -4,6 +4,7 @@ import type { Caller } from '../auth/caller';
 import { findRunForCaller } from './run-access';
 import type { RunQueue } from './run-queue';
 import { isTerminal, transitionRun } from './run-state-machine';
+import { recordUndeliveredFollowups } from './undelivered-followups';
 
 /** Run types the platform cannot stop from here (contract §2.10). */
 export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation' | 'workerHost'>): boolean {
@@ -40,7 +41,7 @@ export function cancelRefusal(
 
 /**
  * QUEUED, CLAIMED and INPROGRESS runs move to CANCELLED at once; a running harness learns it on the runner's next
- * heartbeat (about a second) and is stopped. PENDING answers 409 (retryable: setup is moving the run on),
+ * heartbeat (about a second) and is stopped; follow-ups its harness has not taken are recorded as not delivered. PENDING answers 409 (retryable: setup is moving the run on),
  * ended runs 400, unsupported types 422.
  */
 export async function cancelRun(
@@ -52,9 +53,13 @@ export async function cancelRun(
     const run = await findRunForCaller(deps.db, caller, runId);
     const refusal = cancelRefusal(run);
     if (refusal) throw refusal;
-    const moved = await deps.db.$transaction((tx) =>
-      transitionRun(tx, run, run.state, 'CANCELLED', { message: 'Cancelled by user' }),
-    );
+    const moved = await deps.db.$transaction(async (tx) => {
+      const now = new Date();
+      if (!(await transitionRun(tx, run, run.state, 'CANCELLED', { message: 'Cancelled by user', now })))
+        return false;
+      await recordUndeliveredFollowups(tx, run, 'run_cancelled', now);
+      return true;
+    });
     if (moved) {
       if (run.state === 'QUEUED') await deps.queue.remove({ runId: run.id, execution: run.execution });
       return { run_id: run.id };

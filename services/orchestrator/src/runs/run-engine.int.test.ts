@@ -27,6 +27,7 @@ import { createRun } from './create-run';
 import { OutboxRelay, pendingEntries } from './outbox-relay';
 import { PrismaRunReferences } from './prisma-run-references';
 import { RunQueue } from './run-queue';
+import { getTimeline } from './run-timeline';
 import { submitFollowup } from './submit-followup';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -364,9 +365,20 @@ describe('run engine over real PostgreSQL and Redis', () => {
     expect(
       (await heartbeat(db, { run_id: running.runId, execution: 1, runner_id: 'r' })).cancel_requested,
     ).toBe(true);
-    // The runner's late completion does not overwrite CANCELLED.
-    await complete(endOf(running.runId, { state: 'ERROR', message: 'cancelled' }));
-    expect((await db.run.findUniqueOrThrow({ where: { id: running.runId } })).state).toBe('CANCELLED');
+    // The runner's late completion does not overwrite CANCELLED, and lets go of the run: an ended run holds no runner.
+    const late = endOf(running.runId, { state: 'ERROR', message: 'cancelled' });
+    await complete(late);
+    expect(await db.run.findUniqueOrThrow({ where: { id: running.runId } })).toMatchObject({
+      state: 'CANCELLED',
+      statusMessage: 'Cancelled by user',
+      runnerId: null,
+    });
+    // Sent again after a lost answer, it is answered as the first time, and nothing moves.
+    await expect(complete(late)).resolves.toMatchObject({ replayed: true });
+    expect(await db.run.findUniqueOrThrow({ where: { id: running.runId } })).toMatchObject({
+      state: 'CANCELLED',
+      runnerId: null,
+    });
     await expect(cancelRun(deps(), caller, running.runId)).rejects.toMatchObject({
       code: 'invalid_request',
       httpStatus: 400,
@@ -381,6 +393,64 @@ describe('run engine over real PostgreSQL and Redis', () => {
     await expect(cancelRun(deps(), otherTeam, selfHosted.runId)).rejects.toMatchObject({
       code: 'resource_not_found',
     });
+  });
+
+  /** The run's `followup_not_delivered` entries as the API's timeline shows them. */
+  const notDelivered = async (runId: string) =>
+    (await getTimeline(db, caller, runId)).events
+      .filter((e) => e.kind === 'followup_not_delivered')
+      .map((e) => JSON.parse(e.data_json) as unknown);
+
+  it("records the follow-ups a cancelled run's harness never took as not delivered, and offers them no more", async () => {
+    const queued = await createRun(deps(), caller, { prompt: 'q' });
+    const input = await submitFollowup(deps(), caller, { runId: queued.runId, message: 'before the claim' });
+    expect(input.routed_to).toBe('queued_input');
+    await cancelRun(deps(), caller, queued.runId);
+    expect(await notDelivered(queued.runId)).toEqual([
+      { kind: 'followup_not_delivered', followup_id: input.followup_id, reason: 'run_cancelled' },
+    ]);
+
+    for (const acknowledges of [false, true]) {
+      const { runId } = await createRun(deps(), caller, { prompt: 'c' });
+      const target = { run_id: runId, execution: 1, runner_id: 'r' };
+      await claimRun(db, target, { acknowledgesFollowups: acknowledges });
+      await reportEvents(db, {
+        ...target,
+        events_json: [JSON.stringify({ kind: 'state_changed', from: 'PENDING', to: 'INPROGRESS' })],
+        ...(acknowledges && { followups: { acknowledged_ids: [] } }),
+      });
+      const heard = await submitFollowup(deps(), caller, { runId, message: 'heard' });
+      const taken = await heartbeat(db, {
+        ...target,
+        ...(acknowledges && { followups: { acknowledged_ids: [] } }),
+      });
+      expect(taken.followups.map((f) => f.followup_id)).toEqual([heard.followup_id]);
+      if (acknowledges)
+        await heartbeat(db, { ...target, followups: { acknowledged_ids: [heard.followup_id] } });
+      const unheard = await submitFollowup(deps(), caller, { runId, message: 'too late' });
+      expect(unheard.routed_to).toBe('live_harness');
+
+      await cancelRun(deps(), caller, runId);
+      expect(await notDelivered(runId)).toEqual([
+        { kind: 'followup_not_delivered', followup_id: unheard.followup_id, reason: 'run_cancelled' },
+      ]);
+      // The runner learns of the cancel, not of a follow-up to a harness it is stopping.
+      const control = await heartbeat(db, {
+        ...target,
+        ...(acknowledges && { followups: { acknowledged_ids: [] } }),
+      });
+      expect(control).toEqual({ cancel_requested: true, followups: [] });
+      await complete(endOf(runId, { state: 'CANCELLED' }));
+      expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+        state: 'CANCELLED',
+        execution: 1,
+        runnerId: null,
+      });
+      expect(await db.runFollowup.findUniqueOrThrow({ where: { id: unheard.followup_id } })).toMatchObject({
+        deliveredAt: null,
+      });
+      expect(await notDelivered(runId)).toHaveLength(1);
+    }
   });
 
   it('offers a live follow-up to an acknowledging runner until it acknowledges it, across its processes', async () => {
@@ -804,6 +874,26 @@ describe('run engine over real PostgreSQL and Redis', () => {
       state: 'INPROGRESS',
       runnerId: 'restarted',
     });
+    await sweeper.stop();
+    await sweeperDb.$disconnect();
+  });
+
+  it('records the follow-ups a lost runner never took as not delivered when the sweep ends the run ERROR', async () => {
+    const { sweeperDb, sweeper, runId, target } = await sweeperAndRunningRun('followups-lost', 'l', 'lost');
+    // Handed to the runner (an older one: delivered as sent), so not among those the run ended without.
+    await submitFollowup(deps(), caller, { runId, message: 'heard' });
+    await heartbeat(db, target);
+    const unheard = await submitFollowup(deps(), caller, { runId, message: 'unheard' });
+
+    await sweeper.sweep(new Date(Date.now() + 10_000));
+    await sweeper.sweep(new Date(Date.now() + 60_000));
+    expect(await db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({
+      state: 'ERROR',
+      runnerId: null,
+    });
+    expect(await notDelivered(runId)).toEqual([
+      { kind: 'followup_not_delivered', followup_id: unheard.followup_id, reason: 'runner_lost' },
+    ]);
     await sweeper.stop();
     await sweeperDb.$disconnect();
   });

@@ -75,8 +75,12 @@ export async function transitionRun(
     },
   });
   if (result.count === 0) return false;
-  // The execution is over or handed back to the queue: its run-scoped key must not outlive it.
-  if (terminal || to === 'QUEUED') await revokeRunApiKeys(tx, run.id, now);
+  // The execution is over or handed back to the queue: its run-scoped key must not outlive it, nor its adoption
+  // record (run-leases.ts: it holds that key and the model token, sealed), which no runner may adopt any more.
+  if (terminal || to === 'QUEUED') {
+    await revokeRunApiKeys(tx, run.id, now);
+    await tx.runLease.deleteMany({ where: { runId: run.id } });
+  }
   const event: RunEvent = {
     kind: 'state_changed',
     from,

@@ -8,6 +8,7 @@ import { ModelCatalog } from '../catalog/model-catalog';
 import { loadCatalogConfig } from '../config';
 import type { CreateRunDeps } from '../runs/create-run';
 import { PrismaRunReferences } from '../runs/prisma-run-references';
+import type { ExecutionOutcome, RunnerExecution } from '../runner/runner-messages';
 
 /** A new team with one admin user, as the caller its requests act for. */
 export async function teamAdmin(db: PrismaClient, teamName: string): Promise<Caller> {
@@ -45,3 +46,15 @@ export function runDeps(
     },
   };
 }
+
+/** The runner's report that an execution ended SUCCEEDED, with nothing else to record. */
+export const succeeded = (execution: RunnerExecution): ExecutionOutcome => ({
+  ...execution,
+  state: 'SUCCEEDED',
+  message: '',
+  error_code: '',
+  setup_failed: false,
+  transcript: Buffer.alloc(0),
+  session: null,
+  events_json: [],
+});
