@@ -87,7 +87,10 @@ const podSpec = (serving: boolean) => ({
               container,
               {
                 required: ['readinessProbe', 'livenessProbe'],
-                properties: { readinessProbe: probe('/readyz', '/readyz/local'), livenessProbe: probe('/healthz') },
+                properties: {
+                  readinessProbe: probe('/readyz', '/readyz/local'),
+                  livenessProbe: probe('/healthz'),
+                },
               },
             ],
           }

@@ -36,7 +36,9 @@ describe('edge readiness during an orchestrator outage', () => {
 
     expect(await status(`${gateway}/readyz/local`)).toBe(200);
     expect(await status(`${platform.ingressUrl}/readyz/local`)).toBe(200);
-    const report = (await (await fetch(`${gateway}/readyz`)).json()) as { checks: Record<string, { ok: boolean }> };
+    const report = (await (await fetch(`${gateway}/readyz`)).json()) as {
+      checks: Record<string, { ok: boolean }>;
+    };
     expect(report.checks.orchestrator?.ok).toBe(false);
 
     const listed = await apiCall(platform, 'GET', '/agent/runs');

@@ -168,7 +168,7 @@ describe('warm run Pods', () => {
     await pool.stop();
   });
 
-  it("creates warm Pods where the operator places run Pods", async () => {
+  it('creates warm Pods where the operator places run Pods', async () => {
     const placement = {
       nodeSelector: { 'conveyor.dev/runs': 'true' },
       tolerations: [{ key: 'conveyor.dev/runs', operator: 'Exists', effect: 'NoSchedule' }],
