@@ -2,7 +2,9 @@
 A service's Deployment (always with this pod hardening: uid 1000, read-only root, no capabilities, no token unless
 its own template mounts one), Service-facing probes on the port named http, its gRPC certificate at /etc/conveyor/tls.
 Arguments: root, service, component, values (the service's values), ports (extra container ports, YAML), env (YAML),
-serviceAccount, terminationGracePeriodSeconds, volumeMounts and volumes (extra, YAML).
+serviceAccount, terminationGracePeriodSeconds, volumeMounts and volumes (extra, YAML), readinessPath (default /readyz;
+the edge services pass /readyz/local: every replica shares their dependencies, so a dependency's outage must answer 503
+from each replica rather than empty their Service).
 */}}
 {{- define "conveyor.deployment" -}}
 {{- $name := printf "conveyor-%s" .service -}}
@@ -117,7 +119,7 @@ spec:
             failureThreshold: 6
           readinessProbe:
             httpGet:
-              path: /readyz
+              path: {{ .readinessPath | default "/readyz" }}
               port: http
             periodSeconds: 5
             timeoutSeconds: 10

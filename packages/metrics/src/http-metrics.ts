@@ -12,12 +12,12 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export const ABORTED_STATUS = 'aborted';
 
 /** Probe and scrape traffic would drown the API's own numbers. */
-const DEFAULT_IGNORED_PATHS = ['/healthz', '/readyz', '/metrics'];
+const DEFAULT_IGNORED_PATHS = ['/healthz', '/readyz', '/readyz/local', '/metrics'];
 
 type HttpLabels = 'method' | 'route' | 'status';
 
 export interface HttpMetricsOptions {
-  /** Exact paths not recorded; default `/healthz`, `/readyz`, `/metrics`. */
+  /** Exact paths not recorded; default `/healthz`, `/readyz`, `/readyz/local`, `/metrics`. */
   ignorePaths?: string[];
   /** Histogram buckets in seconds. */
   buckets?: number[];

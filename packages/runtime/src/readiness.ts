@@ -30,6 +30,10 @@ export class Readiness {
     this.stopping = true;
   }
 
+  isStopping(): boolean {
+    return this.stopping;
+  }
+
   async report(timeoutMs = 2000): Promise<ReadinessReport> {
     const checks: ReadinessReport['checks'] = {};
     await Promise.all(

@@ -24,7 +24,7 @@ export function requestContext(logger: Logger) {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      if (req.path === '/healthz' || req.path === '/readyz') return;
+      if (req.path === '/healthz' || req.path.startsWith('/readyz')) return;
       req.log.info(
         {
           method: req.method,

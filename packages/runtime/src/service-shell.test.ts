@@ -29,16 +29,21 @@ describe('the service shell, over a real socket', () => {
     const notReady = await get('/readyz');
     expect(notReady.status).toBe(503);
     expect(await notReady.json()).toMatchObject({ status: 'not_ready' });
+    // The probe's endpoint ignores a shared dependency: only draining takes this replica out.
+    const local = await get('/readyz/local');
+    expect(local.status).toBe(200);
+    expect(await local.json()).toEqual({ status: 'ready', checks: {} });
     readiness.markStopping();
     postgresUp = true;
     expect((await get('/readyz')).status).toBe(503);
+    expect((await get('/readyz/local')).status).toBe(503);
 
     expect((await get('/nowhere')).status).toBe(404);
     const scrape = await get('/metrics');
     expect(scrape.headers.get('content-type')).toContain('text/plain');
     const text = await scrape.text();
     expect(text).toMatch(/http_requests_total\{[^}]*route="unmatched"[^}]*\} 1/);
-    expect(text).not.toMatch(/http_requests_total\{[^}]*route="\/(healthz|readyz|metrics)"/);
+    expect(text).not.toMatch(/http_requests_total\{[^}]*route="\/(healthz|readyz|metrics)/);
   });
 
   it('names no framework, gives every request an ID, and believes no X-Forwarded-For unless told', async () => {

@@ -22,7 +22,7 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+const PROBES = new Set(['/healthz', '/readyz', '/readyz/local', '/metrics']);
 const isProbe = (req: IncomingMessage): boolean => PROBES.has((req.url ?? '').split('?', 1)[0]!);
 
 /**

@@ -96,6 +96,10 @@ describe('k8s/chart values', () => {
       KAFKA_SSL: 'true',
       SANDBOX_K8S_CPU: '2',
       SANDBOX_K8S_CPU_LIMIT: '4',
+      // Where the runner places run Pods (runner.sandbox.*), as the JSON its settings parse.
+      SANDBOX_K8S_NODE_SELECTOR: '{"conveyor.dev/pool":"runs"}',
+      SANDBOX_K8S_TOLERATIONS: '[{"effect":"NoSchedule","key":"conveyor.dev/runs","operator":"Exists"}]',
+      SANDBOX_K8S_PRIORITY_CLASS: 'conveyor-runs',
       RUN_MEMORY_MB: '4096',
       PUBLIC_URL: 'https://agents.example.org',
     });

@@ -45,6 +45,18 @@ describe('run sandbox objects (Kubernetes backend)', () => {
     expect(manifestErrors([burstable])).toEqual([]);
   });
 
+  it('stay valid placed by the operator (SANDBOX_K8S_NODE_SELECTOR, _TOLERATIONS, _PRIORITY_CLASS)', () => {
+    const placed = runPod(policy, {
+      ...settings,
+      placement: {
+        nodeSelector: { 'conveyor.dev/pool': 'runs' },
+        tolerations: [{ key: 'conveyor.dev/runs', operator: 'Exists', effect: 'NoSchedule' }],
+        priorityClassName: 'conveyor-runs',
+      },
+    }) as unknown as KubeObject;
+    expect(manifestErrors([placed])).toEqual([]);
+  });
+
   it('run the environment image as non-root, without a token, capabilities or a writable root', () => {
     const container = pod.spec.containers[0];
     expect(container.image).toBe('node:20-bookworm-slim');

@@ -60,11 +60,11 @@ const container = {
   },
 };
 
-const probe = (path: string) => ({
+const probe = (...paths: string[]) => ({
   type: 'object',
   required: ['httpGet'],
   properties: {
-    httpGet: { type: 'object', required: ['path', 'port'], properties: { path: { const: path } } },
+    httpGet: { type: 'object', required: ['path', 'port'], properties: { path: { enum: paths } } },
   },
 });
 
@@ -87,7 +87,10 @@ const podSpec = (serving: boolean) => ({
               container,
               {
                 required: ['readinessProbe', 'livenessProbe'],
-                properties: { readinessProbe: probe('/readyz'), livenessProbe: probe('/healthz') },
+                properties: {
+                  readinessProbe: probe('/readyz', '/readyz/local'),
+                  livenessProbe: probe('/healthz'),
+                },
               },
             ],
           }

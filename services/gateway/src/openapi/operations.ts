@@ -34,6 +34,15 @@ const SHELL_OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/readyz/local',
+    tag: 'Operations',
+    summary: "Readiness of this replica only (503 only while it drains): the chart's readiness probe",
+    success: json(readinessBody, 'Ready.'),
+    auth: 'none',
+    unavailable: readinessBody,
+  },
+  {
+    method: 'get',
     path: '/metrics',
     tag: 'Operations',
     summary: 'Prometheus metrics',

@@ -8,7 +8,7 @@ import { SandboxUnavailable, type SandboxBackend } from './run-sandbox';
 import { sandboxLimits, type SandboxSettings } from './sandbox-config';
 import { SnapshotStore, type SnapshotLimits } from './snapshot-store';
 import { UnsandboxedBackend } from './unsandboxed-backend';
-import type { PodCpu } from './kubernetes/kubernetes-objects';
+import type { PodCpu, PodPlacement } from './kubernetes/kubernetes-objects';
 
 /** How long a runner replica stays named the holder of its runs without renewing (run-routes.ts), and how often it renews. */
 const RUN_ROUTE_TTL_MS = 30_000;
@@ -127,6 +127,7 @@ export async function createSandboxBackend(
           runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
           defaultImage: config.SANDBOX_K8S_DEFAULT_IMAGE,
           cpu: podCpu(config),
+          placement: podPlacement(config),
           internalHosts: config.SANDBOX_INTERNAL_HOSTS,
           podStart,
           // A run whose workspace is a claim needs a Pod of its own: no pool of warm Pods then.
@@ -146,6 +147,7 @@ export async function createSandboxBackend(
                       runnerPodLabels: config.SANDBOX_K8S_RUNNER_LABELS,
                       gatewayPort,
                       cpu: podCpu(config),
+                      placement: podPlacement(config),
                     },
                     podStart: { ...podStart, pollMs: WARM_POD_POLL_MS },
                     logger: log.child({ component: 'warm-pods' }),
@@ -192,6 +194,15 @@ export async function createSandboxBackend(
   }
   await backend.check();
   return backend;
+}
+
+/** Where run Pods go, warm and cold alike. */
+function podPlacement(config: SandboxSettings): PodPlacement {
+  return {
+    nodeSelector: config.SANDBOX_K8S_NODE_SELECTOR,
+    tolerations: config.SANDBOX_K8S_TOLERATIONS,
+    priorityClassName: config.SANDBOX_K8S_PRIORITY_CLASS,
+  };
 }
 
 /** The run Pods' CPU: the limit defaults to the request (SANDBOX_K8S_CPU_LIMIT). */

@@ -4,6 +4,33 @@ import { z } from 'zod';
 import { csv, port } from '@conveyor/config';
 import type { SandboxLimits } from './run-sandbox';
 
+/** A Kubernetes toleration (core/v1), as the run Pods carry it. */
+const toleration = z
+  .object({
+    key: z.string().min(1).optional(),
+    operator: z.enum(['Exists', 'Equal']).optional(),
+    value: z.string().optional(),
+    effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+    tolerationSeconds: z.number().int().optional(),
+  })
+  .strict();
+
+/** A setting holding JSON: parsed, then checked by `schema` (a malformed value fails at start, naming the setting). */
+function jsonSetting<T extends z.ZodTypeAny>(schema: T, fallback: string) {
+  return z
+    .string()
+    .default(fallback)
+    .transform((raw, ctx): unknown => {
+      try {
+        return JSON.parse(raw);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+}
+
 /** The isolation backends a runner can be configured with; sandbox-backends.ts builds each. */
 export const SANDBOX_BACKENDS = ['bubblewrap', 'kubernetes', 'none'] as const;
 
@@ -115,6 +142,19 @@ export const sandboxEnv = {
     .default('')
     .describe(
       "Kubernetes backend: CPU limit of each run's Pod when above its request (SANDBOX_K8S_CPU): the Pod may burst to it while its node has CPU to spare, which shortens the agent CLI's CPU-bound start. Empty: the limit is the request.",
+    ),
+  SANDBOX_K8S_NODE_SELECTOR: jsonSetting(z.record(z.string().min(1), z.string()), '{}').describe(
+    'Kubernetes backend: `nodeSelector` of the run Pods, warm and cold alike (JSON object of node labels, e.g. `{"conveyor.dev/runs":"true"}`). A selector no node matches leaves the run `resource_unavailable` after SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS, its timeline naming the scheduler\'s reason.',
+  ),
+  SANDBOX_K8S_TOLERATIONS: jsonSetting(z.array(toleration), '[]').describe(
+    'Kubernetes backend: `tolerations` of the run Pods, warm and cold alike (JSON array of Kubernetes tolerations), so that they may go to nodes tainted for runs.',
+  ),
+  SANDBOX_K8S_PRIORITY_CLASS: z
+    .string()
+    .regex(/^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$/, 'a PriorityClass name')
+    .default('')
+    .describe(
+      'Kubernetes backend: `priorityClassName` of the run Pods (an existing PriorityClass); empty, the cluster default.',
     ),
   SANDBOX_K8S_SNAPSHOT_CLAIM: z
     .string()

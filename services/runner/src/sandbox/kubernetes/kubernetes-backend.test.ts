@@ -255,6 +255,17 @@ describe('KubernetesBackend', () => {
       expect(resources.limits.memory).toBe(resources.requests.memory);
     });
 
+    it("places the run's Pod where the operator says (nodeSelector, tolerations, priorityClassName)", async () => {
+      const placement = {
+        nodeSelector: { 'conveyor.dev/runs': 'true' },
+        tolerations: [{ key: 'conveyor.dev/runs', operator: 'Exists', effect: 'NoSchedule' }],
+        priorityClassName: 'conveyor-runs',
+      };
+      backend = new KubernetesBackend({ ...OPTIONS, placement }, api);
+      await prepare();
+      expect([...api.pods.values()][0]!.spec).toMatchObject(placement);
+    });
+
     it('maps a Pod the API server rejects to SandboxUnavailable and deletes the NetworkPolicy it made', async () => {
       api.createPodError = new KubernetesApiError(
         422,

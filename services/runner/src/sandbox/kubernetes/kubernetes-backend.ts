@@ -10,6 +10,7 @@ import {
   runNetworkPolicy,
   runPod,
   type PodCpu,
+  type PodPlacement,
   type PodSettings,
 } from './kubernetes-objects';
 import { podLossCause, reportingLoss, whileInProgress } from './pod-loss';
@@ -53,6 +54,8 @@ export interface KubernetesBackendOptions {
   /** Image of environments that name none. */
   defaultImage: string;
   cpu: PodCpu;
+  /** Where run Pods go; absent, wherever the scheduler puts them. */
+  placement?: PodPlacement;
   internalHosts: string[];
   /** How long a Pod may take to be scheduled and start (image pull included), and to stay unschedulable. */
   podStart: Omit<PodStartBounds, 'pollMs'>;
@@ -183,6 +186,7 @@ export class KubernetesBackend implements SandboxBackend {
         ...(this.options.runnerPod ? { owner: this.options.runnerPod } : {}),
         gatewayPort: gateway.server.port,
         cpu: this.options.cpu,
+        ...(this.options.placement ? { placement: this.options.placement } : {}),
         ...(mount ? { snapshot: mount.volume } : {}),
         ...(checkpoint ? { checkpoint } : {}),
         ...(claim ? { workspaceClaim: claim.name } : {}),

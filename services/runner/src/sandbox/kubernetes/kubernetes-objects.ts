@@ -47,6 +47,12 @@ export interface PodSnapshotVolume {
   subPath: string;
 }
 
+export interface PodPlacement {
+  nodeSelector: Record<string, string>;
+  tolerations: Array<Record<string, string | number>>;
+  priorityClassName: string;
+}
+
 export interface PodSettings {
   namespace: string;
   /** Pod name; also the value of the `conveyor.dev/run-sandbox` label the NetworkPolicy selects. */
@@ -62,6 +68,8 @@ export interface PodSettings {
   /** The runner pods' port of the run gateway (run-gateway.ts), where the run's key opens its egress and endpoints. */
   gatewayPort: number;
   cpu: PodCpu;
+  /** Where the operator places run Pods (SANDBOX_K8S_NODE_SELECTOR, _TOLERATIONS, _PRIORITY_CLASS). */
+  placement?: PodPlacement;
   /** Labels besides the run's own (a warm Pod's, warm-pods.ts). */
   labels?: Record<string, string>;
   /** The team's snapshot to unpack, when the run starts from one on a store the Pod can mount. */
@@ -101,6 +109,7 @@ export function runPod(policy: SandboxPolicy, settings: PodSettings) {
       hostNetwork: false,
       hostPID: false,
       hostIPC: false,
+      ...placementSpec(settings.placement),
       securityContext: {
         runAsNonRoot: true,
         runAsUser: POD_UID,
@@ -228,4 +237,14 @@ export function podExecCommand(argv: string[], env: Record<string, string>, cwd:
     cwd,
     ...argv,
   ];
+}
+
+/** The placement's fields that are set; none, the scheduler's defaults. */
+function placementSpec(placement: PodPlacement | undefined) {
+  if (!placement) return {};
+  return {
+    ...(Object.keys(placement.nodeSelector).length > 0 ? { nodeSelector: placement.nodeSelector } : {}),
+    ...(placement.tolerations.length > 0 ? { tolerations: placement.tolerations } : {}),
+    ...(placement.priorityClassName ? { priorityClassName: placement.priorityClassName } : {}),
+  };
 }

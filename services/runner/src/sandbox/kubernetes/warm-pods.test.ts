@@ -168,6 +168,29 @@ describe('warm run Pods', () => {
     await pool.stop();
   });
 
+  it('creates warm Pods where the operator places run Pods', async () => {
+    const placement = {
+      nodeSelector: { 'conveyor.dev/runs': 'true' },
+      tolerations: [{ key: 'conveyor.dev/runs', operator: 'Exists', effect: 'NoSchedule' }],
+      priorityClassName: '',
+    };
+    await start({
+      pod: {
+        namespace: 'conveyor',
+        runnerPodLabels: { 'app.kubernetes.io/name': 'conveyor-runner' },
+        gatewayPort: gateway.port,
+        cpu: { request: '1', limit: '1' },
+        placement,
+      },
+    });
+    const [first] = warmNames();
+    const { spec } = api.pods.get(first!)!;
+    expect(spec.nodeSelector).toEqual(placement.nodeSelector);
+    expect(spec.tolerations).toEqual(placement.tolerations);
+    // An empty class leaves the cluster's default.
+    expect(spec.priorityClassName).toBeUndefined();
+  });
+
   it('starts team-neutral Pods under a deny-all NetworkPolicy made before the first of them', async () => {
     await start();
     const [first] = warmNames();
