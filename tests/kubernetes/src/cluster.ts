@@ -137,3 +137,22 @@ export async function runnerMetrics(): Promise<string[]> {
     );
   return texts;
 }
+
+const RUNNER_PODS = 'app.kubernetes.io/name=conveyor-runner';
+
+/** The runner Deployment with `env` set (a value) or removed (undefined), its old Pods gone. */
+export async function setRunner(name: string, value: string | undefined): Promise<void> {
+  const before = (await pods(RUNNER_PODS)).map((pod) => pod.name);
+  await kubectl(
+    'set',
+    'env',
+    'deployment/conveyor-runner',
+    value === undefined ? `${name}-` : `${name}=${value}`,
+  );
+  await kubectl('rollout', 'status', 'deployment/conveyor-runner', '--timeout=300s');
+  // Old replicas still claim runs in their preStop pause: the runs must find only the new ones.
+  await eventually(
+    async () => ((await pods(RUNNER_PODS)).some((pod) => before.includes(pod.name)) ? undefined : true),
+    'the old runner Pods to be gone',
+  );
+}

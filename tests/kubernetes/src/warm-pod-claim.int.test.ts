@@ -5,14 +5,13 @@ import {
   type Json,
   type ScriptedModelServer,
 } from '@conveyor/testing';
-import { cluster, eventually, kubectl, pods, runnerMetrics } from './cluster';
+import { cluster, eventually, kubectl, pods, runnerMetrics, setRunner } from './cluster';
 import { api, MODEL, otherTeamKey, toolOutputs, waitForState } from './runs';
 
 // Issue 36: a real Claude Code run takes a started Pod from the runner's warm pool (docs/sandbox.md, warm run Pods).
 // The overlay keeps no pool (k8s/values/kubernetes-test.yaml: its Pods would hold the node's room the other files'
 // runs need), so this file gives the runners one of the default run image for itself and takes it away after.
 
-const RUNNERS = 'app.kubernetes.io/name=conveyor-runner';
 const RUNNER = 'deployment/conveyor-runner';
 const GO = '/workspace/.go';
 
@@ -35,18 +34,6 @@ async function warmMetrics(): Promise<{ hits: number; misses: number }> {
     for (const [, stat, value] of text.matchAll(/^conveyor_warm_run_pods\{[^}]*stat="(\w+)"[^}]*\} (\d+)/gm))
       if (stat === 'hits' || stat === 'misses') sums[stat] += Number(value);
   return sums;
-}
-
-/** The runner Deployment with `env` set (a value) or removed (undefined), its old Pods gone. */
-async function setRunner(name: string, value: string | undefined): Promise<void> {
-  const before = (await pods(RUNNERS)).map((pod) => pod.name);
-  await kubectl('set', 'env', RUNNER, value === undefined ? `${name}-` : `${name}=${value}`);
-  await kubectl('rollout', 'status', RUNNER, '--timeout=300s');
-  // Old replicas still claim runs in their preStop pause: the runs must find only the new ones.
-  await eventually(
-    async () => ((await pods(RUNNERS)).some((pod) => before.includes(pod.name)) ? undefined : true),
-    'the old runner Pods to be gone',
-  );
 }
 
 /** Running warm Pods no run has claimed yet. */
