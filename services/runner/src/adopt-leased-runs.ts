@@ -14,7 +14,7 @@ export const ADOPT_INTERVAL_MS = 3000;
 export function adoptLeasedRuns(
   take: (limit: number) => Promise<Array<Promise<unknown>>>,
   onTaken: (execution: Promise<unknown>) => void,
-  slots: Pick<RunSlots, 'reserve'>,
+  slots: Pick<RunSlots, 'free'>,
   logger: Logger,
   intervalMs = ADOPT_INTERVAL_MS,
 ): { stop(): Promise<void> } {
@@ -22,13 +22,12 @@ export function adoptLeasedRuns(
   let asking: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const ask = async () => {
-    const free = slots.reserve();
+    const free = slots.free();
+    if (free === 0) return;
     try {
-      if (free.count > 0) for (const execution of await take(free.count)) onTaken(execution);
+      for (const execution of await take(free)) onTaken(execution);
     } catch (err) {
       logger.warn({ err }, 'could not ask for runs to adopt; asking again');
-    } finally {
-      free.release();
     }
   };
   const next = () => {

@@ -1,10 +1,18 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { createLogger } from '@conveyor/logger';
 import { REDIS_URL, uniqueName } from '@conveyor/testing';
+import { adoptLeasedRuns } from './adopt-leased-runs';
 import { RunSlots } from './run-slots';
 
-// The runner's real BullMQ worker over a real Redis, driven by its slots: paused while adopted runs hold every slot,
-// taking jobs again once one ends.
+const log = createLogger({ service: 'runner-test', level: 'silent' });
+
+/** Resolves once `done` holds (polled; the test's own timeout fails it otherwise). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+// The runner's real BullMQ worker over a real Redis, driven by its slots.
 describe('RunSlots with a real BullMQ worker', () => {
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   afterAll(() => redis.quit());
@@ -35,6 +43,47 @@ describe('RunSlots with a real BullMQ worker', () => {
     endAdopted();
     await finished;
     expect(done.sort()).toEqual([1, 2]);
+    await queue.obliterate({ force: true });
+    await queue.close();
+  });
+
+  // The rolling-upgrade failure: long jobs, and an AdoptRuns ask every tick. An ask must not shrink the worker below
+  // its running jobs, or BullMQ waits for one of them to end before it claims the next job.
+  it('keeps claiming jobs up to RUNNER_CONCURRENCY while adoption asks are in flight every tick', async () => {
+    const name = uniqueName('slots');
+    const queue = new Queue(name, { connection: redis });
+    const slots = new RunSlots(5);
+    const started: number[] = [];
+    let endJobs = () => undefined as void;
+    const jobsEnd = new Promise<void>((resolve) => (endJobs = resolve));
+    const worker = new Worker<{ n: number }>(
+      name,
+      (job) => slots.job(async () => (started.push(job.data.n), await jobsEnd)),
+      { connection: redis, autorun: false },
+    );
+    slots.attach(worker);
+    await queue.add('run', { n: 1 });
+    await until(() => started.length === 1);
+
+    // The first ask stays unanswered until told; every later one answers at once, with nothing to adopt.
+    let asks = 0;
+    let answer = () => undefined as void;
+    const firstAnswer = new Promise<void>((resolve) => (answer = resolve));
+    const take = async () => (++asks === 1 ? await firstAnswer : undefined, []);
+    const adoption = adoptLeasedRuns(take, (e) => slots.adopt(e), slots, log, 1);
+    await until(() => asks === 1);
+    await queue.add('run', { n: 2 });
+    await until(() => started.length === 2);
+    answer();
+    await until(() => asks > 3);
+
+    for (const n of [3, 4, 5]) await queue.add('run', { n });
+    await until(() => started.length === 5);
+    expect(started.sort()).toEqual([1, 2, 3, 4, 5]);
+
+    await adoption.stop();
+    endJobs();
+    await worker.close();
     await queue.obliterate({ force: true });
     await queue.close();
   });

@@ -36,7 +36,7 @@ describe('RunSlots: adopted runs count against RUNNER_CONCURRENCY', () => {
     slots.adopt(b.running);
     slots.attach(slotWorker);
     expect(state.takesJobs).toBe(false);
-    expect(slots.reserve().count).toBe(0);
+    expect(slots.free()).toBe(0);
 
     await a.end();
     expect(state).toEqual({ concurrency: 1, takesJobs: true });
@@ -44,21 +44,19 @@ describe('RunSlots: adopted runs count against RUNNER_CONCURRENCY', () => {
     expect(state).toEqual({ concurrency: 2, takesJobs: true });
   });
 
-  it('asks only for the slots neither jobs nor adopted runs hold, and holds them from the worker while asking', async () => {
+  it('asks only for the slots neither jobs nor adopted runs hold, and leaves the worker alone while asking', async () => {
     const slots = new RunSlots(3);
     const { state, slotWorker } = worker();
     slots.attach(slotWorker);
     const job = execution();
     const running = slots.job(() => job.running);
-    const ask = slots.reserve();
-    expect(ask.count).toBe(2);
-    // The worker cannot fill the reserved slots while the ask is answered.
-    expect(state.concurrency).toBe(1);
+    expect(slots.free()).toBe(2);
+    // An ask changes nothing of the worker: only adopted runs resize it.
+    expect(state).toEqual({ concurrency: 3, takesJobs: true });
     slots.adopt(execution().running);
     slots.adopt(execution().running);
-    ask.release();
     expect(state).toEqual({ concurrency: 1, takesJobs: true });
-    expect(slots.reserve().count).toBe(0);
+    expect(slots.free()).toBe(0);
     await job.end();
     await running;
   });

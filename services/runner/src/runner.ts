@@ -124,9 +124,7 @@ export class Runner implements Service {
       this.adopted.add(taken);
       void taken.finally(() => this.adopted.delete(taken));
     };
-    const first = this.slots.reserve();
-    for (const taken of await takeBack(first.count)) onTaken(taken);
-    first.release();
+    for (const taken of await takeBack(this.slots.free())) onTaken(taken);
     if (durable.leased) this.adoption = adoptLeasedRuns(takeBack, onTaken, this.slots, logger);
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
