@@ -7,9 +7,13 @@ import { RunSlots } from './run-slots';
 
 const log = createLogger({ service: 'runner-test', level: 'silent' });
 
-/** Resolves once `done` holds (polled; the test's own timeout fails it otherwise). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Resolves once `done` holds (polled); throws if it still does not after 10 s, so a failed test stops polling. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  const giveUpAt = Date.now() + 10_000;
+  while (!done()) {
+    if (Date.now() > giveUpAt) throw new Error(`never happened: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 // The runner's real BullMQ worker over a real Redis, driven by its slots.
@@ -62,28 +66,31 @@ describe('RunSlots with a real BullMQ worker', () => {
       { connection: redis, autorun: false },
     );
     slots.attach(worker);
-    await queue.add('run', { n: 1 });
-    await until(() => started.length === 1);
-
     // The first ask stays unanswered until told; every later one answers at once, with nothing to adopt.
     let asks = 0;
     let answer = () => undefined as void;
     const firstAnswer = new Promise<void>((resolve) => (answer = resolve));
     const take = async () => (++asks === 1 ? await firstAnswer : undefined, []);
-    const adoption = adoptLeasedRuns(take, (e) => slots.adopt(e), slots, log, 1);
-    await until(() => asks === 1);
-    await queue.add('run', { n: 2 });
-    await until(() => started.length === 2);
-    answer();
-    await until(() => asks > 3);
+    let adoption: { stop(): Promise<void> } | undefined;
+    try {
+      await queue.add('run', { n: 1 });
+      await until(() => started.length === 1, 'the first job started');
+      adoption = adoptLeasedRuns(take, (e) => slots.adopt(e), slots, log, 1);
+      await until(() => asks === 1, 'an ask in flight');
+      await queue.add('run', { n: 2 });
+      await until(() => started.length === 2, 'a job started during the ask');
+      answer();
+      await until(() => asks > 3, 'more asks');
 
-    for (const n of [3, 4, 5]) await queue.add('run', { n });
-    await until(() => started.length === 5);
-    expect(started.sort()).toEqual([1, 2, 3, 4, 5]);
-
-    await adoption.stop();
-    endJobs();
-    await worker.close();
+      for (const n of [3, 4, 5]) await queue.add('run', { n });
+      await until(() => started.length === 5, 'every slot holds a job');
+      expect(started.sort()).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      answer();
+      await adoption?.stop();
+      endJobs();
+      await worker.close();
+    }
     await queue.obliterate({ force: true });
     await queue.close();
   });
