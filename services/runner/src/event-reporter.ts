@@ -32,6 +32,7 @@ export class EventReporter {
   private readonly transcript: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private sending = false;
   private readonly backoff = new Backoff(250, 5000);
   /** After a retryable failure, the timer sends nothing before this (epoch ms). */
   private retryAt = 0;
@@ -61,8 +62,9 @@ export class EventReporter {
       this.pending = from.events_json.map((json) => JSON.parse(json) as RunEvent);
     }
     // flush() hands its failures to onError; the catch is for onError's own.
+    // One batch in flight at a time: its write-ahead may wait out an orchestrator outage (lease-records.ts).
     this.timer = setInterval(() => {
-      if (Date.now() >= this.retryAt) void this.flush().catch(this.onError);
+      if (!this.sending && Date.now() >= this.retryAt) void this.flush().catch(this.onError);
     }, intervalMs);
     this.timer.unref();
   }
@@ -80,6 +82,7 @@ export class EventReporter {
     this.flushing = this.flushing.then(async () => {
       if (this.pending.length === 0) return;
       const batch = this.unacknowledged();
+      this.sending = true;
       try {
         await this.journal?.();
         const control = await this.link.call('ReportEvents', {
@@ -103,6 +106,8 @@ export class EventReporter {
         const outage = orchestratorUnreachable(err);
         if (!outage || !this.unreachable) this.onError(err);
         this.unreachable = outage;
+      } finally {
+        this.sending = false;
       }
     });
     return this.flushing;

@@ -28,6 +28,11 @@ import type { SandboxBackend } from './sandbox/run-sandbox';
 import { createSandboxBackend } from './sandbox/sandbox-backends';
 import { durableExecutions, takeBackRuns } from './take-back-runs';
 import { adoptLeasedRuns } from './adopt-leased-runs';
+import { RunSlots } from './run-slots';
+
+/** How long a stopping runner lets its runs finish (and releases their leases): the shutdown deadline less a margin. */
+const drainMs = (config: Pick<RunnerConfig, 'SHUTDOWN_TIMEOUT_MS'>) =>
+  Math.max(0, config.SHUTDOWN_TIMEOUT_MS - 2000);
 
 /**
  * A runner process: a BullMQ worker taking run jobs with bounded concurrency. At start it takes back the runs whose
@@ -52,13 +57,17 @@ export class Runner implements Service {
   private adoption: { stop(): Promise<void> } | undefined;
   /** Executions taken back from the previous runner process (not jobs of this one's worker). */
   private readonly adopted = new Set<Promise<unknown>>();
+  /** RUNNER_CONCURRENCY, shared by the queue's jobs and the adopted executions. */
+  private readonly slots: RunSlots;
   private readonly stopAll = new AbortController();
   private stopped: Promise<void> | undefined;
 
   constructor(
     private readonly config: RunnerConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.slots = new RunSlots(config.RUNNER_CONCURRENCY);
+  }
 
   async start(): Promise<void> {
     const { config, logger } = this;
@@ -93,33 +102,45 @@ export class Runner implements Service {
     this.modelProxy = await startModelProxy(config, logger);
     // On Kubernetes any replica reopens any run's Pod: the records are the runs' leases, and a stopping or lost
     // runner's runs are adopted by the others (docs/sandbox.md "Run leases").
-    const leases = config.RUN_SANDBOX === 'kubernetes' ? { link, runnerId: config.RUNNER_ID } : undefined;
+    const leases =
+      config.RUN_SANDBOX === 'kubernetes'
+        ? {
+            link,
+            runnerId: config.RUNNER_ID,
+            bounds: { saveWithinMs: config.RUN_TIMEOUT_MS, releaseWithinMs: drainMs(config) },
+            log: logger,
+          }
+        : undefined;
     const durable = durableExecutions(sandbox, config, leases);
     const executor = new RunExecutor(
       link,
       { ...executorOptions(config, config.RUNNER_ID, sandbox, this.modelProxy), ...durable },
       logger,
     );
-    const takeBack = () =>
-      takeBackRuns(executor, sandbox, durable.adoptionRecords, this.stopAll.signal, logger);
+    const takeBack = (limit: number) =>
+      takeBackRuns(executor, sandbox, durable.adoptionRecords, this.stopAll.signal, logger, limit);
     const onTaken = (taken: Promise<unknown>) => {
+      this.slots.adopt(taken);
       this.adopted.add(taken);
       void taken.finally(() => this.adopted.delete(taken));
     };
-    for (const taken of await takeBack()) onTaken(taken);
-    if (durable.leased) this.adoption = adoptLeasedRuns(takeBack, onTaken, logger);
+    for (const taken of await takeBack(this.slots.free())) onTaken(taken);
+    if (durable.leased) this.adoption = adoptLeasedRuns(takeBack, onTaken, this.slots, logger);
     this.worker = new Worker<RunJob>(
       config.RUN_QUEUE,
-      async (job) => {
-        const stopTimer = jobDuration.startTimer();
-        const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal, {
-          onAgentStarted: () => timeToAgent.observe((Date.now() - job.timestamp) / 1000),
-        });
-        if (outcome !== 'skipped') stopTimer({ outcome });
-        return outcome;
-      },
-      { connection: redis, concurrency: config.RUNNER_CONCURRENCY, autorun: true },
+      (job) =>
+        this.slots.job(async () => {
+          const stopTimer = jobDuration.startTimer();
+          const outcome = await executor.execute(runJobSchema.parse(job.data), this.stopAll.signal, {
+            onAgentStarted: () => timeToAgent.observe((Date.now() - job.timestamp) / 1000),
+          });
+          if (outcome !== 'skipped') stopTimer({ outcome });
+          return outcome;
+        }),
+      // Started by the slots, with what adopted runs leave of RUNNER_CONCURRENCY.
+      { connection: redis, concurrency: config.RUNNER_CONCURRENCY, autorun: false },
     );
+    this.slots.attach(this.worker);
     this.worker.on('failed', (job, err) => logger.error({ err, jobId: job?.id }, 'run job failed'));
     // The worker re-emits its connection's failures, which logConnectionOutages above logs once.
     this.worker.on('error', () => undefined);
@@ -141,11 +162,9 @@ export class Runner implements Service {
       this.readiness.markStopping();
       // Agents running durable go on alone; the next runner process (Kubernetes: any replica) takes them back.
       await this.adoption?.stop();
+      this.slots.detach();
       this.sandbox?.detach?.();
-      const drainDeadline = setTimeout(
-        () => this.stopAll.abort(),
-        Math.max(0, this.config.SHUTDOWN_TIMEOUT_MS - 2000),
-      );
+      const drainDeadline = setTimeout(() => this.stopAll.abort(), drainMs(this.config));
       await closeAll(this.logger, [
         ['worker', () => this.worker?.close()],
         ['warm run pods', () => this.sandbox?.warmPods?.stop()],

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from '@conveyor/logger';
 import { AdoptionRecords } from './execution/adoption-records';
-import { LeaseRecords } from './execution/lease-records';
+import { LeaseRecords, type LeaseWriteBounds } from './execution/lease-records';
 import { RecordFiles } from './execution/record-files';
 import type { OrchestratorLink } from './orchestrator-link';
 import { TurnCheckpoints } from './execution/turn-checkpoints';
@@ -24,7 +24,12 @@ const rootKey = (workspaceRoot: string) =>
 export function durableExecutions(
   sandbox: SandboxBackend,
   config: { SANDBOX_STATE_DIR: string; WORKSPACE_ROOT: string },
-  leases?: { link: Pick<OrchestratorLink, 'call'>; runnerId: string },
+  leases?: {
+    link: Pick<OrchestratorLink, 'call'>;
+    runnerId: string;
+    bounds: LeaseWriteBounds;
+    log: Logger;
+  },
 ): { adoptionRecords?: AdoptionRecords; checkpoints?: TurnCheckpoints; leased?: boolean } {
   const stateDir = (kind: string) =>
     path.join(config.SANDBOX_STATE_DIR, kind, rootKey(config.WORKSPACE_ROOT));
@@ -33,7 +38,9 @@ export function durableExecutions(
   if (!sandbox.reopen) return sandbox.checkpointDir ? { checkpoints } : {};
   if (leases)
     return {
-      adoptionRecords: new AdoptionRecords(new LeaseRecords(leases.link, leases.runnerId)),
+      adoptionRecords: new AdoptionRecords(
+        new LeaseRecords(leases.link, leases.runnerId, leases.bounds, leases.log),
+      ),
       checkpoints,
       leased: true,
     };
@@ -43,7 +50,8 @@ export function durableExecutions(
 /**
  * Takes back the runs whose agents outlived the previous process (docs/run-lifecycle.md "Runner restarts"): ends
  * the agents it left unrecorded, ends ERROR the runs whose records are of a newer version, and adopts the others.
- * Call once, before this process executes anything. Returns the executions taken back, each settled without throwing.
+ * Call once, before this process executes anything (on Kubernetes, again for each ask: `limit`, the free slots, bounds
+ * the runs taken from other replicas; a runner's own records are all taken back). Returns the executions taken back, each settled without throwing.
  */
 export async function takeBackRuns(
   executor: RunExecutor,
@@ -51,8 +59,9 @@ export async function takeBackRuns(
   records: AdoptionRecords | undefined,
   stopSignal: AbortSignal,
   logger: Logger,
+  limit?: number,
 ): Promise<Array<Promise<unknown>>> {
-  const { records: adopting, refused } = (await records?.list()) ?? { records: [], refused: [] };
+  const { records: adopting, refused } = (await records?.list(limit)) ?? { records: [], refused: [] };
   const released = await sandbox.releaseLeftovers?.(adopting.map((r) => r.assignment.run_id));
   if (released?.length)
     logger.warn({ runIds: released }, 'ended agents the previous runner process left unrecorded');

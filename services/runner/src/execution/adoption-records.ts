@@ -104,8 +104,14 @@ export class AdoptionRecords {
       };
       await this.store.write(target, JSON.stringify(record));
     };
-    // A record that cannot be written leaves the previous one: the run is then not taken back as far, not stopped.
-    const queue = () => (writing = writing.then(write).catch(() => undefined));
+    // Writes go one after another. Each caller sees its own write's failure: an event batch (or the completion) is
+    // not sent past a record that was not written (docs/run-lifecycle.md "Runner restarts"); a later write is still
+    // tried.
+    const queue = () => {
+      const written = writing.then(write);
+      writing = written.catch(() => undefined);
+      return written;
+    };
     reporter.writeAheadTo(queue);
     inbox.keepIn(queue);
     return {
@@ -121,7 +127,8 @@ export class AdoptionRecords {
           ...(modelToken ? { modelToken } : {}),
           ...(reopenSecret ? { reopenSecret } : {}),
         };
-        void queue();
+        // Not written: the next batch's write-ahead writes it (and holds the batch until it is).
+        queue().catch(() => undefined);
       },
       close: async (keep: boolean) => {
         await writing;
@@ -138,10 +145,10 @@ export class AdoptionRecords {
    * to take back, or, when a newer runner wrote it (its version is unknown here), one to end. A store that moves runs
    * between replicas names the new holder, which the execution is taken back as.
    */
-  async list(): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
+  async list(limit?: number): Promise<{ records: AdoptionRecord[]; refused: RefusedRecord[] }> {
     const records: AdoptionRecord[] = [];
     const refused: RefusedRecord[] = [];
-    for (const { json, holder } of await this.store.take()) {
+    for (const { json, holder } of await this.store.take(limit)) {
       const target = targetSchema.safeParse(json);
       if (target.success && target.data.version > ADOPTION_RECORD_VERSION) {
         const { version, runnerId, assignment } = target.data;

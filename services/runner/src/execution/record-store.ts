@@ -18,8 +18,8 @@ export interface RecordStore {
   remove(target: RecordTarget): Promise<void>;
   /** The runner stops and leaves the execution, its record just written, to whoever takes it back. */
   handOver(target: RecordTarget): Promise<void>;
-  /** The records to take back now. */
-  take(): Promise<KeptRecord[]>;
+  /** The records to take back now; a store moving runs between runners hands out at most `limit`. */
+  take(limit?: number): Promise<KeptRecord[]>;
 }
 
 export const parseRecord = (text: string): unknown => {

@@ -142,28 +142,33 @@ export class ExecutionLifecycle {
    */
   async finish(driven: Completion): Promise<string> {
     this.stopSignal.removeEventListener('abort', this.onStop);
-    // The last batch rides on the completion when the orchestrator records it there (it says so at claim).
-    let rest: NumberedEvents = { events_json: [], first_event: 0 };
-    if (this.context.assignment.completion_takes_events) rest = await this.reporter.takeRest();
-    else await this.reporter.close();
+    // The last batch rides on the completion when the orchestrator records it there (it says so at claim). Its
+    // write-ahead (the adoption record) is acknowledged first, or the completion is not sent (`report` throws).
+    const rest: Promise<NumberedEvents> = this.context.assignment.completion_takes_events
+      ? this.reporter.takeRest()
+      : this.reporter.close().then(() => ({ events_json: [], first_event: 0 }));
+    await rest.catch(() => undefined);
     const completion = this.settle(driven);
-    const request = {
-      ...this.context.target,
-      ...rest,
-      state: completion.state,
-      message: completion.message,
-      error_code: completion.errorCode ?? '',
-      setup_failed: completion.setupFailed ?? false,
-      transcript: completion.transcript ?? this.reporter.transcriptBytes(),
-      followups: this.acknowledgement(),
-      ...(completion.session ? { session: completion.session } : {}),
+    const report = async () => {
+      const request = {
+        ...this.context.target,
+        ...(await rest),
+        state: completion.state,
+        message: completion.message,
+        error_code: completion.errorCode ?? '',
+        setup_failed: completion.setupFailed ?? false,
+        transcript: completion.transcript ?? this.reporter.transcriptBytes(),
+        followups: this.acknowledgement(),
+        ...(completion.session ? { session: completion.session } : {}),
+      };
+      await untilAcknowledged(
+        'run completion',
+        () => this.link.call('CompleteRun', request),
+        { giveUpAfterMs: this.settings.limits.wallClockMs },
+        this.log,
+      );
     };
-    await untilAcknowledged(
-      'run completion',
-      () => this.link.call('CompleteRun', request),
-      { giveUpAfterMs: this.settings.limits.wallClockMs },
-      this.log,
-    )
+    await report()
       .catch((err: unknown) => this.log.warn({ err }, 'could not report completion'))
       .finally(() => clearInterval(this.heartbeat));
     const { trace } = this.context;

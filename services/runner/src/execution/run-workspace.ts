@@ -155,7 +155,7 @@ export class RunWorkspaces {
     drive: () => Promise<Completion>,
   ): Promise<Completion> {
     let completion: Completion;
-    const letGo = () => sandbox.detach?.();
+    const letGo = () => sandbox.detach?.(true);
     ctx.takenOver?.addEventListener('abort', letGo, { once: true });
     try {
       completion = await drive();

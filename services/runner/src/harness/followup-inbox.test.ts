@@ -105,4 +105,27 @@ describe('FollowupInbox', () => {
     expect(next.drain()).toEqual([]);
     expect(next.acknowledged()).toEqual(['id-claimed']);
   });
+
+  it('acknowledges nothing while the journal cannot write a follow-up down, and does once a later poll writes it', async () => {
+    const inbox = new FollowupInbox([], [f('claimed')]);
+    let fails = true;
+    const written: string[][] = [];
+    inbox.keepIn(async () => {
+      if (fails) throw new Error('lease save refused');
+      written.push(inbox.handedFollowups().map((x) => x.followup_id));
+    });
+    inbox.startedWith();
+    inbox.push(f('a'));
+    inbox.drain();
+    await new Promise(setImmediate);
+    expect(inbox.acknowledged()).toEqual([]);
+    await new Promise(setImmediate);
+    expect(written).toEqual([]);
+    fails = false;
+    // The poll that finds the journal failed writes it again; the next one acknowledges what was written.
+    expect(inbox.acknowledged()).toEqual([]);
+    await new Promise(setImmediate);
+    expect(written).toEqual([['id-a']]);
+    expect(inbox.acknowledged()).toEqual(['id-claimed', 'id-a']);
+  });
 });

@@ -20,8 +20,11 @@ export class FollowupInbox {
   private keep: (() => Promise<void>) | undefined;
   /** The IDs of the follow-ups the claim handed over with the prompt (the assignment's `pending_followups`). */
   private readonly atStart: string[];
-  /** Whether the harness has been given the claim's follow-ups (`startedWith`), durably. */
+  /** Whether the harness has been given the claim's follow-ups (`startedWith`), and whether durably. */
+  private startGiven: boolean;
   private startDurable: boolean;
+  /** A journal write in flight: one at a time, so a later write is never overtaken by an earlier one. */
+  private writing = false;
 
   /**
    * `handedBefore`: what a previous runner process of the execution had handed to the harness (its record's).
@@ -36,6 +39,7 @@ export class FollowupInbox {
     this.handed = [...handedBefore];
     this.durable = this.handed.length;
     this.atStart = claimed.map((f) => f.followup_id);
+    this.startGiven = started;
     this.startDurable = started;
     this.received = new Set([...this.atStart, ...this.handed.map((f) => f.followup_id)]);
   }
@@ -47,9 +51,8 @@ export class FollowupInbox {
    */
   startedWith(): void {
     if (this.atStart.length === 0) return;
-    const durable = () => void (this.startDurable = true);
-    if (!this.keep) return durable();
-    void this.keep().then(durable, durable);
+    this.startGiven = true;
+    this.persist();
   }
 
   push(followup: OfferedFollowup): void {
@@ -83,6 +86,8 @@ export class FollowupInbox {
    * harness polls its inbox), and the next one is offered them again.
    */
   acknowledged(): string[] {
+    // A journal write that failed is tried again here (each poll asks): until one succeeds nothing new is acknowledged.
+    this.persist();
     return [
       ...(this.startDurable ? this.atStart : []),
       ...this.handed.slice(0, this.durable).map((f) => f.followup_id),
@@ -127,10 +132,29 @@ export class FollowupInbox {
   private hand(followups: OfferedFollowup[]): void {
     if (followups.length === 0) return;
     this.handed.push(...followups);
+    this.persist();
+  }
+
+  /**
+   * Makes what the harness was given durable (the journal, if any), then acknowledgeable. A failed write acknowledges
+   * nothing: the orchestrator keeps offering the follow-up, and a runner that dies now has the next process hand it
+   * again rather than lose it.
+   */
+  private persist(): void {
     const upTo = this.handed.length;
-    const durable = () => void (this.durable = Math.max(this.durable, upTo));
+    const started = this.startGiven;
+    if (upTo === this.durable && started === this.startDurable) return;
+    const durable = () => {
+      this.durable = Math.max(this.durable, upTo);
+      this.startDurable ||= started;
+    };
     if (!this.keep) return durable();
-    // A journal that fails leaves the previous record (the run is then not taken back as far): acknowledged anyway.
-    void this.keep().then(durable, durable);
+    if (this.writing) return;
+    this.writing = true;
+    void this.keep()
+      .then(durable, () => undefined)
+      .finally(() => {
+        this.writing = false;
+      });
   }
 }

@@ -181,9 +181,11 @@ export interface RunSandbox {
   attachDurable?(from: OutputOffsets): SandboxProcess;
   /**
    * Lets go of the run and kills nothing: its durable process goes on for whoever takes the run, and what waits for
-   * it here ends with `RunDetached`. Backends with durable processes.
+   * it here ends with `RunDetached`. `takenOver`: another runner took the run over while this one lives, so nothing
+   * of it is served from here any more (Kubernetes: its gateway registration is dropped locally). Backends with
+   * durable processes.
    */
-  detach?(): void;
+  detach?(takenOver?: boolean): void;
   /**
    * Kills what still runs and releases the sandbox and its workspace, which is deleted unless `keepWorkspace` (a failed
    * setup keeps it for the debug session, which prepares the same run's sandbox again) — never when a limit ended

@@ -367,6 +367,29 @@ describe('KubernetesBackend', () => {
       expect(api.execs.some((c) => c.includes('-KILL'))).toBe(false);
     });
 
+    it("stops serving a run taken over on this replica's gateway, and keeps serving one handed over at stop", async () => {
+      // Served here: an endpoint it lacks is a 404; not served (and no other replica here): its key is unknown, 401.
+      const status = async (key: string) =>
+        (await fetch(`http://127.0.0.1:${gateway.port}/r/${key}/no-such-endpoint/x`)).status;
+      const handedOver = await prepare();
+      const takenOver = await prepare();
+      api.script = async (command, io, onStatus) => {
+        if (command.includes('conveyor-agent')) io.stdout.write('{"type":"system"}\n');
+        else later(onStatus, { status: 'Success' });
+        return { close: () => undefined };
+      };
+      for (const sandbox of [handedOver, takenOver]) {
+        const proc = sandbox.exec({ argv: ['claude', '-p'], env: {}, stdin: 'pipe', durable: true });
+        await new Promise<void>((resolve) => proc.stdout.once('data', () => resolve()));
+        proc.exited.catch(() => undefined);
+      }
+      takenOver.detach!(true);
+      handedOver.detach!();
+      expect(await status(takenOver.reopenSecret!)).toBe(401);
+      expect(await status(handedOver.reopenSecret!)).toBe(404);
+      expect(api.execs.some((c) => c.includes('-KILL'))).toBe(false);
+    });
+
     it('is read on from the offsets a previous holder recorded, to its exit status', async () => {
       const sandbox = await prepare();
       api.script = async (command, io, onStatus) => {

@@ -220,6 +220,7 @@ export class KubernetesBackend implements SandboxBackend {
         gatewayUrls(gateway.address, registration.key),
         gateway.address.slice(0, gateway.address.lastIndexOf(':')),
         closers,
+        () => registration.forget(),
         this.options.snapshots,
         log,
         checkpoint && this.options.checkpoints,
@@ -243,7 +244,7 @@ export class KubernetesBackend implements SandboxBackend {
     const { namespace, gateway } = this.options;
     const log = this.options.logger.child({ runId: policy.runId });
     try {
-      const { name, key, closers } = await reopenRunPod(
+      const { name, key, closers, forget } = await reopenRunPod(
         this.api,
         { namespace, gateway: gateway.server, internalHosts: this.options.internalHosts },
         policy,
@@ -257,6 +258,7 @@ export class KubernetesBackend implements SandboxBackend {
         gatewayUrls(gateway.address, key),
         gateway.address.slice(0, gateway.address.lastIndexOf(':')),
         closers,
+        forget,
         this.options.snapshots,
         log.child({ pod: name }),
       );
@@ -329,6 +331,8 @@ class KubernetesSandbox implements RunSandbox {
     /** The gateway's host: endpoints are reached there directly, not through the egress filter. */
     private readonly gatewayHost: string,
     private readonly closers: Array<() => Promise<unknown>>,
+    /** Drops the run from this replica's gateway only (`GatewayRegistration.forget`). */
+    private readonly forgetRoute: () => void,
     private readonly snapshots: PodSnapshots | undefined,
     private readonly log: Logger,
     /** Set when the Pod mounts the run's checkpoint: restoreCheckpoint then unpacks it there. */
@@ -361,9 +365,14 @@ class KubernetesSandbox implements RunSandbox {
     return this.track(this.startDurable(undefined, from));
   }
 
-  /** The runner lets go of the run (it stops, or another replica took it over): its agent goes on, nothing is killed. */
-  detach(): void {
+  /**
+   * The runner lets go of the run (it stops, or another replica took it over): its agent goes on, nothing is killed.
+   * Taken over, the run is also no longer served by this replica's gateway nor its route renewed from here; the
+   * route, the adopter's now, is left alone. A stopping runner keeps serving until its gateway closes.
+   */
+  detach(takenOver = false): void {
     this.durable?.detach();
+    if (takenOver) this.forgetRoute();
   }
 
   private startDurable(options: SandboxExecOptions | undefined, from = { stdout: 0, stderr: 0 }) {

@@ -21,7 +21,12 @@ export async function reopenRunPod(
   options: { namespace: string; gateway: RunGateway; internalHosts: string[] },
   policy: SandboxPolicy,
   log: Parameters<typeof reportEgress>[1],
-): Promise<{ name: string; key: string; closers: Array<() => Promise<unknown>> }> {
+): Promise<{
+  name: string;
+  key: string;
+  closers: Array<() => Promise<unknown>>;
+  forget: () => void;
+}> {
   const { namespace } = options;
   const key = policy.reopenSecret;
   if (!key) throw new SandboxUnavailable("its adoption record holds no key of the run's gateway");
@@ -59,7 +64,7 @@ export async function reopenRunPod(
     () => api.deleteNetworkPolicy(namespace, name),
     () => api.deletePod(namespace, name),
   ];
-  return { name, key, closers };
+  return { name, key, closers, forget: () => registration.forget() };
 }
 
 /**

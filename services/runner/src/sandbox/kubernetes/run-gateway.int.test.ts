@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
@@ -246,6 +247,32 @@ describe('run gateway: every runner replica answers for a run, by its key alone 
     await gamma.close();
     for (const gateway of [first, second])
       expect((await tunnel(gateway.port, `127.0.0.1:${destinationPort}`, gamma.key)).status).toBe(407);
+  });
+
+  it("lets a replica taken over while alive drop the run on its own gateway only: the adopter's route stays", async () => {
+    const reaching = (destinations: string[]) =>
+      new EgressFilter({ allowedHosts: [], internalHosts: destinations }, () => undefined);
+    const destinationAddress = `127.0.0.1:${destinationPort}`;
+    // The first holder's grant reaches nothing; the adopter registers under the key the run's Pod already holds.
+    const old = await first.register({ runId: 'run_epsilon', egress: reaching([]), endpoints: [] });
+    await second.register(
+      { runId: 'run_epsilon', egress: reaching([destinationAddress]), endpoints: [] },
+      old.key,
+    );
+    const digest = createHash('sha256').update(old.key).digest('hex');
+    const holder = () => redis.get(`conveyor:run-gateway:${digest}`);
+    expect(await holder()).toBe(`127.0.0.1:${second.port}`);
+
+    // Partitioned, the old holder does not know yet: its renewal leaves the adopter's route alone.
+    await first.renew();
+    expect(await holder()).toBe(`127.0.0.1:${second.port}`);
+    // Told `conflict`, it lets go: the run is no longer served there, and its route is neither renewed nor dropped.
+    old.forget();
+    await first.renew();
+    expect(await holder()).toBe(`127.0.0.1:${second.port}`);
+    const through = await tunnel(first.port, destinationAddress, old.key);
+    expect(through.status).toBe(200);
+    expect(through.body).toContain('echo: ping');
   });
 
   it('answers a retryable 503 while the replica named as holder cannot be reached', async () => {

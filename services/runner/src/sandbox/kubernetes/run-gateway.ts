@@ -25,6 +25,11 @@ export interface GatewayRegistration {
   /** The run's key: the Pod presents it as its proxy credential and in its endpoints' paths. */
   readonly key: string;
   close(): Promise<void>;
+  /**
+   * Stops serving the run here and renewing its route, and leaves the route alone: another replica took the run
+   * over (under the same key) while this one lives, and the route names the adopter now.
+   */
+  forget(): void;
 }
 
 interface LocalRun {
@@ -92,8 +97,7 @@ export class RunGateway {
       socket.once('close', () => this.sockets.delete(socket));
     });
     this.renewal = setInterval(() => {
-      const digests = [...this.runs.keys()];
-      this.routes.hold(digests).catch((err: unknown) => {
+      this.renew().catch((err: unknown) => {
         this.logger.warn({ err: (err as Error).message }, 'run gateway could not renew its runs');
       });
     }, renewMs);
@@ -110,6 +114,11 @@ export class RunGateway {
     server.listen(address.port, address.host);
     await once(server, 'listening');
     return new RunGateway(server, routes, renewMs, logger);
+  }
+
+  /** Renews the routes of the runs served here (every `renewMs`), never one another replica has taken over. */
+  renew(): Promise<void> {
+    return this.routes.renew([...this.runs.keys()]);
   }
 
   get port(): number {
@@ -146,6 +155,7 @@ export class RunGateway {
         this.runs.delete(hex);
         await this.routes.drop(hex);
       },
+      forget: () => void this.runs.delete(hex),
     };
   }
 

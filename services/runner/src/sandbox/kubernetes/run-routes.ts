@@ -8,14 +8,23 @@ import type { Redis } from 'ioredis';
 export interface RunRoutes {
   /** The `host:port` of the gateway holding the run, or undefined when none does. */
   holder(digest: string): Promise<string | undefined>;
-  /** Names this gateway as the holder of these runs (again, to renew). */
+  /** Names this gateway as the holder of these runs (a run it serves now, or adopted: whoever held it before). */
   hold(digests: readonly string[]): Promise<void>;
+  /** Renews this gateway's entries for these runs, and only those: a run another replica took over stays theirs. */
+  renew(digests: readonly string[]): Promise<void>;
   /** Forgets the run, if this gateway still holds it. */
   drop(digest: string): Promise<void>;
 }
 
 /** Deletes the key only while it still names this holder: a replica that took the run over keeps its entry. */
 const DROP_IF_HELD = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/** Renews each key (ARGV[2] ms) that names this holder (ARGV[1]) or none (expired meanwhile), never another's. */
+const RENEW_IF_HELD = `for _, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder == false or holder == ARGV[1] then redis.call('SET', key, ARGV[1], 'PX', ARGV[2]) end
+end
+return 0`;
 
 export function redisRunRoutes(redis: Redis, self: string, ttlMs: number): RunRoutes {
   // Digests of random keys: no two installations or test platforms sharing a Redis meet here.
@@ -28,6 +37,10 @@ export function redisRunRoutes(redis: Redis, self: string, ttlMs: number): RunRo
       for (const digest of digests) batch.set(keyOf(digest), self, 'PX', ttlMs);
       await batch.exec();
     },
+    renew: async (digests) => {
+      if (digests.length === 0) return;
+      await redis.eval(RENEW_IF_HELD, digests.length, ...digests.map(keyOf), self, ttlMs);
+    },
     drop: async (digest) => {
       await redis.eval(DROP_IF_HELD, 1, keyOf(digest), self);
     },
@@ -38,5 +51,6 @@ export function redisRunRoutes(redis: Redis, self: string, ttlMs: number): RunRo
 export const LONE_PROCESS_ROUTES: RunRoutes = {
   holder: async () => undefined,
   hold: async () => undefined,
+  renew: async () => undefined,
   drop: async () => undefined,
 };
