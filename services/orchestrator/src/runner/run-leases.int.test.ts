@@ -88,6 +88,28 @@ describe('run leases over real PostgreSQL', () => {
     expect(await refusal(releaseRunLease(deps, run))).toBe('conflict');
   });
 
+  it('ends a run whose record was sealed with a key the deployment no longer has, and still hands the others over', async () => {
+    // Sealed by a deployment whose secrets key has since been removed (not kept as a previous key).
+    const retired = { ...deps, cipher: new SecretCipher(Buffer.alloc(32, 9)) };
+    const orphaned = await started();
+    await saveRunLease(retired, { ...orphaned, record_json: RECORD });
+    const run = await started();
+    await saveRunLease(deps, { ...run, record_json: RECORD });
+
+    const adopted = await adoptRuns(deps, { runner_id: 'r2', limit: 20 }, later(EXPIRY_MS + 1_000));
+    expect(adopted.filter((r) => r.run_id === run.run_id)).toEqual([
+      { run_id: run.run_id, execution: 1, previous_runner_id: 'r1', record_json: RECORD },
+    ]);
+    expect(adopted.filter((r) => r.run_id === orphaned.run_id)).toEqual([]);
+    expect(await db.run.findUniqueOrThrow({ where: { id: orphaned.run_id } })).toMatchObject({
+      state: 'ERROR',
+      errorCode: 'resource_unavailable',
+      runnerId: null,
+      statusMessage: expect.stringContaining('no longer has') as unknown,
+    });
+    expect(await db.runLease.findUnique({ where: { runId: orphaned.run_id } })).toBeNull();
+  });
+
   it('lets only the holder of an execution write or release its lease (no takeover by a guessed run ID)', async () => {
     const run = await started();
     await saveRunLease(deps, { ...run, record_json: RECORD });

@@ -1,6 +1,8 @@
-import { sqlPool, type PrismaClient } from '@conveyor/db';
+import { sqlPool, type PrismaClient, type RunState } from '@conveyor/db';
 import { AppError } from '@conveyor/errors';
-import { runLeaseContext, type SecretCipher } from '../secrets/secret-cipher';
+import { recordUndeliveredFollowups } from '../runs/undelivered-followups';
+import { transitionRun } from '../runs/run-state-machine';
+import { runLeaseContext, SecretCipherError, type SecretCipher } from '../secrets/secret-cipher';
 import { noLongerHeld } from './report-events';
 
 export interface RunLeaseDeps {
@@ -58,17 +60,18 @@ export const ADOPT_SQL = `WITH taken AS (
     FOR UPDATE OF r SKIP LOCKED
   ), moved AS (
     UPDATE "Run" r SET "runnerId" = $1, "lastHeartbeatAt" = $4 FROM taken WHERE r.id = taken.id
-    RETURNING r.id, r.execution, taken.previous
+    RETURNING r.id, r.execution, r.state, taken.previous
   ), renewed AS (
     UPDATE "RunLease" l SET "releasedAt" = NULL, "updatedAt" = $4 FROM moved WHERE l."runId" = moved.id
     RETURNING l."runId", l."recordCiphertext", l."recordKeyId"
   )
-  SELECT moved.id, moved.execution, moved.previous, renewed."recordCiphertext", renewed."recordKeyId"
+  SELECT moved.id, moved.execution, moved.state, moved.previous, renewed."recordCiphertext", renewed."recordKeyId"
   FROM moved JOIN renewed ON renewed."runId" = moved.id`;
 
 interface AdoptRow {
   id: string;
   execution: number;
+  state: RunState;
   previous: string;
   recordCiphertext: Buffer;
   recordKeyId: string;
@@ -114,10 +117,40 @@ export async function adoptRuns(
     limit,
     now,
   ]);
-  return rows.map((row) => ({
-    run_id: row.id,
-    execution: row.execution,
-    previous_runner_id: row.previous,
-    record_json: deps.cipher.decrypt(row.recordCiphertext, row.recordKeyId, runLeaseContext(row.id)),
-  }));
+  const adopted: Awaited<ReturnType<typeof adoptRuns>> = [];
+  for (const row of rows) {
+    let record: string;
+    try {
+      record = deps.cipher.decrypt(row.recordCiphertext, row.recordKeyId, runLeaseContext(row.id));
+    } catch (err) {
+      if (!(err instanceof SecretCipherError)) throw err;
+      // Sealed with a key this deployment no longer has: no runner can ever take this run back. It ends here, naming
+      // why, rather than failing the whole call (and every other run in it) on each adopter's every ask.
+      await unadoptable(deps, row, req.runner_id, now);
+      continue;
+    }
+    adopted.push({
+      run_id: row.id,
+      execution: row.execution,
+      previous_runner_id: row.previous,
+      record_json: record,
+    });
+  }
+  return adopted;
+}
+
+/** Ends a run just taken over whose record cannot be unsealed: ERROR, its runner and lease released. */
+async function unadoptable(deps: RunLeaseDeps, row: AdoptRow, adopter: string, now: Date): Promise<void> {
+  await deps.db.$transaction(async (tx) => {
+    const ended = await transitionRun(tx, row, row.state, 'ERROR', {
+      now,
+      onlyIf: { runnerId: adopter },
+      message:
+        "The run's runner was lost and its adoption record is sealed with a secrets key this deployment no longer has, so no runner can take the run back",
+      errorCode: 'resource_unavailable',
+      retryable: true,
+      extra: { runnerId: null },
+    });
+    if (ended) await recordUndeliveredFollowups(tx, row, 'runner_lost', now);
+  });
 }
