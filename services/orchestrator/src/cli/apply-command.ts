@@ -93,9 +93,10 @@ export function registerApplyCommand(program: Command, cliConfig: () => CliConfi
         );
         console.log(JSON.stringify(result, null, 2));
       } catch (err) {
+        // The AppError's message already joins every error on one line; the CLI prints them one per line instead.
         if (err instanceof AppError && Array.isArray(err.details?.errors)) {
           throw new Error(
-            `${err.message}\n${(err.details.errors as Array<{ file: string; message: string }>).map((e) => `  ${e.file}: ${e.message}`).join('\n')}`,
+            `Definitions not applied:\n${(err.details.errors as Array<{ file: string; message: string }>).map((e) => `  ${e.file}: ${e.message}`).join('\n')}`,
           );
         }
         throw err;

@@ -148,6 +148,8 @@ describe('conveyor apply: integrations/<name>.yaml', () => {
       'integrations/acme.yaml: bot_token: a secret written into a definition file is refused',
     );
     expect(stderr).not.toContain(BOT_TOKEN);
+    // Said once: not also joined into a heading above the per-file lines.
+    expect(stderr.split('a secret written into a definition file is refused')).toHaveLength(2);
     expect(await prisma.webhook.count()).toBe(0);
     expect(await prisma.slackApp.count()).toBe(0);
   });
