@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startScriptedModelServer, type ScriptedModelServer } from '@conveyor/testing';
 import { cluster, kubectl, setRunner } from './cluster';
-import { api, MODEL, timeline, waitForState } from './runs';
+import { api, runInNewEnvironment, timeline, waitForState } from './runs';
 
 // Issue 36: run Pods go where the operator says (SANDBOX_K8S_NODE_SELECTOR; the chart's runner.sandbox.nodeSelector).
 // A selector no node matches is the scheduler's to explain: the run's timeline and its end say why, after
@@ -29,14 +29,7 @@ describe("run Pods placed by the operator's nodeSelector", () => {
   });
 
   async function run(name: string) {
-    const environment = await api('POST', '/agent/environments', { name: `${name} ${randomUUID()}` });
-    expect(environment.status).toBe(201);
-    const created = await api('POST', '/agent/runs', {
-      prompt: 'Where am I?',
-      config: { environment_id: environment.body.uid, harness: { model_id: MODEL } },
-    });
-    expect(created.status).toBe(200);
-    const runId = created.body.run_id as string;
+    const runId = await runInNewEnvironment(`${name} ${randomUUID()}`, 'Where am I?');
     return { runId, end: await waitForState(runId, ['ERROR', 'FAILED', 'SUCCEEDED', 'CANCELLED'], 240_000) };
   }
 

@@ -29,6 +29,19 @@ export async function waitForState(
   );
 }
 
+/** A run of `prompt` in a new environment (no image: the chart's default run image) named `name`; its ID. */
+export async function runInNewEnvironment(name: string, prompt: string): Promise<string> {
+  const environment = await api('POST', '/agent/environments', { name });
+  if (environment.status !== 201)
+    throw new Error(`environment: ${environment.status} ${JSON.stringify(environment.body)}`);
+  const created = await api('POST', '/agent/runs', {
+    prompt,
+    config: { environment_id: environment.body.uid, harness: { model_id: MODEL } },
+  });
+  if (created.status !== 200) throw new Error(`run: ${created.status} ${JSON.stringify(created.body)}`);
+  return created.body.run_id as string;
+}
+
 /** The run's timeline events, oldest first. */
 export const timeline = async (runId: string) =>
   (

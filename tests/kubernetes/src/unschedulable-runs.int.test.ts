@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cluster, eventually, kubectl, pods } from './cluster';
-import { api, MODEL, waitForState } from './runs';
+import { api, runInNewEnvironment, waitForState } from './runs';
 
 // Issue 36: a run whose Pod no node can take says so on its timeline (the scheduler's own reason) and ends ERROR
 // resource_unavailable after SANDBOX_K8S_UNSCHEDULABLE_TIMEOUT_MS (k8s/values/kubernetes-test.yaml: 15 s), instead of waiting the
@@ -91,14 +91,7 @@ describe('a run whose Pod no node can take', () => {
       'the CPU hog to run',
     );
 
-    const environment = await api('POST', '/agent/environments', { name: 'unschedulable' });
-    expect(environment.status).toBe(201);
-    const created = await api('POST', '/agent/runs', {
-      prompt: 'Never starts',
-      config: { environment_id: environment.body.uid, harness: { model_id: MODEL } },
-    });
-    expect(created.status).toBe(200);
-    const runId = created.body.run_id as string;
+    const runId = await runInNewEnvironment('unschedulable', 'Never starts');
 
     const run = await waitForState(runId, ['ERROR', 'FAILED', 'SUCCEEDED', 'CANCELLED']);
     expect(run).toMatchObject({
